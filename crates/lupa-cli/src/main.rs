@@ -1,1 +1,258 @@
-fn main() {}
+//! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
+
+use clap::{Args, Parser, Subcommand};
+use lupa_vm::{Value, Vm, VmError, VmOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lupa",
+    version,
+    about = "Lupa: a SOM Smalltalk VM built to observe programs",
+    long_about = "Lupa runs SOM Smalltalk programs. Classes are looked up along the class path \
+(-cp DIR:DIR, searched in order) and then in Lupa's bundled class library.\n\n\
+`lupa -cp DIR Foo a b` is short for `lupa run -cp DIR Foo a b`."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a program: load CLASS, send it `new run` (or `new run: args` if it understands run:).
+    Run(RunArgs),
+    /// Run SUnit tests: the named TestCase classes, or every TestCase subclass on the class path
+    /// (the bundled test suites when no class path is given). Ends with `N passed, M failed`.
+    Test(TestArgs),
+    /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
+    /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct VmArgs {
+    /// Class path: directories separated by ':' searched before the bundled library.
+    #[arg(long = "cp", alias = "classpath", value_name = "DIR:DIR", global = true)]
+    class_path: Option<String>,
+    /// Do not search the bundled class library.
+    #[arg(long, global = true)]
+    no_bundled: bool,
+    /// Seed of identity hashes and `atRandom` (runs are deterministic for a given seed).
+    #[arg(long, value_name = "N", global = true)]
+    hash_seed: Option<u64>,
+    /// Upper bound of the heap, e.g. 512MB, 2GB.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    max_heap: Option<usize>,
+    /// Initial allocation space, e.g. 16MB.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    eden_size: Option<usize>,
+    /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
+    #[arg(long, global = true)]
+    gc_stress: bool,
+    /// Check the whole heap after every collection.
+    #[arg(long, global = true)]
+    verify_heap: bool,
+    /// Maximum number of nested activations before a stack-overflow error.
+    #[arg(long, value_name = "N", global = true)]
+    max_stack_depth: Option<usize>,
+    /// Print garbage-collector and send statistics to stderr at exit.
+    #[arg(long, global = true)]
+    gc_stats: bool,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// The class to run.
+    class: String,
+    /// Arguments passed to `run:` (after the class name).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct TestArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// TestCase classes to run (default: all found).
+    classes: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// Benchmark name, or All.
+    name: String,
+    /// Outer iterations (default 1).
+    iterations: Option<u32>,
+    /// Inner iterations / problem size (default: the benchmark's own).
+    inner: Option<u32>,
+}
+
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
+        (n, 1usize << 30)
+    } else if let Some(n) = t.strip_suffix("MB").or_else(|| t.strip_suffix('M')) {
+        (n, 1 << 20)
+    } else if let Some(n) = t.strip_suffix("KB").or_else(|| t.strip_suffix('K')) {
+        (n, 1 << 10)
+    } else if let Some(n) = t.strip_suffix('B') {
+        (n, 1)
+    } else {
+        (t.as_str(), 1)
+    };
+    let n: f64 = num.trim().parse().map_err(|_| format!("invalid size '{s}' (use e.g. 512MB, 2GB)"))?;
+    if n <= 0.0 {
+        return Err(format!("size must be positive: '{s}'"));
+    }
+    Ok((n * mul as f64) as usize)
+}
+
+fn options(a: &VmArgs) -> VmOptions {
+    let mut o = VmOptions::default();
+    if let Some(cp) = &a.class_path {
+        o.class_path = cp.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+    }
+    o.use_bundled = !a.no_bundled;
+    if let Some(s) = a.hash_seed {
+        o.heap.hash_seed = s;
+    }
+    if let Some(m) = a.max_heap {
+        o.heap.max_bytes = m;
+    }
+    if let Some(e) = a.eden_size {
+        o.heap.initial_bytes = e;
+    }
+    o.heap.stress = a.gc_stress;
+    o.verify_heap = a.verify_heap;
+    if let Some(d) = a.max_stack_depth {
+        o.max_frames = d.max(100);
+    }
+    o
+}
+
+fn report(e: &VmError) -> ExitCode {
+    match e {
+        VmError::Exit(code) => ExitCode::from((*code).clamp(0, 255) as u8),
+        VmError::Compile(m) => {
+            eprintln!("{m}");
+            ExitCode::from(65)
+        }
+        VmError::ClassNotFound(m) => {
+            eprintln!("lupa: {m}");
+            ExitCode::from(66)
+        }
+        VmError::Io(m) => {
+            eprintln!("lupa: {m}");
+            ExitCode::from(74)
+        }
+        VmError::Fatal(m) => {
+            eprintln!("lupa: error: {m}");
+            ExitCode::from(70)
+        }
+    }
+}
+
+fn print_stats(vm: &Vm, args: &VmArgs) {
+    if !args.gc_stats {
+        return;
+    }
+    let st = vm.heap.stats();
+    eprintln!("--- lupa statistics ---");
+    eprintln!("sends:             {}", vm.obs.sends);
+    eprintln!("inlined sends:     {}", vm.obs.inlined);
+    eprintln!("collections:       {}", st.collections);
+    eprintln!(
+        "gc time:           {:.3} ms total, {:.3} ms max pause",
+        st.gc_time.as_secs_f64() * 1e3,
+        st.max_pause.as_secs_f64() * 1e3
+    );
+    eprintln!("allocated:         {} bytes in {} objects", st.allocated_bytes, st.allocated_objects);
+    eprintln!("live after last gc: {} bytes", st.live_bytes_after_last_gc);
+}
+
+fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> ExitCode {
+    let mut vm = match Vm::new(options(args)) {
+        Ok(vm) => vm,
+        Err(e) => return report(&e),
+    };
+    let r = f(&mut vm);
+    vm.flush();
+    print_stats(&vm, args);
+    match r {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => report(&e),
+    }
+}
+
+fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
+    let names = if args.classes.is_empty() {
+        let bundled = if args.vm.class_path.is_none() { Some("Tests/") } else { None };
+        vm.available_class_names(bundled)
+    } else {
+        args.classes.clone()
+    };
+    let test_case = vm.load_class_by_name("TestCase")?;
+    let mut classes = Vec::new();
+    for name in &names {
+        let c = vm.load_class_by_name(name)?;
+        if c != test_case && vm.is_kind_of(c, test_case) {
+            classes.push(vm.class_object(c));
+        } else if !args.classes.is_empty() {
+            eprintln!("lupa: {name} is not a TestCase subclass");
+            return Ok(2);
+        }
+    }
+    let arr = vm.new_array(&classes)?;
+    vm.handles.push(arr);
+    let runner_class = vm.class_named("LupaTestRunner")?;
+    let runner = vm.send_message(runner_class, "new", &[])?;
+    let arr = vm.handles.pop().unwrap_or(Value::NIL);
+    let ok = vm.send_message(runner, "runClasses:", &[arr])?;
+    Ok(if ok == Value::TRUE { 0 } else { 1 })
+}
+
+fn main() -> ExitCode {
+    // SOM VMs spell the class path option `-cp`; clap would read it as `-c p`.
+    let mut argv: Vec<String> = std::env::args().map(|a| if a == "-cp" { "--cp".into() } else { a }).collect();
+    // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
+    if argv.len() > 1 {
+        let first = argv[1].as_str();
+        let known = ["run", "test", "bench", "help", "-h", "--help", "-V", "--version"];
+        if !known.contains(&first) {
+            argv.insert(1, "run".into());
+        }
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match cli.command {
+        Command::Run(a) => {
+            let mut args = vec![a.class.clone()];
+            args.extend(a.args.iter().cloned());
+            with_vm(&a.vm, |vm| {
+                // Load the class first so that a missing class is a clear error.
+                vm.load_class_by_name(&a.class)?;
+                vm.run_main(&args)
+            })
+        }
+        Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
+        Command::Bench(b) => {
+            let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];
+            args.push(b.iterations.unwrap_or(1).to_string());
+            if let Some(i) = b.inner {
+                args.push(i.to_string());
+            }
+            with_vm(&b.vm, |vm| vm.run_main(&args))
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Observation points: the send counter, activation hooks and the sampling register.
+//!
+//! All of them are designed to cost next to nothing when unused: the counters are
+//! plain increments of a field the interpreter already has in cache, the hooks
+//! are behind one predictable branch (`hooks_on`), and the sampling register is
+//! one relaxed atomic store per send.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Receives activation enter/exit events (including exits by unwinding).
+pub trait ActivationHooks {
+    /// A method or block activation started. `depth` is the frame index.
+    fn enter(&mut self, method: u32, receiver_class: u32, depth: usize);
+    /// An activation ended; `unwinding` is true when it was popped by an unwind
+    /// (exception, non-local return, termination) rather than a return.
+    fn exit(&mut self, method: u32, depth: usize, unwinding: bool);
+}
+
+/// What a sampler can read at any time from another thread.
+#[derive(Debug, Default)]
+pub struct SampleRegister {
+    /// `method id << 32 | pc` of the last send or backward jump.
+    pub last: AtomicU64,
+}
+
+impl SampleRegister {
+    /// Decode: (method id, pc).
+    pub fn read(&self) -> (u32, u32) {
+        let v = self.last.load(Ordering::Relaxed);
+        ((v >> 32) as u32, v as u32)
+    }
+}
+
+/// The VM's observation state.
+#[derive(Default)]
+pub struct Observation {
+    /// Executed message sends (including fast-path arithmetic and comparisons).
+    pub sends: u64,
+    /// Executed inlined control-structure sends (`ifTrue:`, `whileTrue:`, `to:do:`...).
+    pub inlined: u64,
+    /// Are activation hooks installed?
+    pub hooks_on: bool,
+    hooks: Option<Box<dyn ActivationHooks>>,
+    /// The sampling register (shared with sampler threads).
+    pub sample: Arc<SampleRegister>,
+    /// Nanoseconds spent in garbage collection.
+    pub gc_time_ns: u64,
+}
+
+impl Observation {
+    /// Install activation hooks (replacing any).
+    pub fn set_hooks(&mut self, hooks: Option<Box<dyn ActivationHooks>>) {
+        self.hooks_on = hooks.is_some();
+        self.hooks = hooks;
+    }
+
+    /// Remove and answer the hooks.
+    pub fn take_hooks(&mut self) -> Option<Box<dyn ActivationHooks>> {
+        self.hooks_on = false;
+        self.hooks.take()
+    }
+
+    #[inline]
+    pub(crate) fn enter(&mut self, method: u32, receiver_class: u32, depth: usize) {
+        if let Some(h) = self.hooks.as_mut() {
+            h.enter(method, receiver_class, depth);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn exit(&mut self, method: u32, depth: usize, unwinding: bool) {
+        if let Some(h) = self.hooks.as_mut() {
+            h.exit(method, depth, unwinding);
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn sample(&self, method: u32, pc: usize) {
+        self.sample.last.store(((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF), Ordering::Relaxed);
+    }
+}

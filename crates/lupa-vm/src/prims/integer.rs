@@ -1,0 +1,353 @@
+//! Integer primitives: SmallIntegers with transparent overflow into large integers.
+//!
+//! A large integer is a `Words` object of class Integer: word 0 is the sign
+//! (0 positive, 1 negative), the following words the magnitude, least
+//! significant first. Results are always normalised: a value that fits a
+//! SmallInteger is one.
+
+use super::{arg, tryalloc};
+use crate::interp::{Prim, floor_div};
+use crate::objects::cls;
+use crate::vm::{Vm, VmError};
+use lupa_heap::{OutOfMemory, Value};
+use num_bigint::{BigInt, Sign};
+use num_integer::Integer as _;
+use num_traits::{Signed, ToPrimitive, Zero};
+
+/// The BigInt value of an Integer (small or large).
+pub fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
+    if let Some(i) = v.as_int() {
+        return Some(BigInt::from(i));
+    }
+    if v.is_ptr() && vm.heap.class_index(v) == cls::INTEGER {
+        let words = vm.heap.words(v);
+        let (sign, mag) = words.split_first()?;
+        let mut digits = Vec::with_capacity(mag.len() * 2);
+        for w in mag {
+            digits.push(*w as u32);
+            digits.push((*w >> 32) as u32);
+        }
+        let b = BigInt::from_slice(if *sign == 0 { Sign::Plus } else { Sign::Minus }, &digits);
+        return Some(b);
+    }
+    None
+}
+
+/// An Integer value for a BigInt (SmallInteger when it fits).
+pub fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory> {
+    if let Some(v) = b.to_i64().and_then(Value::from_i64) {
+        return Ok(v);
+    }
+    let (sign, digits) = b.to_u64_digits();
+    let mut words = Vec::with_capacity(digits.len() + 1);
+    words.push(if sign == Sign::Minus { 1 } else { 0 });
+    words.extend_from_slice(&digits);
+    vm.heap.alloc_words(cls::INTEGER, &words)
+}
+
+/// `a + b` for any two numbers (used by inlined loops).
+pub(crate) fn add_values(vm: &mut Vm, a: Value, b: Value) -> Result<Value, VmError> {
+    match (big_of(vm, a), big_of(vm, b)) {
+        (Some(x), Some(y)) => Ok(big_to_value(vm, &(x + y))?),
+        _ => Err(vm.fatal("cannot add non-numbers in a loop")),
+    }
+}
+
+fn is_double(vm: &Vm, v: Value) -> Option<f64> {
+    if v.is_ptr() && vm.heap.class_index(v) == cls::DOUBLE { Some(f64::from_bits(vm.heap.word(v, 0))) } else { None }
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Sar,
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Ne,
+}
+
+fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
+    let a = arg(vm, argc, 0);
+    let b = arg(vm, argc, 1);
+    if let Op::FloorDiv = op {
+        // SOM: Integer>>// is floating-point division.
+        let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else { return Prim::Fail };
+        return Prim::Ok(tryalloc!(vm.new_double(x / y)));
+    }
+    // Fast path: both small.
+    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+        let r: Option<i64> = match op {
+            Op::Add => x.checked_add(y),
+            Op::Sub => x.checked_sub(y),
+            Op::Mul => x.checked_mul(y),
+            Op::Div | Op::FloorDiv => {
+                if y == 0 {
+                    return Prim::Fail;
+                }
+                Some(floor_div(x, y))
+            }
+            Op::Mod => {
+                if y == 0 {
+                    return Prim::Fail;
+                }
+                Some(x.mod_floor(&y))
+            }
+            Op::Rem => {
+                if y == 0 {
+                    return Prim::Fail;
+                }
+                Some(x % y)
+            }
+            Op::And => Some(x & y),
+            Op::Or => Some(x | y),
+            Op::Xor => Some(x ^ y),
+            Op::Shl => {
+                if (0..62).contains(&y) && (x.unsigned_abs().leading_zeros() as i64) > y + 2 {
+                    Some(x << y)
+                } else {
+                    None
+                }
+            }
+            Op::Shr => {
+                if !(0..64).contains(&y) {
+                    return if y >= 64 { Prim::Ok(Value::small(0)) } else { Prim::Fail };
+                }
+                // SOM's >>> is a logical shift of the 64-bit two's complement value.
+                let r = (x as u64) >> y;
+                return Prim::Ok(tryalloc!(big_to_value(vm, &BigInt::from(r))));
+            }
+            Op::Sar => {
+                if y < 0 {
+                    return Prim::Fail;
+                }
+                Some(if y >= 63 { if x < 0 { -1 } else { 0 } } else { x >> y })
+            }
+            Op::Eq => return Prim::Ok(Value::bool(x == y)),
+            Op::Ne => return Prim::Ok(Value::bool(x != y)),
+            Op::Lt => return Prim::Ok(Value::bool(x < y)),
+            Op::Le => return Prim::Ok(Value::bool(x <= y)),
+            Op::Gt => return Prim::Ok(Value::bool(x > y)),
+            Op::Ge => return Prim::Ok(Value::bool(x >= y)),
+        };
+        if let Some(v) = r.and_then(Value::from_i64) {
+            return Prim::Ok(v);
+        }
+    }
+    // Double argument: compute in floating point.
+    if let Some(y) = is_double(vm, b) {
+        let Some(x) = vm.number_as_f64(a) else { return Prim::Fail };
+        return double_result(vm, x, y, op);
+    }
+    let (Some(x), Some(y)) = (big_of(vm, a), big_of(vm, b)) else {
+        return match op {
+            Op::Eq => Prim::Ok(Value::FALSE),
+            Op::Ne => Prim::Ok(Value::TRUE),
+            _ => Prim::Fail,
+        };
+    };
+    let r = match op {
+        Op::Add => x + y,
+        Op::Sub => x - y,
+        Op::Mul => x * y,
+        Op::Div | Op::FloorDiv => {
+            if y.is_zero() {
+                return Prim::Fail;
+            }
+            x.div_floor(&y)
+        }
+        Op::Mod => {
+            if y.is_zero() {
+                return Prim::Fail;
+            }
+            x.mod_floor(&y)
+        }
+        Op::Rem => {
+            if y.is_zero() {
+                return Prim::Fail;
+            }
+            x % y
+        }
+        Op::And => x & y,
+        Op::Or => x | y,
+        Op::Xor => x ^ y,
+        Op::Shl => match y.to_usize() {
+            Some(s) if s < 1 << 24 => x << s,
+            _ => return Prim::Fail,
+        },
+        Op::Shr | Op::Sar => match y.to_usize() {
+            Some(s) => x >> s,
+            None => return Prim::Fail,
+        },
+        Op::Eq => return Prim::Ok(Value::bool(x == y)),
+        Op::Ne => return Prim::Ok(Value::bool(x != y)),
+        Op::Lt => return Prim::Ok(Value::bool(x < y)),
+        Op::Le => return Prim::Ok(Value::bool(x <= y)),
+        Op::Gt => return Prim::Ok(Value::bool(x > y)),
+        Op::Ge => return Prim::Ok(Value::bool(x >= y)),
+    };
+    Prim::Ok(tryalloc!(big_to_value(vm, &r)))
+}
+
+fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> Prim {
+    let r = match op {
+        Op::Add => x + y,
+        Op::Sub => x - y,
+        Op::Mul => x * y,
+        Op::Div | Op::FloorDiv => x / y,
+        Op::Mod => x % y,
+        Op::Rem => x % y,
+        Op::Eq => return Prim::Ok(Value::bool(x == y)),
+        Op::Ne => return Prim::Ok(Value::bool(x != y)),
+        Op::Lt => return Prim::Ok(Value::bool(x < y)),
+        Op::Le => return Prim::Ok(Value::bool(x <= y)),
+        Op::Gt => return Prim::Ok(Value::bool(x > y)),
+        Op::Ge => return Prim::Ok(Value::bool(x >= y)),
+        _ => return Prim::Fail,
+    };
+    Prim::Ok(tryalloc!(vm.new_double(r)))
+}
+
+macro_rules! ops {
+    ($($name:ident => $op:expr),* $(,)?) => {
+        $(fn $name(vm: &mut Vm, argc: usize) -> Prim { binop(vm, argc, $op) })*
+    };
+}
+
+ops! {
+    add => Op::Add, sub => Op::Sub, mul => Op::Mul, div => Op::Div, fdiv => Op::FloorDiv,
+    modulo => Op::Mod, rem => Op::Rem, band => Op::And, bor => Op::Or, bxor => Op::Xor,
+    shl => Op::Shl, shr => Op::Shr, sar => Op::Sar, eq => Op::Eq, ne => Op::Ne, lt => Op::Lt, le => Op::Le,
+    gt => Op::Gt, ge => Op::Ge,
+}
+
+fn as_string(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    Prim::Ok(tryalloc!(vm.new_string(&b.to_string())))
+}
+
+fn print_string_radix(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(r) = arg(vm, argc, 1).as_int().filter(|r| (2..=36).contains(r)) else { return Prim::Fail };
+    Prim::Ok(tryalloc!(vm.new_string(&b.to_str_radix(r as u32).to_uppercase())))
+}
+
+fn sqrt(vm: &mut Vm, argc: usize) -> Prim {
+    let a = arg(vm, argc, 0);
+    let Some(b) = big_of(vm, a) else { return Prim::Fail };
+    if b.is_negative() {
+        return Prim::Ok(tryalloc!(vm.new_double(f64::NAN)));
+    }
+    let r = b.sqrt();
+    if &r * &r == b {
+        return Prim::Ok(tryalloc!(big_to_value(vm, &r)));
+    }
+    let d = b.to_f64().unwrap_or(f64::INFINITY).sqrt();
+    Prim::Ok(tryalloc!(vm.new_double(d)))
+}
+
+fn at_random(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(n) = arg(vm, argc, 0).as_int() else { return Prim::Fail };
+    if n <= 0 {
+        return Prim::Fail;
+    }
+    let r = (vm.next_random() % n as u64) as i64;
+    Prim::Ok(Value::small(r + 1))
+}
+
+fn as_double(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(d) = vm.number_as_f64(arg(vm, argc, 0)) else { return Prim::Fail };
+    Prim::Ok(tryalloc!(vm.new_double(d)))
+}
+
+fn as_32_signed(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
+    Prim::Ok(Value::small(low as i32 as i64))
+}
+
+fn as_32_unsigned(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
+    Prim::Ok(Value::small(low as i64))
+}
+
+fn from_string(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(s) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    match s.trim().parse::<BigInt>() {
+        Ok(b) => Prim::Ok(tryalloc!(big_to_value(vm, &b))),
+        Err(_) => Prim::Ok(Value::NIL),
+    }
+}
+
+fn as_character_string(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(c) = arg(vm, argc, 0).as_int().and_then(|i| u32::try_from(i).ok()).and_then(char::from_u32) else {
+        return Prim::Fail;
+    };
+    Prim::Ok(tryalloc!(vm.new_string(&c.to_string())))
+}
+
+fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
+    let a = arg(vm, argc, 0);
+    if a.is_int() {
+        return Prim::Ok(a);
+    }
+    let Some(b) = big_of(vm, a) else { return Prim::Fail };
+    let h = b.iter_u64_digits().fold(0u64, |h, d| h.rotate_left(7) ^ d) & 0x3FFF_FFFF;
+    Prim::Ok(Value::small(h as i64))
+}
+
+pub(crate) fn register(vm: &mut Vm) {
+    let table: &[(&'static str, crate::objects::PrimFn)] = &[
+        ("+", add),
+        ("-", sub),
+        ("*", mul),
+        ("/", div),
+        ("//", fdiv),
+        ("%", modulo),
+        ("\\\\", modulo),
+        ("rem:", rem),
+        ("&", band),
+        ("bitAnd:", band),
+        ("bitOr:", bor),
+        ("|", bor),
+        ("bitXor:", bxor),
+        ("<<", shl),
+        (">>>", shr),
+        (">>", sar),
+        ("=", eq),
+        ("~=", ne),
+        ("<>", ne),
+        ("<", lt),
+        ("<=", le),
+        (">", gt),
+        (">=", ge),
+        ("asString", as_string),
+        ("printString", as_string),
+        ("printString:", print_string_radix),
+        ("sqrt", sqrt),
+        ("atRandom", at_random),
+        ("asDouble", as_double),
+        ("as32BitSignedValue", as_32_signed),
+        ("as32BitUnsignedValue", as_32_unsigned),
+        ("asCharacterString", as_character_string),
+        ("hashcode", hashcode),
+    ];
+    for (sel, f) in table {
+        vm.register("Integer", sel, *f);
+    }
+    vm.register("Integer class", "fromString:", from_string);
+}

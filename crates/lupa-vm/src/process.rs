@@ -1,0 +1,227 @@
+//! Green-thread processes and a deterministic, non-preemptive scheduler.
+//!
+//! The running process's stack and frames live in [`Vm::stack`]/[`Vm::frames`];
+//! the others are saved in the scheduler. Switches happen only at safepoints,
+//! after a primitive (`yield`, `wait`, `terminate`, `suspend`) asked for one or
+//! when a process ends, so the same program always interleaves the same way.
+
+use crate::interp::{ProcessState, UnwindAction};
+use crate::objects::cls;
+use crate::vm::{Vm, VmError};
+use lupa_heap::Value;
+use std::collections::VecDeque;
+
+/// Scheduling state of a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Running now.
+    Running,
+    /// In the ready queue.
+    Ready,
+    /// Suspended (new, or by `suspend`).
+    Suspended,
+    /// Waiting on a semaphore (its index).
+    Waiting(usize),
+    /// Finished or terminated.
+    Terminated,
+}
+
+/// One process.
+#[derive(Debug)]
+pub struct Proc {
+    /// Saved state while not running.
+    pub saved: ProcessState,
+    /// The Smalltalk Process object.
+    pub object: Value,
+    /// Scheduling status.
+    pub status: Status,
+    /// Unwind and end at the next safepoint where it runs.
+    pub terminate_requested: bool,
+}
+
+/// A semaphore's VM-side state.
+#[derive(Debug, Default)]
+pub struct Sem {
+    /// Signals not yet consumed.
+    pub excess: i64,
+    /// Waiting processes, first come first served.
+    pub waiting: VecDeque<usize>,
+}
+
+/// The scheduler.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    /// Index of the running process.
+    pub current: usize,
+    /// All processes ever created (terminated ones stay, as tombstones).
+    pub procs: Vec<Proc>,
+    /// Ready processes, in order.
+    pub ready: VecDeque<usize>,
+    /// Semaphores.
+    pub sems: Vec<Sem>,
+    /// A switch to the front of the ready queue is due at the next safepoint.
+    pub switch_pending: bool,
+}
+
+impl Scheduler {
+    pub(crate) fn init_main(vm: &mut Vm) -> Result<(), VmError> {
+        let obj = vm.instantiate(cls::PROCESS, 0)?;
+        vm.heap.set_identity_hash(obj, 1);
+        vm.procs.procs.push(Proc {
+            saved: ProcessState::default(),
+            object: obj,
+            status: Status::Running,
+            terminate_requested: false,
+        });
+        vm.procs.current = 0;
+        Ok(())
+    }
+
+    /// Every saved process state and process object (GC roots).
+    pub(crate) fn all_mut(&mut self) -> impl Iterator<Item = &mut Proc> {
+        self.procs.iter_mut()
+    }
+}
+
+impl Proc {
+    pub(crate) fn visit_roots(&mut self, f: &mut dyn FnMut(&mut Value)) {
+        f(&mut self.object);
+        self.saved.visit_roots(f);
+    }
+}
+
+impl Vm {
+    /// The process index of a Process object.
+    pub(crate) fn process_index(&mut self, v: Value) -> Option<usize> {
+        if !v.is_ptr() || !self.is_kind_of(self.class_of(v), cls::PROCESS) {
+            return None;
+        }
+        let i = self.heap.identity_hash(v) as usize;
+        let i = i.checked_sub(1)?;
+        (i < self.procs.procs.len() && self.procs.procs[i].object == v).then_some(i)
+    }
+
+    /// Is class `c` `k` or a subclass of it?
+    pub fn is_kind_of(&self, mut c: u32, k: u32) -> bool {
+        loop {
+            if c == k {
+                return true;
+            }
+            match self.classes.get(c as usize).and_then(|i| i.superclass) {
+                Some(s) => c = s,
+                None => return false,
+            }
+        }
+    }
+
+    /// Create a suspended process that will evaluate the 0-argument block `closure`.
+    pub(crate) fn new_process(&mut self, closure: Value) -> Result<Value, VmError> {
+        let obj = self.instantiate(cls::PROCESS, 0)?;
+        let idx = self.procs.procs.len();
+        self.heap.set_identity_hash(obj, idx as u32 + 1);
+        // Build its first frame by activating the block on a fresh stack.
+        let mut fresh = ProcessState { unwind_watch: usize::MAX, ..ProcessState::default() };
+        self.swap_state(&mut fresh);
+        self.stack.push(closure);
+        let r = self.activate_block(closure, 0);
+        self.swap_state(&mut fresh);
+        r?;
+        self.procs.procs.push(Proc { saved: fresh, object: obj, status: Status::Suspended, terminate_requested: false });
+        Ok(obj)
+    }
+
+    fn swap_state(&mut self, st: &mut ProcessState) {
+        std::mem::swap(&mut self.stack, &mut st.stack);
+        std::mem::swap(&mut self.frames, &mut st.frames);
+        std::mem::swap(&mut self.pending_unwinds, &mut st.pending_unwinds);
+        std::mem::swap(&mut self.unwind_watch, &mut st.unwind_watch);
+    }
+
+    /// Make a process ready (from suspended).
+    pub(crate) fn resume_process(&mut self, i: usize) {
+        if self.procs.procs[i].status == Status::Suspended {
+            self.procs.procs[i].status = Status::Ready;
+            self.procs.ready.push_back(i);
+        }
+    }
+
+    /// Yield: the current process goes to the back of the ready queue.
+    pub(crate) fn yield_process(&mut self) {
+        if !self.procs.ready.is_empty() {
+            let cur = self.procs.current;
+            self.procs.procs[cur].status = Status::Ready;
+            self.procs.ready.push_back(cur);
+            self.procs.switch_pending = true;
+        }
+    }
+
+    /// Block the current process (waiting or suspended) and schedule another.
+    pub(crate) fn block_current(&mut self, status: Status) -> Result<(), VmError> {
+        let cur = self.procs.current;
+        self.procs.procs[cur].status = status;
+        if self.procs.ready.is_empty() {
+            return Err(self.fatal("deadlock: every process is waiting or suspended"));
+        }
+        self.procs.switch_pending = true;
+        Ok(())
+    }
+
+    /// Perform a pending switch to the front of the ready queue.
+    pub(crate) fn switch_process(&mut self) -> Result<(), VmError> {
+        self.procs.switch_pending = false;
+        let Some(next) = self.procs.ready.pop_front() else { return Ok(()) };
+        let cur = self.procs.current;
+        if next != cur {
+            let mut st = ProcessState::default();
+            self.swap_state(&mut st);
+            self.procs.procs[cur].saved = st;
+            let mut st = std::mem::take(&mut self.procs.procs[next].saved);
+            self.swap_state(&mut st);
+            self.procs.current = next;
+        }
+        self.procs.procs[next].status = Status::Running;
+        if self.procs.procs[next].terminate_requested {
+            self.procs.procs[next].terminate_requested = false;
+            self.unwind_to(usize::MAX, UnwindAction::Terminate)?;
+        }
+        Ok(())
+    }
+
+    /// The running process has no frames left: end it and run the next one.
+    pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
+        let cur = self.procs.current;
+        self.procs.procs[cur].status = Status::Terminated;
+        self.stack.clear();
+        if self.procs.ready.is_empty() {
+            return Err(self.fatal("deadlock: a process ended and no other process can run"));
+        }
+        self.switch_process()
+    }
+
+    /// Terminate process `i` (running its unwind blocks).
+    pub(crate) fn terminate_process(&mut self, i: usize) -> Result<(), VmError> {
+        let cur = self.procs.current;
+        match self.procs.procs[i].status {
+            Status::Terminated => Ok(()),
+            _ if i == cur => self.unwind_to(usize::MAX, UnwindAction::Terminate),
+            status => {
+                if let Status::Waiting(s) = status {
+                    self.procs.sems[s].waiting.retain(|&p| p != i);
+                }
+                self.procs.ready.retain(|&p| p != i);
+                if self.procs.procs[i].saved.frames.is_empty() {
+                    self.procs.procs[i].status = Status::Terminated;
+                    return Ok(());
+                }
+                // Run it now, unwinding, then come back.
+                self.procs.procs[i].terminate_requested = true;
+                self.procs.procs[i].status = Status::Ready;
+                self.procs.procs[cur].status = Status::Ready;
+                self.procs.ready.push_front(cur);
+                self.procs.ready.push_front(i);
+                self.procs.switch_pending = true;
+                Ok(())
+            }
+        }
+    }
+}
