@@ -22,7 +22,10 @@ impl Span {
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -123,6 +126,16 @@ pub enum Stmt {
     Return(Expr, Span),
 }
 
+impl Stmt {
+    /// The source span of this statement (for a return, from the `^`).
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::Expr(e) => e.span(),
+            Stmt::Return(_, s) => *s,
+        }
+    }
+}
+
 /// A message send: `receiver selector args`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
@@ -131,6 +144,7 @@ pub struct Message {
     /// Arguments, one per keyword, or one for a binary message.
     pub args: Vec<Expr>,
     /// Span of the selector part (keywords and arguments), used for error locations.
+    /// It ends at the last token of the last argument (a closing parenthesis included).
     pub span: Span,
 }
 

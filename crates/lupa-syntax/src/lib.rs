@@ -8,6 +8,8 @@
 //!
 //! The parser never panics, whatever the input: every problem is a [`Diagnostic`].
 
+#![warn(missing_docs)]
+
 pub mod ast;
 mod diag;
 mod lexer;
@@ -16,4 +18,4 @@ mod parser;
 pub use ast::*;
 pub use diag::{Diagnostic, SourceFile};
 pub use lexer::{Lexer, Token, TokenKind};
-pub use parser::{parse_class, parse_method};
+pub use parser::{MAX_EXPR_DEPTH, MAX_NESTING, parse_class, parse_method};
