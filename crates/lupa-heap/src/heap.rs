@@ -133,6 +133,9 @@ pub struct HeapStats {
 /// The object heap.
 pub struct Heap {
     mem: Vec<u64>,
+    /// The other semispace, kept between collections so that it is not
+    /// reallocated (and page-faulted in) at every collection.
+    spare: Vec<u64>,
     top: usize,
     soft_limit: usize,
     config: HeapConfig,
@@ -147,6 +150,7 @@ impl Heap {
         let words = (config.initial_bytes / 8).max(1024);
         Heap {
             mem: vec![0; words],
+            spare: Vec::new(),
             top: FIRST_INDEX,
             soft_limit: words,
             hash_state: config.hash_seed | 1,
@@ -416,7 +420,11 @@ impl Heap {
     /// Start a collection. Report every root with [`Collection::root`], then call
     /// [`Collection::finish`].
     pub fn start_collection(&mut self) -> Collection<'_> {
-        let to = vec![0u64; self.top.max(FIRST_INDEX + 1)];
+        let mut to = std::mem::take(&mut self.spare);
+        let need = self.top.max(FIRST_INDEX + 1);
+        if to.len() < need {
+            to.resize(need, 0);
+        }
         Collection { heap: self, to, to_top: FIRST_INDEX, weak: Vec::new(), start: std::time::Instant::now() }
     }
 
@@ -549,8 +557,11 @@ impl Collection<'_> {
         let max_words = heap.config.max_bytes / 8;
         let limit = wanted.min(max_words.max(live + 1));
         let mut to = std::mem::take(&mut self.to);
-        to.resize(limit.max(live), 0);
-        heap.mem = to;
+        if to.len() < limit {
+            to.resize(limit, 0);
+        }
+        let old = std::mem::replace(&mut heap.mem, to);
+        heap.spare = old;
         heap.top = live;
         heap.soft_limit = limit;
         heap.gc_requested = false;

@@ -111,6 +111,8 @@ pub struct WellKnownSymbols {
     pub(crate) must_be_boolean: u32,
     pub(crate) error: u32,
     pub(crate) value: u32,
+    pub(crate) is_nil: u32,
+    pub(crate) not_nil: u32,
 }
 
 impl WellKnownSymbols {
@@ -123,6 +125,8 @@ impl WellKnownSymbols {
             must_be_boolean: vm.intern("mustBeBoolean"),
             error: vm.intern("error:"),
             value: vm.intern("value"),
+            is_nil: vm.intern("isNil"),
+            not_nil: vm.intern("notNil"),
         }
     }
 }
@@ -1018,11 +1022,22 @@ impl Vm {
     /// `isNil`/`notNil` may take the fast path for class `c` when neither is
     /// overridden below Object.
     fn fast_nil_test_ok(&mut self, c: u32) -> bool {
-        let isnil = self.intern("isNil");
-        match self.lookup(c, isnil) {
-            Lookup::Method(id) => self.methods[id as usize].holder.get() == cls::OBJECT,
-            _ => false,
+        if self.nil_test_ok.get(c as usize) == Some(&self.epoch) {
+            return true;
         }
+        let (isnil, notnil) = (self.sym_cache.is_nil, self.sym_cache.not_nil);
+        let default = |vm: &mut Vm, sel| match vm.lookup(c, sel) {
+            Lookup::Method(id) => vm.methods[id as usize].holder.get() == cls::OBJECT,
+            _ => false,
+        };
+        let ok = default(self, isnil) && default(self, notnil);
+        if ok {
+            if self.nil_test_ok.len() <= c as usize {
+                self.nil_test_ok.resize(c as usize + 1, 0);
+            }
+            self.nil_test_ok[c as usize] = self.epoch;
+        }
+        ok
     }
 }
 

@@ -127,7 +127,7 @@ pub struct ClassInfo {
     /// Instance layout.
     pub shape: Shape,
     /// Method dictionary: selector symbol id -> method object (or any object).
-    pub methods: HashMap<u32, Value>,
+    pub methods: rustc_hash::FxHashMap<u32, Value>,
     /// Selectors in definition order (for `methods`, reports and determinism).
     pub method_order: Vec<u32>,
     /// The class object in the heap (a `Value` updated by the collector).

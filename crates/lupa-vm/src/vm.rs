@@ -74,12 +74,13 @@ pub struct Vm {
     pub(crate) class_by_name: HashMap<Rc<str>, u32>,
     /// Interned symbols.
     pub symbols: Symbols,
-    pub(crate) globals: HashMap<u32, Value>,
+    pub(crate) globals: rustc_hash::FxHashMap<u32, Value>,
     /// Method table, indexed by method id.
     pub methods: Vec<Rc<MethodCode>>,
     /// Bumped whenever a method dictionary changes; inline caches compare it.
     pub epoch: u32,
-    pub(crate) lookup_cache: HashMap<(u32, u32), u32>,
+    pub(crate) lookup_cache: rustc_hash::FxHashMap<(u32, u32), u32>,
+    pub(crate) nil_test_ok: Vec<u32>,
     /// The running process's value stack.
     pub stack: Vec<Value>,
     /// The running process's frames.
@@ -121,10 +122,11 @@ impl Vm {
             classes: Vec::new(),
             class_by_name: HashMap::new(),
             symbols: Symbols::default(),
-            globals: HashMap::new(),
+            globals: Default::default(),
             methods: Vec::new(),
             epoch: 1,
-            lookup_cache: HashMap::new(),
+            lookup_cache: Default::default(),
+            nil_test_ok: Vec::new(),
             stack: Vec::with_capacity(1 << 16),
             frames: Vec::with_capacity(1 << 10),
             procs: crate::process::Scheduler::default(),
@@ -304,7 +306,7 @@ impl Vm {
             is_meta,
             fields: Vec::new(),
             shape: Shape::Fixed,
-            methods: HashMap::new(),
+            methods: Default::default(),
             method_order: Vec::new(),
             object: Value::NIL,
             source: Rc::from("<synthetic>"),
@@ -342,7 +344,7 @@ impl Vm {
             is_meta: false,
             fields: Vec::new(),
             shape: Shape::Fixed,
-            methods: HashMap::new(),
+            methods: Default::default(),
             method_order: Vec::new(),
             object: Value::NIL,
             source: Rc::from("<none>"),

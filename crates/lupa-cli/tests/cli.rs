@@ -1,0 +1,151 @@
+//! End-to-end tests of the `lupa` command.
+
+mod common;
+use common::{classes, lupa, lupa_in, scrub};
+
+#[test]
+fn hello_runs_from_the_bundled_library() {
+    let r = lupa(&["run", "Hello"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "Hello, Lupa!\n");
+}
+
+#[test]
+fn som_style_invocation_without_run() {
+    let dir = classes(&[("Greeter.som", "Greeter = ( run: args = ( (args at: 2) println ) )")]);
+    let cp = dir.path().display().to_string();
+    let r = lupa(&["-cp", &cp, "Greeter", "hi"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "hi\n");
+}
+
+#[test]
+fn syntax_error_has_location_and_caret() {
+    let dir = classes(&[("Broken.som", "Broken = (\n  run = ( ^ 1 + )\n)\n")]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Broken"]);
+    assert_eq!(r.code, 65);
+    insta::assert_snapshot!("syntax_error", scrub(&r.stderr, dir.path()));
+}
+
+#[test]
+fn missing_class_is_a_clear_error() {
+    let dir = classes(&[]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "NoSuchClass"]);
+    assert_eq!(r.code, 66);
+    insta::assert_snapshot!("missing_class", scrub(&r.stderr, dir.path()));
+}
+
+#[test]
+fn missing_superclass_names_the_file_and_line() {
+    let dir = classes(&[("Orphan.som", "Orphan = NoSuchParent (\n  run = ( ^self )\n)\n")]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Orphan"]);
+    assert_eq!(r.code, 66);
+    insta::assert_snapshot!("missing_superclass", scrub(&r.stderr, dir.path()));
+}
+
+#[test]
+fn does_not_understand_prints_a_backtrace() {
+    let dir = classes(&[(
+        "Dnu.som",
+        "Dnu = (\n  run = ( self helper )\n  helper = ( ^ 3 frobnicate: 4 )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Dnu"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("frobnicate:"), "{}", r.stderr);
+    assert!(r.stderr.contains("Dnu>>helper (./Dnu.som:3)"), "{}", r.stderr);
+    assert!(r.stderr.contains("Dnu>>run (./Dnu.som:2)"), "{}", r.stderr);
+}
+
+#[test]
+fn deep_recursion_is_a_catchable_error() {
+    let dir = classes(&[(
+        "Deep.som",
+        "Deep = (\n  down: n = ( ^ (self down: n + 1) + 1 )\n  run = (\n    | r |\n    r := [ self down: 0 ] on: Error do: [ :e | e return: 'caught' ].\n    r println\n  )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "--max-stack-depth", "20000", "Deep"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "caught\n");
+}
+
+#[test]
+fn uncaught_deep_recursion_exits_non_zero() {
+    let dir = classes(&[("Deeper.som", "Deeper = (\n  down: n = ( ^ (self down: n + 1) + 1 )\n  run = ( self down: 0 )\n)\n")]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "--max-stack-depth", "5000", "Deeper"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.to_lowercase().contains("stack overflow"), "{}", r.stderr);
+}
+
+#[test]
+fn heap_exhaustion_is_an_error_not_an_abort() {
+    let dir = classes(&[(
+        "Hog.som",
+        "Hog = (\n  run = ( | v | v := Array new: 1. 1 to: 1000000 do: [ :i | v := Array new: 1000 withAll: v ] )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "--max-heap", "32MB", "Hog"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("memory") || r.stderr.contains("heap"), "{}", r.stderr);
+}
+
+#[test]
+fn exit_code_is_propagated() {
+    let dir = classes(&[("Quit.som", "Quit = ( run = ( system exit: 3 ) )")]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Quit"]);
+    assert_eq!(r.code, 3);
+}
+
+const COUNTER: &str = "Counter = (
+  three = ( ^ self one + self one + self one )
+  one = ( ^ 1 )
+  fib: n = ( n < 2 ifTrue: [ ^ n ]. ^ (self fib: n - 1) + (self fib: n - 2) )
+  run = (
+    | before after |
+    before := system sendCount.
+    self three.
+    after := system sendCount.
+    (after - before) println.
+    before := system sendCount.
+    self fib: 10.
+    after := system sendCount.
+    (after - before) println.
+    before := system sendCount.
+    [ self three ] value.
+    after := system sendCount.
+    (after - before) println
+  )
+)
+";
+
+#[test]
+fn send_counts_are_exact() {
+    let dir = classes(&[("Counter.som", COUNTER)]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Counter"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    // `self three`: three + 3 x one + 2 x (+) = 6 sends, plus the `system sendCount` send = 7.
+    // fib: 10 -> 177 activations, each `<` and (non-leaf) 2 x `-`, `+`, 2 sends: see below.
+    let lines: Vec<u64> = r.stdout.lines().map(|l| l.parse().expect("a number")).collect();
+    assert_eq!(lines[0], 7);
+    // fib(10): 177 calls; each does `<` (177); 88 non-leaf calls do 2 `-`, 2 sends, 1 `+` (5 each = 440).
+    // 1 send of fib: from run + 1 sendCount = 2. Total 177 + 440 + 2 = 619.
+    assert_eq!(lines[1], 619);
+    // [ self three ] value: value + 6 + sendCount = 8.
+    assert_eq!(lines[2], 8);
+}
+
+#[test]
+fn send_counts_are_identical_across_runs_seeds_and_gc_stress() {
+    let dir = classes(&[("Counter.som", COUNTER)]);
+    let a = lupa_in(dir.path(), &["-cp", ".", "Counter"]);
+    let b = lupa_in(dir.path(), &["-cp", ".", "Counter"]);
+    let c = lupa_in(dir.path(), &["-cp", ".", "--gc-stress", "Counter"]);
+    let d = lupa_in(dir.path(), &["-cp", ".", "--hash-seed", "42", "Counter"]);
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.stdout, c.stdout);
+    assert_eq!(a.stdout, d.stdout);
+}
+
+#[test]
+fn bad_option_is_a_usage_error() {
+    let r = lupa(&["run", "--max-heap", "lots", "Hello"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("invalid size"), "{}", r.stderr);
+}

@@ -1,0 +1,90 @@
+//! The Smalltalk test suites, run through the VM: Lupa's bundled SUnit suites
+//! (normally and under GC stress) and, when a checkout is available, SOM's own
+//! TestSuite and the Are-We-Fast-Yet benchmarks on SOM's core-lib.
+
+mod common;
+use common::{lupa, lupa_in, som_dir};
+
+fn summary_line(out: &str) -> Option<(u32, u32)> {
+    let line = out.lines().rev().find(|l| l.contains(" passed, "))?;
+    let mut it = line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+#[test]
+fn bundled_sunit_suites_pass() {
+    let r = lupa(&["test"]);
+    let (passed, failed) = summary_line(&r.stdout).unwrap_or_else(|| panic!("no summary:\n{}\n{}", r.stdout, r.stderr));
+    assert_eq!(failed, 0, "failures:\n{}", r.stdout);
+    assert!(passed > 50, "only {passed} tests ran");
+    assert_eq!(r.code, 0);
+}
+
+#[test]
+fn bundled_sunit_suites_pass_under_gc_stress() {
+    // A representative subset: collections, closures, exceptions, processes.
+    let r = lupa(&["test", "--gc-stress", "--verify-heap", "LupaBlockTest", "LupaExceptionTest", "LupaCollectionTest"]);
+    let (_, failed) = summary_line(&r.stdout).unwrap_or_else(|| panic!("no summary:\n{}\n{}", r.stdout, r.stderr));
+    assert_eq!(failed, 0, "failures:\n{}", r.stdout);
+    assert_eq!(r.code, 0);
+}
+
+#[test]
+fn failing_test_is_reported_and_exit_is_non_zero() {
+    let dir = common::classes(&[(
+        "FailingTest.som",
+        "FailingTest = TestCase (\n  testGood = ( self assert: 1 + 1 equals: 2 )\n  testBad = ( self assert: 1 + 1 equals: 3 )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["test", "-cp", ".", "FailingTest"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(summary_line(&r.stdout), Some((1, 1)), "{}", r.stdout);
+    assert!(r.stdout.contains("testBad"), "{}", r.stdout);
+}
+
+#[test]
+fn som_testsuite_passes_on_som_core_lib() {
+    let Some(som) = som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
+        return;
+    };
+    let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
+    let r = lupa(&["--no-bundled", "-cp", &cp, "TestHarness"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let total = r.stdout.lines().find(|l| l.starts_with("Total number of tests:")).expect("total line");
+    let ok = r.stdout.lines().find(|l| l.starts_with("Number of successful tests:")).expect("success line");
+    let n = |l: &str| l.split(':').nth(1).and_then(|s| s.trim().parse::<u32>().ok());
+    assert_eq!(n(total), n(ok), "{}", r.stdout);
+}
+
+#[test]
+fn awfy_benchmarks_verify_on_som_core_lib() {
+    let Some(som) = som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping Are-We-Fast-Yet");
+        return;
+    };
+    let a = som.join("Examples/AreWeFastYet");
+    let dirs = ["", "Core", "CD", "DeltaBlue", "Havlak", "Json", "NBody", "Richards"];
+    let mut cp: Vec<String> = dirs.iter().map(|d| a.join(d).display().to_string()).collect();
+    cp.insert(2, som.join("Smalltalk").display().to_string());
+    let cp = cp.join(":");
+    for (bench, inner) in [
+        ("Bounce", "1"),
+        ("List", "1"),
+        ("Mandelbrot", "10"),
+        ("NBody", "100"),
+        ("Permute", "1"),
+        ("Queens", "1"),
+        ("Sieve", "1"),
+        ("Storage", "1"),
+        ("Towers", "1"),
+        ("Richards", "1"),
+        ("DeltaBlue", "10"),
+        ("Json", "1"),
+        ("CD", "10"),
+        ("Havlak", "1"),
+    ] {
+        let r = lupa(&["--no-bundled", "-cp", &cp, "Harness", bench, "1", inner]);
+        assert_eq!(r.code, 0, "{bench}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("Total Runtime"), "{bench}: {}", r.stdout);
+    }
+}
