@@ -21,7 +21,9 @@
 //! appear in the chain: `depth` counts only scopes that have an env, starting at the
 //! frame's *effective env* (its own env if it has one, else its closure's outer env).
 //! Captured arguments are copied into the env by `CopyArgToEnv` at the start of the
-//! code (the compiler emits these first).
+//! code (the compiler emits these first); afterwards the argument is only accessed
+//! in the env. Arguments may be assigned (SOM allows it): `StoreLocal`/`PopLocal`
+//! can address an argument slot.
 //!
 //! A method whose blocks contain `^` always has an env (`needs_env`): it is the home
 //! marker that a non-local return looks for. The home env is the root of the env
@@ -31,6 +33,15 @@
 //! Jump targets are absolute indices into `CompiledCode::code`. A backwards jump is
 //! always `JumpBack` (it is a safepoint: GC, process switches and sampling happen
 //! there and at sends).
+//!
+//! # Inlined control structures
+//! `ifTrue:` & co. compile to conditional jumps, `whileTrue:` & co. to a loop closed
+//! by `JumpBack`, `to:do:`/`timesRepeat:` to `ForTest`/`ForIncr` over two hidden
+//! stack temporaries; the exact sequences are listed in the docs of the compiler's
+//! `emit` module (`crates/lupa-compiler/src/emit.rs`). Their stack discipline is
+//! simple: every instruction is reached with one operand stack depth, whatever the
+//! path (`max_stack` relies on it), and all jumps of one inlined construct stay
+//! inside it.
 //!
 //! # Counting
 //! Every `Send*`/`SuperSend` instruction counts as one executed message send,
@@ -306,10 +317,11 @@ pub enum Op {
         /// Emitted for an inlined send (counts as an inlined send).
         inlined: bool,
     },
-    /// Loop test of an inlined `to:do:` / `to:by:do:` / `downTo:do:` (counts as an
-    /// inlined send): if local `counter` is past local `limit` (greater when `step`
-    /// > 0, smaller when `step` < 0), jump to `exit`. Works on SmallIntegers and
-    /// Doubles; other operands send `>`/`<` normally.
+    /// Loop test of an inlined `to:do:` / `to:by:do:` / `downTo:do:` /
+    /// `timesRepeat:` (counts as an inlined send): if local `counter` is past
+    /// local `limit` (greater when `step` is positive, smaller when it is
+    /// negative), jump to `exit`. Works on SmallIntegers and Doubles; other
+    /// operands send `>`/`<` normally (the loop exits when that answers true).
     ForTest {
         /// Stack-resident local holding the counter.
         counter: u16,
@@ -338,7 +350,7 @@ pub enum Op {
 pub enum CodeKind {
     /// A method.
     Method,
-    /// A block (closure) with this many parameters.
+    /// A block (closure); its number of parameters is `num_args`.
     Block,
 }
 
@@ -359,7 +371,10 @@ pub struct CompiledCode {
     /// This unit must allocate an env even when `env_size == 0` (it is the home of
     /// a non-local return).
     pub needs_env: bool,
-    /// Maximum operand stack depth.
+    /// Maximum operand stack depth, including the transient slots of the fallback
+    /// sends some instructions make on the operand stack: 2 for `PushGlobal`
+    /// (`unknownGlobal:` to self with the symbol), `ForTest` (`>`/`<` with counter
+    /// and limit) and `ForIncr` (`+` with counter and step).
     pub max_stack: u16,
     /// The instructions. Never empty: every path ends in a return.
     pub code: Vec<Op>,
@@ -379,7 +394,8 @@ pub struct CompiledCode {
     pub lines: Vec<(u32, u32)>,
     /// Source line of the method/block start.
     pub first_line: u32,
-    /// Names of the arguments then stack-resident temps (for debuggers), and of env vars.
+    /// Names of the arguments then stack-resident temps, by local index (for
+    /// debuggers; hidden loop temps are named `<counter>`/`<limit>`).
     pub local_names: Vec<String>,
     /// Names of env variables, by index.
     pub env_names: Vec<String>,

@@ -609,7 +609,7 @@ impl Vm {
                     }
                     Op::PushGlobal(i) => {
                         let sym = code.literals[i as usize].get();
-                        let id = self.symbol_id(sym).unwrap_or(0);
+                        let id = code.sel_ids[i as usize].get();
                         match self.globals.get(&id) {
                             Some(&v) => self.stack.push(v),
                             None => {
@@ -650,8 +650,7 @@ impl Vm {
                         self.save_pc(pc);
                         self.obs.sends += 1;
                         self.obs.sample(code.id, pc);
-                        let sym = code.literals[sel as usize].get();
-                        let id = self.symbol_id(sym).unwrap_or(0);
+                        let id = code.sel_ids[sel as usize].get();
                         self.dispatch(id, argc as usize, Some((&code, site as usize)))?;
                         continue 'frame;
                     }
@@ -659,8 +658,7 @@ impl Vm {
                         self.save_pc(pc);
                         self.obs.sends += 1;
                         self.obs.sample(code.id, pc);
-                        let sym = code.literals[sel as usize].get();
-                        let id = self.symbol_id(sym).unwrap_or(0);
+                        let id = code.sel_ids[sel as usize].get();
                         let holder = code.holder.get();
                         match self.classes[holder as usize].superclass {
                             Some(s) => self.dispatch_in(s, id, argc as usize, None)?,
@@ -678,8 +676,7 @@ impl Vm {
                         }
                         self.save_pc(pc);
                         self.obs.sample(code.id, pc);
-                        let sym = code.literals[sel as usize].get();
-                        let id = self.symbol_id(sym).unwrap_or(0);
+                        let id = code.sel_ids[sel as usize].get();
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
                         if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
@@ -770,11 +767,13 @@ impl Vm {
                                 }
                             }
                             _ => match (self.number_as_f64(c), self.number_as_f64(l)) {
+                                // Written as !(a <= b) so that a NaN bound ends the loop, as
+                                // SOM's `[i <= limit] whileTrue:` does.
                                 (Some(a), Some(b)) => {
                                     if step > 0 {
-                                        a > b
+                                        !(a <= b)
                                     } else {
-                                        a < b
+                                        !(a >= b)
                                     }
                                 }
                                 _ => {

@@ -181,6 +181,9 @@ pub struct MethodCode {
     pub ops: Box<[Op]>,
     /// Literal frame (patched by the collector and by reflection).
     pub literals: Box<[Cell<Value>]>,
+    /// Per literal: its symbol id if it is a Symbol (selectors, global names), else `u32::MAX`.
+    /// Kept in step with `literals` by whoever patches them.
+    pub sel_ids: Box<[Cell<u32>]>,
     /// One inline cache per send site.
     pub caches: Box<[Cell<InlineCache>]>,
     /// Nested blocks.

@@ -677,8 +677,13 @@ impl Vm {
             .map(|b| self.make_code(holder, b, file))
             .collect::<Result<Vec<_>, _>>()?;
         let mut lits = Vec::with_capacity(cc.literals.len());
+        let mut sel_ids = Vec::with_capacity(cc.literals.len());
         for l in &cc.literals {
             lits.push(Cell::new(self.const_value(l)?));
+            sel_ids.push(Cell::new(match l {
+                Const::Symbol(s) => self.intern(s),
+                _ => u32::MAX,
+            }));
         }
         let selector = self.intern(&cc.selector);
         let id = self.methods.len() as u32;
@@ -700,6 +705,7 @@ impl Vm {
             max_stack: cc.max_stack as usize,
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
+            sel_ids: sel_ids.into_boxed_slice(),
             caches: (0..cc.num_send_sites).map(|_| Cell::new(InlineCache::default())).collect(),
             blocks: blocks.into_boxed_slice(),
             primitive: Cell::new(primitive),
