@@ -187,6 +187,12 @@ impl Vm {
         if let Some((code, site)) = cache {
             let ic = code.caches[site].get();
             if ic.class == c && ic.epoch == self.epoch {
+                if let Some(t) = self.methods[ic.method as usize].trivial {
+                    if !self.obs.hooks_on {
+                        self.run_trivial(ic.method as usize, t, argc);
+                        return Ok(());
+                    }
+                }
                 let m = self.methods[ic.method as usize].clone();
                 return self.invoke(m, argc);
             }
@@ -237,8 +243,38 @@ impl Vm {
         }
     }
 
+    /// Run a trivial method without a frame: receiver and arguments are replaced by its answer.
+    #[inline(always)]
+    fn run_trivial(&mut self, method: usize, t: crate::objects::Trivial, argc: usize) {
+        use crate::objects::Trivial as T;
+        let n = self.stack.len() - 1 - argc;
+        let recv = self.stack[n];
+        let v = match t {
+            T::Getter(i) => self.field(recv, i as usize),
+            T::Setter(i) => {
+                let a = self.stack[n + 1];
+                self.set_field(recv, i as usize, a);
+                recv
+            }
+            T::ReturnSelf => recv,
+            T::Literal(k) => self.methods[method].literals[k as usize].get(),
+            T::Int(i) => Value::small(i as i64),
+            T::Nil => Value::NIL,
+            T::True => Value::TRUE,
+            T::False => Value::FALSE,
+        };
+        self.stack.truncate(n);
+        self.stack.push(v);
+    }
+
     /// Run method `m` on the receiver and `argc` arguments on the stack.
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
+        if let Some(t) = m.trivial {
+            if !self.obs.hooks_on {
+                self.run_trivial(m.id as usize, t, argc);
+                return Ok(());
+            }
+        }
         if let Some(p) = m.primitive.get() {
             match p(self, argc) {
                 Prim::Ok(v) => {

@@ -154,6 +154,48 @@ pub struct InlineCache {
     pub method: u32,
 }
 
+/// Methods simple enough to run without a frame (when no activation hooks are on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trivial {
+    /// `^field`
+    Getter(u16),
+    /// `field := arg` (answers self)
+    Setter(u16),
+    /// `^self` or an empty method
+    ReturnSelf,
+    /// `^literal` (index into the literal frame)
+    Literal(u16),
+    /// `^smallInteger`
+    Int(i32),
+    /// `^nil`, `^true`, `^false`
+    Nil,
+    /// `^true`
+    True,
+    /// `^false`
+    False,
+}
+
+impl Trivial {
+    /// Recognise a trivial method from its code.
+    pub fn of(ops: &[Op], num_args: usize, num_temps: usize, has_env: bool) -> Option<Trivial> {
+        if num_temps != 0 || has_env {
+            return None;
+        }
+        Some(match ops {
+            [Op::PushField(i), Op::ReturnTop, ..] if num_args == 0 => Trivial::Getter(*i),
+            [Op::PushLocal(0), Op::PopField(i), Op::ReturnSelf, ..] if num_args == 1 => Trivial::Setter(*i),
+            [Op::ReturnSelf, ..] => Trivial::ReturnSelf,
+            [Op::PushSelf, Op::ReturnTop, ..] => Trivial::ReturnSelf,
+            [Op::PushLiteral(k), Op::ReturnTop, ..] => Trivial::Literal(*k),
+            [Op::PushInt(n), Op::ReturnTop, ..] => Trivial::Int(*n),
+            [Op::PushNil, Op::ReturnTop, ..] => Trivial::Nil,
+            [Op::PushTrue, Op::ReturnTop, ..] => Trivial::True,
+            [Op::PushFalse, Op::ReturnTop, ..] => Trivial::False,
+            _ => return None,
+        })
+    }
+}
+
 /// A method or block ready to run.
 #[derive(Debug)]
 pub struct MethodCode {
@@ -188,6 +230,8 @@ pub struct MethodCode {
     pub caches: Box<[Cell<InlineCache>]>,
     /// Nested blocks.
     pub blocks: Box<[Rc<MethodCode>]>,
+    /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
+    pub trivial: Option<Trivial>,
     /// Native primitive, if any.
     pub primitive: Cell<Option<PrimFn>>,
     /// Declared `= primitive` (no Smalltalk fallback).

@@ -22,8 +22,12 @@ fn is_text(vm: &Vm, v: Value) -> bool {
 fn concatenate(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
     let b = arg(vm, argc, 1);
-    let (Some(mut x), Some(y)) = (bytes_of(vm, a), bytes_of(vm, b)) else { return Prim::Fail };
-    x.extend_from_slice(&y);
+    if !is_text(vm, a) || !is_text(vm, b) {
+        return Prim::Fail;
+    }
+    let mut x = Vec::with_capacity(vm.heap.size(a) + vm.heap.size(b));
+    x.extend_from_slice(vm.heap.bytes(a));
+    x.extend_from_slice(vm.heap.bytes(b));
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &x)))
 }
 
@@ -63,8 +67,10 @@ fn length(vm: &mut Vm, argc: usize) -> Prim {
 /// Do all characters (decoded as UTF-8) satisfy `pred`? False for the empty string.
 fn all_chars(vm: &mut Vm, argc: usize, pred: fn(char) -> bool) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(b) = bytes_of(vm, a) else { return Prim::Fail };
-    let s = String::from_utf8_lossy(&b);
+    if !is_text(vm, a) {
+        return Prim::Fail;
+    }
+    let s = String::from_utf8_lossy(vm.heap.bytes(a));
     Prim::Ok(Value::bool(!s.is_empty() && s.chars().all(pred)))
 }
 
@@ -100,26 +106,31 @@ fn equals(vm: &mut Vm, argc: usize) -> Prim {
 fn substring(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
     let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else { return Prim::Fail };
-    let Some(b) = bytes_of(vm, a) else { return Prim::Fail };
-    let len = b.len() as i64;
+    if !is_text(vm, a) {
+        return Prim::Fail;
+    }
+    let len = vm.heap.size(a) as i64;
     if to < from {
         return Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, b"")));
     }
     if from < 1 || to > len {
         return Prim::Error(format!("substring {from} to {to} out of bounds for a string of length {len}"));
     }
-    let s = b[(from - 1) as usize..to as usize].to_vec();
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &s)))
+    let piece = vm.heap.bytes(a)[(from - 1) as usize..to as usize].to_vec();
+    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &piece)))
 }
 
 fn char_at(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
     let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
-    let Some(b) = bytes_of(vm, a) else { return Prim::Fail };
-    if i < 1 || i as usize > b.len() {
-        return Prim::Error(format!("index {i} out of bounds for a string of length {}", b.len()));
+    if !is_text(vm, a) {
+        return Prim::Fail;
     }
-    let c = [b[i as usize - 1]];
+    let len = vm.heap.size(a);
+    if i < 1 || i as usize > len {
+        return Prim::Error(format!("index {i} out of bounds for a string of length {len}"));
+    }
+    let c = [vm.heap.bytes(a)[i as usize - 1]];
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &c)))
 }
 
