@@ -461,7 +461,7 @@ impl Heap {
                     if v.is_ptr() && !self.is_valid_object(v) {
                         return Err(format!("slot {k} of object at {i} holds a dangling pointer {v:?}"));
                     }
-                    if !v.is_ptr() && !v.is_int() && ![Value::NIL, Value::TRUE, Value::FALSE].contains(&v) {
+                    if !v.is_ptr() && !v.is_int() && !v.is_float() && ![Value::NIL, Value::TRUE, Value::FALSE].contains(&v) {
                         return Err(format!("slot {k} of object at {i} holds an invalid value {v:?}"));
                     }
                 }

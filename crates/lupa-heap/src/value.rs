@@ -7,12 +7,18 @@
 //! | `...1`   | SmallInteger: the upper 63 bits, signed (range -2^62 .. 2^62-1) |
 //! | `..000`  | pointer to a heap object: the word index of its header, shifted left by 3 (never 0) |
 //! | `..010`  | special immediates: `nil` (0x02), `true` (0x0A), `false` (0x12) |
-//! | `..100`, `..110` | reserved (immediate floats later) |
+//! | `..100`  | immediate double ("SmallFloat", as in Spur): doubles whose binary exponent is
+//! |          | within 2^-126..2^128, and +0.0; other doubles (tiny, huge, -0.0, NaN, infinities) are boxed |
+//! | `..110`  | reserved |
 
 /// A tagged Smalltalk value. `Copy`, one machine word.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Value(pub(crate) u64);
+
+const FLOAT_TAG: u64 = 4;
+/// Exponent 896 (2^-127) moved to the top of a left-rotated double: the low end of the window.
+const FLOAT_EXP_OFFSET: u64 = 896 << 53;
 
 /// Smallest SmallInteger.
 pub const SMALL_INT_MIN: i64 = -(1 << 62);
@@ -26,6 +32,39 @@ impl Value {
     pub const TRUE: Value = Value(0x0A);
     /// `false`.
     pub const FALSE: Value = Value(0x12);
+
+    /// An immediate double, if `d` is representable as one.
+    #[inline(always)]
+    pub fn from_f64(d: f64) -> Option<Value> {
+        let bits = d.to_bits();
+        if bits == 0 {
+            return Some(Value(FLOAT_TAG));
+        }
+        let rot = bits.rotate_left(1);
+        let shifted = rot.wrapping_sub(FLOAT_EXP_OFFSET);
+        // The exponent must be within the 8-bit window, and the payload 0 is +0.0 only.
+        if shifted < (1 << 61) && shifted != 0 {
+            Some(Value((shifted << 3) | FLOAT_TAG))
+        } else {
+            None
+        }
+    }
+
+    /// Is this an immediate double?
+    #[inline(always)]
+    pub fn is_float(self) -> bool {
+        self.0 & 7 == FLOAT_TAG
+    }
+
+    /// The value of an immediate double (meaningless for other values).
+    #[inline(always)]
+    pub fn float_unchecked(self) -> f64 {
+        let payload = self.0 >> 3;
+        if payload == 0 {
+            return 0.0;
+        }
+        f64::from_bits(payload.wrapping_add(FLOAT_EXP_OFFSET).rotate_right(1))
+    }
 
     /// The raw bits (for hashing, identity and the sampling register).
     #[inline(always)]
@@ -111,6 +150,8 @@ impl std::fmt::Debug for Value {
             write!(f, "false")
         } else if self.is_ptr() {
             write!(f, "Obj@{}", self.index())
+        } else if self.is_float() {
+            write!(f, "Float({})", self.float_unchecked())
         } else {
             write!(f, "Value({:#x})", self.0)
         }
@@ -131,6 +172,28 @@ mod tests {
         }
         assert!(Value::from_i64(SMALL_INT_MAX + 1).is_none());
         assert!(Value::from_i64(SMALL_INT_MIN - 1).is_none());
+    }
+
+    #[test]
+    fn immediate_floats_round_trip() {
+        for d in [0.0, 1.0, -1.0, 0.5, 3.14159, -2.5e30, 1e-30, 123456789.125, f64::MAX / 1e300] {
+            let v = Value::from_f64(d).expect("representable");
+            assert!(v.is_float() && !v.is_int() && !v.is_ptr());
+            assert_eq!(v.float_unchecked().to_bits(), d.to_bits(), "{d}");
+        }
+        for d in [-0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, 1e-300, f64::MIN_POSITIVE] {
+            assert!(Value::from_f64(d).is_none(), "{d} must be boxed");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn float_encoding_is_exact(bits in proptest::num::u64::ANY) {
+            let d = f64::from_bits(bits);
+            if let Some(v) = Value::from_f64(d) {
+                proptest::prop_assert_eq!(v.float_unchecked().to_bits(), bits);
+            }
+        }
     }
 
     #[test]

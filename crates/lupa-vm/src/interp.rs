@@ -880,6 +880,9 @@ impl Vm {
         if let Some(i) = v.as_int() {
             return Some(i as f64);
         }
+        if v.is_float() {
+            return Some(v.float_unchecked());
+        }
         if v.is_ptr() {
             match self.heap.class_index(v) {
                 cls::DOUBLE => return Some(f64::from_bits(self.heap.word(v, 0))),
@@ -895,7 +898,9 @@ impl Vm {
 
     #[inline(always)]
     fn double_of(&self, v: Value) -> Option<f64> {
-        if v.is_ptr() && self.heap.class_index(v) == cls::DOUBLE {
+        if v.is_float() {
+            Some(v.float_unchecked())
+        } else if v.is_ptr() && self.heap.class_index(v) == cls::DOUBLE {
             Some(f64::from_bits(self.heap.word(v, 0)))
         } else {
             None

@@ -206,6 +206,8 @@ impl Vm {
             cls::INTEGER
         } else if v.is_ptr() {
             self.heap.class_index(v)
+        } else if v.is_float() {
+            cls::DOUBLE
         } else if v == Value::NIL {
             cls::NIL
         } else if v == Value::TRUE {
@@ -228,7 +230,10 @@ impl Vm {
     /// A new Double.
     #[inline]
     pub fn new_double(&mut self, d: f64) -> Result<Value, OutOfMemory> {
-        self.heap.alloc_words(cls::DOUBLE, &[d.to_bits()])
+        match Value::from_f64(d) {
+            Some(v) => Ok(v),
+            None => self.heap.alloc_words(cls::DOUBLE, &[d.to_bits()]),
+        }
     }
 
     /// Is `v` a String or Symbol? Answers its text (lossy for invalid UTF-8).

@@ -54,7 +54,13 @@ pub(crate) fn add_values(vm: &mut Vm, a: Value, b: Value) -> Result<Value, VmErr
 }
 
 fn is_double(vm: &Vm, v: Value) -> Option<f64> {
-    if v.is_ptr() && vm.heap.class_index(v) == cls::DOUBLE { Some(f64::from_bits(vm.heap.word(v, 0))) } else { None }
+    if v.is_float() {
+        Some(v.float_unchecked())
+    } else if v.is_ptr() && vm.heap.class_index(v) == cls::DOUBLE {
+        Some(f64::from_bits(vm.heap.word(v, 0)))
+    } else {
+        None
+    }
 }
 
 #[derive(Clone, Copy)]
