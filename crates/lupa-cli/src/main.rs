@@ -34,7 +34,12 @@ enum Command {
 #[derive(Args, Debug, Clone)]
 struct VmArgs {
     /// Class path: directories separated by ':' searched before the bundled library.
-    #[arg(long = "cp", alias = "classpath", value_name = "DIR:DIR", global = true)]
+    #[arg(
+        long = "cp",
+        alias = "classpath",
+        value_name = "DIR:DIR",
+        global = true
+    )]
     class_path: Option<String>,
     /// Do not search the bundled class library.
     #[arg(long, global = true)]
@@ -106,7 +111,10 @@ fn parse_size(s: &str) -> Result<usize, String> {
     } else {
         (t.as_str(), 1)
     };
-    let n: f64 = num.trim().parse().map_err(|_| format!("invalid size '{s}' (use e.g. 512MB, 2GB)"))?;
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid size '{s}' (use e.g. 512MB, 2GB)"))?;
     if n <= 0.0 {
         return Err(format!("size must be positive: '{s}'"));
     }
@@ -116,7 +124,11 @@ fn parse_size(s: &str) -> Result<usize, String> {
 fn options(a: &VmArgs) -> VmOptions {
     let mut o = VmOptions::default();
     if let Some(cp) = &a.class_path {
-        o.class_path = cp.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+        o.class_path = cp
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect();
     }
     o.use_bundled = !a.no_bundled;
     if let Some(s) = a.hash_seed {
@@ -172,7 +184,10 @@ fn print_stats(vm: &Vm, args: &VmArgs) {
         st.gc_time.as_secs_f64() * 1e3,
         st.max_pause.as_secs_f64() * 1e3
     );
-    eprintln!("allocated:         {} bytes in {} objects", st.allocated_bytes, st.allocated_objects);
+    eprintln!(
+        "allocated:         {} bytes in {} objects",
+        st.allocated_bytes, st.allocated_objects
+    );
     eprintln!("live after last gc: {} bytes", st.live_bytes_after_last_gc);
 }
 
@@ -192,7 +207,11 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
 
 fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
     let names = if args.classes.is_empty() {
-        let bundled = if args.vm.class_path.is_none() { Some("Tests/") } else { None };
+        let bundled = if args.vm.class_path.is_none() {
+            Some("Tests/")
+        } else {
+            None
+        };
         vm.available_class_names(bundled)
     } else {
         args.classes.clone()
@@ -219,11 +238,22 @@ fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
 
 fn main() -> ExitCode {
     // SOM VMs spell the class path option `-cp`; clap would read it as `-c p`.
-    let mut argv: Vec<String> = std::env::args().map(|a| if a == "-cp" { "--cp".into() } else { a }).collect();
+    let mut argv: Vec<String> = std::env::args()
+        .map(|a| if a == "-cp" { "--cp".into() } else { a })
+        .collect();
     // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
     if argv.len() > 1 {
         let first = argv[1].as_str();
-        let known = ["run", "test", "bench", "help", "-h", "--help", "-V", "--version"];
+        let known = [
+            "run",
+            "test",
+            "bench",
+            "help",
+            "-h",
+            "--help",
+            "-V",
+            "--version",
+        ];
         if !known.contains(&first) {
             argv.insert(1, "run".into());
         }
@@ -232,7 +262,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match cli.command {

@@ -12,7 +12,10 @@ fn hello_runs_from_the_bundled_library() {
 
 #[test]
 fn som_style_invocation_without_run() {
-    let dir = classes(&[("Greeter.som", "Greeter = ( run: args = ( (args at: 2) println ) )")]);
+    let dir = classes(&[(
+        "Greeter.som",
+        "Greeter = ( run: args = ( (args at: 2) println ) )",
+    )]);
     let cp = dir.path().display().to_string();
     let r = lupa(&["-cp", &cp, "Greeter", "hi"]);
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
@@ -37,7 +40,10 @@ fn missing_class_is_a_clear_error() {
 
 #[test]
 fn missing_superclass_names_the_file_and_line() {
-    let dir = classes(&[("Orphan.som", "Orphan = NoSuchParent (\n  run = ( ^self )\n)\n")]);
+    let dir = classes(&[(
+        "Orphan.som",
+        "Orphan = NoSuchParent (\n  run = ( ^self )\n)\n",
+    )]);
     let r = lupa_in(dir.path(), &["-cp", ".", "Orphan"]);
     assert_eq!(r.code, 66);
     insta::assert_snapshot!("missing_superclass", scrub(&r.stderr, dir.path()));
@@ -52,7 +58,11 @@ fn does_not_understand_prints_a_backtrace() {
     let r = lupa_in(dir.path(), &["-cp", ".", "Dnu"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("frobnicate:"), "{}", r.stderr);
-    assert!(r.stderr.contains("Dnu>>helper (./Dnu.som:3)"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Dnu>>helper (./Dnu.som:3)"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("Dnu>>run (./Dnu.som:2)"), "{}", r.stderr);
 }
 
@@ -62,17 +72,30 @@ fn deep_recursion_is_a_catchable_error() {
         "Deep.som",
         "Deep = (\n  down: n = ( ^ (self down: n + 1) + 1 )\n  run = (\n    | r |\n    r := [ self down: 0 ] on: Error do: [ :e | e return: 'caught' ].\n    r println\n  )\n)\n",
     )]);
-    let r = lupa_in(dir.path(), &["-cp", ".", "--max-stack-depth", "20000", "Deep"]);
+    let r = lupa_in(
+        dir.path(),
+        &["-cp", ".", "--max-stack-depth", "20000", "Deep"],
+    );
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert_eq!(r.stdout, "caught\n");
 }
 
 #[test]
 fn uncaught_deep_recursion_exits_non_zero() {
-    let dir = classes(&[("Deeper.som", "Deeper = (\n  down: n = ( ^ (self down: n + 1) + 1 )\n  run = ( self down: 0 )\n)\n")]);
-    let r = lupa_in(dir.path(), &["-cp", ".", "--max-stack-depth", "5000", "Deeper"]);
+    let dir = classes(&[(
+        "Deeper.som",
+        "Deeper = (\n  down: n = ( ^ (self down: n + 1) + 1 )\n  run = ( self down: 0 )\n)\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &["-cp", ".", "--max-stack-depth", "5000", "Deeper"],
+    );
     assert_ne!(r.code, 0);
-    assert!(r.stderr.to_lowercase().contains("stack overflow"), "{}", r.stderr);
+    assert!(
+        r.stderr.to_lowercase().contains("stack overflow"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -83,7 +106,11 @@ fn heap_exhaustion_is_an_error_not_an_abort() {
     )]);
     let r = lupa_in(dir.path(), &["-cp", ".", "--max-heap", "32MB", "Hog"]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("memory") || r.stderr.contains("heap"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("memory") || r.stderr.contains("heap"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -122,7 +149,11 @@ fn send_counts_are_exact() {
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     // `self three`: three + 3 x one + 2 x (+) = 6 sends, plus the `system sendCount` send = 7.
     // fib: 10 -> 177 activations, each `<` and (non-leaf) 2 x `-`, `+`, 2 sends: see below.
-    let lines: Vec<u64> = r.stdout.lines().map(|l| l.parse().expect("a number")).collect();
+    let lines: Vec<u64> = r
+        .stdout
+        .lines()
+        .map(|l| l.parse().expect("a number"))
+        .collect();
     assert_eq!(lines[0], 7);
     // fib(10): 177 calls; each does `<` (177); 88 non-leaf calls do 2 `-`, 2 sends, 1 `+` (5 each = 440).
     // 1 send of fib: from run + 1 sendCount = 2. Total 177 + 440 + 2 = 619.

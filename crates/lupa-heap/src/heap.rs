@@ -105,7 +105,11 @@ pub struct OutOfMemory {
 
 impl std::fmt::Display for OutOfMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "heap exhausted while allocating {} bytes", self.requested)
+        write!(
+            f,
+            "heap exhausted while allocating {} bytes",
+            self.requested
+        )
     }
 }
 
@@ -191,14 +195,21 @@ impl Heap {
         self.gc_requested = true;
     }
 
-    fn alloc_raw(&mut self, header0: u64, size_field: u64, body_words: usize) -> Result<usize, OutOfMemory> {
+    fn alloc_raw(
+        &mut self,
+        header0: u64,
+        size_field: u64,
+        body_words: usize,
+    ) -> Result<usize, OutOfMemory> {
         let total = HEADER_WORDS + body_words;
         let index = self.top;
         let new_top = index + total;
         if new_top > self.soft_limit || self.config.stress {
             self.gc_requested = true;
             if new_top * 8 > self.config.max_bytes {
-                return Err(OutOfMemory { requested: total * 8 });
+                return Err(OutOfMemory {
+                    requested: total * 8,
+                });
             }
             if new_top > self.mem.len() {
                 let want = (new_top + new_top / 2).max(self.mem.len() + 1024);
@@ -229,9 +240,16 @@ impl Heap {
         self.alloc_slots(class, Format::Weak, slots)
     }
 
-    fn alloc_slots(&mut self, class: u32, format: Format, slots: usize) -> Result<Value, OutOfMemory> {
+    fn alloc_slots(
+        &mut self,
+        class: u32,
+        format: Format,
+        slots: usize,
+    ) -> Result<Value, OutOfMemory> {
         if slots > u32::MAX as usize {
-            return Err(OutOfMemory { requested: slots.saturating_mul(8) });
+            return Err(OutOfMemory {
+                requested: slots.saturating_mul(8),
+            });
         }
         let i = self.alloc_raw(Self::header(class, format), slots as u64, slots)?;
         self.mem[i + HEADER_WORDS..i + HEADER_WORDS + slots].fill(Value::NIL.0);
@@ -240,7 +258,11 @@ impl Heap {
 
     /// Allocate a pointer object initialised from `values`.
     pub fn alloc_with(&mut self, class: u32, values: &[Value]) -> Result<Value, OutOfMemory> {
-        let i = self.alloc_raw(Self::header(class, Format::Pointers), values.len() as u64, values.len())?;
+        let i = self.alloc_raw(
+            Self::header(class, Format::Pointers),
+            values.len() as u64,
+            values.len(),
+        )?;
         for (k, v) in values.iter().enumerate() {
             self.mem[i + HEADER_WORDS + k] = v.0;
         }
@@ -250,10 +272,16 @@ impl Heap {
     /// Allocate a byte object holding a copy of `bytes`.
     pub fn alloc_bytes(&mut self, class: u32, bytes: &[u8]) -> Result<Value, OutOfMemory> {
         if bytes.len() > u32::MAX as usize {
-            return Err(OutOfMemory { requested: bytes.len() });
+            return Err(OutOfMemory {
+                requested: bytes.len(),
+            });
         }
         let words = bytes.len().div_ceil(8);
-        let i = self.alloc_raw(Self::header(class, Format::Bytes), bytes.len() as u64, words)?;
+        let i = self.alloc_raw(
+            Self::header(class, Format::Bytes),
+            bytes.len() as u64,
+            words,
+        )?;
         for (k, chunk) in bytes.chunks(8).enumerate() {
             let mut w = [0u8; 8];
             w[..chunk.len()].copy_from_slice(chunk);
@@ -264,7 +292,11 @@ impl Heap {
 
     /// Allocate a raw-word object holding a copy of `words`.
     pub fn alloc_words(&mut self, class: u32, words: &[u64]) -> Result<Value, OutOfMemory> {
-        let i = self.alloc_raw(Self::header(class, Format::Words), words.len() as u64, words.len())?;
+        let i = self.alloc_raw(
+            Self::header(class, Format::Words),
+            words.len() as u64,
+            words.len(),
+        )?;
         self.mem[i + HEADER_WORDS..i + HEADER_WORDS + words.len()].copy_from_slice(words);
         Ok(Value::from_index(i))
     }
@@ -295,7 +327,11 @@ impl Heap {
     /// Mark or unmark an object as tracked (for lifetime profiling).
     pub fn set_tracked(&mut self, v: Value, on: bool) {
         let h = &mut self.mem[v.index()];
-        if on { *h |= TRACKED_BIT } else { *h &= !TRACKED_BIT }
+        if on {
+            *h |= TRACKED_BIT
+        } else {
+            *h &= !TRACKED_BIT
+        }
     }
 
     /// Is the object tracked?
@@ -401,7 +437,8 @@ impl Heap {
     /// Set an explicit identity hash (used for symbols, whose hash is their id).
     pub fn set_identity_hash(&mut self, v: Value, h: u32) {
         let idx = v.index();
-        self.mem[idx] = (self.mem[idx] & !(HASH_MASK << HASH_SHIFT)) | ((h as u64 & HASH_MASK) << HASH_SHIFT);
+        self.mem[idx] =
+            (self.mem[idx] & !(HASH_MASK << HASH_SHIFT)) | ((h as u64 & HASH_MASK) << HASH_SHIFT);
     }
 
     /// Is `v` a pointer to a well-formed object of this heap? (For the verifier and
@@ -425,7 +462,13 @@ impl Heap {
         if to.len() < need {
             to.resize(need, 0);
         }
-        Collection { heap: self, to, to_top: FIRST_INDEX, weak: Vec::new(), start: std::time::Instant::now() }
+        Collection {
+            heap: self,
+            to,
+            to_top: FIRST_INDEX,
+            weak: Vec::new(),
+            start: std::time::Instant::now(),
+        }
     }
 
     /// Walk every object (for the verifier and heap statistics): calls `f(value)` for each.
@@ -444,7 +487,9 @@ impl Heap {
         while i < self.top {
             let h = self.mem[i];
             if h & FORWARDED != 0 {
-                return Err(format!("object at {i} is a forwarding husk outside a collection"));
+                return Err(format!(
+                    "object at {i} is a forwarding husk outside a collection"
+                ));
             }
             let class = (h & CLASS_MASK) as u32;
             if class == 0 || class >= class_count {
@@ -459,10 +504,18 @@ impl Heap {
                 for k in 0..body {
                     let v = Value(self.mem[i + HEADER_WORDS + k]);
                     if v.is_ptr() && !self.is_valid_object(v) {
-                        return Err(format!("slot {k} of object at {i} holds a dangling pointer {v:?}"));
+                        return Err(format!(
+                            "slot {k} of object at {i} holds a dangling pointer {v:?}"
+                        ));
                     }
-                    if !v.is_ptr() && !v.is_int() && !v.is_float() && ![Value::NIL, Value::TRUE, Value::FALSE].contains(&v) {
-                        return Err(format!("slot {k} of object at {i} holds an invalid value {v:?}"));
+                    if !v.is_ptr()
+                        && !v.is_int()
+                        && !v.is_float()
+                        && ![Value::NIL, Value::TRUE, Value::FALSE].contains(&v)
+                    {
+                        return Err(format!(
+                            "slot {k} of object at {i} holds an invalid value {v:?}"
+                        ));
                     }
                 }
             }
@@ -473,7 +526,10 @@ impl Heap {
 }
 
 // Bytes are packed little-endian into words and viewed in place by `Heap::bytes`.
-const _: () = assert!(cfg!(target_endian = "little"), "lupa-heap supports little-endian targets only");
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "lupa-heap supports little-endian targets only"
+);
 
 /// A collection in progress (Cheney's algorithm).
 pub struct Collection<'h> {
@@ -505,7 +561,9 @@ impl Collection<'_> {
             self.to.resize(to + total, 0);
         }
         self.to[to..to + total].copy_from_slice(&self.heap.mem[from..from + total]);
-        let age = ((h >> AGE_SHIFT) & AGE_MASK).saturating_add(1).min(AGE_MASK);
+        let age = ((h >> AGE_SHIFT) & AGE_MASK)
+            .saturating_add(1)
+            .min(AGE_MASK);
         self.to[to] = (h & !(AGE_MASK << AGE_SHIFT)) | (age << AGE_SHIFT);
         self.to_top = to + total;
         self.heap.mem[from] = FORWARDED | to as u64;
@@ -520,7 +578,11 @@ impl Collection<'_> {
             let h = self.to[scan];
             let fmt = Format::from_bits((h >> FORMAT_SHIFT) & FORMAT_MASK);
             let size = (self.to[scan + 1] & 0xFFFF_FFFF) as usize;
-            let body = if fmt == Format::Bytes { size.div_ceil(8) } else { size };
+            let body = if fmt == Format::Bytes {
+                size.div_ceil(8)
+            } else {
+                size
+            };
             match fmt {
                 Format::Pointers => {
                     for k in 0..body {
@@ -545,15 +607,20 @@ impl Collection<'_> {
                 let v = Value(self.to[slot]);
                 if v.is_ptr() {
                     let h = self.heap.mem[v.index()];
-                    self.to[slot] =
-                        if h & FORWARDED != 0 { Value::from_index((h & !FORWARDED) as usize).0 } else { Value::NIL.0 };
+                    self.to[slot] = if h & FORWARDED != 0 {
+                        Value::from_index((h & !FORWARDED) as usize).0
+                    } else {
+                        Value::NIL.0
+                    };
                 }
             }
         }
         let heap = &mut *self.heap;
         let live = self.to_top;
         let min_words = (heap.config.initial_bytes / 8).max(1024);
-        let wanted = ((live as f64 * heap.config.growth_factor) as usize).max(min_words).max(live + 1024);
+        let wanted = ((live as f64 * heap.config.growth_factor) as usize)
+            .max(min_words)
+            .max(live + 1024);
         let max_words = heap.config.max_bytes / 8;
         let limit = wanted.min(max_words.max(live + 1));
         let mut to = std::mem::take(&mut self.to);

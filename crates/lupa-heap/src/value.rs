@@ -104,7 +104,11 @@ impl Value {
     /// The SmallInteger's value, if it is one.
     #[inline(always)]
     pub fn as_int(self) -> Option<i64> {
-        if self.is_int() { Some(self.int_unchecked()) } else { None }
+        if self.is_int() {
+            Some(self.int_unchecked())
+        } else {
+            None
+        }
     }
 
     /// Is this a heap pointer?
@@ -176,12 +180,30 @@ mod tests {
 
     #[test]
     fn immediate_floats_round_trip() {
-        for d in [0.0, 1.0, -1.0, 0.5, 3.14159, -2.5e30, 1e-30, 123456789.125, f64::MAX / 1e300] {
+        for d in [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            7.25,
+            -2.5e30,
+            1e-30,
+            123456789.125,
+            f64::MAX / 1e300,
+        ] {
             let v = Value::from_f64(d).expect("representable");
             assert!(v.is_float() && !v.is_int() && !v.is_ptr());
             assert_eq!(v.float_unchecked().to_bits(), d.to_bits(), "{d}");
         }
-        for d in [-0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, 1e-300, f64::MIN_POSITIVE] {
+        for d in [
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            1e-300,
+            f64::MIN_POSITIVE,
+        ] {
             assert!(Value::from_f64(d).is_none(), "{d} must be boxed");
         }
     }

@@ -153,7 +153,12 @@ impl Vm {
     }
 
     /// Send `selector` to `receiver` with `args` and run until it answers.
-    pub fn send_message(&mut self, receiver: Value, selector: &str, args: &[Value]) -> Result<Value, VmError> {
+    pub fn send_message(
+        &mut self,
+        receiver: Value,
+        selector: &str,
+        args: &[Value],
+    ) -> Result<Value, VmError> {
         let sel = self.intern(selector);
         let base = self.frames.len();
         let entry_proc = self.procs.current;
@@ -181,17 +186,22 @@ impl Vm {
     }
 
     /// Send `sel` to the receiver under `argc` arguments on the stack.
-    pub(crate) fn dispatch(&mut self, sel: u32, argc: usize, cache: Option<(&MethodCode, usize)>) -> Result<(), VmError> {
+    pub(crate) fn dispatch(
+        &mut self,
+        sel: u32,
+        argc: usize,
+        cache: Option<(&MethodCode, usize)>,
+    ) -> Result<(), VmError> {
         let recv = self.stack[self.stack.len() - 1 - argc];
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
             let ic = code.caches[site].get();
             if ic.class == c && ic.epoch == self.epoch {
-                if let Some(t) = self.methods[ic.method as usize].trivial {
-                    if !self.obs.hooks_on {
-                        self.run_trivial(ic.method as usize, t, argc);
-                        return Ok(());
-                    }
+                if let Some(t) = self.methods[ic.method as usize].trivial
+                    && !self.obs.hooks_on
+                {
+                    self.run_trivial(ic.method as usize, t, argc);
+                    return Ok(());
                 }
                 let m = self.methods[ic.method as usize].clone();
                 return self.invoke(m, argc);
@@ -210,7 +220,11 @@ impl Vm {
         match self.lookup(c, sel) {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
-                    code.caches[site].set(crate::objects::InlineCache { class: c, epoch: self.epoch, method: id });
+                    code.caches[site].set(crate::objects::InlineCache {
+                        class: c,
+                        epoch: self.epoch,
+                        method: id,
+                    });
                 }
                 let m = self.methods[id as usize].clone();
                 self.invoke(m, argc)
@@ -231,7 +245,9 @@ impl Vm {
                 if sel == dnu {
                     let recv = self.stack[self.stack.len() - 1 - argc];
                     let name = self.class_name(self.class_of(recv)).to_string();
-                    return Err(self.fatal(&format!("{name} does not understand #doesNotUnderstand:arguments:")));
+                    return Err(self.fatal(&format!(
+                        "{name} does not understand #doesNotUnderstand:arguments:"
+                    )));
                 }
                 let args = self.stack.split_off(self.stack.len() - argc);
                 let arr = self.new_array(&args)?;
@@ -269,11 +285,11 @@ impl Vm {
 
     /// Run method `m` on the receiver and `argc` arguments on the stack.
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
-        if let Some(t) = m.trivial {
-            if !self.obs.hooks_on {
-                self.run_trivial(m.id as usize, t, argc);
-                return Ok(());
-            }
+        if let Some(t) = m.trivial
+            && !self.obs.hooks_on
+        {
+            self.run_trivial(m.id as usize, t, argc);
+            return Ok(());
         }
         if let Some(p) = m.primitive.get() {
             match p(self, argc) {
@@ -298,7 +314,11 @@ impl Vm {
             }
         }
         if m.primitive_only && m.primitive.get().is_none() {
-            let msg = format!("primitive {}>>{} is not implemented by Lupa", self.class_name(m.holder.get()), m.selector_name);
+            let msg = format!(
+                "primitive {}>>{} is not implemented by Lupa",
+                self.class_name(m.holder.get()),
+                m.selector_name
+            );
             return self.send_error(argc, &msg);
         }
         self.activate(m, argc, Value::NIL, Value::NIL)
@@ -350,7 +370,13 @@ impl Vm {
             let depth = self.frames.len();
             self.obs.enter(m.id, rc, depth);
         }
-        self.frames.push(Frame { code: m, pc: 0, bp, env, closure });
+        self.frames.push(Frame {
+            code: m,
+            pc: 0,
+            bp,
+            env,
+            closure,
+        });
         Ok(())
     }
 
@@ -360,7 +386,10 @@ impl Vm {
             return Err(self.fatal("not a block"));
         };
         if code.num_args != argc {
-            let msg = format!("wrong number of arguments: block expects {} but got {}", code.num_args, argc);
+            let msg = format!(
+                "wrong number of arguments: block expects {} but got {}",
+                code.num_args, argc
+            );
             return self.send_error(argc, &msg);
         }
         let bp = self.stack.len() - 1 - argc;
@@ -375,7 +404,10 @@ impl Vm {
         }
         self.in_overflow = true;
         self.frame_limit = self.options.max_frames + 10_000;
-        let msg = format!("stack overflow: more than {} nested activations (--max-stack-depth)", self.options.max_frames);
+        let msg = format!(
+            "stack overflow: more than {} nested activations (--max-stack-depth)",
+            self.options.max_frames
+        );
         self.send_error(argc, &msg)
     }
 
@@ -410,14 +442,25 @@ impl Vm {
         let code = &f.code;
         let pc = f.pc.saturating_sub(1);
         let holder = self.class_name(code.holder.get());
-        let prefix = if code.kind == CodeKind::Block { "[] in " } else { "" };
-        format!("{prefix}{holder}>>{} ({}:{})", code.selector_name, code.file, code.line_of(pc))
+        let prefix = if code.kind == CodeKind::Block {
+            "[] in "
+        } else {
+            ""
+        };
+        format!(
+            "{prefix}{holder}>>{} ({}:{})",
+            code.selector_name,
+            code.file,
+            code.line_of(pc)
+        )
     }
 
     /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
     #[inline]
     fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
-        let Some(f) = self.frames.pop() else { return Ok(()) };
+        let Some(f) = self.frames.pop() else {
+            return Ok(());
+        };
         if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
@@ -442,7 +485,11 @@ impl Vm {
             self.unwind_watch = usize::MAX;
             return Ok(());
         };
-        self.unwind_watch = self.pending_unwinds.last().map(|p| p.watch).unwrap_or(usize::MAX);
+        self.unwind_watch = self
+            .pending_unwinds
+            .last()
+            .map(|p| p.watch)
+            .unwrap_or(usize::MAX);
         let _ = pop!(self); // the ensure block's value
         self.unwind_to(u.target, u.action)
     }
@@ -456,19 +503,36 @@ impl Vm {
                 break;
             }
             // Drop interrupted unwinds whose ensure block frame is being unwound itself.
-            while self.pending_unwinds.last().is_some_and(|p| p.watch >= n - 1) {
+            while self
+                .pending_unwinds
+                .last()
+                .is_some_and(|p| p.watch >= n - 1)
+            {
                 self.pending_unwinds.pop();
-                self.unwind_watch = self.pending_unwinds.last().map(|p| p.watch).unwrap_or(usize::MAX);
+                self.unwind_watch = self
+                    .pending_unwinds
+                    .last()
+                    .map(|p| p.watch)
+                    .unwrap_or(usize::MAX);
             }
             let top = n - 1;
             let (protect, bp, nargs) = {
                 let f = &self.frames[top];
                 (f.code.unwind_protect, f.bp, f.code.num_args)
             };
-            if protect && f_has_temp(&self.frames[top]) && self.stack[bp + 1 + nargs] == Value::NIL {
+            if protect && f_has_temp(&self.frames[top]) && self.stack[bp + 1 + nargs] == Value::NIL
+            {
                 self.stack[bp + 1 + nargs] = Value::TRUE;
-                let block = if nargs >= 1 { self.stack[bp + 1] } else { Value::NIL };
-                self.pending_unwinds.push(PendingUnwind { watch: n, target, action });
+                let block = if nargs >= 1 {
+                    self.stack[bp + 1]
+                } else {
+                    Value::NIL
+                };
+                self.pending_unwinds.push(PendingUnwind {
+                    watch: n,
+                    target,
+                    action,
+                });
                 self.unwind_watch = n;
                 self.stack.push(block);
                 let value = self.sym_cache.value;
@@ -479,7 +543,10 @@ impl Vm {
                 }
                 return Ok(());
             }
-            let f = self.frames.pop().ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
+            let f = self
+                .frames
+                .pop()
+                .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
             if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
                 self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
             }
@@ -495,17 +562,25 @@ impl Vm {
         match action {
             UnwindAction::Return(v) => self.return_from_top(v),
             UnwindAction::Restart => {
-                let Some(f) = self.frames.last_mut() else { return Ok(()) };
+                let Some(f) = self.frames.last_mut() else {
+                    return Ok(());
+                };
                 f.pc = 0;
                 let code = f.code.clone();
                 let bp = f.bp;
-                let outer = if code.has_env() && f.env.is_ptr() { self.heap.slot(f.env, ENV_PARENT) } else { f.env };
+                let outer = if code.has_env() && f.env.is_ptr() {
+                    self.heap.slot(f.env, ENV_PARENT)
+                } else {
+                    f.env
+                };
                 self.stack.truncate(bp + 1 + code.num_args);
                 for _ in 0..code.num_temps {
                     self.stack.push(Value::NIL);
                 }
                 if code.has_env() {
-                    let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + code.env_size)?;
+                    let e = self
+                        .heap
+                        .alloc_pointers(cls::ENV, ENV_VARS + code.env_size)?;
                     self.heap.set_slot(e, ENV_PARENT, outer);
                     if code.kind == CodeKind::Method {
                         self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
@@ -521,7 +596,9 @@ impl Vm {
     }
 
     fn non_local_return(&mut self, v: Value) -> Result<(), VmError> {
-        let Some(f) = self.frames.last() else { return Ok(()) };
+        let Some(f) = self.frames.last() else {
+            return Ok(());
+        };
         // The home env is the root of the env chain.
         let mut home = f.env;
         while home.is_ptr() {
@@ -533,7 +610,9 @@ impl Vm {
         }
         let alive = home.is_ptr() && self.heap.slot(home, ENV_ALIVE) == Value::TRUE;
         let target = if alive {
-            self.frames.iter().rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
+            self.frames
+                .iter()
+                .rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
         } else {
             None
         };
@@ -790,7 +869,12 @@ impl Vm {
                             pc = target as usize;
                         }
                     }
-                    Op::ForTest { counter, limit, step, exit } => {
+                    Op::ForTest {
+                        counter,
+                        limit,
+                        step,
+                        exit,
+                    } => {
                         self.obs.inlined += 1;
                         let c = self.stack[bp + 1 + counter as usize];
                         let l = self.stack[bp + 1 + limit as usize];
@@ -807,9 +891,11 @@ impl Vm {
                                 // SOM's `[i <= limit] whileTrue:` does.
                                 (Some(a), Some(b)) => {
                                     if step > 0 {
-                                        !(a <= b)
+                                        a.partial_cmp(&b)
+                                            .is_none_or(|o| o == std::cmp::Ordering::Greater)
                                     } else {
-                                        !(a >= b)
+                                        a.partial_cmp(&b)
+                                            .is_none_or(|o| o == std::cmp::Ordering::Less)
                                     }
                                 }
                                 _ => {
@@ -825,14 +911,26 @@ impl Vm {
                             pc = exit as usize;
                         }
                     }
-                    Op::ForIncr { counter, step, target } => {
+                    Op::ForIncr {
+                        counter,
+                        step,
+                        target,
+                    } => {
                         let slot = bp + 1 + counter as usize;
                         let c = self.stack[slot];
-                        let next = match c.as_int().and_then(|a| a.checked_add(step as i64)).and_then(Value::from_i64) {
+                        let next = match c
+                            .as_int()
+                            .and_then(|a| a.checked_add(step as i64))
+                            .and_then(Value::from_i64)
+                        {
                             Some(v) => v,
                             None => match self.number_as_f64(c) {
                                 Some(d) => self.new_double(d + step as f64)?,
-                                None => crate::prims::integer::add_values(self, c, Value::small(step as i64))?,
+                                None => crate::prims::integer::add_values(
+                                    self,
+                                    c,
+                                    Value::small(step as i64),
+                                )?,
                             },
                         };
                         self.stack[slot] = next;
@@ -865,7 +963,11 @@ impl Vm {
 
     #[inline(always)]
     fn field(&self, r: Value, i: usize) -> Value {
-        if r.is_ptr() && i < self.heap.size(r) { self.heap.slot(r, i) } else { Value::NIL }
+        if r.is_ptr() && i < self.heap.size(r) {
+            self.heap.slot(r, i)
+        } else {
+            Value::NIL
+        }
     }
 
     #[inline(always)]
@@ -912,8 +1014,18 @@ impl Vm {
     fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
         let n = self.stack.len();
         match op {
-            SpecialOp::Add | SpecialOp::Sub | SpecialOp::Mul | SpecialOp::Lt | SpecialOp::Gt | SpecialOp::Le
-            | SpecialOp::Ge | SpecialOp::Eq | SpecialOp::Ne | SpecialOp::Div | SpecialOp::Mod | SpecialOp::BitAnd => {
+            SpecialOp::Add
+            | SpecialOp::Sub
+            | SpecialOp::Mul
+            | SpecialOp::Lt
+            | SpecialOp::Gt
+            | SpecialOp::Le
+            | SpecialOp::Ge
+            | SpecialOp::Eq
+            | SpecialOp::Ne
+            | SpecialOp::Div
+            | SpecialOp::Mod
+            | SpecialOp::BitAnd => {
                 let a = self.stack[n - 2];
                 let b = self.stack[n - 1];
                 if a.is_int() && b.is_int() {
@@ -951,7 +1063,11 @@ impl Vm {
                                 return Ok(false);
                             }
                             let m = x % y;
-                            Value::small(if m != 0 && ((m < 0) != (y < 0)) { m + y } else { m })
+                            Value::small(if m != 0 && ((m < 0) != (y < 0)) {
+                                m + y
+                            } else {
+                                m
+                            })
                         }
                         SpecialOp::BitAnd => Value::small(x & y),
                         _ => return Ok(false),
@@ -960,8 +1076,10 @@ impl Vm {
                     self.stack.push(r);
                     return Ok(true);
                 }
-                let (Some(x), Some(y)) = (self.double_of(a), self.double_of(b).or_else(|| b.as_int().map(|i| i as f64)))
-                else {
+                let (Some(x), Some(y)) = (
+                    self.double_of(a),
+                    self.double_of(b).or_else(|| b.as_int().map(|i| i as f64)),
+                ) else {
                     return Ok(false);
                 };
                 let r = match op {
@@ -999,7 +1117,11 @@ impl Vm {
                     return Ok(false);
                 }
                 let isnil = a == Value::NIL;
-                self.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil { isnil } else { !isnil });
+                self.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
+                    isnil
+                } else {
+                    !isnil
+                });
                 Ok(true)
             }
             SpecialOp::Not => {
@@ -1016,15 +1138,16 @@ impl Vm {
             SpecialOp::At => {
                 let a = self.stack[n - 2];
                 let i = self.stack[n - 1];
-                if a.is_ptr() && self.heap.class_index(a) == cls::ARRAY {
-                    if let Some(i) = i.as_int() {
-                        if i >= 1 && (i as usize) <= self.heap.size(a) {
-                            let v = self.heap.slot(a, i as usize - 1);
-                            self.stack.truncate(n - 2);
-                            self.stack.push(v);
-                            return Ok(true);
-                        }
-                    }
+                if a.is_ptr()
+                    && self.heap.class_index(a) == cls::ARRAY
+                    && let Some(i) = i.as_int()
+                    && i >= 1
+                    && (i as usize) <= self.heap.size(a)
+                {
+                    let v = self.heap.slot(a, i as usize - 1);
+                    self.stack.truncate(n - 2);
+                    self.stack.push(v);
+                    return Ok(true);
                 }
                 Ok(false)
             }
@@ -1032,15 +1155,16 @@ impl Vm {
                 let a = self.stack[n - 3];
                 let i = self.stack[n - 2];
                 let v = self.stack[n - 1];
-                if a.is_ptr() && self.heap.class_index(a) == cls::ARRAY {
-                    if let Some(i) = i.as_int() {
-                        if i >= 1 && (i as usize) <= self.heap.size(a) {
-                            self.heap.set_slot(a, i as usize - 1, v);
-                            self.stack.truncate(n - 3);
-                            self.stack.push(v);
-                            return Ok(true);
-                        }
-                    }
+                if a.is_ptr()
+                    && self.heap.class_index(a) == cls::ARRAY
+                    && let Some(i) = i.as_int()
+                    && i >= 1
+                    && (i as usize) <= self.heap.size(a)
+                {
+                    self.heap.set_slot(a, i as usize - 1, v);
+                    self.stack.truncate(n - 3);
+                    self.stack.push(v);
+                    return Ok(true);
                 }
                 Ok(false)
             }
@@ -1088,5 +1212,9 @@ fn f_has_temp(f: &Frame) -> bool {
 /// Integer division rounding towards negative infinity (SOM's `/` and `//` on Integers).
 pub(crate) fn floor_div(x: i64, y: i64) -> i64 {
     let q = x / y;
-    if (x % y != 0) && ((x < 0) != (y < 0)) { q - 1 } else { q }
+    if (x % y != 0) && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
 }

@@ -14,9 +14,9 @@ pub mod process;
 mod vm;
 
 pub use interp::Prim;
+pub use lupa_heap::{HeapConfig, Value};
 pub use objects::cls;
 pub use observe::{ActivationHooks, Observation, SampleRegister};
-pub use lupa_heap::{HeapConfig, Value};
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 
 impl Vm {

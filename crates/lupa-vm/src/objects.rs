@@ -183,7 +183,9 @@ impl Trivial {
         }
         Some(match ops {
             [Op::PushField(i), Op::ReturnTop, ..] if num_args == 0 => Trivial::Getter(*i),
-            [Op::PushLocal(0), Op::PopField(i), Op::ReturnSelf, ..] if num_args == 1 => Trivial::Setter(*i),
+            [Op::PushLocal(0), Op::PopField(i), Op::ReturnSelf, ..] if num_args == 1 => {
+                Trivial::Setter(*i)
+            }
             [Op::ReturnSelf, ..] => Trivial::ReturnSelf,
             [Op::PushSelf, Op::ReturnTop, ..] => Trivial::ReturnSelf,
             [Op::PushLiteral(k), Op::ReturnTop, ..] => Trivial::Literal(*k),

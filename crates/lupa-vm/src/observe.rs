@@ -77,6 +77,9 @@ impl Observation {
 
     #[inline(always)]
     pub(crate) fn sample(&self, method: u32, pc: usize) {
-        self.sample.last.store(((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF), Ordering::Relaxed);
+        self.sample.last.store(
+            ((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF),
+            Ordering::Relaxed,
+        );
     }
 }

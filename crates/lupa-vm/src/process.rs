@@ -120,13 +120,21 @@ impl Vm {
         let idx = self.procs.procs.len();
         self.heap.set_identity_hash(obj, idx as u32 + 1);
         // Build its first frame by activating the block on a fresh stack.
-        let mut fresh = ProcessState { unwind_watch: usize::MAX, ..ProcessState::default() };
+        let mut fresh = ProcessState {
+            unwind_watch: usize::MAX,
+            ..ProcessState::default()
+        };
         self.swap_state(&mut fresh);
         self.stack.push(closure);
         let r = self.activate_block(closure, 0);
         self.swap_state(&mut fresh);
         r?;
-        self.procs.procs.push(Proc { saved: fresh, object: obj, status: Status::Suspended, terminate_requested: false });
+        self.procs.procs.push(Proc {
+            saved: fresh,
+            object: obj,
+            status: Status::Suspended,
+            terminate_requested: false,
+        });
         Ok(obj)
     }
 
@@ -169,7 +177,9 @@ impl Vm {
     /// Perform a pending switch to the front of the ready queue.
     pub(crate) fn switch_process(&mut self) -> Result<(), VmError> {
         self.procs.switch_pending = false;
-        let Some(next) = self.procs.ready.pop_front() else { return Ok(()) };
+        let Some(next) = self.procs.ready.pop_front() else {
+            return Ok(());
+        };
         let cur = self.procs.current;
         if next != cur {
             let mut st = ProcessState::default();

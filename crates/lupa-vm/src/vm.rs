@@ -238,9 +238,7 @@ impl Vm {
 
     /// Is `v` a String or Symbol? Answers its text (lossy for invalid UTF-8).
     pub fn string_of(&self, v: Value) -> Option<String> {
-        if v.is_ptr() && matches!(self.heap.class_index(v), cls::STRING | cls::SYMBOL) {
-            Some(String::from_utf8_lossy(self.heap.bytes(v)).into_owned())
-        } else if v.is_ptr() && self.classes[self.heap.class_index(v) as usize].shape == Shape::Bytes {
+        if v.is_ptr() && self.classes[self.heap.class_index(v) as usize].shape == Shape::Bytes {
             Some(String::from_utf8_lossy(self.heap.bytes(v)).into_owned())
         } else {
             None
@@ -256,7 +254,11 @@ impl Vm {
         let info = self.classes.get(c as usize)?;
         if info.is_meta || c == cls::METACLASS {
             let idx = self.heap.identity_hash(v);
-            if (idx as usize) < self.classes.len() { Some(idx) } else { None }
+            if (idx as usize) < self.classes.len() {
+                Some(idx)
+            } else {
+                None
+            }
         } else {
             None
         }
@@ -264,12 +266,18 @@ impl Vm {
 
     /// The class object of a class index.
     pub fn class_object(&self, c: u32) -> Value {
-        self.classes.get(c as usize).map(|i| i.object).unwrap_or(Value::NIL)
+        self.classes
+            .get(c as usize)
+            .map(|i| i.object)
+            .unwrap_or(Value::NIL)
     }
 
     /// Name of a class index.
     pub fn class_name(&self, c: u32) -> &str {
-        self.classes.get(c as usize).map(|i| &*i.name).unwrap_or("?")
+        self.classes
+            .get(c as usize)
+            .map(|i| &*i.name)
+            .unwrap_or("?")
     }
 
     /// The value of a global.
@@ -397,7 +405,8 @@ impl Vm {
             if c == cls::ENV {
                 self.classes[c as usize].superclass = Some(cls::OBJECT);
                 let m = self.classes[c as usize].partner;
-                self.classes[m as usize].superclass = Some(self.classes[cls::OBJECT as usize].partner);
+                self.classes[m as usize].superclass =
+                    Some(self.classes[cls::OBJECT as usize].partner);
                 self.classes[c as usize].loaded = true;
                 continue;
             }
@@ -483,7 +492,10 @@ impl Vm {
         for dir in &self.options.class_path {
             let p = dir.join(&file);
             if let Ok(text) = std::fs::read_to_string(&p) {
-                let cat = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let cat = dir
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 return Some((p.display().to_string(), text, cat));
             }
         }
@@ -491,7 +503,10 @@ impl Vm {
             for (path, text) in BUNDLED {
                 let base = path.rsplit('/').next().unwrap_or(path);
                 if base == file {
-                    let cat = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+                    let cat = path
+                        .rsplit_once('/')
+                        .map(|(d, _)| d.to_string())
+                        .unwrap_or_default();
                     return Some((format!("<lupa>/{path}"), (*text).to_string(), cat));
                 }
             }
@@ -506,10 +521,10 @@ impl Vm {
             if let Ok(rd) = std::fs::read_dir(dir) {
                 for e in rd.flatten() {
                     let p = e.path();
-                    if p.extension().is_some_and(|x| x == "som") {
-                        if let Some(s) = p.file_stem() {
-                            names.push(s.to_string_lossy().into_owned());
-                        }
+                    if p.extension().is_some_and(|x| x == "som")
+                        && let Some(s) = p.file_stem()
+                    {
+                        names.push(s.to_string_lossy().into_owned());
                     }
                 }
             }
@@ -529,25 +544,35 @@ impl Vm {
 
     /// Load (if needed) and answer the class index of `name`.
     pub fn load_class_by_name(&mut self, name: &str) -> Result<u32, VmError> {
-        if let Some(&c) = self.class_by_name.get(name) {
-            if self.classes[c as usize].loaded {
-                return Ok(c);
-            }
+        if let Some(&c) = self.class_by_name.get(name)
+            && self.classes[c as usize].loaded
+        {
+            return Ok(c);
         }
         if self.loading.iter().any(|n| n == name) {
-            return Err(VmError::Compile(format!("class {name} inherits from itself (cycle: {})", self.loading.join(" -> "))));
+            return Err(VmError::Compile(format!(
+                "class {name} inherits from itself (cycle: {})",
+                self.loading.join(" -> ")
+            )));
         }
         let Some((path, text, category)) = self.find_class_source(name) else {
-            return Err(VmError::ClassNotFound(format!(
-                "cannot find class {name}: no {name}.som on the class path{}",
-                if self.options.class_path.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({})",
-                        self.options.class_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":")
-                    )
+            let path = self
+                .options
+                .class_path
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":");
+            let wherein = match (path.is_empty(), self.options.use_bundled) {
+                (true, true) => "in Lupa's class library (no class path given)".to_string(),
+                (true, false) => {
+                    "anywhere: no class path given and the bundled library is off".to_string()
                 }
+                (false, true) => format!("on the class path ({path}) nor in Lupa's class library"),
+                (false, false) => format!("on the class path ({path})"),
+            };
+            return Err(VmError::ClassNotFound(format!(
+                "cannot find class {name}: no {name}.som {wherein}"
             )));
         };
         self.loading.push(name.to_string());
@@ -567,19 +592,24 @@ impl Vm {
     ) -> Result<u32, VmError> {
         let src = Rc::new(SourceFile::new(path, text));
         let def = lupa_syntax::parse_class(text).map_err(|d| VmError::Compile(d.render(&src)))?;
-        if let Some(exp) = expected {
-            if def.name.name != exp {
-                return Err(VmError::Compile(format!(
-                    "{path}: the file defines class {} but was expected to define {exp}",
-                    def.name.name
-                )));
-            }
+        if let Some(exp) = expected
+            && def.name.name != exp
+        {
+            return Err(VmError::Compile(format!(
+                "{path}: the file defines class {} but was expected to define {exp}",
+                def.name.name
+            )));
         }
         self.sources.insert(Rc::from(path), src.clone());
         self.define_class(&def, &src, category)
     }
 
-    fn define_class(&mut self, def: &ClassDef, src: &Rc<SourceFile>, category: &str) -> Result<u32, VmError> {
+    fn define_class(
+        &mut self,
+        def: &ClassDef,
+        src: &Rc<SourceFile>,
+        category: &str,
+    ) -> Result<u32, VmError> {
         let name = def.name.name.as_str();
         let sup = match &def.superclass {
             None => Some(cls::OBJECT),
@@ -588,7 +618,10 @@ impl Vm {
                 let s = self.load_class_by_name(&id.name).map_err(|e| match e {
                     VmError::ClassNotFound(m) => {
                         let (l, c) = src.line_col(id.span.start);
-                        VmError::ClassNotFound(format!("{}:{l}:{c}: superclass of {name}: {m}", src.name))
+                        VmError::ClassNotFound(format!(
+                            "{}:{l}:{c}: superclass of {name}: {m}",
+                            src.name
+                        ))
                     }
                     other => other,
                 })?;
@@ -605,17 +638,26 @@ impl Vm {
         self.set_superclass(c, sup);
         let m = self.classes[c as usize].partner;
         // Fields.
-        let mut fields: Vec<Rc<str>> = sup.map(|s| self.classes[s as usize].fields.clone()).unwrap_or_default();
-        fields.extend(def.instance_fields.iter().map(|f| Rc::from(f.name.as_str())));
+        let mut fields: Vec<Rc<str>> = sup
+            .map(|s| self.classes[s as usize].fields.clone())
+            .unwrap_or_default();
+        fields.extend(
+            def.instance_fields
+                .iter()
+                .map(|f| Rc::from(f.name.as_str())),
+        );
         let msup = self.classes[m as usize].superclass.unwrap_or(cls::CLASS);
-        let mut mfields: Vec<Rc<str>> =
-            if msup == m { Vec::new() } else { self.classes[msup as usize].fields.clone() };
+        let mut mfields: Vec<Rc<str>> = if msup == m {
+            Vec::new()
+        } else {
+            self.classes[msup as usize].fields.clone()
+        };
         mfields.extend(def.class_fields.iter().map(|f| Rc::from(f.name.as_str())));
         // Shape is inherited unless the class is a kernel class with a fixed shape.
-        if c >= cls::COUNT {
-            if let Some(s) = sup {
-                self.classes[c as usize].shape = self.classes[s as usize].shape;
-            }
+        if c >= cls::COUNT
+            && let Some(s) = sup
+        {
+            self.classes[c as usize].shape = self.classes[s as usize].shape;
         }
         self.classes[c as usize].fields = fields;
         self.classes[c as usize].source = Rc::from(src.name.as_str());
@@ -661,21 +703,36 @@ impl Vm {
         md: &lupa_syntax::MethodDef,
         src: &Rc<SourceFile>,
     ) -> Result<u32, VmError> {
-        let fields: Vec<String> = self.classes[c as usize].fields.iter().map(|f| f.to_string()).collect();
-        let cc = lupa_compiler::compile_method(md, &fields, src).map_err(|d| VmError::Compile(d.render(src)))?;
+        let fields: Vec<String> = self.classes[c as usize]
+            .fields
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        let cc = lupa_compiler::compile_method(md, &fields, src)
+            .map_err(|d| VmError::Compile(d.render(src)))?;
         let id = self.install_code(c, &cc, &src.name)?;
         Ok(id)
     }
 
     /// Compile method source in class `c` and install it; answers the method id.
-    pub fn compile_and_install(&mut self, c: u32, source: &str, file: &str) -> Result<u32, VmError> {
+    pub fn compile_and_install(
+        &mut self,
+        c: u32,
+        source: &str,
+        file: &str,
+    ) -> Result<u32, VmError> {
         let src = Rc::new(SourceFile::new(file, source));
         let md = lupa_syntax::parse_method(source).map_err(|d| VmError::Compile(d.render(&src)))?;
         self.compile_def_and_install(c, &md, &src)
     }
 
     /// Turn compiled code into runtime code (recursively for blocks) and register it.
-    pub(crate) fn make_code(&mut self, holder: u32, cc: &CompiledCode, file: &Rc<str>) -> Result<Rc<MethodCode>, OutOfMemory> {
+    pub(crate) fn make_code(
+        &mut self,
+        holder: u32,
+        cc: &CompiledCode,
+        file: &Rc<str>,
+    ) -> Result<Rc<MethodCode>, OutOfMemory> {
         let blocks = cc
             .blocks
             .iter()
@@ -698,7 +755,12 @@ impl Vm {
             primitive = self.find_primitive(&class_name, &cc.selector);
         }
         let trivial = if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive {
-            crate::objects::Trivial::of(&cc.code, cc.num_args as usize, cc.num_temps as usize, cc.env_size > 0 || cc.needs_env)
+            crate::objects::Trivial::of(
+                &cc.code,
+                cc.num_args as usize,
+                cc.num_temps as usize,
+                cc.env_size > 0 || cc.needs_env,
+            )
         } else {
             None
         };
@@ -717,7 +779,9 @@ impl Vm {
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
             sel_ids: sel_ids.into_boxed_slice(),
-            caches: (0..cc.num_send_sites).map(|_| Cell::new(InlineCache::default())).collect(),
+            caches: (0..cc.num_send_sites)
+                .map(|_| Cell::new(InlineCache::default()))
+                .collect(),
             blocks: blocks.into_boxed_slice(),
             primitive: Cell::new(primitive),
             primitive_only: cc.is_primitive,
@@ -739,11 +803,20 @@ impl Vm {
     }
 
     /// Install compiled code as method of class `c`; answers its id.
-    pub fn install_code(&mut self, c: u32, cc: &CompiledCode, file: &str) -> Result<u32, OutOfMemory> {
+    pub fn install_code(
+        &mut self,
+        c: u32,
+        cc: &CompiledCode,
+        file: &str,
+    ) -> Result<u32, OutOfMemory> {
         let file: Rc<str> = Rc::from(file);
         let code = self.make_code(c, cc, &file)?;
         debug_assert_eq!(code.kind, CodeKind::Method);
-        let mclass = if code.primitive_only { cls::PRIMITIVE } else { cls::METHOD };
+        let mclass = if code.primitive_only {
+            cls::PRIMITIVE
+        } else {
+            cls::METHOD
+        };
         let obj = self.heap.alloc_pointers(mclass, 0)?;
         self.heap.set_identity_hash(obj, code.id + 1);
         code.object.set(obj);
@@ -783,7 +856,11 @@ impl Vm {
         }
         let id = self.heap.identity_hash(v).checked_sub(1)?;
         let code = self.methods.get(id as usize)?;
-        if code.object.get() == v { Some(code.clone()) } else { None }
+        if code.object.get() == v {
+            Some(code.clone())
+        } else {
+            None
+        }
     }
 
     fn const_value(&mut self, c: &Const) -> Result<Value, OutOfMemory> {
@@ -897,11 +974,11 @@ impl Vm {
         c.root(&mut self.processor_object);
         c.finish();
         self.obs.gc_time_ns += t0.elapsed().as_nanos() as u64;
-        if self.options.verify_heap {
-            if let Err(e) = self.heap.verify(self.classes.len() as u32) {
-                eprintln!("lupa: heap verification failed after GC: {e}");
-                std::process::exit(70);
-            }
+        if self.options.verify_heap
+            && let Err(e) = self.heap.verify(self.classes.len() as u32)
+        {
+            eprintln!("lupa: heap verification failed after GC: {e}");
+            std::process::exit(70);
         }
     }
 }

@@ -22,21 +22,33 @@ fn indexable(vm: &Vm, a: Value) -> Option<(usize, usize)> {
 
 fn at(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else { return Prim::Fail };
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some((named, size)) = indexable(vm, a) else {
+        return Prim::Fail;
+    };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     if i < 1 || i as usize > size {
-        return Prim::Error(format!("index {i} out of bounds: the array has {size} elements"));
+        return Prim::Error(format!(
+            "index {i} out of bounds: the array has {size} elements"
+        ));
     }
     Prim::Ok(vm.heap.slot(a, named + i as usize - 1))
 }
 
 fn at_put(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else { return Prim::Fail };
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some((named, size)) = indexable(vm, a) else {
+        return Prim::Fail;
+    };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     let v = arg(vm, argc, 2);
     if i < 1 || i as usize > size {
-        return Prim::Error(format!("index {i} out of bounds: the array has {size} elements"));
+        return Prim::Error(format!(
+            "index {i} out of bounds: the array has {size} elements"
+        ));
     }
     vm.heap.set_slot(a, named + i as usize - 1, v);
     Prim::Ok(v)
@@ -52,8 +64,12 @@ fn length(vm: &mut Vm, argc: usize) -> Prim {
 
 fn new_sized(vm: &mut Vm, argc: usize) -> Prim {
     let cobj = arg(vm, argc, 0);
-    let Some(c) = vm.class_index_of_object(cobj) else { return Prim::Fail };
-    let Some(n) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some(c) = vm.class_index_of_object(cobj) else {
+        return Prim::Fail;
+    };
+    let Some(n) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     if n < 0 {
         return Prim::Error(format!("cannot create an array with a negative size ({n})"));
     }
@@ -62,8 +78,12 @@ fn new_sized(vm: &mut Vm, argc: usize) -> Prim {
 
 fn new_with_all(vm: &mut Vm, argc: usize) -> Prim {
     let cobj = arg(vm, argc, 0);
-    let Some(c) = vm.class_index_of_object(cobj) else { return Prim::Fail };
-    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else { return Prim::Fail };
+    let Some(c) = vm.class_index_of_object(cobj) else {
+        return Prim::Fail;
+    };
+    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else {
+        return Prim::Fail;
+    };
     let v = arg(vm, argc, 2);
     let a = tryalloc!(vm.instantiate(c, n as usize));
     let named = vm.classes[c as usize].fields.len();
@@ -75,17 +95,28 @@ fn new_with_all(vm: &mut Vm, argc: usize) -> Prim {
 
 fn copy_from_to(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else { return Prim::Fail };
-    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else { return Prim::Fail };
+    let Some((named, size)) = indexable(vm, a) else {
+        return Prim::Fail;
+    };
+    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else {
+        return Prim::Fail;
+    };
     if to < from {
         return Prim::Ok(tryalloc!(vm.new_array(&[])));
     }
     if from < 1 || to as usize > size {
-        return Prim::Error(format!("copyFrom: {from} to: {to} out of bounds for an array of {size} elements"));
+        return Prim::Error(format!(
+            "copyFrom: {from} to: {to} out of bounds for an array of {size} elements"
+        ));
     }
-    let vals: Vec<Value> = (from..=to).map(|i| vm.heap.slot(a, named + i as usize - 1)).collect();
+    let vals: Vec<Value> = (from..=to)
+        .map(|i| vm.heap.slot(a, named + i as usize - 1))
+        .collect();
     let c = vm.heap.class_index(a);
-    let r = tryalloc!(vm.instantiate(if c == cls::WEAK_ARRAY { cls::ARRAY } else { c }, vals.len()));
+    let r = tryalloc!(vm.instantiate(
+        if c == cls::WEAK_ARRAY { cls::ARRAY } else { c },
+        vals.len()
+    ));
     let rnamed = vm.classes[vm.heap.class_index(r) as usize].fields.len();
     for (k, v) in vals.into_iter().enumerate() {
         vm.heap.set_slot(r, rnamed + k, v);

@@ -48,7 +48,9 @@ fn num_args(vm: &mut Vm, argc: usize) -> Prim {
 fn restart(vm: &mut Vm, argc: usize) -> Prim {
     let n = vm.stack.len() - argc - 1;
     vm.stack.truncate(n);
-    let Some(top) = vm.frames.len().checked_sub(1) else { return Prim::Fail };
+    let Some(top) = vm.frames.len().checked_sub(1) else {
+        return Prim::Fail;
+    };
     match vm.unwind_to(top, UnwindAction::Restart) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
@@ -84,18 +86,26 @@ fn handler_frame_below(vm: &mut Vm, argc: usize) -> Prim {
             None => return Prim::Fail,
         },
     };
-    let found = (0..start).rev().find(|&i| vm.frames[i].code.exception_handler);
+    let found = (0..start)
+        .rev()
+        .find(|&i| vm.frames[i].code.exception_handler);
     Prim::Ok(found.map(|i| Value::small(i as i64)).unwrap_or(Value::NIL))
 }
 
 fn receiver_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Fail };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Fail;
+    };
     Prim::Ok(vm.stack[vm.frames[f].bp])
 }
 
 fn argument_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Fail };
-    let Some(n) = arg(vm, argc, 2).as_int() else { return Prim::Fail };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Fail;
+    };
+    let Some(n) = arg(vm, argc, 2).as_int() else {
+        return Prim::Fail;
+    };
     let fr = &vm.frames[f];
     if n < 1 || n as usize > fr.code.num_args {
         return Prim::Fail;
@@ -132,24 +142,32 @@ fn temp_of_put(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn method_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Fail };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Fail;
+    };
     let home = vm.frames[f].code.home.get();
     Prim::Ok(vm.methods[home as usize].object.get())
 }
 
 fn is_block_frame(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Fail };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::bool(vm.frames[f].code.kind == CodeKind::Block))
 }
 
 fn line_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Fail };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Fail;
+    };
     let fr = &vm.frames[f];
     Prim::Ok(Value::small(fr.code.line_of(fr.pc.saturating_sub(1)) as i64))
 }
 
 fn unwind_to_return(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Error("unwindTo:return: invalid frame".into()) };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Error("unwindTo:return: invalid frame".into());
+    };
     let v = arg(vm, argc, 2);
     let n = vm.stack.len() - argc - 1;
     vm.stack.truncate(n);
@@ -160,7 +178,9 @@ fn unwind_to_return(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn restart_frame(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else { return Prim::Error("restart: invalid frame".into()) };
+    let Some(f) = frame_arg(vm, argc, 1) else {
+        return Prim::Error("restart: invalid frame".into());
+    };
     let n = vm.stack.len() - argc - 1;
     vm.stack.truncate(n);
     match vm.unwind_to(f, UnwindAction::Restart) {
@@ -198,14 +218,18 @@ fn new_process(vm: &mut Vm, argc: usize) -> Prim {
 
 fn process_resume(vm: &mut Vm, argc: usize) -> Prim {
     let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else { return Prim::Fail };
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
     vm.resume_process(i);
     Prim::Ok(p)
 }
 
 fn process_suspend(vm: &mut Vm, argc: usize) -> Prim {
     let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else { return Prim::Fail };
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
     if i == vm.procs.current {
         if let Err(e) = vm.block_current(Status::Suspended) {
             return Prim::Abort(e);
@@ -219,7 +243,9 @@ fn process_suspend(vm: &mut Vm, argc: usize) -> Prim {
 
 fn process_terminate(vm: &mut Vm, argc: usize) -> Prim {
     let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else { return Prim::Fail };
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
     if i == vm.procs.current {
         let n = vm.stack.len() - argc - 1;
         vm.stack.truncate(n);
@@ -236,7 +262,9 @@ fn process_terminate(vm: &mut Vm, argc: usize) -> Prim {
 
 fn process_is_terminated(vm: &mut Vm, argc: usize) -> Prim {
     let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else { return Prim::Fail };
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::bool(vm.procs.procs[i].status == Status::Terminated))
 }
 
@@ -258,7 +286,9 @@ fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
 }
 
 fn sem_new(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = vm.class_index_of_object(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(c) = vm.class_index_of_object(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let s = tryalloc!(vm.instantiate(c, 0));
     vm.procs.sems.push(Default::default());
     let i = vm.procs.sems.len() as u32;
@@ -268,7 +298,9 @@ fn sem_new(vm: &mut Vm, argc: usize) -> Prim {
 
 fn sem_signal(vm: &mut Vm, argc: usize) -> Prim {
     let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else { return Prim::Fail };
+    let Some(i) = sem_index(vm, s) else {
+        return Prim::Fail;
+    };
     match vm.procs.sems[i].waiting.pop_front() {
         Some(p) => {
             vm.procs.procs[p].status = Status::Ready;
@@ -281,7 +313,9 @@ fn sem_signal(vm: &mut Vm, argc: usize) -> Prim {
 
 fn sem_wait(vm: &mut Vm, argc: usize) -> Prim {
     let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else { return Prim::Fail };
+    let Some(i) = sem_index(vm, s) else {
+        return Prim::Fail;
+    };
     if vm.procs.sems[i].excess > 0 {
         vm.procs.sems[i].excess -= 1;
         return Prim::Ok(s);
@@ -296,7 +330,9 @@ fn sem_wait(vm: &mut Vm, argc: usize) -> Prim {
 
 fn sem_excess(vm: &mut Vm, argc: usize) -> Prim {
     let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else { return Prim::Fail };
+    let Some(i) = sem_index(vm, s) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::small(vm.procs.sems[i].excess))
 }
 

@@ -10,7 +10,10 @@ fn recv(vm: &Vm, argc: usize) -> Option<f64> {
 }
 
 fn both(vm: &Vm, argc: usize) -> Option<(f64, f64)> {
-    Some((vm.number_as_f64(arg(vm, argc, 0))?, vm.number_as_f64(arg(vm, argc, 1))?))
+    Some((
+        vm.number_as_f64(arg(vm, argc, 0))?,
+        vm.number_as_f64(arg(vm, argc, 1))?,
+    ))
 }
 
 macro_rules! arith {
@@ -67,7 +70,9 @@ unary! {
 }
 
 fn eq(vm: &mut Vm, argc: usize) -> Prim {
-    Prim::Ok(Value::bool(matches!(both(vm, argc), Some((x, y)) if x == y)))
+    Prim::Ok(Value::bool(
+        matches!(both(vm, argc), Some((x, y)) if x == y),
+    ))
 }
 
 fn to_integer(vm: &mut Vm, d: f64) -> Prim {
@@ -88,22 +93,30 @@ fn to_integer(vm: &mut Vm, d: f64) -> Prim {
 }
 
 fn truncated(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     to_integer(vm, x.trunc())
 }
 
 fn round(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     to_integer(vm, (x + 0.5).floor())
 }
 
 fn floor(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     to_integer(vm, x.floor())
 }
 
 fn ceiling(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     to_integer(vm, x.ceil())
 }
 
@@ -114,20 +127,30 @@ pub(crate) fn format_double(d: f64) -> String {
         return "NaN".into();
     }
     if d.is_infinite() {
-        return if d > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if d > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let s = format!("{d:?}");
     if s.contains('e') {
         // Rust prints 1e16 as "1e16": make it "1.0e16" style like other SOMs.
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = if m.contains('.') { m.to_string() } else { format!("{m}.0") };
+        let m = if m.contains('.') {
+            m.to_string()
+        } else {
+            format!("{m}.0")
+        };
         return format!("{m}E{e}");
     }
     s
 }
 
 fn as_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.new_string(&format_double(x))))
 }
 
@@ -140,7 +163,9 @@ fn nan(vm: &mut Vm, _argc: usize) -> Prim {
 }
 
 fn from_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(s) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     match s.trim().parse::<f64>() {
         Ok(d) => Prim::Ok(tryalloc!(vm.new_double(d))),
         Err(_) => Prim::Ok(Value::NIL),
@@ -148,7 +173,9 @@ fn from_string(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else { return Prim::Fail };
+    let Some(x) = recv(vm, argc) else {
+        return Prim::Fail;
+    };
     let b = x.to_bits();
     Prim::Ok(Value::small(((b ^ (b >> 31)) & 0x3FFF_FFFF) as i64))
 }

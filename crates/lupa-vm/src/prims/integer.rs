@@ -91,7 +91,9 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
     let b = arg(vm, argc, 1);
     if let Op::FloorDiv = op {
         // SOM: Integer>>// is floating-point division.
-        let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else { return Prim::Fail };
+        let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else {
+            return Prim::Fail;
+        };
         return Prim::Ok(tryalloc!(vm.new_double(x / y)));
     }
     // Fast path: both small.
@@ -130,7 +132,11 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
             }
             Op::Shr => {
                 if !(0..64).contains(&y) {
-                    return if y >= 64 { Prim::Ok(Value::small(0)) } else { Prim::Fail };
+                    return if y >= 64 {
+                        Prim::Ok(Value::small(0))
+                    } else {
+                        Prim::Fail
+                    };
                 }
                 // SOM's >>> is a logical shift of the 64-bit two's complement value.
                 let r = (x as u64) >> y;
@@ -140,7 +146,11 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
                 if y < 0 {
                     return Prim::Fail;
                 }
-                Some(if y >= 63 { if x < 0 { -1 } else { 0 } } else { x >> y })
+                Some(if y >= 63 {
+                    if x < 0 { -1 } else { 0 }
+                } else {
+                    x >> y
+                })
             }
             Op::Eq => return Prim::Ok(Value::bool(x == y)),
             Op::Ne => return Prim::Ok(Value::bool(x != y)),
@@ -155,7 +165,9 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
     }
     // Double argument: compute in floating point.
     if let Some(y) = is_double(vm, b) {
-        let Some(x) = vm.number_as_f64(a) else { return Prim::Fail };
+        let Some(x) = vm.number_as_f64(a) else {
+            return Prim::Fail;
+        };
         return double_result(vm, x, y, op);
     }
     let (Some(x), Some(y)) = (big_of(vm, a), big_of(vm, b)) else {
@@ -241,19 +253,29 @@ ops! {
 }
 
 fn as_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.new_string(&b.to_string())))
 }
 
 fn print_string_radix(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
-    let Some(r) = arg(vm, argc, 1).as_int().filter(|r| (2..=36).contains(r)) else { return Prim::Fail };
-    Prim::Ok(tryalloc!(vm.new_string(&b.to_str_radix(r as u32).to_uppercase())))
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    let Some(r) = arg(vm, argc, 1).as_int().filter(|r| (2..=36).contains(r)) else {
+        return Prim::Fail;
+    };
+    Prim::Ok(tryalloc!(
+        vm.new_string(&b.to_str_radix(r as u32).to_uppercase())
+    ))
 }
 
 fn sqrt(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(b) = big_of(vm, a) else { return Prim::Fail };
+    let Some(b) = big_of(vm, a) else {
+        return Prim::Fail;
+    };
     if b.is_negative() {
         return Prim::Ok(tryalloc!(vm.new_double(f64::NAN)));
     }
@@ -266,7 +288,9 @@ fn sqrt(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn at_random(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(n) = arg(vm, argc, 0).as_int() else { return Prim::Fail };
+    let Some(n) = arg(vm, argc, 0).as_int() else {
+        return Prim::Fail;
+    };
     if n <= 0 {
         return Prim::Fail;
     }
@@ -275,24 +299,32 @@ fn at_random(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn as_double(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(d) = vm.number_as_f64(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(d) = vm.number_as_f64(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.new_double(d)))
 }
 
 fn as_32_signed(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
     Prim::Ok(Value::small(low as i32 as i64))
 }
 
 fn as_32_unsigned(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
     Prim::Ok(Value::small(low as i64))
 }
 
 fn from_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(s) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     match s.trim().parse::<BigInt>() {
         Ok(b) => Prim::Ok(tryalloc!(big_to_value(vm, &b))),
         Err(_) => Prim::Ok(Value::NIL),
@@ -300,7 +332,11 @@ fn from_string(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn as_character_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = arg(vm, argc, 0).as_int().and_then(|i| u32::try_from(i).ok()).and_then(char::from_u32) else {
+    let Some(c) = arg(vm, argc, 0)
+        .as_int()
+        .and_then(|i| u32::try_from(i).ok())
+        .and_then(char::from_u32)
+    else {
         return Prim::Fail;
     };
     Prim::Ok(tryalloc!(vm.new_string(&c.to_string())))
@@ -311,7 +347,9 @@ fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
     if a.is_int() {
         return Prim::Ok(a);
     }
-    let Some(b) = big_of(vm, a) else { return Prim::Fail };
+    let Some(b) = big_of(vm, a) else {
+        return Prim::Fail;
+    };
     let h = b.iter_u64_digits().fold(0u64, |h, d| h.rotate_left(7) ^ d) & 0x3FFF_FFFF;
     Prim::Ok(Value::small(h as i64))
 }

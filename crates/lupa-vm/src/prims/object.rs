@@ -29,7 +29,11 @@ fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
 
 fn object_size(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    Prim::Ok(Value::small(if a.is_ptr() { vm.heap.object_bytes(a) as i64 } else { 8 }))
+    Prim::Ok(Value::small(if a.is_ptr() {
+        vm.heap.object_bytes(a) as i64
+    } else {
+        8
+    }))
 }
 
 fn shallow_copy(vm: &mut Vm, argc: usize) -> Prim {
@@ -83,7 +87,9 @@ fn inspect(vm: &mut Vm, argc: usize) -> Prim {
 /// perform: family. Rearranges the stack into a normal send.
 fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) -> Prim {
     let sel = arg(vm, argc, 1);
-    let Some(id) = vm.symbol_id(sel) else { return Prim::Error("perform: needs a Symbol as selector".into()) };
+    let Some(id) = vm.symbol_id(sel) else {
+        return Prim::Error("perform: needs a Symbol as selector".into());
+    };
     let mut args: Vec<Value> = Vec::new();
     if with_args {
         let a = arg(vm, argc, 2);
@@ -108,9 +114,19 @@ fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) ->
         vm.class_of(arg(vm, argc, 0))
     };
     let sel_name = vm.symbols.name(id).to_string();
-    let expected = sel_name.matches(':').count() + usize::from(sel_name.chars().next().is_some_and(|c| !c.is_alphanumeric() && c != '_') && !sel_name.contains(':'));
+    let expected = sel_name.matches(':').count()
+        + usize::from(
+            sel_name
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_alphanumeric() && c != '_')
+                && !sel_name.contains(':'),
+        );
     if expected != args.len() {
-        return Prim::Error(format!("wrong number of arguments for #{sel_name}: expected {expected}, got {}", args.len()));
+        return Prim::Error(format!(
+            "wrong number of arguments for #{sel_name}: expected {expected}, got {}",
+            args.len()
+        ));
     }
     let recv = arg(vm, argc, 0);
     let n = vm.stack.len() - argc - 1;
@@ -139,21 +155,37 @@ fn perform_with_args_in_super(vm: &mut Vm, argc: usize) -> Prim {
 
 fn inst_var_at(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
-    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) { vm.heap.size(a) } else { 0 };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
+    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) {
+        vm.heap.size(a)
+    } else {
+        0
+    };
     if i < 1 || i as usize > n {
-        return Prim::Error(format!("instVarAt: {i} out of bounds (the object has {n} slots)"));
+        return Prim::Error(format!(
+            "instVarAt: {i} out of bounds (the object has {n} slots)"
+        ));
     }
     Prim::Ok(vm.heap.slot(a, i as usize - 1))
 }
 
 fn inst_var_at_put(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     let v = arg(vm, argc, 2);
-    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) { vm.heap.size(a) } else { 0 };
+    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) {
+        vm.heap.size(a)
+    } else {
+        0
+    };
     if i < 1 || i as usize > n {
-        return Prim::Error(format!("instVarAt: {i} put: out of bounds (the object has {n} slots)"));
+        return Prim::Error(format!(
+            "instVarAt: {i} put: out of bounds (the object has {n} slots)"
+        ));
     }
     vm.heap.set_slot(a, i as usize - 1, v);
     Prim::Ok(v)
@@ -163,7 +195,10 @@ fn field_index(vm: &mut Vm, argc: usize) -> Option<(Value, usize)> {
     let a = arg(vm, argc, 0);
     let name = vm.string_of(arg(vm, argc, 1))?;
     let c = vm.class_of(a);
-    let idx = vm.classes[c as usize].fields.iter().position(|f| **f == *name)?;
+    let idx = vm.classes[c as usize]
+        .fields
+        .iter()
+        .position(|f| **f == *name)?;
     Some((a, idx))
 }
 
@@ -187,7 +222,9 @@ fn inst_var_named_put(vm: &mut Vm, argc: usize) -> Prim {
 
 fn responds_to(vm: &mut Vm, argc: usize) -> Prim {
     let c = vm.class_of(arg(vm, argc, 0));
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Ok(Value::FALSE) };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Ok(Value::FALSE);
+    };
     Prim::Ok(Value::bool(!matches!(vm.lookup(c, id), Lookup::NotFound)))
 }
 
@@ -198,28 +235,46 @@ fn this_class(vm: &mut Vm, argc: usize) -> Option<u32> {
 }
 
 fn class_name(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     let name = vm.classes[c as usize].name.to_string();
     Prim::Ok(tryalloc!(vm.symbol(&name)))
 }
 
 fn class_new(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    if matches!(c, cls::INTEGER | cls::DOUBLE | cls::SYMBOL | cls::NIL | cls::TRUE | cls::FALSE) {
-        return Prim::Error(format!("{} cannot be instantiated with new", vm.class_name(c)));
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    if matches!(
+        c,
+        cls::INTEGER | cls::DOUBLE | cls::SYMBOL | cls::NIL | cls::TRUE | cls::FALSE
+    ) {
+        return Prim::Error(format!(
+            "{} cannot be instantiated with new",
+            vm.class_name(c)
+        ));
     }
     Prim::Ok(tryalloc!(vm.instantiate(c, 0)))
 }
 
 fn class_superclass(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     let s = vm.classes[c as usize].superclass;
     Prim::Ok(s.map(|s| vm.class_object(s)).unwrap_or(Value::NIL))
 }
 
 fn class_fields(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    let names: Vec<String> = vm.classes[c as usize].fields.iter().map(|f| f.to_string()).collect();
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    let names: Vec<String> = vm.classes[c as usize]
+        .fields
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
     let mut syms = Vec::with_capacity(names.len());
     for n in names {
         syms.push(tryalloc!(vm.symbol(&n)));
@@ -228,35 +283,63 @@ fn class_fields(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn class_methods(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     let info = &vm.classes[c as usize];
-    let ms: Vec<Value> = info.method_order.iter().filter_map(|s| info.methods.get(s).copied()).collect();
+    let ms: Vec<Value> = info
+        .method_order
+        .iter()
+        .filter_map(|s| info.methods.get(s).copied())
+        .collect();
     Prim::Ok(tryalloc!(vm.new_array(&ms)))
 }
 
 fn class_at(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Ok(Value::NIL) };
-    Prim::Ok(vm.classes[c as usize].methods.get(&id).copied().unwrap_or(Value::NIL))
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Ok(Value::NIL);
+    };
+    Prim::Ok(
+        vm.classes[c as usize]
+            .methods
+            .get(&id)
+            .copied()
+            .unwrap_or(Value::NIL),
+    )
 }
 
 fn class_at_put(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Error("methodAt:put: needs a Symbol".into()) };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Error("methodAt:put: needs a Symbol".into());
+    };
     let m = arg(vm, argc, 2);
     vm.put_method(c, id, m);
     Prim::Ok(m)
 }
 
 fn class_remove(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Ok(Value::NIL) };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Ok(Value::NIL);
+    };
     Prim::Ok(vm.remove_method(c, id).unwrap_or(Value::NIL))
 }
 
 fn class_compile(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
-    let Some(src) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Error("compile: needs a String".into()) };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
+    let Some(src) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Error("compile: needs a String".into());
+    };
     let file = format!("<compiled in {}>", vm.class_name(c));
     match vm.compile_and_install(c, &src, &file) {
         Ok(id) => Prim::Ok(vm.methods[id as usize].object.get()),
@@ -265,18 +348,24 @@ fn class_compile(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn class_field_count(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::small(vm.classes[c as usize].fields.len() as i64))
 }
 
 fn class_category(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     let cat = vm.classes[c as usize].category.to_string();
     Prim::Ok(tryalloc!(vm.new_string(&cat)))
 }
 
 fn class_subclasses(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     let subs: Vec<Value> = vm
         .classes
         .iter()
@@ -298,40 +387,56 @@ fn all_classes(vm: &mut Vm, _argc: usize) -> Prim {
 }
 
 fn class_is_indexable(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else { return Prim::Fail };
+    let Some(c) = this_class(vm, argc) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::bool(vm.classes[c as usize].shape != Shape::Fixed))
 }
 
 // ----- Method / Primitive -----
 
 fn method_signature(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.symbol_object(code.selector)))
 }
 
 fn method_holder(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(vm.class_object(code.holder.get()))
 }
 
 fn method_num_args(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::small(code.num_args as i64))
 }
 
 fn method_source_line(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::small(code.first_line as i64))
 }
 
 fn method_has_pragma(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
-    let Some(name) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    let Some(name) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(Value::bool(code.has_pragma(&name)))
 }
 
 fn method_pragmas(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let mut out = Vec::new();
     for (name, _args) in &code.pragmas {
         let s = tryalloc!(vm.symbol(name));
@@ -341,7 +446,9 @@ fn method_pragmas(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn method_invoke(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let recv = arg(vm, argc, 1);
     let a = arg(vm, argc, 2);
     let args: Vec<Value> = if a.is_ptr() && vm.heap.class_index(a) == cls::ARRAY {
@@ -386,7 +493,10 @@ pub(crate) fn register(vm: &mut Vm) {
         ("perform:with:with:with:", perform),
         ("perform:withArguments:", perform_with_args),
         ("perform:inSuperclass:", perform_in_super),
-        ("perform:withArguments:inSuperclass:", perform_with_args_in_super),
+        (
+            "perform:withArguments:inSuperclass:",
+            perform_with_args_in_super,
+        ),
         ("instVarAt:", inst_var_at),
         ("instVarAt:put:", inst_var_at_put),
         ("instVarNamed:", inst_var_named),

@@ -32,13 +32,17 @@ fn concatenate(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn as_symbol(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.symbol(&s)))
 }
 
 fn as_string(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(b) = bytes_of(vm, a) else { return Prim::Fail };
+    let Some(b) = bytes_of(vm, a) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &b)))
 }
 
@@ -96,7 +100,8 @@ fn equals(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Ok(Value::FALSE);
     }
     // Two distinct symbols are never equal; a string equals a symbol with the same text.
-    let both_symbols = vm.heap.class_index(a) == cls::SYMBOL && vm.heap.class_index(b) == cls::SYMBOL;
+    let both_symbols =
+        vm.heap.class_index(a) == cls::SYMBOL && vm.heap.class_index(b) == cls::SYMBOL;
     if both_symbols {
         return Prim::Ok(Value::FALSE);
     }
@@ -105,7 +110,9 @@ fn equals(vm: &mut Vm, argc: usize) -> Prim {
 
 fn substring(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else { return Prim::Fail };
+    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else {
+        return Prim::Fail;
+    };
     if !is_text(vm, a) {
         return Prim::Fail;
     }
@@ -114,7 +121,9 @@ fn substring(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, b"")));
     }
     if from < 1 || to > len {
-        return Prim::Error(format!("substring {from} to {to} out of bounds for a string of length {len}"));
+        return Prim::Error(format!(
+            "substring {from} to {to} out of bounds for a string of length {len}"
+        ));
     }
     let piece = vm.heap.bytes(a)[(from - 1) as usize..to as usize].to_vec();
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &piece)))
@@ -122,13 +131,17 @@ fn substring(vm: &mut Vm, argc: usize) -> Prim {
 
 fn char_at(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     if !is_text(vm, a) {
         return Prim::Fail;
     }
     let len = vm.heap.size(a);
     if i < 1 || i as usize > len {
-        return Prim::Error(format!("index {i} out of bounds for a string of length {len}"));
+        return Prim::Error(format!(
+            "index {i} out of bounds for a string of length {len}"
+        ));
     }
     let c = [vm.heap.bytes(a)[i as usize - 1]];
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &c)))
@@ -136,25 +149,36 @@ fn char_at(vm: &mut Vm, argc: usize) -> Prim {
 
 fn byte_at(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else { return Prim::Fail };
+    let Some(i) = arg(vm, argc, 1).as_int() else {
+        return Prim::Fail;
+    };
     if !is_text(vm, a) {
         return Prim::Fail;
     }
     let b = vm.heap.bytes(a);
     if i < 1 || i as usize > b.len() {
-        return Prim::Error(format!("index {i} out of bounds for a string of length {}", b.len()));
+        return Prim::Error(format!(
+            "index {i} out of bounds for a string of length {}",
+            b.len()
+        ));
     }
     Prim::Ok(Value::small(b[i as usize - 1] as i64))
 }
 
 fn new_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else { return Prim::Fail };
-    let Ok(n) = usize::try_from(n) else { return Prim::Fail };
+    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else {
+        return Prim::Fail;
+    };
+    let Ok(n) = usize::try_from(n) else {
+        return Prim::Fail;
+    };
     Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &vec![b' '; n])))
 }
 
 fn as_number(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     let t = s.trim();
     if let Ok(b) = t.parse::<num_bigint::BigInt>() {
         return Prim::Ok(tryalloc!(super::integer::big_to_value(vm, &b)));
@@ -166,7 +190,9 @@ fn as_number(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn as_integer(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else { return Prim::Fail };
+    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
     match s.trim().parse::<num_bigint::BigInt>() {
         Ok(b) => Prim::Ok(tryalloc!(super::integer::big_to_value(vm, &b))),
         Err(_) => Prim::Ok(Value::NIL),

@@ -6,24 +6,32 @@ use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
 fn global(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Ok(Value::NIL) };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Ok(Value::NIL);
+    };
     Prim::Ok(vm.globals.get(&id).copied().unwrap_or(Value::NIL))
 }
 
 fn global_put(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     let v = arg(vm, argc, 2);
     vm.globals.insert(id, v);
     Prim::Ok(v)
 }
 
 fn has_global(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else { return Prim::Ok(Value::FALSE) };
+    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
+        return Prim::Ok(Value::FALSE);
+    };
     Prim::Ok(Value::bool(vm.globals.contains_key(&id)))
 }
 
 fn load(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(name) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(name) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     match vm.load_class_by_name(&name) {
         Ok(c) => Prim::Ok(vm.class_object(c)),
         Err(VmError::ClassNotFound(_)) => Prim::Ok(Value::NIL),
@@ -32,9 +40,13 @@ fn load(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn load_file(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(path) = vm.string_of(arg(vm, argc, 1)) else { return Prim::Fail };
+    let Some(path) = vm.string_of(arg(vm, argc, 1)) else {
+        return Prim::Fail;
+    };
     match std::fs::read(&path) {
-        Ok(bytes) => Prim::Ok(tryalloc!(vm.heap.alloc_bytes(crate::objects::cls::STRING, &bytes))),
+        Ok(bytes) => Prim::Ok(tryalloc!(
+            vm.heap.alloc_bytes(crate::objects::cls::STRING, &bytes)
+        )),
         Err(_) => Prim::Ok(Value::NIL),
     }
 }
@@ -45,7 +57,10 @@ fn exit(vm: &mut Vm, argc: usize) -> Prim {
         None => {
             let c = vm.class_of(arg(vm, argc, 1));
             vm.flush();
-            eprintln!("lupa: system exit: expects an Integer, got an instance of {}", vm.class_name(c));
+            eprintln!(
+                "lupa: system exit: expects an Integer, got an instance of {}",
+                vm.class_name(c)
+            );
             1
         }
     };
@@ -56,7 +71,9 @@ fn exit(vm: &mut Vm, argc: usize) -> Prim {
 
 fn print_string(vm: &mut Vm, argc: usize) -> Prim {
     let a = arg(vm, argc, 1);
-    let Some(s) = vm.string_of(a) else { return Prim::Fail };
+    let Some(s) = vm.string_of(a) else {
+        return Prim::Fail;
+    };
     vm.print(&s);
     Prim::Ok(arg(vm, argc, 0))
 }
@@ -74,7 +91,11 @@ fn error_print(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn error_println(vm: &mut Vm, argc: usize) -> Prim {
-    let s = if argc >= 1 { vm.string_of(arg(vm, argc, 1)).unwrap_or_default() } else { String::new() };
+    let s = if argc >= 1 {
+        vm.string_of(arg(vm, argc, 1)).unwrap_or_default()
+    } else {
+        String::new()
+    };
     vm.flush();
     eprintln!("{s}");
     Prim::Ok(arg(vm, argc, 0))
@@ -142,7 +163,12 @@ fn arguments(vm: &mut Vm, _argc: usize) -> Prim {
 }
 
 fn class_path(vm: &mut Vm, _argc: usize) -> Prim {
-    let cp: Vec<String> = vm.options.class_path.iter().map(|p| p.display().to_string()).collect();
+    let cp: Vec<String> = vm
+        .options
+        .class_path
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let mut vals = Vec::with_capacity(cp.len());
     for a in &cp {
         vals.push(tryalloc!(vm.new_string(a)));
