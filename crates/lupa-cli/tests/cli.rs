@@ -180,3 +180,19 @@ fn bad_option_is_a_usage_error() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("invalid size"), "{}", r.stderr);
 }
+
+#[test]
+fn heap_exhaustion_is_catchable() {
+    let dir = classes(&[(
+        "Hog2.som",
+        "Hog2 = (\n  grow = ( | v | v := Array new: 1. 1 to: 1000000 do: [ :i | v := Array new: 1000 withAll: v ]. ^ v )\n  run = (\n    [ self grow ] on: Error do: [ :e | ('caught: ' + e messageText) println ].\n    'still alive' println\n  )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "--max-heap", "32MB", "Hog2"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.starts_with("caught: out of memory"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.ends_with("still alive\n"), "{}", r.stdout);
+}

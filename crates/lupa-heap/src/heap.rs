@@ -66,6 +66,10 @@ const HEADER_WORDS: usize = 2;
 /// The first word index ever handed out (index 0 is never a valid object).
 const FIRST_INDEX: usize = 2;
 
+/// Extra room past `--max-heap` in which the program can still handle an
+/// out-of-memory error.
+pub const RESERVE_BYTES: usize = 4 << 20;
+
 /// The largest class index a header can hold.
 pub const MAX_CLASS_INDEX: u32 = CLASS_MASK as u32;
 
@@ -144,6 +148,10 @@ pub struct Heap {
     soft_limit: usize,
     config: HeapConfig,
     gc_requested: bool,
+    /// The heap went past `max_bytes` into its emergency reserve; the VM should
+    /// signal an out-of-memory error at its next safepoint.
+    oom_pending: bool,
+    in_reserve: bool,
     hash_state: u64,
     stats: HeapStats,
 }
@@ -160,6 +168,8 @@ impl Heap {
             hash_state: config.hash_seed | 1,
             config,
             gc_requested: false,
+            oom_pending: false,
+            in_reserve: false,
             stats: HeapStats::default(),
         }
     }
@@ -188,6 +198,11 @@ impl Heap {
     #[inline(always)]
     pub fn needs_gc(&self) -> bool {
         self.gc_requested
+    }
+
+    /// Did the heap go past `--max-heap` since the last call? (Answers once.)
+    pub fn take_oom_signal(&mut self) -> bool {
+        std::mem::take(&mut self.oom_pending)
     }
 
     /// Ask for a collection at the next safepoint.
@@ -621,7 +636,7 @@ impl Collection<'_> {
         let wanted = ((live as f64 * heap.config.growth_factor) as usize)
             .max(min_words)
             .max(live + 1024);
-        let max_words = heap.config.max_bytes / 8;
+        let max_words = (heap.config.max_bytes + RESERVE_BYTES) / 8;
         let limit = wanted.min(max_words.max(live + 1));
         let mut to = std::mem::take(&mut self.to);
         if to.len() < limit {
@@ -632,6 +647,9 @@ impl Collection<'_> {
         heap.top = live;
         heap.soft_limit = limit;
         heap.gc_requested = false;
+        if heap.in_reserve && live * 8 + RESERVE_BYTES <= heap.config.max_bytes {
+            heap.in_reserve = false;
+        }
         let pause = self.start.elapsed();
         heap.stats.collections += 1;
         heap.stats.gc_time += pause;

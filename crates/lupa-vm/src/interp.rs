@@ -131,6 +131,10 @@ impl WellKnownSymbols {
     }
 }
 
+/// Observation points compiled in (the default). The `no-observe` feature builds a
+/// VM without them, only to measure what they cost.
+pub(crate) const OBSERVE: bool = !cfg!(feature = "no-observe");
+
 /// Slots of a block closure.
 pub(crate) const BLOCK_CODE: usize = 0;
 pub(crate) const BLOCK_RECEIVER: usize = 1;
@@ -301,7 +305,8 @@ impl Vm {
                 }
                 Prim::Done => return Ok(()),
                 Prim::Abort(e) => return Err(e),
-                Prim::Fail if !m.primitive_only => {}
+                // A failing primitive with a Smalltalk body runs the body (the fallback).
+                Prim::Fail | Prim::Error(_) if !m.primitive_only => {}
                 Prim::Fail => {
                     let msg = format!(
                         "primitive {}>>{} failed",
@@ -365,7 +370,7 @@ impl Vm {
         } else {
             outer
         };
-        if self.obs.hooks_on {
+        if OBSERVE && self.obs.hooks_on {
             let rc = self.class_of(self.stack[bp]);
             let depth = self.frames.len();
             self.obs.enter(m.id, rc, depth);
@@ -409,6 +414,23 @@ impl Vm {
             self.options.max_frames
         );
         self.send_error(argc, &msg)
+    }
+
+    /// The heap went past `--max-heap`: send `error:` to the running frame's receiver.
+    fn signal_out_of_memory(&mut self) -> Result<(), VmError> {
+        let Some(f) = self.frames.last() else {
+            return Ok(());
+        };
+        let recv = self.stack[f.bp];
+        let max = self.heap.config().max_bytes;
+        self.stack.push(recv);
+        self.send_error(
+            0,
+            &format!(
+                "out of memory: the heap is full (--max-heap {} MB)",
+                max >> 20
+            ),
+        )
     }
 
     /// Build a fatal error with a Smalltalk backtrace.
@@ -464,7 +486,7 @@ impl Vm {
         if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
-        if self.obs.hooks_on {
+        if OBSERVE && self.obs.hooks_on {
             self.obs.exit(f.code.id, self.frames.len(), false);
         }
         self.stack.truncate(f.bp);
@@ -550,7 +572,7 @@ impl Vm {
             if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
                 self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
             }
-            if self.obs.hooks_on {
+            if OBSERVE && self.obs.hooks_on {
                 self.obs.exit(f.code.id, self.frames.len(), true);
             }
             self.stack.truncate(f.bp);
@@ -640,6 +662,10 @@ impl Vm {
             // ---- safepoint ----
             if self.heap.needs_gc() {
                 self.collect_garbage();
+                if self.heap.take_oom_signal() && !self.frames.is_empty() {
+                    self.signal_out_of_memory()?;
+                    continue 'frame;
+                }
             }
             if self.procs.current == entry_proc && self.frames.len() <= base {
                 return Ok(());
@@ -733,7 +759,9 @@ impl Vm {
                                 self.stack.push(r);
                                 self.stack.push(sym);
                                 let sel = self.sym_cache.unknown_global;
-                                self.obs.sends += 1;
+                                if OBSERVE {
+                                    self.obs.sends += 1;
+                                }
                                 self.dispatch(sel, 1, None)?;
                                 continue 'frame;
                             }
@@ -763,16 +791,24 @@ impl Vm {
                     }
                     Op::Send { sel, argc, site } => {
                         self.save_pc(pc);
-                        self.obs.sends += 1;
-                        self.obs.sample(code.id, pc);
+                        if OBSERVE {
+                            self.obs.sends += 1;
+                        }
+                        if OBSERVE {
+                            self.obs.sample(code.id, pc);
+                        }
                         let id = code.sel_ids[sel as usize].get();
                         self.dispatch(id, argc as usize, Some((&code, site as usize)))?;
                         continue 'frame;
                     }
                     Op::SuperSend { sel, argc, site: _ } => {
                         self.save_pc(pc);
-                        self.obs.sends += 1;
-                        self.obs.sample(code.id, pc);
+                        if OBSERVE {
+                            self.obs.sends += 1;
+                        }
+                        if OBSERVE {
+                            self.obs.sample(code.id, pc);
+                        }
                         let id = code.sel_ids[sel as usize].get();
                         let holder = code.holder.get();
                         match self.classes[holder as usize].superclass {
@@ -785,12 +821,16 @@ impl Vm {
                         continue 'frame;
                     }
                     Op::Special { op, sel, site } => {
-                        self.obs.sends += 1;
+                        if OBSERVE {
+                            self.obs.sends += 1;
+                        }
                         if self.special(op)? {
                             continue;
                         }
                         self.save_pc(pc);
-                        self.obs.sample(code.id, pc);
+                        if OBSERVE {
+                            self.obs.sample(code.id, pc);
+                        }
                         let id = code.sel_ids[sel as usize].get();
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
@@ -831,7 +871,9 @@ impl Vm {
                     Op::JumpIfTrue { target, inlined } | Op::JumpIfFalse { target, inlined } => {
                         let v = pop!(self);
                         if inlined {
-                            self.obs.inlined += 1;
+                            if OBSERVE {
+                                self.obs.inlined += 1;
+                            }
                         }
                         let want = matches!(op, Op::JumpIfTrue { .. });
                         if v == Value::TRUE {
@@ -854,7 +896,9 @@ impl Vm {
                     Op::JumpIfNil { target, inlined } => {
                         let v = pop!(self);
                         if inlined {
-                            self.obs.inlined += 1;
+                            if OBSERVE {
+                                self.obs.inlined += 1;
+                            }
                         }
                         if v == Value::NIL {
                             pc = target as usize;
@@ -863,7 +907,9 @@ impl Vm {
                     Op::JumpIfNotNil { target, inlined } => {
                         let v = pop!(self);
                         if inlined {
-                            self.obs.inlined += 1;
+                            if OBSERVE {
+                                self.obs.inlined += 1;
+                            }
                         }
                         if v != Value::NIL {
                             pc = target as usize;
@@ -875,7 +921,9 @@ impl Vm {
                         step,
                         exit,
                     } => {
-                        self.obs.inlined += 1;
+                        if OBSERVE {
+                            self.obs.inlined += 1;
+                        }
                         let c = self.stack[bp + 1 + counter as usize];
                         let l = self.stack[bp + 1 + limit as usize];
                         let done = match (c.as_int(), l.as_int()) {

@@ -37,6 +37,10 @@ pub struct Proc {
     pub status: Status,
     /// Unwind and end at the next safepoint where it runs.
     pub terminate_requested: bool,
+    /// `Process>>name` (any object; nil by default).
+    pub name: Value,
+    /// `Process>>priority` (recorded; scheduling is round-robin).
+    pub priority: i64,
 }
 
 /// A semaphore's VM-side state.
@@ -72,6 +76,8 @@ impl Scheduler {
             object: obj,
             status: Status::Running,
             terminate_requested: false,
+            name: Value::NIL,
+            priority: 40,
         });
         vm.procs.current = 0;
         Ok(())
@@ -86,6 +92,7 @@ impl Scheduler {
 impl Proc {
     pub(crate) fn visit_roots(&mut self, f: &mut dyn FnMut(&mut Value)) {
         f(&mut self.object);
+        f(&mut self.name);
         self.saved.visit_roots(f);
     }
 }
@@ -134,6 +141,8 @@ impl Vm {
             object: obj,
             status: Status::Suspended,
             terminate_requested: false,
+            name: Value::NIL,
+            priority: 40,
         });
         Ok(obj)
     }

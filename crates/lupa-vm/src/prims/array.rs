@@ -76,6 +76,23 @@ fn new_sized(vm: &mut Vm, argc: usize) -> Prim {
     Prim::Ok(tryalloc!(vm.instantiate(c, n as usize)))
 }
 
+/// `Class>>new:` for any indexable class (Array subclasses, byte and word classes).
+fn class_new_sized(vm: &mut Vm, argc: usize) -> Prim {
+    let cobj = arg(vm, argc, 0);
+    let Some(c) = vm.class_index_of_object(cobj) else {
+        return Prim::Fail;
+    };
+    if vm.classes[c as usize].shape == Shape::Fixed
+        || matches!(c, cls::SYMBOL | cls::INTEGER | cls::DOUBLE)
+    {
+        return Prim::Error(format!(
+            "{} is not indexable: use new instead of new:",
+            vm.class_name(c)
+        ));
+    }
+    new_sized(vm, argc)
+}
+
 fn new_with_all(vm: &mut Vm, argc: usize) -> Prim {
     let cobj = arg(vm, argc, 0);
     let Some(c) = vm.class_index_of_object(cobj) else {
@@ -133,6 +150,7 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register(class, "copyFrom:to:", copy_from_to);
     }
     vm.register("Array class", "new:", new_sized);
+    vm.register("Class", "new:", class_new_sized);
     vm.register("WeakArray class", "new:", new_sized);
     vm.register("Array class", "new:withAll:", new_with_all);
 }

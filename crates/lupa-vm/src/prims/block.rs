@@ -268,6 +268,41 @@ fn process_is_terminated(vm: &mut Vm, argc: usize) -> Prim {
     Prim::Ok(Value::bool(vm.procs.procs[i].status == Status::Terminated))
 }
 
+fn process_name(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(i) = vm.process_index(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    Prim::Ok(vm.procs.procs[i].name)
+}
+
+fn process_set_name(vm: &mut Vm, argc: usize) -> Prim {
+    let p = arg(vm, argc, 0);
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
+    vm.procs.procs[i].name = arg(vm, argc, 1);
+    Prim::Ok(p)
+}
+
+fn process_priority(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(i) = vm.process_index(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    Prim::Ok(Value::small(vm.procs.procs[i].priority))
+}
+
+fn process_set_priority(vm: &mut Vm, argc: usize) -> Prim {
+    let p = arg(vm, argc, 0);
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
+    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| (1..=100).contains(n)) else {
+        return Prim::Error("priority: expects an Integer between 1 and 100".into());
+    };
+    vm.procs.procs[i].priority = n;
+    Prim::Ok(p)
+}
+
 fn yield_(vm: &mut Vm, argc: usize) -> Prim {
     vm.yield_process();
     Prim::Ok(arg(vm, argc, 0))
@@ -370,6 +405,10 @@ pub(crate) fn register(vm: &mut Vm) {
     vm.register("Process", "suspend", process_suspend);
     vm.register("Process", "terminate", process_terminate);
     vm.register("Process", "isTerminated", process_is_terminated);
+    vm.register("Process", "name", process_name);
+    vm.register("Process", "name:", process_set_name);
+    vm.register("Process", "priority", process_priority);
+    vm.register("Process", "priority:", process_set_priority);
     vm.register("ProcessorScheduler", "yield", yield_);
     vm.register("ProcessorScheduler", "activeProcess", active_process);
     vm.register("Semaphore class", "new", sem_new);

@@ -94,6 +94,9 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else {
             return Prim::Fail;
         };
+        if y == 0.0 {
+            return Prim::Error(DIV_ZERO.into());
+        }
         return Prim::Ok(tryalloc!(vm.new_double(x / y)));
     }
     // Fast path: both small.
@@ -104,19 +107,19 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
             Op::Mul => x.checked_mul(y),
             Op::Div | Op::FloorDiv => {
                 if y == 0 {
-                    return Prim::Fail;
+                    return Prim::Error(DIV_ZERO.into());
                 }
                 Some(floor_div(x, y))
             }
             Op::Mod => {
                 if y == 0 {
-                    return Prim::Fail;
+                    return Prim::Error(DIV_ZERO.into());
                 }
                 Some(x.mod_floor(&y))
             }
             Op::Rem => {
                 if y == 0 {
-                    return Prim::Fail;
+                    return Prim::Error(DIV_ZERO.into());
                 }
                 Some(x % y)
             }
@@ -183,19 +186,19 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         Op::Mul => x * y,
         Op::Div | Op::FloorDiv => {
             if y.is_zero() {
-                return Prim::Fail;
+                return Prim::Error(DIV_ZERO.into());
             }
             x.div_floor(&y)
         }
         Op::Mod => {
             if y.is_zero() {
-                return Prim::Fail;
+                return Prim::Error(DIV_ZERO.into());
             }
             x.mod_floor(&y)
         }
         Op::Rem => {
             if y.is_zero() {
-                return Prim::Fail;
+                return Prim::Error(DIV_ZERO.into());
             }
             x % y
         }
@@ -220,7 +223,12 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
     Prim::Ok(tryalloc!(big_to_value(vm, &r)))
 }
 
+const DIV_ZERO: &str = "Division by zero.";
+
 fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> Prim {
+    if y == 0.0 && matches!(op, Op::Div | Op::FloorDiv | Op::Mod | Op::Rem) {
+        return Prim::Error(DIV_ZERO.into());
+    }
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,

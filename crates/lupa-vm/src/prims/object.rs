@@ -133,7 +133,9 @@ fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) ->
     vm.stack.truncate(n);
     vm.stack.push(recv);
     vm.stack.extend_from_slice(&args);
-    vm.obs.sends += 1;
+    if crate::interp::OBSERVE {
+        vm.obs.sends += 1;
+    }
     match vm.dispatch_in(start_class, id, args.len(), None) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
@@ -470,7 +472,9 @@ fn method_invoke(vm: &mut Vm, argc: usize) -> Prim {
     vm.stack.truncate(n);
     vm.stack.push(recv);
     vm.stack.extend_from_slice(&args);
-    vm.obs.sends += 1;
+    if crate::interp::OBSERVE {
+        vm.obs.sends += 1;
+    }
     match vm.invoke(code, args.len()) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
