@@ -870,10 +870,8 @@ impl Vm {
                     }
                     Op::JumpIfTrue { target, inlined } | Op::JumpIfFalse { target, inlined } => {
                         let v = pop!(self);
-                        if inlined {
-                            if OBSERVE {
-                                self.obs.inlined += 1;
-                            }
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
                         }
                         let want = matches!(op, Op::JumpIfTrue { .. });
                         if v == Value::TRUE {
@@ -895,10 +893,8 @@ impl Vm {
                     }
                     Op::JumpIfNil { target, inlined } => {
                         let v = pop!(self);
-                        if inlined {
-                            if OBSERVE {
-                                self.obs.inlined += 1;
-                            }
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
                         }
                         if v == Value::NIL {
                             pc = target as usize;
@@ -906,10 +902,8 @@ impl Vm {
                     }
                     Op::JumpIfNotNil { target, inlined } => {
                         let v = pop!(self);
-                        if inlined {
-                            if OBSERVE {
-                                self.obs.inlined += 1;
-                            }
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
                         }
                         if v != Value::NIL {
                             pc = target as usize;
