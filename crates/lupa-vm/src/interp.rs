@@ -758,10 +758,8 @@ impl Vm {
                                 let r = self.stack[bp];
                                 self.stack.push(r);
                                 self.stack.push(sym);
+                                // A VM-initiated send: not counted (see observe.rs).
                                 let sel = self.sym_cache.unknown_global;
-                                if OBSERVE {
-                                    self.obs.sends += 1;
-                                }
                                 self.dispatch(sel, 1, None)?;
                                 continue 'frame;
                             }

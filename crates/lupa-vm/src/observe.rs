@@ -1,5 +1,14 @@
 //! Observation points: the send counter, activation hooks and the sampling register.
 //!
+//! What counts as a send: every executed send instruction of the program
+//! (`Send`, `SuperSend`, `Special` — whether the VM ran it by a fast path or a
+//! real lookup) and the message a `perform:` family primitive or
+//! `Method>>invokeOn:with:` sends. Sends the VM makes by itself — the entry
+//! send of `Vm::send_message`, `doesNotUnderstand:arguments:`, `error:`,
+//! `unknownGlobal:`, `mustBeBoolean`, `escapedBlock:`, `run:with:in:` and the
+//! `value` of an `ensure:` block run during an unwind — are not counted: they
+//! replace or complete a send that was.
+//!
 //! All of them are designed to cost next to nothing when unused: the counters are
 //! plain increments of a field the interpreter already has in cache, the hooks
 //! are behind one predictable branch (`hooks_on`), and the sampling register is

@@ -1,0 +1,149 @@
+//! Observation points: activation hooks see every exit (returns and unwinds),
+//! the send counter is exact, and the sampling register is readable from
+//! another thread while the VM runs.
+
+use lupa_vm::{ActivationHooks, Vm, VmOptions};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+#[derive(Default)]
+struct Log {
+    enters: usize,
+    exits: usize,
+    unwinds: usize,
+    max_depth: usize,
+    open: Vec<(u32, usize)>,
+    mismatches: usize,
+}
+
+struct Recorder(Rc<RefCell<Log>>);
+
+impl ActivationHooks for Recorder {
+    fn enter(&mut self, method: u32, _receiver_class: u32, depth: usize) {
+        let mut l = self.0.borrow_mut();
+        l.enters += 1;
+        l.max_depth = l.max_depth.max(depth);
+        l.open.push((method, depth));
+    }
+    fn exit(&mut self, method: u32, depth: usize, unwinding: bool) {
+        let mut l = self.0.borrow_mut();
+        l.exits += 1;
+        if unwinding {
+            l.unwinds += 1;
+        }
+        match l.open.pop() {
+            Some((m, d)) if m == method && d == depth => {}
+            _ => l.mismatches += 1,
+        }
+    }
+}
+
+const SOURCE: &str = "ObsProbe = (
+  leaf = ( ^ 1 )
+  twice = ( ^ self leaf + self leaf )
+  nlr = ( #(1 2 3) do: [ :x | x = 2 ifTrue: [ ^ x ] ]. ^ 0 )
+  raise = ( ^ Error new signal: 'boom' )
+  guarded = ( ^ [ self deep: 5 ] on: Error do: [ :e | e return: 7 ] )
+  deep: n = ( n = 0 ifTrue: [ ^ self raise ]. ^ self deep: n - 1 )
+  ensured = ( | log | log := 0. [ [ self raise ] ensure: [ log := log + 1 ] ] on: Error do: [ :e | e return: nil ]. ^ log )
+  spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (self leaf) ]. ^ s )
+)
+";
+
+fn vm_with_probe() -> (Vm, lupa_vm::Value) {
+    let mut vm = Vm::new(VmOptions::default()).expect("vm boots");
+    vm.load_class_source("ObsProbe.som", SOURCE, "test", Some("ObsProbe")).expect("probe compiles");
+    let class = vm.class_named("ObsProbe").expect("class");
+    let probe = vm.send_message(class, "new", &[]).expect("instance");
+    vm.handles.push(probe);
+    (vm, probe)
+}
+
+fn probe(vm: &Vm) -> lupa_vm::Value {
+    *vm.handles.last().expect("probe handle")
+}
+
+#[test]
+fn hooks_see_balanced_enters_and_exits_including_unwinds() {
+    let (mut vm, _) = vm_with_probe();
+    let log = Rc::new(RefCell::new(Log::default()));
+    vm.obs.set_hooks(Some(Box::new(Recorder(log.clone()))));
+    for sel in ["twice", "nlr", "guarded", "ensured"] {
+        let p = probe(&vm);
+        vm.send_message(p, sel, &[]).expect("runs");
+    }
+    vm.obs.set_hooks(None);
+    let l = log.borrow();
+    assert!(l.enters > 20, "enters: {}", l.enters);
+    assert_eq!(l.enters, l.exits, "every activation exits exactly once");
+    assert_eq!(l.mismatches, 0, "exits come in stack order");
+    assert!(l.open.is_empty());
+    assert!(l.unwinds >= 6, "non-local return and exceptions unwind frames: {}", l.unwinds);
+}
+
+#[test]
+fn hooks_see_trivial_methods_too() {
+    let (mut vm, _) = vm_with_probe();
+    let log = Rc::new(RefCell::new(Log::default()));
+    vm.obs.set_hooks(Some(Box::new(Recorder(log.clone()))));
+    let p = probe(&vm);
+    vm.send_message(p, "twice", &[]).expect("runs");
+    vm.obs.set_hooks(None);
+    // twice + 2 x leaf (a trivial method, which normally runs without a frame).
+    assert_eq!(log.borrow().enters, 3);
+}
+
+#[test]
+fn results_are_right_with_and_without_hooks() {
+    let (mut vm, _) = vm_with_probe();
+    let p = probe(&vm);
+    let a = vm.send_message(p, "guarded", &[]).expect("runs");
+    let b = vm.send_message(p, "nlr", &[]).expect("runs");
+    let c = vm.send_message(p, "ensured", &[]).expect("runs");
+    assert_eq!((a.as_int(), b.as_int(), c.as_int()), (Some(7), Some(2), Some(1)));
+    let log = Rc::new(RefCell::new(Log::default()));
+    vm.obs.set_hooks(Some(Box::new(Recorder(log))));
+    let p = probe(&vm);
+    let a2 = vm.send_message(p, "guarded", &[]).expect("runs");
+    assert_eq!(a2.as_int(), Some(7));
+}
+
+#[test]
+fn send_counter_is_exact_and_resettable() {
+    let (mut vm, _) = vm_with_probe();
+    let p = probe(&vm);
+    let before = vm.send_count();
+    vm.send_message(p, "twice", &[]).expect("runs");
+    // twice -> 2 x leaf + 1 x (+); the entry send comes from the VM and is not counted.
+    assert_eq!(vm.send_count() - before, 3);
+    let before = vm.send_count();
+    let n = lupa_vm::Value::small(100);
+    vm.send_message(p, "spin:", &[n]).expect("runs");
+    // 100 x (leaf, +); the to:do: loop itself is inlined, not sent.
+    assert_eq!(vm.send_count() - before, 200);
+    assert!(vm.obs.inlined >= 100);
+}
+
+#[test]
+fn sampling_register_is_readable_from_another_thread() {
+    let (mut vm, _) = vm_with_probe();
+    let reg = vm.obs.sample.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let sampler = std::thread::spawn(move || {
+        let mut seen = std::collections::HashSet::new();
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            seen.insert(reg.read().0);
+            std::thread::yield_now();
+        }
+        seen
+    });
+    let p = probe(&vm);
+    for _ in 0..20 {
+        vm.send_message(p, "spin:", &[lupa_vm::Value::small(20_000)]).expect("runs");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = sampler.join().expect("sampler thread");
+    let spin = vm.methods.iter().find(|m| &*m.selector_name == "spin:").map(|m| m.id).expect("spin: compiled");
+    assert!(seen.contains(&spin), "the sampler saw the method running: {seen:?}");
+}
