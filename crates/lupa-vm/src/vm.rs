@@ -710,6 +710,14 @@ impl Vm {
             .collect();
         let cc = lupa_compiler::compile_method(md, &fields, src)
             .map_err(|d| VmError::Compile(d.render(src)))?;
+        if cfg!(debug_assertions)
+            && let Err(e) = lupa_compiler::verify(&cc)
+        {
+            return Err(VmError::Compile(format!(
+                "{}: internal error: the compiled code of {} fails verification: {e}",
+                src.name, md.selector
+            )));
+        }
         let id = self.install_code(c, &cc, &src.name)?;
         Ok(id)
     }

@@ -52,7 +52,8 @@ const SOURCE: &str = "ObsProbe = (
 
 fn vm_with_probe() -> (Vm, lupa_vm::Value) {
     let mut vm = Vm::new(VmOptions::default()).expect("vm boots");
-    vm.load_class_source("ObsProbe.som", SOURCE, "test", Some("ObsProbe")).expect("probe compiles");
+    vm.load_class_source("ObsProbe.som", SOURCE, "test", Some("ObsProbe"))
+        .expect("probe compiles");
     let class = vm.class_named("ObsProbe").expect("class");
     let probe = vm.send_message(class, "new", &[]).expect("instance");
     vm.handles.push(probe);
@@ -78,7 +79,11 @@ fn hooks_see_balanced_enters_and_exits_including_unwinds() {
     assert_eq!(l.enters, l.exits, "every activation exits exactly once");
     assert_eq!(l.mismatches, 0, "exits come in stack order");
     assert!(l.open.is_empty());
-    assert!(l.unwinds >= 6, "non-local return and exceptions unwind frames: {}", l.unwinds);
+    assert!(
+        l.unwinds >= 6,
+        "non-local return and exceptions unwind frames: {}",
+        l.unwinds
+    );
 }
 
 #[test]
@@ -100,7 +105,10 @@ fn results_are_right_with_and_without_hooks() {
     let a = vm.send_message(p, "guarded", &[]).expect("runs");
     let b = vm.send_message(p, "nlr", &[]).expect("runs");
     let c = vm.send_message(p, "ensured", &[]).expect("runs");
-    assert_eq!((a.as_int(), b.as_int(), c.as_int()), (Some(7), Some(2), Some(1)));
+    assert_eq!(
+        (a.as_int(), b.as_int(), c.as_int()),
+        (Some(7), Some(2), Some(1))
+    );
     let log = Rc::new(RefCell::new(Log::default()));
     vm.obs.set_hooks(Some(Box::new(Recorder(log))));
     let p = probe(&vm);
@@ -140,10 +148,19 @@ fn sampling_register_is_readable_from_another_thread() {
     });
     let p = probe(&vm);
     for _ in 0..20 {
-        vm.send_message(p, "spin:", &[lupa_vm::Value::small(20_000)]).expect("runs");
+        vm.send_message(p, "spin:", &[lupa_vm::Value::small(20_000)])
+            .expect("runs");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let seen = sampler.join().expect("sampler thread");
-    let spin = vm.methods.iter().find(|m| &*m.selector_name == "spin:").map(|m| m.id).expect("spin: compiled");
-    assert!(seen.contains(&spin), "the sampler saw the method running: {seen:?}");
+    let spin = vm
+        .methods
+        .iter()
+        .find(|m| &*m.selector_name == "spin:")
+        .map(|m| m.id)
+        .expect("spin: compiled");
+    assert!(
+        seen.contains(&spin),
+        "the sampler saw the method running: {seen:?}"
+    );
 }
