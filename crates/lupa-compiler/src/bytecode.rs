@@ -42,6 +42,10 @@
 //! simple: every instruction is reached with one operand stack depth, whatever the
 //! path (`max_stack` relies on it), and all jumps of one inlined construct stay
 //! inside it.
+//! A loop is only inlined when no block created inside it captures one of its
+//! per-iteration variables (the parameter and locals of its body and condition
+//! blocks, and of blocks inlined inside them): SOM gives each iteration fresh
+//! ones, so such a loop is compiled as a normal send with real blocks.
 //!
 //! # Counting
 //! Every `Send*`/`SuperSend` instruction counts as one executed message send,

@@ -34,7 +34,9 @@
 //! `Jump E` after it unnecessary, so it is not emitted.) The value of a `to:do:`
 //! or `timesRepeat:` is the receiver, kept on the stack under the loop. The copy
 //! `i := n` (`PushLocal n; PopLocal i`) is only emitted when `i` has a slot of
-//! its own, i.e. when it is captured or assigned; otherwise `i` *is* `n`.
+//! its own, i.e. when it is assigned; otherwise `i` *is* `n`. (A loop is never
+//! inlined when a block created in it captures its parameter or one of its
+//! locals: see the docs of the `lower` module.)
 
 use crate::bytecode::{CodeKind, CompiledCode, Const, Op, SpecialOp};
 use crate::ir::{

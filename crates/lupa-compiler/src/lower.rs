@@ -8,6 +8,21 @@
 //! It reports every semantic error: assignment to a pseudo variable or to a name
 //! that is not a variable or field, duplicate or reserved variable names, and
 //! the limits of the instruction set. (Arguments may be assigned, as in SOM.)
+//!
+//! # Loops whose variables are captured
+//! The parameter and locals of an inlined loop body (and the locals of its
+//! condition block, and of blocks inlined inside either) become variables of the
+//! enclosing code unit, so every iteration uses the same slot. That is invisible
+//! unless a real block created in the loop captures one of them: in SOM each
+//! iteration is a new block activation with fresh variables, so
+//! `1 to: 3 do: [:i | bs add: [i]]` must collect blocks answering 1, 2 and 3.
+//! Such a loop is therefore not inlined: [`Lowerer::try_inline`] lowers it as
+//! an inlined loop, and if one of the variables it declared for the current unit
+//! turned out to be captured, undoes that work and lowers it as an ordinary send
+//! with real blocks. Whether a loop gets inlined depends only on its own source
+//! (and on the same decision for the loops inside it), so a loop that was
+//! refused is remembered and not tried again when an enclosing loop is lowered
+//! again in turn: every expression is lowered at most once per enclosing loop.
 
 use crate::bytecode::Const;
 use crate::ir::{
@@ -15,7 +30,7 @@ use crate::ir::{
     Var, VarId, VarKind,
 };
 use lupa_syntax::{Diagnostic, Ident, Literal, Span, ast};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How deeply expressions (and blocks, and literal arrays) may nest: twice
 /// what the parser accepts, so that anything it produces compiles. Deeper
@@ -47,6 +62,8 @@ pub(crate) fn lower_method(
         unit: METHOD_UNIT,
         loop_depth: 0,
         nesting: 0,
+        journal: Vec::new(),
+        not_inlined: HashSet::new(),
     };
     if params.len() > MAX_ARGS {
         return Err(err(
@@ -119,6 +136,37 @@ struct Lowerer<'a> {
     loop_depth: u32,
     /// Current expression nesting.
     nesting: u32,
+    /// The previous `(captured, assigned)` flags of each variable whose flags were
+    /// changed, in order, so that a refused loop inlining can be undone.
+    journal: Vec<(VarId, bool, bool)>,
+    /// Loop sends (by address of their message) found not to be inlinable
+    /// because a real block inside captures one of their per-iteration variables.
+    not_inlined: HashSet<*const ast::Message>,
+}
+
+/// The state of a [`Lowerer`] before an attempt to inline a loop.
+struct Mark {
+    vars: usize,
+    units: usize,
+    temps: usize,
+    blocks: usize,
+    journal: usize,
+    needs_env: bool,
+}
+
+/// The selectors of the inlined loops.
+fn is_loop_selector(sel: &str) -> bool {
+    matches!(
+        sel,
+        "whileTrue:"
+            | "whileFalse:"
+            | "whileTrue"
+            | "whileFalse"
+            | "to:do:"
+            | "downTo:do:"
+            | "to:by:do:"
+            | "timesRepeat:"
+    )
 }
 
 /// A literal block with exactly `n` parameters.
@@ -221,13 +269,23 @@ impl Lowerer<'_> {
     /// units as captured.
     fn resolve(&mut self, id: &Ident) -> Result<Name, Diagnostic> {
         let name = self.classify(id)?;
-        if let Name::Var(v) = name {
-            let var = &mut self.vars[v.0];
-            if var.unit != self.unit {
-                var.captured = true;
-            }
+        if let Name::Var(v) = name
+            && self.vars[v.0].unit != self.unit
+        {
+            self.set_flags(v, true, false);
         }
         Ok(name)
+    }
+
+    /// Mark `v` captured and/or assigned, journaling the change.
+    fn set_flags(&mut self, v: VarId, captured: bool, assigned: bool) {
+        let var = &mut self.vars[v.0];
+        let old = (var.captured, var.assigned);
+        let new = (old.0 || captured, old.1 || assigned);
+        if new != old {
+            self.journal.push((v, old.0, old.1));
+            (var.captured, var.assigned) = new;
+        }
     }
 
     /// Whether `e` is `super` (as a receiver it makes a super send).
@@ -321,7 +379,7 @@ impl Lowerer<'_> {
     fn assign_target(&mut self, id: &Ident) -> Result<Target, Diagnostic> {
         match self.resolve(id)? {
             Name::Var(v) => {
-                self.vars[v.0].assigned = true;
+                self.set_flags(v, false, true);
                 Ok(Target::Var(v))
             }
             Name::Field(i) => Ok(Target::Field(i)),
@@ -447,8 +505,66 @@ impl Lowerer<'_> {
     }
 
     /// Inline `recv msg` if it is one of the inlined control structures with
-    /// literal block arguments of the right arity.
+    /// literal block arguments of the right arity, unless it is a loop whose
+    /// per-iteration variables are captured (see the module docs).
     fn try_inline(
+        &mut self,
+        recv: &ast::Expr,
+        msg: &ast::Message,
+    ) -> Result<Option<Node>, Diagnostic> {
+        if !is_loop_selector(&msg.selector) {
+            return self.inline_send(recv, msg);
+        }
+        let key = std::ptr::from_ref(msg);
+        if self.not_inlined.contains(&key) {
+            return Ok(None);
+        }
+        let mark = self.mark();
+        let Some(node) = self.inline_send(recv, msg)? else {
+            return Ok(None);
+        };
+        let unit = self.unit;
+        if self.vars[mark.vars..]
+            .iter()
+            .any(|v| v.unit == unit && v.captured)
+        {
+            self.rollback(mark);
+            self.not_inlined.insert(key);
+            return Ok(None);
+        }
+        Ok(Some(node))
+    }
+
+    fn mark(&self) -> Mark {
+        let unit = &self.units[self.unit.0];
+        Mark {
+            vars: self.vars.len(),
+            units: self.units.len(),
+            temps: unit.temps.len(),
+            blocks: unit.blocks.len(),
+            journal: self.journal.len(),
+            needs_env: self.units[METHOD_UNIT.0].needs_env,
+        }
+    }
+
+    /// Forget everything lowered since `mark` was taken (scopes, loop depth and
+    /// nesting are balanced by then).
+    fn rollback(&mut self, mark: Mark) {
+        for (v, captured, assigned) in self.journal.drain(mark.journal..).rev() {
+            let var = &mut self.vars[v.0];
+            (var.captured, var.assigned) = (captured, assigned);
+        }
+        self.vars.truncate(mark.vars);
+        self.units.truncate(mark.units);
+        let unit = &mut self.units[self.unit.0];
+        unit.temps.truncate(mark.temps);
+        unit.blocks.truncate(mark.blocks);
+        self.units[METHOD_UNIT.0].needs_env = mark.needs_env;
+    }
+
+    /// Inline `recv msg` if it is one of the inlined control structures with
+    /// literal block arguments of the right arity.
+    fn inline_send(
         &mut self,
         recv: &ast::Expr,
         msg: &ast::Message,

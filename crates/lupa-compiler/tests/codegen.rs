@@ -241,6 +241,42 @@ snapshot!(
     "foo = ( | blocks | 1 to: 3 do: [ :i | blocks add: [ i ] ] )"
 );
 snapshot!(
+    to_do_capturing_outer_variables_is_inlined,
+    "foo: c = ( | sum blocks | 1 to: 3 do: [ :i | blocks add: [ sum ]. c do: [ :e | sum := sum + e ] ]. ^sum )"
+);
+snapshot!(
+    to_do_with_captured_local,
+    "foo = ( | blocks | 1 to: 3 do: [ :i | | t | t := i. blocks add: [ t ] ] )"
+);
+snapshot!(
+    to_do_with_captured_local_of_inlined_if,
+    "foo = ( | blocks | 1 to: 3 do: [ :i | i > 1 ifTrue: [ | t | t := i. blocks add: [ t ] ] ] )"
+);
+snapshot!(
+    nested_to_do_capturing_inner_parameter,
+    "foo = ( | blocks | 1 to: 3 do: [ :i | 1 to: i do: [ :j | blocks add: [ j ] ] ] )"
+);
+snapshot!(
+    nested_to_do_capturing_both_parameters,
+    "foo = ( | blocks | 1 to: 3 do: [ :i | 1 to: 3 do: [ :j | blocks add: [ i + j ] ] ] )"
+);
+snapshot!(
+    loop_in_block_capturing_outer_loop_parameter,
+    "foo = ( | blocks | 10 downTo: 1 do: [ :i | blocks add: [ 1 to: i by: 2 do: [ :j | self bar: j ] ] ] )"
+);
+snapshot!(
+    while_with_captured_body_local,
+    "foo = ( | blocks | [ blocks size < 3 ] whileTrue: [ | t | t := blocks size. blocks add: [ t ] ] )"
+);
+snapshot!(
+    while_with_captured_condition_local,
+    "foo = ( | blocks | [ | t | t := self next. blocks add: [ t ]. t notNil ] whileFalse )"
+);
+snapshot!(
+    times_repeat_with_captured_local,
+    "foo = ( | blocks | ^3 timesRepeat: [ | t | t := blocks size. blocks add: [ t ] ] )"
+);
+snapshot!(
     to_do_with_assigned_parameter,
     "foo = ( 1 to: 3 do: [ :i | i := i * 2. self bar: i ] )"
 );
@@ -318,6 +354,85 @@ fn every_backward_jump_is_a_jump_back_or_for_incr() {
             Op::JumpBack(t) | Op::ForIncr { target: t, .. } => assert!(t as usize <= pc),
             _ => {}
         }
+    }
+}
+
+fn has_for_test(c: &CompiledCode) -> bool {
+    c.code.iter().any(|op| matches!(op, Op::ForTest { .. }))
+}
+
+fn has_jump_back(c: &CompiledCode) -> bool {
+    c.code.iter().any(|op| matches!(op, Op::JumpBack(_)))
+}
+
+#[test]
+fn loops_are_inlined_unless_a_block_captures_a_per_iteration_variable() {
+    // Nothing captured, or only variables declared outside the loop: inlined.
+    for src in [
+        "foo = ( | s | 1 to: 3 do: [ :i | s := i ] )",
+        "foo = ( 1 to: 3 do: [ :i | | t | t := i. self bar: t ] )",
+        "foo: c = ( | s | 1 to: 3 do: [ :i | c do: [ :e | s := e ] ] )",
+        "foo: c = ( | s | 3 timesRepeat: [ c add: [ s ] ] )",
+        "foo: c = ( 1 to: 3 do: [ :i | c add: [ :x | | t | t := x. [ t ] ] ] )",
+    ] {
+        let c = compile(src);
+        assert!(has_for_test(&c), "{src}\n{}", disassemble(&c));
+    }
+    for src in [
+        "foo = ( | i | [ i < 3 ] whileTrue: [ i := i + 1 ] )",
+        "foo: c = ( | i | [ c add: [ i ]. i < 3 ] whileTrue: [ | t | t := i. c add: [ :x | x + i ] ] )",
+    ] {
+        let c = compile(src);
+        assert!(has_jump_back(&c), "{src}\n{}", disassemble(&c));
+    }
+    // A captured parameter, local, or local of a block inlined in the body or
+    // condition: each iteration needs its own variable, so no inlining.
+    for src in [
+        "foo: c = ( 1 to: 3 do: [ :i | c add: [ i ] ] )",
+        "foo: c = ( 3 downTo: 1 do: [ :i | c add: [ i ] ] )",
+        "foo: c = ( 1 to: 9 by: 2 do: [ :i | c add: [ i ] ] )",
+        "foo: c = ( 1 to: 3 do: [ :i | | t | t := i. c add: [ t ] ] )",
+        "foo: c = ( 1 to: 3 do: [ :i | c ifNotNil: [ :d | d add: [ d ] ] ] )",
+        "foo: c = ( 3 timesRepeat: [ | t | c add: [ t ] ] )",
+    ] {
+        let c = compile(src);
+        assert!(!has_for_test(&c), "{src}\n{}", disassemble(&c));
+        assert_eq!(c.blocks.len(), 1, "{src}");
+    }
+    for src in [
+        "foo: c = ( [ c notEmpty ] whileTrue: [ | t | t := c removeFirst. c add: [ t ] ] )",
+        "foo: c = ( [ | t | t := c removeFirst. c add: [ t ]. t ] whileFalse )",
+        "foo: c = ( [ c notEmpty ] whileTrue: [ c first ifTrue: [ | t | c add: [ t ] ] ] )",
+    ] {
+        let c = compile(src);
+        assert!(!has_jump_back(&c), "{src}\n{}", disassemble(&c));
+    }
+}
+
+#[test]
+fn captured_loop_variables_do_not_make_compilation_exponential() {
+    // Every loop but the innermost is refused because of the capture of its
+    // parameter; without remembering refusals this would lower the innermost
+    // body 2^40 times.
+    let n = 40;
+    let mut src = String::from("foo: c = ( ");
+    for i in 0..n {
+        src.push_str(&format!("1 to: 2 do: [ :i{i} | "));
+    }
+    src.push_str("c add: [ i0");
+    for i in 1..n {
+        src.push_str(&format!(" + i{i}"));
+    }
+    src.push_str(" ]");
+    src.push_str(&" ]".repeat(n));
+    src.push_str(" )");
+    let c = compile(&src);
+    assert!(!has_for_test(&c));
+    // The method makes one block (the body of the outermost loop), and so on down.
+    let mut b = &c;
+    for _ in 0..n {
+        assert_eq!(b.blocks.len(), 1);
+        b = &b.blocks[0];
     }
 }
 

@@ -288,6 +288,7 @@ impl Vm {
     }
 
     /// Run method `m` on the receiver and `argc` arguments on the stack.
+    #[inline]
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
         if let Some(t) = m.trivial
             && !self.obs.hooks_on
@@ -346,6 +347,7 @@ impl Vm {
 
     /// Push a frame for `m`: receiver and arguments are already on the stack.
     /// `outer` is the closure's outer env for blocks.
+    #[inline(always)]
     pub(crate) fn activate(
         &mut self,
         m: Rc<MethodCode>,
@@ -357,8 +359,8 @@ impl Vm {
             return self.stack_overflow(argc);
         }
         let bp = self.stack.len() - 1 - argc;
-        for _ in 0..m.num_temps {
-            self.stack.push(Value::NIL);
+        if m.num_temps > 0 {
+            self.stack.resize(self.stack.len() + m.num_temps, Value::NIL);
         }
         let env = if m.has_env() {
             let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
@@ -542,14 +544,12 @@ impl Vm {
                 let f = &self.frames[top];
                 (f.code.unwind_protect, f.bp, f.code.num_args)
             };
-            if protect && f_has_temp(&self.frames[top]) && self.stack[bp + 1 + nargs] == Value::NIL
-            {
-                self.stack[bp + 1 + nargs] = Value::TRUE;
-                let block = if nargs >= 1 {
-                    self.stack[bp + 1]
-                } else {
-                    Value::NIL
-                };
+            // <unwindProtect> frames (Pharo's convention): temp 1 holds the unwind
+            // action (anything that understands `value`), temp 2 the completion flag.
+            let flag = bp + 1 + nargs + 1;
+            if protect && has_unwind_temps(&self.frames[top]) && self.stack[flag] == Value::NIL {
+                self.stack[flag] = Value::TRUE;
+                let block = self.stack[bp + 1 + nargs];
                 self.pending_unwinds.push(PendingUnwind {
                     watch: n,
                     target,
@@ -1245,8 +1245,8 @@ impl Vm {
     }
 }
 
-fn f_has_temp(f: &Frame) -> bool {
-    f.code.num_temps >= 1
+fn has_unwind_temps(f: &Frame) -> bool {
+    f.code.num_temps >= 2
 }
 
 /// Integer division rounding towards negative infinity (SOM's `/` and `//` on Integers).

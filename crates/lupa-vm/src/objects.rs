@@ -219,6 +219,9 @@ pub struct MethodCode {
     pub env_size: usize,
     /// Allocate an env even if `env_size == 0`.
     pub needs_env: bool,
+    /// A method with its own env: that env marks the home of non-local returns
+    /// and is flagged dead when the method returns.
+    pub home_env: bool,
     /// Operand stack bound.
     pub max_stack: usize,
     /// Instructions.

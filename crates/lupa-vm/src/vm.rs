@@ -783,6 +783,7 @@ impl Vm {
             num_temps: cc.num_temps as usize,
             env_size: cc.env_size as usize,
             needs_env: cc.needs_env,
+            home_env: cc.kind == CodeKind::Method && (cc.env_size > 0 || cc.needs_env),
             max_stack: cc.max_stack as usize,
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
