@@ -113,6 +113,7 @@ pub struct WellKnownSymbols {
     pub(crate) value: u32,
     pub(crate) is_nil: u32,
     pub(crate) not_nil: u32,
+    pub(crate) identical: u32,
 }
 
 impl WellKnownSymbols {
@@ -127,6 +128,7 @@ impl WellKnownSymbols {
             value: vm.intern("value"),
             is_nil: vm.intern("isNil"),
             not_nil: vm.intern("notNil"),
+            identical: vm.intern("=="),
         }
     }
 }
@@ -360,7 +362,8 @@ impl Vm {
         }
         let bp = self.stack.len() - 1 - argc;
         if m.num_temps > 0 {
-            self.stack.resize(self.stack.len() + m.num_temps, Value::NIL);
+            self.stack
+                .resize(self.stack.len() + m.num_temps, Value::NIL);
         }
         let env = if m.has_env() {
             let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
@@ -1141,8 +1144,9 @@ impl Vm {
             SpecialOp::IdentityEq => {
                 let b = self.stack[n - 1];
                 let a = self.stack[n - 2];
-                // Large integers compare by value (Integer>>== is `=` in SOM).
-                if a != b && a.is_ptr() && b.is_ptr() && self.heap.class_index(a) == cls::INTEGER {
+                // A class may override == (SOM's Integer>>== is `=`): then send it.
+                let c = self.class_of(a);
+                if !self.default_identity_ok(c) {
                     return Ok(false);
                 }
                 self.stack.truncate(n - 2);
@@ -1225,6 +1229,29 @@ impl Vm {
 
     /// `isNil`/`notNil` may take the fast path for class `c` when neither is
     /// overridden below Object.
+    /// `==` may take the fast path for class `c` (it inherits Object's primitive).
+    #[inline]
+    fn default_identity_ok(&mut self, c: u32) -> bool {
+        if self.identity_ok.get(c as usize) == Some(&self.epoch) {
+            return true;
+        }
+        let sel = self.sym_cache.identical;
+        let ok = match self.lookup(c, sel) {
+            Lookup::Method(id) => {
+                let m = &self.methods[id as usize];
+                m.holder.get() == cls::OBJECT && m.primitive.get().is_some()
+            }
+            _ => false,
+        };
+        if ok {
+            if self.identity_ok.len() <= c as usize {
+                self.identity_ok.resize(c as usize + 1, 0);
+            }
+            self.identity_ok[c as usize] = self.epoch;
+        }
+        ok
+    }
+
     fn fast_nil_test_ok(&mut self, c: u32) -> bool {
         if self.nil_test_ok.get(c as usize) == Some(&self.epoch) {
             return true;

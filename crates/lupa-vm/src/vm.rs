@@ -81,6 +81,7 @@ pub struct Vm {
     pub epoch: u32,
     pub(crate) lookup_cache: rustc_hash::FxHashMap<(u32, u32), u32>,
     pub(crate) nil_test_ok: Vec<u32>,
+    pub(crate) identity_ok: Vec<u32>,
     /// The running process's value stack.
     pub stack: Vec<Value>,
     /// The running process's frames.
@@ -127,6 +128,7 @@ impl Vm {
             epoch: 1,
             lookup_cache: Default::default(),
             nil_test_ok: Vec::new(),
+            identity_ok: Vec::new(),
             stack: Vec::with_capacity(1 << 16),
             frames: Vec::with_capacity(1 << 10),
             procs: crate::process::Scheduler::default(),
@@ -641,6 +643,15 @@ impl Vm {
         let mut fields: Vec<Rc<str>> = sup
             .map(|s| self.classes[s as usize].fields.clone())
             .unwrap_or_default();
+        for f in &def.instance_fields {
+            if fields.iter().any(|g| **g == *f.name) {
+                let (l, c) = src.line_col(f.span.start);
+                return Err(VmError::Compile(format!(
+                    "{}:{l}:{c}: error: field '{}' of {name} is already defined in a superclass",
+                    src.name, f.name
+                )));
+            }
+        }
         fields.extend(
             def.instance_fields
                 .iter()

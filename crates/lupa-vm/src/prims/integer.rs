@@ -12,7 +12,7 @@ use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use num_bigint::{BigInt, Sign};
 use num_integer::Integer as _;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 /// The BigInt value of an Integer (small or large).
 pub fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
@@ -134,6 +134,9 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
                 }
             }
             Op::Shr => {
+                if y == 0 {
+                    return Prim::Ok(a);
+                }
                 if !(0..64).contains(&y) {
                     return if y >= 64 {
                         Prim::Ok(Value::small(0))
@@ -171,6 +174,16 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         let Some(x) = vm.number_as_f64(a) else {
             return Prim::Fail;
         };
+        if let Op::Div = op {
+            // SOM: Integer>>/ is integer division, also with a Double argument.
+            if y == 0.0 {
+                return Prim::Error(DIV_ZERO.into());
+            }
+            return match num_bigint::BigInt::from_f64((x / y).trunc()) {
+                Some(q) => Prim::Ok(tryalloc!(big_to_value(vm, &q))),
+                None => Prim::Error(format!("{x} / {y} has no integer value")),
+            };
+        }
         return double_result(vm, x, y, op);
     }
     let (Some(x), Some(y)) = (big_of(vm, a), big_of(vm, b)) else {

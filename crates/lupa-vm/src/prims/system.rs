@@ -2,6 +2,7 @@
 
 use super::{arg, tryalloc};
 use crate::interp::Prim;
+use crate::objects::cls;
 use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
@@ -53,14 +54,21 @@ fn load_file(vm: &mut Vm, argc: usize) -> Prim {
 
 fn exit(vm: &mut Vm, argc: usize) -> Prim {
     let code = match arg(vm, argc, 1).as_int() {
-        Some(c) => c.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+        Some(c) if (i32::MIN as i64..=i32::MAX as i64).contains(&c) => c as i32,
+        Some(c) => {
+            vm.flush();
+            eprintln!("lupa: system exit: {c} is not a valid exit code (it must fit in 32 bits)");
+            1
+        }
         None => {
             let c = vm.class_of(arg(vm, argc, 1));
+            let what = if c == cls::INTEGER {
+                "an Integer too large for an exit code".to_string()
+            } else {
+                format!("an instance of {}", vm.class_name(c))
+            };
             vm.flush();
-            eprintln!(
-                "lupa: system exit: expects an Integer, got an instance of {}",
-                vm.class_name(c)
-            );
+            eprintln!("lupa: system exit: expects a small Integer, got {what}");
             1
         }
     };
