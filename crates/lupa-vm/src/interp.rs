@@ -83,6 +83,8 @@ pub struct ProcessState {
     pub pending_unwinds: Vec<PendingUnwind>,
     /// Frame index whose return resumes the innermost pending unwind.
     pub unwind_watch: usize,
+    /// Number of active `<metaLevel>` frames.
+    pub meta_depth: u32,
 }
 
 impl ProcessState {
@@ -380,6 +382,9 @@ impl Vm {
             let depth = self.frames.len();
             self.obs.enter(m.id, rc, depth);
         }
+        if m.meta_level {
+            self.meta_depth += 1;
+        }
         self.frames.push(Frame {
             code: m,
             pc: 0,
@@ -488,14 +493,17 @@ impl Vm {
         let Some(f) = self.frames.pop() else {
             return Ok(());
         };
-        if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
+        if f.code.meta_level {
+            self.meta_depth -= 1;
+        }
+        if f.code.home_env {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
         if OBSERVE && self.obs.hooks_on {
             self.obs.exit(f.code.id, self.frames.len(), false);
         }
-        self.stack.truncate(f.bp);
-        self.stack.push(v);
+        self.stack.truncate(f.bp + 1);
+        self.stack[f.bp] = v;
         if self.frames.len() == self.unwind_watch {
             self.resume_unwind()?;
         }
@@ -572,7 +580,10 @@ impl Vm {
                 .frames
                 .pop()
                 .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
-            if f.code.kind == CodeKind::Method && f.code.has_env() && f.env.is_ptr() {
+            if f.code.meta_level {
+                self.meta_depth -= 1;
+            }
+            if f.code.home_env {
                 self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
             }
             if OBSERVE && self.obs.hooks_on {

@@ -245,6 +245,9 @@ pub struct MethodCode {
     pub unwind_protect: bool,
     /// `<exceptionHandler>`
     pub exception_handler: bool,
+    /// `<metaLevel>`: the running process is at the meta level while this method is
+    /// active (the VM maintains the count across returns and unwinds).
+    pub meta_level: bool,
     /// Pragmas with their literal arguments.
     pub pragmas: Vec<(String, Vec<Const>)>,
     /// Line table, as in `CompiledCode::lines`.
@@ -298,6 +301,12 @@ impl Symbols {
     /// The text of symbol `id`.
     pub fn name(&self, id: u32) -> &str {
         self.names.get(id as usize).map(|s| &**s).unwrap_or("")
+    }
+
+    /// Is symbol `id` a hidden selector (its name starts with U+0001)? Hidden selectors
+    /// are found by lookup but not listed by `methods`/`selectors`/`respondsTo:`.
+    pub fn is_hidden(&self, id: u32) -> bool {
+        self.name(id).starts_with('\u{1}')
     }
 
     /// The id of an already interned symbol.

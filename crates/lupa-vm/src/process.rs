@@ -152,6 +152,7 @@ impl Vm {
         std::mem::swap(&mut self.frames, &mut st.frames);
         std::mem::swap(&mut self.pending_unwinds, &mut st.pending_unwinds);
         std::mem::swap(&mut self.unwind_watch, &mut st.unwind_watch);
+        std::mem::swap(&mut self.meta_depth, &mut st.meta_depth);
     }
 
     /// Make a process ready (from suspended).

@@ -106,6 +106,8 @@ pub struct Vm {
     pub(crate) sources: HashMap<Rc<str>, Rc<SourceFile>>,
     pub(crate) pending_unwinds: Vec<crate::interp::PendingUnwind>,
     pub(crate) unwind_watch: usize,
+    /// Active `<metaLevel>` frames of the running process (MethodProxies' meta level).
+    pub meta_depth: u32,
     pub(crate) exit_code: Option<i32>,
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
 }
@@ -148,6 +150,7 @@ impl Vm {
             sources: HashMap::new(),
             pending_unwinds: Vec::new(),
             unwind_watch: usize::MAX,
+            meta_depth: 0,
             exit_code: None,
             sym_cache: Default::default(),
         };
@@ -773,7 +776,8 @@ impl Vm {
         if cc.is_primitive || cc.pragmas.iter().any(|(p, _)| p == "primitive") {
             primitive = self.find_primitive(&class_name, &cc.selector);
         }
-        let trivial = if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive {
+        let special = cc.pragmas.iter().any(|(p, _)| matches!(p.as_str(), "metaLevel" | "unwindProtect" | "exceptionHandler"));
+        let trivial = if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive && !special {
             crate::objects::Trivial::of(
                 &cc.code,
                 cc.num_args as usize,
@@ -807,6 +811,7 @@ impl Vm {
             primitive_only: cc.is_primitive,
             unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),
             exception_handler: cc.pragmas.iter().any(|(p, _)| p == "exceptionHandler"),
+            meta_level: cc.pragmas.iter().any(|(p, _)| p == "metaLevel"),
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
             first_line: cc.first_line,
@@ -818,6 +823,63 @@ impl Vm {
         for b in code.blocks.iter() {
             set_home(b, id);
         }
+        self.methods.push(code.clone());
+        Ok(code)
+    }
+
+    /// A copy of method `m` (fresh literal frame and inline caches) for class `holder`
+    /// under `selector`, with its own Method object. Not installed anywhere.
+    pub fn copy_method(
+        &mut self,
+        m: &MethodCode,
+        holder: u32,
+        selector: u32,
+    ) -> Result<Rc<MethodCode>, OutOfMemory> {
+        let id = self.methods.len() as u32;
+        let selector_name: Rc<str> = Rc::from(self.symbols.name(selector));
+        let code = Rc::new(MethodCode {
+            id,
+            kind: m.kind,
+            selector,
+            selector_name,
+            holder: Cell::new(holder),
+            num_args: m.num_args,
+            num_temps: m.num_temps,
+            env_size: m.env_size,
+            needs_env: m.needs_env,
+            home_env: m.home_env,
+            max_stack: m.max_stack,
+            ops: m.ops.clone(),
+            literals: m.literals.iter().map(|c| Cell::new(c.get())).collect(),
+            sel_ids: m.sel_ids.iter().map(|c| Cell::new(c.get())).collect(),
+            caches: m
+                .caches
+                .iter()
+                .map(|_| Cell::new(InlineCache::default()))
+                .collect(),
+            blocks: m.blocks.clone(),
+            trivial: m.trivial,
+            primitive: Cell::new(m.primitive.get()),
+            primitive_only: m.primitive_only,
+            unwind_protect: m.unwind_protect,
+            exception_handler: m.exception_handler,
+            meta_level: m.meta_level,
+            pragmas: m.pragmas.clone(),
+            lines: m.lines.clone(),
+            first_line: m.first_line,
+            file: m.file.clone(),
+            object: Cell::new(Value::NIL),
+            home: Cell::new(id),
+            local_names: m.local_names.clone(),
+        });
+        let mclass = if code.primitive_only {
+            cls::PRIMITIVE
+        } else {
+            cls::METHOD
+        };
+        let obj = self.heap.alloc_pointers(mclass, 0)?;
+        self.heap.set_identity_hash(obj, id + 1);
+        code.object.set(obj);
         self.methods.push(code.clone());
         Ok(code)
     }

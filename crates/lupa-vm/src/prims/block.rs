@@ -303,6 +303,15 @@ fn process_set_priority(vm: &mut Vm, argc: usize) -> Prim {
     Prim::Ok(p)
 }
 
+/// `Processor isMeta`: is the running process inside a `<metaLevel>` method?
+fn is_meta(vm: &mut Vm, _argc: usize) -> Prim {
+    Prim::Ok(Value::bool(vm.meta_depth > 0))
+}
+
+fn meta_level(vm: &mut Vm, _argc: usize) -> Prim {
+    Prim::Ok(Value::small(vm.meta_depth as i64))
+}
+
 fn yield_(vm: &mut Vm, argc: usize) -> Prim {
     vm.yield_process();
     Prim::Ok(arg(vm, argc, 0))
@@ -410,6 +419,8 @@ pub(crate) fn register(vm: &mut Vm) {
     vm.register("Process", "priority", process_priority);
     vm.register("Process", "priority:", process_set_priority);
     vm.register("ProcessorScheduler", "yield", yield_);
+    vm.register("ProcessorScheduler", "isMeta", is_meta);
+    vm.register("ProcessorScheduler", "metaLevel", meta_level);
     vm.register("ProcessorScheduler", "activeProcess", active_process);
     vm.register("Semaphore class", "new", sem_new);
     vm.register("Semaphore", "signal", sem_signal);

@@ -114,14 +114,7 @@ fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) ->
         vm.class_of(arg(vm, argc, 0))
     };
     let sel_name = vm.symbols.name(id).to_string();
-    let expected = sel_name.matches(':').count()
-        + usize::from(
-            sel_name
-                .chars()
-                .next()
-                .is_some_and(|c| !c.is_alphanumeric() && c != '_')
-                && !sel_name.contains(':'),
-        );
+    let expected = selector_arity(&sel_name);
     if expected != args.len() {
         return Prim::Error(format!(
             "wrong number of arguments for #{sel_name}: expected {expected}, got {}",
@@ -139,6 +132,18 @@ fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) ->
     match vm.dispatch_in(start_class, id, args.len(), None) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
+    }
+}
+
+/// Number of arguments a selector takes, from its spelling (a hidden selector's
+/// leading U+0001 is ignored).
+pub(crate) fn selector_arity(name: &str) -> usize {
+    let name = name.strip_prefix('\u{1}').unwrap_or(name);
+    let colons = name.matches(':').count();
+    if colons > 0 {
+        colons
+    } else {
+        usize::from(name.chars().next().is_some_and(|c| !c.is_alphanumeric() && c != '_'))
     }
 }
 
@@ -227,7 +232,79 @@ fn responds_to(vm: &mut Vm, argc: usize) -> Prim {
     let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
         return Prim::Ok(Value::FALSE);
     };
+    if vm.symbols.is_hidden(id) {
+        return Prim::Ok(Value::FALSE);
+    }
     Prim::Ok(Value::bool(!matches!(vm.lookup(c, id), Lookup::NotFound)))
+}
+
+// ----- method copies and literal patching (MethodProxies) -----
+
+fn method_copy_for(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    let Some(holder) = vm.class_index_of_object(arg(vm, argc, 1)) else {
+        return Prim::Error("copyFor:selector: needs a class".into());
+    };
+    let Some(sel) = vm.symbol_id(arg(vm, argc, 2)) else {
+        return Prim::Error("copyFor:selector: needs a Symbol".into());
+    };
+    let copy = tryalloc!(vm.copy_method(&code, holder, sel));
+    Prim::Ok(copy.object.get())
+}
+
+fn literal_index(
+    vm: &mut Vm,
+    argc: usize,
+) -> Option<(std::rc::Rc<crate::objects::MethodCode>, usize)> {
+    let code = vm.method_code_of(arg(vm, argc, 0))?;
+    let i = arg(vm, argc, 1).as_int()?;
+    (i >= 1 && i as usize <= code.literals.len()).then_some((code, i as usize - 1))
+}
+
+fn method_literal_at(vm: &mut Vm, argc: usize) -> Prim {
+    match literal_index(vm, argc) {
+        Some((code, i)) => Prim::Ok(code.literals[i].get()),
+        None => Prim::Error("literalAt: index out of bounds".into()),
+    }
+}
+
+fn method_literal_at_put(vm: &mut Vm, argc: usize) -> Prim {
+    let v = arg(vm, argc, 2);
+    let Some((code, i)) = literal_index(vm, argc) else {
+        return Prim::Error("literalAt:put: index out of bounds".into());
+    };
+    code.literals[i].set(v);
+    // A patched selector literal changes what its send sites call.
+    code.sel_ids[i].set(vm.symbol_id(v).unwrap_or(u32::MAX));
+    for c in code.caches.iter() {
+        c.set(Default::default());
+    }
+    Prim::Ok(v)
+}
+
+fn method_num_literals(vm: &mut Vm, argc: usize) -> Prim {
+    match vm.method_code_of(arg(vm, argc, 0)) {
+        Some(code) => Prim::Ok(Value::small(code.literals.len() as i64)),
+        None => Prim::Fail,
+    }
+}
+
+/// `String>>asHiddenSymbol`: the selector U+0001 followed by the string, found by lookup
+/// but hidden from `methods`, `selectors` and `respondsTo:`.
+fn as_hidden_symbol(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    Prim::Ok(tryalloc!(vm.symbol(&format!("\u{1}{s}"))))
+}
+
+fn is_hidden_selector(vm: &mut Vm, argc: usize) -> Prim {
+    match vm.symbol_id(arg(vm, argc, 0)) {
+        Some(id) => Prim::Ok(Value::bool(vm.symbols.is_hidden(id))),
+        None => Prim::Ok(Value::FALSE),
+    }
 }
 
 // ----- Class -----
@@ -292,6 +369,7 @@ fn class_methods(vm: &mut Vm, argc: usize) -> Prim {
     let ms: Vec<Value> = info
         .method_order
         .iter()
+        .filter(|s| !vm.symbols.is_hidden(**s))
         .filter_map(|s| info.methods.get(s).copied())
         .collect();
     Prim::Ok(tryalloc!(vm.new_array(&ms)))
@@ -530,6 +608,8 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register("Class", sel, *f);
     }
     vm.register("Class class", "allClasses", all_classes);
+    vm.register("String", "asHiddenSymbol", as_hidden_symbol);
+    vm.register("Symbol", "isHiddenSelector", is_hidden_selector);
     vm.register("System", "loadedClasses", all_classes);
     for class in ["Method", "Primitive"] {
         vm.register(class, "signature", method_signature);
@@ -540,5 +620,9 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register(class, "hasPragma:", method_has_pragma);
         vm.register(class, "pragmas", method_pragmas);
         vm.register(class, "invokeOn:with:", method_invoke);
+        vm.register(class, "copyFor:selector:", method_copy_for);
+        vm.register(class, "literalAt:", method_literal_at);
+        vm.register(class, "literalAt:put:", method_literal_at_put);
+        vm.register(class, "numLiterals", method_num_literals);
     }
 }

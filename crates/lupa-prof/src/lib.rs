@@ -1,0 +1,48 @@
+//! `lupa-prof`: the analysis and report layer of Lupa's profilers.
+//!
+//! It needs no VM internals. A profiler (Lupa's message-counting profiler after
+//! Bergel's Compteur, a sampling profiler, Spy-style instrumentation) fills a
+//! [`Profile`] — a calling-context tree of methods with one metric — usually
+//! through a [`ProfileBuilder`] driven by the VM's activation hooks. This crate
+//! then
+//!
+//! * derives inclusive totals, per-method aggregates and the call graph
+//!   ([`profile`]), and filters a profile down to the application's methods
+//!   ([`Profile::filtered`]);
+//! * writes reports ([`report`]): a ranking table (text and JSON), a
+//!   MessageTally-style tree, callgrind files (KCachegrind, `callgrind_annotate`),
+//!   folded stacks (`flamegraph.pl`, inferno, speedscope), a standalone flame
+//!   graph SVG and speedscope JSON;
+//! * computes the statistics of the Compteur paper ([`stats`]): regression of
+//!   sends on time through the origin with Student-t intervals, coefficients of
+//!   variation, and the ranking instability ψ.
+//!
+//! ```
+//! use lupa_prof::{Metric, MethodInfo, ProfileBuilder, report};
+//!
+//! let mut b = ProfileBuilder::new(Metric::Sends);
+//! let main = b.add_method(MethodInfo::new("Main", "run"));
+//! let fib = b.add_method(MethodInfo::new("Integer", "fib"));
+//! b.enter(main);
+//! b.add_self(3);
+//! b.enter(fib);
+//! b.add_self(40);
+//! b.exit();
+//! b.exit();
+//! let profile = b.finish();
+//! assert_eq!(profile.grand_total(), 43);
+//! let folded = report::folded::to_string(&profile);
+//! assert_eq!(folded, "Main>>run 3\nMain>>run;Integer>>fib 40\n");
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod profile;
+pub mod report;
+pub mod stats;
+
+pub use profile::{
+    CallEdge, MethodInfo, MethodStats, Metric, Node, Profile, ProfileBuilder, ProfileError,
+    ROOT_NAME, ROOT_NODE,
+};

@@ -1,0 +1,211 @@
+//! The callgrind profile format, for KCachegrind/QCachegrind and
+//! `callgrind_annotate`.
+//!
+//! One event (the profile's metric, e.g. `events: Sends`). Each method is a
+//! function (`fn=`) in its source file (`fl=`, `???` when unknown) at its
+//! definition line (`positions: line`, 0 when unknown). Its cost line is its self
+//! value; each callee gets a `cfl=`/`cfn=`/`calls=` block whose cost line is the
+//! inclusive value of those calls. Recursion: a call nested in an activation of
+//! the callee's own method costs 0 there ([`CallEdge::outer_total`]), so the
+//! inclusive cost KCachegrind and `callgrind_annotate --inclusive=yes` compute
+//! by adding incoming call costs is the method's total, recursion counted once
+//! (the call counts stay exact). File and function names are compressed (`(id) name` on first
+//! use, `(id)` afterwards). A synthetic root appears as the function `<root>`,
+//! the entry point whose inclusive cost is the grand total.
+//!
+//! [`CallEdge::outer_total`]: crate::CallEdge::outer_total
+//!
+//! Format reference: the "Callgrind Format Specification" of the Valgrind manual.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+
+use crate::profile::Profile;
+
+/// Options of [`write()`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallgrindOptions {
+    /// The profiled command (the `cmd:` header line), e.g. `"lupa count Hello"`.
+    pub cmd: Option<String>,
+}
+
+/// Compressed-name table: answers `(id) name` the first time, `(id)` later.
+struct Names<'a> {
+    ids: FxHashMap<&'a str, usize>,
+}
+
+impl<'a> Names<'a> {
+    fn new() -> Self {
+        Names {
+            ids: FxHashMap::default(),
+        }
+    }
+
+    fn get(&mut self, name: &'a str) -> String {
+        let next = self.ids.len() + 1;
+        match self.ids.get(name) {
+            Some(id) => format!("({id})"),
+            None => {
+                self.ids.insert(name, next);
+                format!("({next}) {}", clean(name))
+            }
+        }
+    }
+}
+
+/// Names may not contain line breaks.
+fn clean(name: &str) -> String {
+    name.replace(['\n', '\r'], " ")
+}
+
+/// Write `profile` in callgrind format.
+pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W) -> io::Result<()> {
+    let totals = profile.node_totals();
+    let stats = profile.method_stats_with(&totals);
+    let edges = profile.call_edges_with(&totals);
+    let grand = profile
+        .roots()
+        .map(|r| totals[r])
+        .fold(0u64, u64::saturating_add);
+    let used = profile.used_methods();
+    let event = profile.metric.event_name();
+
+    writeln!(w, "# callgrind format")?;
+    writeln!(w, "version: 1")?;
+    writeln!(w, "creator: lupa-prof {}", env!("CARGO_PKG_VERSION"))?;
+    if let Some(cmd) = &options.cmd {
+        writeln!(w, "cmd: {}", clean(cmd))?;
+    }
+    writeln!(w, "positions: line")?;
+    writeln!(
+        w,
+        "event: {event} : {} ({})",
+        profile.metric.name(),
+        profile.metric.unit()
+    )?;
+    writeln!(w, "events: {event}")?;
+    writeln!(w, "summary: {grand}")?;
+
+    // Functions: synthetic roots first, then by total desc, name, index.
+    let mut order: Vec<usize> = (0..profile.methods.len()).filter(|&m| used[m]).collect();
+    order.sort_by(|&a, &b| {
+        let (ma, mb) = (&profile.methods[a], &profile.methods[b]);
+        mb.is_synthetic_root()
+            .cmp(&ma.is_synthetic_root())
+            .then(stats[b].total.cmp(&stats[a].total))
+            .then_with(|| ma.name.cmp(&mb.name))
+            .then(a.cmp(&b))
+    });
+    // Outgoing edges per caller, by inclusive value desc then callee name.
+    let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); profile.methods.len()];
+    for (i, e) in edges.iter().enumerate() {
+        out_edges[e.caller].push(i);
+    }
+    let mut files = Names::new();
+    let mut fns = Names::new();
+    let file_of = |m: usize| profile.methods[m].file.as_deref().unwrap_or("???");
+    let line_of = |m: usize| profile.methods[m].line.unwrap_or(0);
+    for m in order {
+        let info = &profile.methods[m];
+        writeln!(w)?;
+        writeln!(w, "fl={}", files.get(file_of(m)))?;
+        writeln!(w, "fn={}", fns.get(&info.name))?;
+        writeln!(w, "{} {}", line_of(m), stats[m].self_value)?;
+        let mut mine = std::mem::take(&mut out_edges[m]);
+        mine.sort_by(|&a, &b| {
+            let (ea, eb) = (&edges[a], &edges[b]);
+            eb.outer_total
+                .cmp(&ea.outer_total)
+                .then(eb.calls.cmp(&ea.calls))
+                .then_with(|| {
+                    profile.methods[ea.callee]
+                        .name
+                        .cmp(&profile.methods[eb.callee].name)
+                })
+                .then(ea.callee.cmp(&eb.callee))
+        });
+        for e in mine.into_iter().map(|i| &edges[i]) {
+            writeln!(w, "cfl={}", files.get(file_of(e.callee)))?;
+            writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
+            writeln!(w, "calls={} {}", e.calls, line_of(e.callee))?;
+            writeln!(w, "{} {}", line_of(m), e.outer_total)?;
+        }
+    }
+    writeln!(w)?;
+    writeln!(w, "totals: {grand}")?;
+    Ok(())
+}
+
+/// [`write()`] into a string.
+pub fn to_string(profile: &Profile, options: &CallgrindOptions) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(profile, options, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::sample_profile;
+
+    fn options() -> CallgrindOptions {
+        CallgrindOptions {
+            cmd: Some("lupa count Main".to_string()),
+        }
+    }
+
+    #[test]
+    fn snapshot() {
+        insta::assert_snapshot!(to_string(&sample_profile(), &options()));
+    }
+
+    /// Run valgrind's `callgrind_annotate` on the file when it is installed.
+    #[test]
+    fn callgrind_annotate_reads_it() {
+        let tool = std::path::Path::new("/usr/bin/callgrind_annotate");
+        if !tool.exists() {
+            eprintln!("callgrind_annotate not installed: skipped");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("callgrind.out.lupa");
+        std::fs::write(&path, to_string(&sample_profile(), &options())).expect("write");
+        for inclusive in ["no", "yes"] {
+            let out = std::process::Command::new(tool)
+                .arg(format!("--inclusive={inclusive}"))
+                .arg(&path)
+                .current_dir(dir.path())
+                .output()
+                .expect("run callgrind_annotate");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "failed: {stderr}\n{stdout}");
+            assert!(!stderr.contains("WARNING"), "warnings: {stderr}");
+            assert!(stdout.contains("Sends"), "{stdout}");
+            // The summary is the grand total.
+            assert!(stdout.contains("72"), "{stdout}");
+            if inclusive == "no" {
+                // Self costs: b 35, a 20, main 10, c 7.
+                assert!(
+                    stdout
+                        .lines()
+                        .any(|l| l.contains("35") && l.contains("Lib>>b")),
+                    "{stdout}"
+                );
+            } else {
+                // Inclusive: a = 50 (20 + its calls to b); the recursive c
+                // counts once: 7.
+                for (v, name) in [("50", "Main>>a"), ("7", "Main>>c"), ("72", "Main>>main")] {
+                    assert!(
+                        stdout
+                            .lines()
+                            .any(|l| l.trim_start().starts_with(v) && l.contains(name)),
+                        "{name}: {stdout}"
+                    );
+                }
+            }
+        }
+    }
+}

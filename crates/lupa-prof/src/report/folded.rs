@@ -1,0 +1,94 @@
+//! Folded stacks, Brendan Gregg's format: one line per calling context with a
+//! non-zero self value, `frame;frame;frame value`, the outermost frame first.
+//!
+//! Read by `flamegraph.pl`, `inferno-flamegraph`, speedscope (import) and most
+//! flame graph tools. A synthetic root is left out of the stacks (its own value,
+//! if any, is written as the one-frame stack `<root>`). Frame names have `;` and
+//! line breaks replaced, as the format cannot quote them.
+
+use std::io::{self, Write};
+
+use super::sorted_children;
+use crate::profile::Profile;
+
+/// A frame name safe for the format.
+pub fn frame_name(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+/// Write `profile` as folded stacks, contexts in depth-first order with siblings
+/// by total descending, then name.
+pub fn write<W: Write>(profile: &Profile, w: &mut W) -> io::Result<()> {
+    let totals = profile.node_totals();
+    let mut roots: Vec<usize> = profile.roots().collect();
+    super::sort_nodes(profile, &totals, &mut roots);
+    // (node, length of `path` to restore before pushing this node)
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    let mut path = String::new();
+    while let Some((n, len)) = stack.pop() {
+        path.truncate(len);
+        let synthetic = profile.is_synthetic(n);
+        if !synthetic {
+            if !path.is_empty() {
+                path.push(';');
+            }
+            path.push_str(&frame_name(&profile.method_of(n).name));
+        }
+        let v = profile.nodes[n].self_value;
+        if v > 0 {
+            if synthetic {
+                writeln!(w, "{} {v}", frame_name(&profile.method_of(n).name))?;
+            } else {
+                writeln!(w, "{path} {v}")?;
+            }
+        }
+        let here = path.len();
+        for c in sorted_children(profile, &totals, n).into_iter().rev() {
+            if totals[c] > 0 {
+                stack.push((c, here));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`write()`] into a string.
+pub fn to_string(profile: &Profile) -> String {
+    let mut buf = Vec::new();
+    let _ = write(profile, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::sample_profile;
+    use crate::profile::{MethodInfo, Metric, ProfileBuilder};
+
+    #[test]
+    fn snapshot() {
+        let s = to_string(&sample_profile());
+        insta::assert_snapshot!(s);
+        // The values add up to the grand total.
+        let sum: u64 = s
+            .lines()
+            .map(|l| {
+                l.rsplit_once(' ')
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+                    .expect("value")
+            })
+            .sum();
+        assert_eq!(sum, 72);
+    }
+
+    #[test]
+    fn root_value_and_odd_names() {
+        let mut b = ProfileBuilder::new(Metric::Samples);
+        b.add_self(2);
+        let m = b.add_method(MethodInfo::named("weird;name"));
+        b.enter(m);
+        b.add_self(1);
+        let s = to_string(&b.finish());
+        assert_eq!(s, "<root> 2\nweird:name 1\n");
+    }
+}

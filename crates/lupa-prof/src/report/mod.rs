@@ -1,0 +1,76 @@
+//! Report writers. Every report is deterministic: siblings and methods are
+//! ordered by value (descending), then by name, then by index. They expect a
+//! valid profile ([`Profile::validate`]); a builder-made one always is.
+//!
+//! | module | format | opens in |
+//! | --- | --- | --- |
+//! | [`ranking`] | table of methods by total (text, JSON) | a terminal, `jq` |
+//! | [`tree`] | MessageTally-style indented tree of totals | a terminal |
+//! | [`callgrind`] | callgrind profile format | KCachegrind/QCachegrind, `callgrind_annotate` |
+//! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
+//! | [`flamegraph`] | standalone flame graph SVG | any web browser |
+//! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
+
+pub mod callgrind;
+pub mod flamegraph;
+pub mod folded;
+pub mod ranking;
+pub mod speedscope;
+pub mod tree;
+
+pub use ranking::{Ranking, RankingEntry};
+
+use crate::profile::Profile;
+
+/// The children of `node`, by total descending, then method name, then index.
+pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: usize) -> Vec<usize> {
+    let mut c = profile.nodes[node].children.clone();
+    sort_nodes(profile, totals, &mut c);
+    c
+}
+
+/// Sort nodes by total descending, then method name, then index.
+pub(crate) fn sort_nodes(profile: &Profile, totals: &[u64], nodes: &mut [usize]) {
+    nodes.sort_by(|&a, &b| {
+        totals[b]
+            .cmp(&totals[a])
+            .then_with(|| profile.method_of(a).name.cmp(&profile.method_of(b).name))
+            .then(a.cmp(&b))
+    });
+}
+
+/// `v` as a percentage of `total` (0 when the total is 0).
+pub(crate) fn percent(v: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        v as f64 * 100.0 / total as f64
+    }
+}
+
+/// An integer with `,` between groups of three digits: `1,234,567`.
+pub(crate) fn group_digits(v: u64) -> String {
+    let s = v.to_string();
+    let groups: Vec<&str> = s
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|g| std::str::from_utf8(g).unwrap_or(""))
+        .collect();
+    groups.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(1000), "1,000");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(percent(1, 0), 0.0);
+        assert_eq!(percent(1, 4), 25.0);
+    }
+}

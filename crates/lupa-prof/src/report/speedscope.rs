@@ -1,0 +1,250 @@
+//! speedscope's JSON file format
+//! (<https://www.speedscope.app/file-format-schema.json>), with one "evented"
+//! profile.
+//!
+//! The calling-context tree is replayed as a depth-first walk: each context is
+//! opened (`"O"`) at the current value, its children follow (by total descending,
+//! then name), then the value advances by its self value and it is closed
+//! (`"C"`). The "time" axis is thus the metric (sends, samples, ns...), and a
+//! context spans exactly its total. A synthetic root is not a frame. The unit is
+//! the metric's speedscope unit (`nanoseconds`, `bytes`, otherwise `none`).
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::sorted_children;
+use crate::profile::Profile;
+
+/// The schema URL speedscope expects in `$schema`.
+pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
+
+/// A speedscope file (the subset Lupa writes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct File {
+    /// Always [`SCHEMA`].
+    #[serde(rename = "$schema")]
+    pub schema: String,
+    /// Frames shared by the profiles.
+    pub shared: Shared,
+    /// The profiles (one).
+    pub profiles: Vec<EventedProfile>,
+    /// Name of the profile group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Which profile to show first.
+    #[serde(
+        rename = "activeProfileIndex",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub active_profile_index: Option<usize>,
+    /// The program that wrote the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exporter: Option<String>,
+}
+
+/// The `shared` object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shared {
+    /// The frames, referenced by index from events.
+    pub frames: Vec<Frame>,
+}
+
+/// A frame: a method.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// `Class>>selector`.
+    pub name: String,
+    /// Source file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Line in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// An evented profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventedProfile {
+    /// Always `"evented"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Profile name.
+    pub name: String,
+    /// `none`, `nanoseconds`, `bytes`...
+    pub unit: String,
+    /// First value (0).
+    pub start_value: u64,
+    /// Last value (the grand total).
+    pub end_value: u64,
+    /// Balanced open/close events with non-decreasing `at`.
+    pub events: Vec<Event>,
+}
+
+/// An open or close event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// `"O"` or `"C"`.
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    /// Frame index.
+    pub frame: usize,
+    /// Value at which it happens.
+    pub at: u64,
+}
+
+/// Open or close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// A frame opens.
+    #[serde(rename = "O")]
+    Open,
+    /// A frame closes.
+    #[serde(rename = "C")]
+    Close,
+}
+
+/// Build the speedscope file for `profile`, naming the profile `name`.
+pub fn to_file(profile: &Profile, name: &str) -> File {
+    let totals = profile.node_totals();
+    let used = profile.used_methods();
+    // Frames: used, non-synthetic methods, in method order.
+    let mut frame_of = vec![usize::MAX; profile.methods.len()];
+    let mut frames = Vec::new();
+    for (m, info) in profile.methods.iter().enumerate() {
+        if used[m] && !info.is_synthetic_root() {
+            frame_of[m] = frames.len();
+            frames.push(Frame {
+                name: info.name.clone(),
+                file: info.file.clone(),
+                line: info.line,
+            });
+        }
+    }
+    let mut roots: Vec<usize> = profile.roots().collect();
+    super::sort_nodes(profile, &totals, &mut roots);
+    let mut events = Vec::with_capacity(profile.nodes.len() * 2);
+    let mut at: u64 = 0;
+    // (node, closing?)
+    let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+    while let Some((n, closing)) = stack.pop() {
+        let synthetic = profile.is_synthetic(n);
+        let frame = frame_of[profile.nodes[n].method];
+        if closing {
+            at = at.saturating_add(profile.nodes[n].self_value);
+            if !synthetic {
+                events.push(Event {
+                    kind: EventKind::Close,
+                    frame,
+                    at,
+                });
+            }
+            continue;
+        }
+        if !synthetic {
+            events.push(Event {
+                kind: EventKind::Open,
+                frame,
+                at,
+            });
+        }
+        stack.push((n, true));
+        for c in sorted_children(profile, &totals, n).into_iter().rev() {
+            stack.push((c, false));
+        }
+    }
+    File {
+        schema: SCHEMA.to_string(),
+        shared: Shared { frames },
+        profiles: vec![EventedProfile {
+            kind: "evented".to_string(),
+            name: name.to_string(),
+            unit: profile.metric.speedscope_unit().to_string(),
+            start_value: 0,
+            end_value: at,
+            events,
+        }],
+        name: Some(name.to_string()),
+        active_profile_index: Some(0),
+        exporter: Some(format!("lupa-prof {}", env!("CARGO_PKG_VERSION"))),
+    }
+}
+
+/// Write the speedscope JSON (compact).
+pub fn write<W: Write>(profile: &Profile, name: &str, w: &mut W) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, &to_file(profile, name))?;
+    writeln!(w)
+}
+
+/// The speedscope JSON as a string (pretty when `pretty`).
+pub fn to_string(profile: &Profile, name: &str, pretty: bool) -> String {
+    let file = to_file(profile, name);
+    let s = if pretty {
+        serde_json::to_string_pretty(&file)
+    } else {
+        serde_json::to_string(&file)
+    };
+    // Serialising these plain structs cannot fail.
+    s.unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::sample_profile;
+    use serde_json::Value;
+
+    #[test]
+    fn snapshot() {
+        insta::assert_snapshot!(to_string(&sample_profile(), "sample", true));
+    }
+
+    #[test]
+    fn parses_back_and_has_the_schema_fields() {
+        let s = to_string(&sample_profile(), "sample", false);
+        let back: File = serde_json::from_str(&s).expect("typed parse");
+        assert_eq!(back, to_file(&sample_profile(), "sample"));
+        // Required fields of file-format-schema.json, checked on the raw JSON.
+        let v: Value = serde_json::from_str(&s).expect("json");
+        assert_eq!(v["$schema"], SCHEMA);
+        let frames = v["shared"]["frames"].as_array().expect("frames");
+        assert!(frames.iter().all(|f| f["name"].is_string()));
+        let profiles = v["profiles"].as_array().expect("profiles");
+        assert_eq!(profiles.len(), 1);
+        let p = &profiles[0];
+        for key in ["type", "name", "unit", "startValue", "endValue", "events"] {
+            assert!(p.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(p["type"], "evented");
+        assert!(
+            [
+                "none",
+                "nanoseconds",
+                "microseconds",
+                "milliseconds",
+                "seconds",
+                "bytes"
+            ]
+            .contains(&p["unit"].as_str().expect("unit"))
+        );
+        assert_eq!(p["endValue"], 72);
+        // Events: balanced, properly nested, `at` non-decreasing, frames valid.
+        let mut open: Vec<u64> = Vec::new();
+        let mut last = 0;
+        for e in p["events"].as_array().expect("events") {
+            let at = e["at"].as_u64().expect("at");
+            let frame = e["frame"].as_u64().expect("frame");
+            assert!((frame as usize) < frames.len());
+            assert!(at >= last);
+            last = at;
+            match e["type"].as_str().expect("type") {
+                "O" => open.push(frame),
+                "C" => assert_eq!(open.pop(), Some(frame)),
+                other => panic!("bad event type {other}"),
+            }
+        }
+        assert!(open.is_empty());
+    }
+}

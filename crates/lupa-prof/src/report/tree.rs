@@ -1,0 +1,221 @@
+//! A MessageTally-style tree: each context with its total as a percentage of the
+//! grand total, indented under its caller.
+//!
+//! ```text
+//! Sends: 72 total; cutoff 5.00% (3.6 sends)
+//! 100.0% {72} Main>>main (1 call)
+//!   69.4% {50} Main>>a (2 calls)
+//!     |41.7% {30} Lib>>b (2 calls)
+//! ```
+
+use std::fmt::Write as _;
+
+use super::{group_digits, percent, sorted_children};
+use crate::profile::Profile;
+
+/// Options of [`to_string()`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeOptions {
+    /// Leave out subtrees whose total is below this fraction of the grand total
+    /// (`0.005` = 0.5%). Left-out siblings are summarised in one line.
+    pub cutoff: f64,
+    /// Do not print contexts deeper than this (the root's children are at depth
+    /// 0); `None` for no limit.
+    pub max_depth: Option<usize>,
+}
+
+impl Default for TreeOptions {
+    fn default() -> Self {
+        TreeOptions {
+            cutoff: 0.005,
+            max_depth: None,
+        }
+    }
+}
+
+/// The indentation MessageTally uses: `""`, `"  "`, `"    |"`, `"    |  |"`...
+fn prefix(depth: usize) -> String {
+    match depth {
+        0 => String::new(),
+        1 => "  ".to_string(),
+        d => format!("    |{}", "  |".repeat(d - 2)),
+    }
+}
+
+fn calls(n: u64) -> String {
+    if n == 1 {
+        "1 call".to_string()
+    } else {
+        format!("{} calls", group_digits(n))
+    }
+}
+
+/// Render the tree. A synthetic root is not printed: its children are the
+/// top-level lines, and its own value is mentioned in the header.
+pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
+    let totals = profile.node_totals();
+    let grand = profile
+        .roots()
+        .map(|r| totals[r])
+        .fold(0u64, u64::saturating_add);
+    let threshold = options.cutoff.max(0.0) * grand as f64;
+    let unit = profile.metric.unit();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{}: {} total; cutoff {:.2}% ({} {unit})",
+        profile.metric.name(),
+        group_digits(grand),
+        options.cutoff * 100.0,
+        trim_float(threshold),
+    );
+    let outside: u64 = profile
+        .roots()
+        .filter(|&r| profile.is_synthetic(r))
+        .map(|r| profile.nodes[r].self_value)
+        .sum();
+    if outside > 0 {
+        let _ = write!(out, "; {} {unit} outside any method", group_digits(outside));
+    }
+    out.push('\n');
+
+    // Top level: the children of synthetic roots and the other roots.
+    let mut top: Vec<usize> = Vec::new();
+    for r in profile.roots() {
+        if profile.is_synthetic(r) {
+            top.extend(profile.nodes[r].children.iter().copied());
+        } else {
+            top.push(r);
+        }
+    }
+    super::sort_nodes(profile, &totals, &mut top);
+
+    // Work list: a node to print at a depth, or a summary line.
+    enum Item {
+        Node(usize, usize),
+        Omitted {
+            depth: usize,
+            count: usize,
+            value: u64,
+        },
+        TooDeep(usize),
+    }
+    let push_level = |stack: &mut Vec<Item>, nodes: Vec<usize>, depth: usize| {
+        let (kept, dropped): (Vec<usize>, Vec<usize>) = nodes
+            .into_iter()
+            .partition(|&c| totals[c] as f64 >= threshold);
+        if !dropped.is_empty() {
+            stack.push(Item::Omitted {
+                depth,
+                count: dropped.len(),
+                value: dropped.iter().map(|&c| totals[c]).sum(),
+            });
+        }
+        if options.max_depth.is_some_and(|m| depth > m) {
+            if !kept.is_empty() {
+                stack.push(Item::TooDeep(depth));
+            }
+            return;
+        }
+        stack.extend(kept.into_iter().rev().map(|c| Item::Node(c, depth)));
+    };
+    let mut stack = Vec::new();
+    push_level(&mut stack, top, 0);
+    while let Some(item) = stack.pop() {
+        match item {
+            Item::Node(n, depth) => {
+                let node = &profile.nodes[n];
+                let _ = writeln!(
+                    out,
+                    "{}{:.1}% {{{}}} {} ({})",
+                    prefix(depth),
+                    percent(totals[n], grand),
+                    group_digits(totals[n]),
+                    profile.method_of(n).name,
+                    calls(node.activations),
+                );
+                let children = sorted_children(profile, &totals, n);
+                push_level(&mut stack, children, depth + 1);
+            }
+            Item::Omitted {
+                depth,
+                count,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{}... {} below cutoff {{{}}}",
+                    prefix(depth),
+                    if count == 1 {
+                        "1 context".to_string()
+                    } else {
+                        format!("{count} contexts")
+                    },
+                    group_digits(value),
+                );
+            }
+            Item::TooDeep(depth) => {
+                let _ = writeln!(out, "{}... deeper contexts not shown", prefix(depth));
+            }
+        }
+    }
+    out
+}
+
+/// A float without useless decimals: `3.6`, `0`, `1234.57`.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::sample_profile;
+
+    #[test]
+    fn full_tree() {
+        let p = sample_profile();
+        let t = to_string(
+            &p,
+            &TreeOptions {
+                cutoff: 0.0,
+                max_depth: None,
+            },
+        );
+        insta::assert_snapshot!(t);
+    }
+
+    #[test]
+    fn cutoff_and_depth() {
+        let p = sample_profile();
+        // 10% of 72 = 7.2: c (7) and b under main (5) go.
+        let t = to_string(
+            &p,
+            &TreeOptions {
+                cutoff: 0.1,
+                max_depth: None,
+            },
+        );
+        insta::assert_snapshot!("cutoff_10pct", t);
+        let t = to_string(
+            &p,
+            &TreeOptions {
+                cutoff: 0.0,
+                max_depth: Some(1),
+            },
+        );
+        insta::assert_snapshot!("max_depth_1", t);
+    }
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(prefix(0), "");
+        assert_eq!(prefix(1), "  ");
+        assert_eq!(prefix(2), "    |");
+        assert_eq!(prefix(3), "    |  |");
+        assert_eq!(trim_float(3.6), "3.6");
+        assert_eq!(trim_float(0.0), "0");
+    }
+}
