@@ -1,6 +1,8 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
 
-use clap::{Args, Parser, Subcommand};
+mod count;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use lupa_vm::{Value, Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +28,9 @@ enum Command {
     /// Run SUnit tests: the named TestCase classes, or every TestCase subclass on the class path
     /// (the bundled test suites when no class path is given). Ends with `N passed, M failed`.
     Test(TestArgs),
+    /// Count message sends per method (Compteur): run CLASS like `run`, charging every executed send
+    /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
+    Count(CountArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     Bench(BenchArgs),
@@ -74,6 +79,57 @@ struct RunArgs {
     /// The class to run.
     class: String,
     /// Arguments passed to `run:` (after the class name).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// Report formats of `lupa count`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum CountFormat {
+    /// Ranking table and MessageTally-style tree (the default, for the terminal).
+    Text,
+    /// Ranking table only.
+    Ranking,
+    /// Call tree only.
+    Tree,
+    /// The whole profile as JSON (calling-context tree, methods, metric).
+    Json,
+    /// Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate.
+    Callgrind,
+    /// Folded stacks (flamegraph.pl, inferno, speedscope).
+    Folded,
+    /// A standalone flame-graph SVG.
+    Svg,
+    /// speedscope JSON (https://www.speedscope.app).
+    Speedscope,
+}
+
+#[derive(Args, Debug)]
+struct CountArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: CountFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Report only methods of these packages (class directories, e.g. Benchmarks/Richards);
+    /// their counts still include the sends they cause in other packages.
+    #[arg(long = "package", value_name = "PACKAGE")]
+    packages: Vec<String>,
+    /// Report only methods of these classes (same folding as --package).
+    #[arg(long = "class", value_name = "CLASS")]
+    classes: Vec<String>,
+    /// Number of methods in the ranking.
+    #[arg(long, default_value_t = 25)]
+    top: usize,
+    /// Tree: leave out subtrees below this percentage of all sends.
+    #[arg(long, default_value_t = 1.0)]
+    cutoff: f64,
+    /// The class to run.
+    class: String,
+    /// Arguments passed to `run:`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -236,6 +292,78 @@ fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
     Ok(if ok == Value::TRUE { 0 } else { 1 })
 }
 
+fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
+    use lupa_prof::report;
+    vm.load_class_by_name(&a.class)?;
+    let mut args = vec![a.class.clone()];
+    args.extend(a.args.iter().cloned());
+    let inlined_before = vm.obs.inlined;
+    let counter = count::start(vm);
+    let result = vm.run_main(&args);
+    let mut profile = count::finish(vm, counter);
+    let inlined = vm.obs.inlined - inlined_before;
+    let code = result?;
+    if !a.packages.is_empty() || !a.classes.is_empty() {
+        profile = profile.filtered(|m| {
+            a.classes.iter().any(|c| *c == m.class)
+                || a.packages
+                    .iter()
+                    .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
+        });
+    }
+    let cmd = format!("lupa count {}", args.join(" "));
+    let text = match a.format {
+        CountFormat::Text | CountFormat::Ranking | CountFormat::Tree => {
+            let mut out = String::new();
+            let total = profile.grand_total();
+            let activations: u64 = profile.nodes.iter().map(|n| n.activations).sum();
+            out.push_str(&format!(
+                "{cmd}\n{total} message sends ({inlined} inlined control-structure sends not included), \
+{activations} activations of {} methods and blocks\n",
+                profile.methods.len().saturating_sub(1)
+            ));
+            if a.format != CountFormat::Tree {
+                out.push('\n');
+                out.push_str(&report::Ranking::of(&profile).to_table(Some(a.top)));
+                out.push('\n');
+            }
+            if a.format != CountFormat::Ranking {
+                out.push('\n');
+                let opts = report::tree::TreeOptions {
+                    cutoff: a.cutoff / 100.0,
+                    max_depth: None,
+                };
+                out.push_str(&report::tree::to_string(&profile, &opts));
+            }
+            out
+        }
+        CountFormat::Json => profile
+            .to_json()
+            .map_err(|e| VmError::Io(format!("cannot encode the profile: {e}")))?,
+        CountFormat::Callgrind => report::callgrind::to_string(
+            &profile,
+            &report::callgrind::CallgrindOptions {
+                cmd: Some(cmd.clone()),
+            },
+        ),
+        CountFormat::Folded => report::folded::to_string(&profile),
+        CountFormat::Svg => {
+            let opts = report::flamegraph::FlameGraphOptions {
+                title: format!("{cmd} (message sends)"),
+                ..Default::default()
+            };
+            report::flamegraph::to_string(&profile, &opts)
+        }
+        CountFormat::Speedscope => report::speedscope::to_string(&profile, &cmd, false),
+    };
+    match &a.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display())))?,
+        None => print!("{text}"),
+    }
+    Ok(code)
+}
+
 fn main() -> ExitCode {
     // SOM VMs spell the class path option `-cp`; clap would read it as `-c p`.
     let mut argv: Vec<String> = std::env::args()
@@ -248,6 +376,7 @@ fn main() -> ExitCode {
             "run",
             "test",
             "bench",
+            "count",
             "help",
             "-h",
             "--help",
@@ -280,6 +409,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
+        Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
         Command::Bench(b) => {
             let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];
             args.push(b.iterations.unwrap_or(1).to_string());

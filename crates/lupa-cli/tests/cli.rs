@@ -196,3 +196,94 @@ fn heap_exhaustion_is_catchable() {
     );
     assert!(r.stdout.ends_with("still alive\n"), "{}", r.stdout);
 }
+
+const COUNTED: &str = "Counted = (
+  leaf = ( ^ 1 )
+  twice = ( ^ self leaf + self leaf )
+  fib: n = ( n < 2 ifTrue: [ ^ n ]. ^ (self fib: n - 1) + (self fib: n - 2) )
+  unwind = ( ^ [ self twice. Error signal: 'x' ] on: Error do: [ :e | e return: 0 ] )
+  run = ( self fib: 8. 10 timesRepeat: [ self twice ]. self unwind )
+)
+";
+
+#[test]
+fn count_reports_exact_per_method_sends() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count", "-cp", ".", "--class", "Counted", "--format", "ranking", "Counted",
+        ],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    insta::assert_snapshot!("count_ranking", r.stdout);
+}
+
+#[test]
+fn count_exports_parse_back() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    for (format, file) in [
+        ("json", "p.json"),
+        ("speedscope", "p.speedscope.json"),
+        ("callgrind", "callgrind.out"),
+        ("folded", "p.folded"),
+        ("svg", "p.svg"),
+    ] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "count", "-cp", ".", "--format", format, "-o", file, "Counted",
+            ],
+        );
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+        let text = std::fs::read_to_string(dir.path().join(file)).expect("report written");
+        match format {
+            "json" | "speedscope" => {
+                let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+                assert!(v.is_object());
+            }
+            "callgrind" => assert!(text.contains("events: Sends") && text.contains("fn=")),
+            "folded" => assert!(text.lines().all(|l| {
+                l.rsplit_once(' ')
+                    .is_some_and(|(_, n)| n.parse::<u64>().is_ok())
+            })),
+            _ => assert!(text.starts_with("<?xml") || text.starts_with("<svg")),
+        }
+    }
+    // callgrind_annotate reads the file when valgrind is installed.
+    if std::path::Path::new("/usr/bin/callgrind_annotate").exists() {
+        let out = std::process::Command::new("callgrind_annotate")
+            .arg(dir.path().join("callgrind.out"))
+            .output()
+            .expect("callgrind_annotate runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Counted>>fib:"));
+    }
+}
+
+#[test]
+fn count_is_identical_with_and_without_gc_stress() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let a = lupa_in(
+        dir.path(),
+        &["count", "-cp", ".", "--format", "json", "Counted"],
+    );
+    let b = lupa_in(
+        dir.path(),
+        &[
+            "count",
+            "-cp",
+            ".",
+            "--format",
+            "json",
+            "--gc-stress",
+            "Counted",
+        ],
+    );
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert_eq!(a.stdout, b.stdout);
+}

@@ -380,7 +380,14 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             let rc = self.class_of(self.stack[bp]);
             let depth = self.frames.len();
-            self.obs.enter(m.id, rc, depth);
+            let ev = crate::observe::Activation {
+                method: m.id,
+                receiver_class: rc,
+                depth,
+                process: self.procs.current,
+                sends: self.obs.sends,
+            };
+            self.obs.enter(ev);
         }
         if m.meta_level {
             self.meta_depth += 1;
@@ -500,7 +507,8 @@ impl Vm {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
         if OBSERVE && self.obs.hooks_on {
-            self.obs.exit(f.code.id, self.frames.len(), false);
+            let ev = self.exit_event(&f);
+            self.obs.exit(ev, false);
         }
         self.stack.truncate(f.bp + 1);
         self.stack[f.bp] = v;
@@ -512,6 +520,16 @@ impl Vm {
             self.frame_limit = self.options.max_frames;
         }
         Ok(())
+    }
+
+    fn exit_event(&self, f: &Frame) -> crate::observe::Activation {
+        crate::observe::Activation {
+            method: f.code.id,
+            receiver_class: self.class_of(self.stack.get(f.bp).copied().unwrap_or(Value::NIL)),
+            depth: self.frames.len(),
+            process: self.procs.current,
+            sends: self.obs.sends,
+        }
     }
 
     /// An ensure block run during an unwind has returned: continue the unwind.
@@ -587,7 +605,8 @@ impl Vm {
                 self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
             }
             if OBSERVE && self.obs.hooks_on {
-                self.obs.exit(f.code.id, self.frames.len(), true);
+                let ev = self.exit_event(&f);
+                self.obs.exit(ev, true);
             }
             self.stack.truncate(f.bp);
         }

@@ -14,9 +14,10 @@ pub mod process;
 mod vm;
 
 pub use interp::Prim;
+pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{HeapConfig, Value};
 pub use objects::cls;
-pub use observe::{ActivationHooks, Observation, SampleRegister};
+pub use observe::{Activation, ActivationHooks, Observation, SampleRegister};
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 
 impl Vm {

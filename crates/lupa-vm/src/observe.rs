@@ -17,13 +17,33 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Receives activation enter/exit events (including exits by unwinding).
+/// One activation event.
+#[derive(Debug, Clone, Copy)]
+pub struct Activation {
+    /// Method (or block) id: an index into `Vm::methods`.
+    pub method: u32,
+    /// Class index of the receiver.
+    pub receiver_class: u32,
+    /// Frame index of the activation in its process.
+    pub depth: usize,
+    /// Index of the process it runs in.
+    pub process: usize,
+    /// The send counter at the event.
+    pub sends: u64,
+}
+
+/// Receives activation enter/exit events (including exits by unwinding) and
+/// process switches.
 pub trait ActivationHooks {
-    /// A method or block activation started. `depth` is the frame index.
-    fn enter(&mut self, method: u32, receiver_class: u32, depth: usize);
+    /// A method or block activation started.
+    fn enter(&mut self, ev: &Activation);
     /// An activation ended; `unwinding` is true when it was popped by an unwind
     /// (exception, non-local return, termination) rather than a return.
-    fn exit(&mut self, method: u32, depth: usize, unwinding: bool);
+    fn exit(&mut self, ev: &Activation, unwinding: bool);
+    /// The scheduler switched from process `from` to process `to`.
+    fn process_switch(&mut self, from: usize, to: usize, sends: u64) {
+        let _ = (from, to, sends);
+    }
 }
 
 /// What a sampler can read at any time from another thread.
@@ -71,16 +91,23 @@ impl Observation {
     }
 
     #[inline]
-    pub(crate) fn enter(&mut self, method: u32, receiver_class: u32, depth: usize) {
+    pub(crate) fn enter(&mut self, ev: Activation) {
         if let Some(h) = self.hooks.as_mut() {
-            h.enter(method, receiver_class, depth);
+            h.enter(&ev);
         }
     }
 
     #[inline]
-    pub(crate) fn exit(&mut self, method: u32, depth: usize, unwinding: bool) {
+    pub(crate) fn exit(&mut self, ev: Activation, unwinding: bool) {
         if let Some(h) = self.hooks.as_mut() {
-            h.exit(method, depth, unwinding);
+            h.exit(&ev, unwinding);
+        }
+    }
+
+    pub(crate) fn process_switch(&mut self, from: usize, to: usize) {
+        let sends = self.sends;
+        if let Some(h) = self.hooks.as_mut() {
+            h.process_switch(from, to, sends);
         }
     }
 

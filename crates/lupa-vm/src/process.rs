@@ -198,6 +198,9 @@ impl Vm {
             let mut st = std::mem::take(&mut self.procs.procs[next].saved);
             self.swap_state(&mut st);
             self.procs.current = next;
+            if crate::interp::OBSERVE && self.obs.hooks_on {
+                self.obs.process_switch(cur, next);
+            }
         }
         self.procs.procs[next].status = Status::Running;
         if self.procs.procs[next].terminate_requested {

@@ -776,17 +776,23 @@ impl Vm {
         if cc.is_primitive || cc.pragmas.iter().any(|(p, _)| p == "primitive") {
             primitive = self.find_primitive(&class_name, &cc.selector);
         }
-        let special = cc.pragmas.iter().any(|(p, _)| matches!(p.as_str(), "metaLevel" | "unwindProtect" | "exceptionHandler"));
-        let trivial = if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive && !special {
-            crate::objects::Trivial::of(
-                &cc.code,
-                cc.num_args as usize,
-                cc.num_temps as usize,
-                cc.env_size > 0 || cc.needs_env,
+        let special = cc.pragmas.iter().any(|(p, _)| {
+            matches!(
+                p.as_str(),
+                "metaLevel" | "unwindProtect" | "exceptionHandler"
             )
-        } else {
-            None
-        };
+        });
+        let trivial =
+            if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive && !special {
+                crate::objects::Trivial::of(
+                    &cc.code,
+                    cc.num_args as usize,
+                    cc.num_temps as usize,
+                    cc.env_size > 0 || cc.needs_env,
+                )
+            } else {
+                None
+            };
         let code = Rc::new(MethodCode {
             trivial,
             id,

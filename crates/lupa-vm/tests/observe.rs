@@ -2,7 +2,7 @@
 //! the send counter is exact, and the sampling register is readable from
 //! another thread while the VM runs.
 
-use lupa_vm::{ActivationHooks, Vm, VmOptions};
+use lupa_vm::{Activation, ActivationHooks, Vm, VmOptions};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -19,13 +19,15 @@ struct Log {
 struct Recorder(Rc<RefCell<Log>>);
 
 impl ActivationHooks for Recorder {
-    fn enter(&mut self, method: u32, _receiver_class: u32, depth: usize) {
+    fn enter(&mut self, ev: &Activation) {
+        let (method, depth) = (ev.method, ev.depth);
         let mut l = self.0.borrow_mut();
         l.enters += 1;
         l.max_depth = l.max_depth.max(depth);
         l.open.push((method, depth));
     }
-    fn exit(&mut self, method: u32, depth: usize, unwinding: bool) {
+    fn exit(&mut self, ev: &Activation, unwinding: bool) {
+        let (method, depth) = (ev.method, ev.depth);
         let mut l = self.0.borrow_mut();
         l.exits += 1;
         if unwinding {

@@ -143,7 +143,11 @@ pub(crate) fn selector_arity(name: &str) -> usize {
     if colons > 0 {
         colons
     } else {
-        usize::from(name.chars().next().is_some_and(|c| !c.is_alphanumeric() && c != '_'))
+        usize::from(
+            name.chars()
+                .next()
+                .is_some_and(|c| !c.is_alphanumeric() && c != '_'),
+        )
     }
 }
 

@@ -1,0 +1,205 @@
+//! `lupa count`: Compteur's deterministic profiler. Every executed message send
+//! is charged to the method (or block) activation that executed it; the
+//! activation hooks build one calling-context tree per process, which are then
+//! merged into one profile (other processes appear under `<process N>` nodes).
+
+use lupa_prof::{MethodInfo, Metric, Node, Profile, ProfileBuilder};
+use lupa_vm::{Activation, ActivationHooks, Vm};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Per-process builders, driven by the VM's activation hooks.
+pub struct SendCounter {
+    builders: FxHashMap<usize, ProfileBuilder>,
+    current: usize,
+}
+
+impl SendCounter {
+    fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
+        self.builders
+            .entry(process)
+            .or_insert_with(|| ProfileBuilder::new(Metric::Sends))
+    }
+}
+
+/// The hook object installed in the VM (shares the counter with the caller).
+struct Hooks(Rc<RefCell<SendCounter>>);
+
+impl ActivationHooks for Hooks {
+    fn enter(&mut self, ev: &Activation) {
+        let mut c = self.0.borrow_mut();
+        c.current = ev.process;
+        let b = c.builder(ev.process);
+        b.advance_counter(ev.sends);
+        let m = b.method_for_key(ev.method, || MethodInfo::named(format!("#{}", ev.method)));
+        b.enter(m);
+    }
+
+    fn exit(&mut self, ev: &Activation, unwinding: bool) {
+        let mut c = self.0.borrow_mut();
+        let b = c.builder(ev.process);
+        b.advance_counter(ev.sends);
+        if unwinding {
+            b.exit_unwinding();
+        } else {
+            b.exit();
+        }
+    }
+
+    fn process_switch(&mut self, from: usize, to: usize, sends: u64) {
+        let mut c = self.0.borrow_mut();
+        c.builder(from).advance_counter(sends);
+        c.builder(to).set_counter_mark(sends);
+        c.current = to;
+    }
+}
+
+/// Start counting: install the hooks. Call [`finish`] after the run.
+pub fn start(vm: &mut Vm) -> Rc<RefCell<SendCounter>> {
+    let sends = vm.obs.sends;
+    let mut main = ProfileBuilder::new(Metric::Sends);
+    main.set_counter_mark(sends);
+    let mut builders = FxHashMap::default();
+    builders.insert(0, main);
+    let counter = Rc::new(RefCell::new(SendCounter {
+        builders,
+        current: 0,
+    }));
+    vm.obs.set_hooks(Some(Box::new(Hooks(counter.clone()))));
+    counter
+}
+
+/// Stop counting and build the merged profile, with method names, packages and
+/// source locations from the VM.
+pub fn finish(vm: &mut Vm, counter: Rc<RefCell<SendCounter>>) -> Profile {
+    vm.obs.set_hooks(None);
+    let sends = vm.obs.sends;
+    let mut c = counter.borrow_mut();
+    let current = c.current;
+    c.builder(current).advance_counter(sends);
+    let mut procs: Vec<(usize, ProfileBuilder)> = c.builders.drain().collect();
+    procs.sort_by_key(|(p, _)| *p);
+    let mut profile: Option<Profile> = None;
+    for (p, b) in procs {
+        let mut prof = b.finish();
+        name_methods(vm, &mut prof);
+        profile = Some(match profile {
+            None => prof,
+            Some(mut main) => {
+                graft(&mut main, &prof, &format!("<process {p}>"));
+                main
+            }
+        });
+    }
+    profile.unwrap_or_else(|| Profile::new(Metric::Sends))
+}
+
+/// Replace the placeholder `#id` method infos by real names and locations.
+fn name_methods(vm: &Vm, prof: &mut Profile) {
+    for info in prof.methods.iter_mut() {
+        let Some(id) = info
+            .name
+            .strip_prefix('#')
+            .and_then(|s| s.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let Some(code) = vm.methods.get(id) else {
+            continue;
+        };
+        let holder = code.holder.get();
+        let class = vm.class_name(holder).to_string();
+        let category = vm
+            .classes
+            .get(holder as usize)
+            .map(|c| c.category.to_string())
+            .unwrap_or_default();
+        let selector = code.selector_name.to_string();
+        let mut m = MethodInfo::new(class, selector)
+            .with_category(category)
+            .with_location(code.file.to_string(), Some(code.first_line));
+        if code.kind == lupa_vm::CodeKind::Block {
+            m.name = format!("[]{} in {}", block_ordinal(vm, code), m.name);
+        }
+        *info = m;
+    }
+}
+
+/// `#k`: the position of a block among all blocks of its home method (pre-order),
+/// so that different blocks of one method have different names.
+fn block_ordinal(vm: &Vm, block: &lupa_vm::objects::MethodCode) -> String {
+    fn walk(code: &lupa_vm::objects::MethodCode, target: u32, k: &mut usize) -> bool {
+        for b in code.blocks.iter() {
+            *k += 1;
+            if b.id == target || walk(b, target, k) {
+                return true;
+            }
+        }
+        false
+    }
+    let Some(home) = vm.methods.get(block.home.get() as usize) else {
+        return String::new();
+    };
+    let mut k = 0;
+    if walk(home, block.id, &mut k)
+        && home.blocks.len() + home.blocks.iter().map(|b| b.blocks.len()).sum::<usize>() > 1
+    {
+        format!("#{k}")
+    } else {
+        String::new()
+    }
+}
+
+/// Append `other`'s tree under a new child of `main`'s root named `label`.
+fn graft(main: &mut Profile, other: &Profile, label: &str) {
+    let root = lupa_prof::ROOT_NODE;
+    let label_method = main.methods.len();
+    main.methods.push(MethodInfo::named(label.to_string()));
+    let label_node = main.nodes.len();
+    main.nodes.push(Node {
+        method: label_method,
+        parent: Some(root),
+        children: Vec::new(),
+        activations: 0,
+        self_value: 0,
+    });
+    main.nodes[root].children.push(label_node);
+    // Methods of `other`, by name, in `main`.
+    let mut method_map = Vec::with_capacity(other.methods.len());
+    for m in &other.methods {
+        let idx = match main.method_index(&m.name) {
+            Some(i) => i,
+            None => {
+                main.methods.push(m.clone());
+                main.methods.len() - 1
+            }
+        };
+        method_map.push(idx);
+    }
+    // Nodes of `other` (its root becomes the label node).
+    let offset = main.nodes.len();
+    let other_root = lupa_prof::ROOT_NODE;
+    let map_node = |n: usize| {
+        if n == other_root {
+            label_node
+        } else {
+            offset + n - usize::from(n > other_root)
+        }
+    };
+    for (i, n) in other.nodes.iter().enumerate() {
+        if i == other_root {
+            main.nodes[label_node].self_value += n.self_value;
+            let kids: Vec<usize> = n.children.iter().map(|&k| map_node(k)).collect();
+            main.nodes[label_node].children.extend(kids);
+            continue;
+        }
+        main.nodes.push(Node {
+            method: method_map[n.method],
+            parent: n.parent.map(map_node),
+            children: n.children.iter().map(|&k| map_node(k)).collect(),
+            activations: n.activations,
+            self_value: n.self_value,
+        });
+    }
+}
