@@ -305,7 +305,7 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let code = result?;
     if !a.packages.is_empty() || !a.classes.is_empty() {
         profile = profile.filtered(|m| {
-            a.classes.iter().any(|c| *c == m.class)
+            a.classes.contains(&m.class)
                 || a.packages
                     .iter()
                     .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
