@@ -9,17 +9,47 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// What is charged to activations: executed sends (Compteur), or elapsed wall
+/// time measured at every enter and exit (an exact, MessageTally-like timing
+/// profile, used as the time-based reference of `lupa stability`).
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    /// The VM's send counter.
+    Sends,
+    /// Nanoseconds since this instant.
+    Time(std::time::Instant),
+}
+
+impl Clock {
+    fn metric(self) -> Metric {
+        match self {
+            Clock::Sends => Metric::Sends,
+            Clock::Time(_) => Metric::Nanoseconds,
+        }
+    }
+
+    #[inline]
+    fn read(self, sends: u64) -> u64 {
+        match self {
+            Clock::Sends => sends,
+            Clock::Time(t0) => t0.elapsed().as_nanos() as u64,
+        }
+    }
+}
+
 /// Per-process builders, driven by the VM's activation hooks.
 pub struct SendCounter {
     builders: FxHashMap<usize, ProfileBuilder>,
     current: usize,
+    clock: Clock,
 }
 
 impl SendCounter {
     fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
+        let metric = self.clock.metric();
         self.builders
             .entry(process)
-            .or_insert_with(|| ProfileBuilder::new(Metric::Sends))
+            .or_insert_with(|| ProfileBuilder::new(metric))
     }
 }
 
@@ -30,16 +60,18 @@ impl ActivationHooks for Hooks {
     fn enter(&mut self, ev: &Activation) {
         let mut c = self.0.borrow_mut();
         c.current = ev.process;
+        let now = c.clock.read(ev.sends);
         let b = c.builder(ev.process);
-        b.advance_counter(ev.sends);
+        b.advance_counter(now);
         let m = b.method_for_key(ev.method, || MethodInfo::named(format!("#{}", ev.method)));
         b.enter(m);
     }
 
     fn exit(&mut self, ev: &Activation, unwinding: bool) {
         let mut c = self.0.borrow_mut();
+        let now = c.clock.read(ev.sends);
         let b = c.builder(ev.process);
-        b.advance_counter(ev.sends);
+        b.advance_counter(now);
         if unwinding {
             b.exit_unwinding();
         } else {
@@ -49,22 +81,24 @@ impl ActivationHooks for Hooks {
 
     fn process_switch(&mut self, from: usize, to: usize, sends: u64) {
         let mut c = self.0.borrow_mut();
-        c.builder(from).advance_counter(sends);
-        c.builder(to).set_counter_mark(sends);
+        let now = c.clock.read(sends);
+        c.builder(from).advance_counter(now);
+        c.builder(to).set_counter_mark(now);
         c.current = to;
     }
 }
 
 /// Start counting: install the hooks. Call [`finish`] after the run.
-pub fn start(vm: &mut Vm) -> Rc<RefCell<SendCounter>> {
-    let sends = vm.obs.sends;
-    let mut main = ProfileBuilder::new(Metric::Sends);
-    main.set_counter_mark(sends);
+pub fn start(vm: &mut Vm, clock: Clock) -> Rc<RefCell<SendCounter>> {
+    let now = clock.read(vm.obs.sends);
+    let mut main = ProfileBuilder::new(clock.metric());
+    main.set_counter_mark(now);
     let mut builders = FxHashMap::default();
     builders.insert(0, main);
     let counter = Rc::new(RefCell::new(SendCounter {
         builders,
         current: 0,
+        clock,
     }));
     vm.obs.set_hooks(Some(Box::new(Hooks(counter.clone()))));
     counter
@@ -74,10 +108,10 @@ pub fn start(vm: &mut Vm) -> Rc<RefCell<SendCounter>> {
 /// source locations from the VM.
 pub fn finish(vm: &mut Vm, counter: Rc<RefCell<SendCounter>>) -> Profile {
     vm.obs.set_hooks(None);
-    let sends = vm.obs.sends;
     let mut c = counter.borrow_mut();
+    let now = c.clock.read(vm.obs.sends);
     let current = c.current;
-    c.builder(current).advance_counter(sends);
+    c.builder(current).advance_counter(now);
     let mut procs: Vec<(usize, ProfileBuilder)> = c.builders.drain().collect();
     procs.sort_by_key(|(p, _)| *p);
     let mut profile: Option<Profile> = None;
@@ -92,7 +126,8 @@ pub fn finish(vm: &mut Vm, counter: Rc<RefCell<SendCounter>>) -> Profile {
             }
         });
     }
-    profile.unwrap_or_else(|| Profile::new(Metric::Sends))
+    let metric = c.clock.metric();
+    profile.unwrap_or_else(|| Profile::new(metric))
 }
 
 /// Replace the placeholder `#id` method infos by real names and locations.

@@ -1,5 +1,6 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
 
+mod calibrate;
 mod count;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -31,6 +32,12 @@ enum Command {
     /// Count message sends per method (Compteur): run CLASS like `run`, charging every executed send
     /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
     Count(CountArgs),
+    /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
+    /// times, measure wall time and sends, and fit the message rate with its confidence interval.
+    Calibrate(CalibrateArgs),
+    /// Ranking stability (Compteur, section 4.4): profile a program several times by counting and
+    /// by timing, and compare the instability psi of the first methods of each ranking.
+    Stability(StabilityArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     Bench(BenchArgs),
@@ -127,6 +134,51 @@ struct CountArgs {
     /// Tree: leave out subtrees below this percentage of all sends.
     #[arg(long, default_value_t = 1.0)]
     cutoff: f64,
+    /// Calibration used to estimate time from the count (see `lupa calibrate`).
+    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
+    calibration: PathBuf,
+    /// The class to run.
+    class: String,
+    /// Arguments passed to `run:`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct CalibrateArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// Runs of each program.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// A program of the basket, as `CLASS ARG...` (repeatable; default: the bundled benchmarks and
+    /// test suites).
+    #[arg(long = "program", value_name = "CLASS ARGS")]
+    programs: Vec<String>,
+    /// Keep the identity-hash seed fixed (then every run sends exactly the same messages).
+    #[arg(long)]
+    fixed_seed: bool,
+    /// Where to save the calibration (read by `lupa count`).
+    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
+    save: PathBuf,
+    /// Do not save the calibration.
+    #[arg(long)]
+    no_save: bool,
+}
+
+#[derive(Args, Debug)]
+struct StabilityArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// Profiles of each kind.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Number of first methods compared.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Keep the identity-hash seed fixed between runs.
+    #[arg(long)]
+    fixed_seed: bool,
     /// The class to run.
     class: String,
     /// Arguments passed to `run:`.
@@ -298,7 +350,7 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let mut args = vec![a.class.clone()];
     args.extend(a.args.iter().cloned());
     let inlined_before = vm.obs.inlined;
-    let counter = count::start(vm);
+    let counter = count::start(vm, count::Clock::Sends);
     let result = vm.run_main(&args);
     let mut profile = count::finish(vm, counter);
     let inlined = vm.obs.inlined - inlined_before;
@@ -322,6 +374,14 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
 {activations} activations of {} methods and blocks\n",
                 profile.methods.len().saturating_sub(1)
             ));
+            match calibrate::Calibration::load(&a.calibration) {
+                Ok(cal) => {
+                    out.push_str(&cal.estimate(total));
+                    out.push('\n');
+                }
+                Err(e) if a.calibration.exists() => out.push_str(&format!("({e})\n")),
+                Err(_) => {}
+            }
             if a.format != CountFormat::Tree {
                 out.push('\n');
                 out.push_str(&report::Ranking::of(&profile).to_table(Some(a.top)));
@@ -377,6 +437,8 @@ fn main() -> ExitCode {
             "test",
             "bench",
             "count",
+            "calibrate",
+            "stability",
             "help",
             "-h",
             "--help",
@@ -410,6 +472,51 @@ fn main() -> ExitCode {
         }
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
+        Command::Calibrate(c) => {
+            let programs = if c.programs.is_empty() {
+                calibrate::default_basket()
+            } else {
+                c.programs
+                    .iter()
+                    .filter_map(|p| calibrate::Program::parse(p))
+                    .collect()
+            };
+            let save = (!c.no_save).then_some(c.save.as_path());
+            match calibrate::calibrate(
+                &options(&c.vm),
+                &programs,
+                c.runs.max(2),
+                !c.fixed_seed,
+                save,
+            ) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => report(&e),
+            }
+        }
+        Command::Stability(s) => {
+            let mut args = vec![s.class.clone()];
+            args.extend(s.args.iter().cloned());
+            let p = calibrate::Program {
+                name: args.join(" "),
+                args,
+            };
+            match calibrate::stability(
+                &options(&s.vm),
+                &p,
+                s.runs.max(2),
+                s.top.max(1),
+                !s.fixed_seed,
+            ) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => report(&e),
+            }
+        }
         Command::Bench(b) => {
             let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];
             args.push(b.iterations.unwrap_or(1).to_string());

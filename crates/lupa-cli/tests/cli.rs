@@ -287,3 +287,57 @@ fn count_is_identical_with_and_without_gc_stress() {
     assert_eq!(a.code, 0, "{}", a.stderr);
     assert_eq!(a.stdout, b.stdout);
 }
+
+#[test]
+fn calibrate_fits_a_message_rate_and_count_uses_it() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "calibrate",
+            "-cp",
+            ".",
+            "--runs",
+            "2",
+            "--program",
+            "Counted",
+            "--program",
+            "BenchmarkRunner Queens 1 5",
+            "--program",
+            "BenchmarkRunner Towers 1 3",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("message rate MR ="), "{}", r.stdout);
+    assert!(r.stdout.contains("95% confidence interval"), "{}", r.stdout);
+    assert!(dir.path().join("lupa-calibration.json").exists());
+    let c = lupa_in(
+        dir.path(),
+        &["count", "-cp", ".", "--format", "ranking", "Counted"],
+    );
+    assert!(c.stdout.contains("estimated time:"), "{}", c.stdout);
+}
+
+#[test]
+fn stability_shows_counting_is_stable() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "stability",
+            "-cp",
+            ".",
+            "--runs",
+            "3",
+            "--top",
+            "3",
+            "Counted",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("psi_3 counted (sends):      0.000"),
+        "{}",
+        r.stdout
+    );
+}

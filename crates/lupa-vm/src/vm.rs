@@ -25,6 +25,8 @@ pub struct VmOptions {
     pub max_frames: usize,
     /// Verify the heap after every collection.
     pub verify_heap: bool,
+    /// Discard the program's standard output (for calibration runs).
+    pub quiet: bool,
 }
 
 impl Default for VmOptions {
@@ -35,6 +37,7 @@ impl Default for VmOptions {
             heap: HeapConfig::default(),
             max_frames: 200_000,
             verify_heap: false,
+            quiet: false,
         }
     }
 }
@@ -1001,7 +1004,9 @@ impl Vm {
 
     /// Write to standard output (buffered).
     pub fn print(&mut self, s: &str) {
-        let _ = self.out.write_all(s.as_bytes());
+        if !self.options.quiet {
+            let _ = self.out.write_all(s.as_bytes());
+        }
     }
 
     /// Flush standard output.
