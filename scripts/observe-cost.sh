@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
-BENCHES=${BENCHES:-"Richards:1:10 DeltaBlue:1:1000 Json:1:10 NBody:1:100000 Havlak:1:1 CD:1:20 Bounce:1:100 List:1:100 Mandelbrot:1:300 Permute:1:100 Queens:1:100 Sieve:1:200 Storage:1:100 Towers:1:50"}
+BENCHES=${BENCHES:-"Richards:1:10 DeltaBlue:1:1000 Json:1:10 NBody:300:1 Havlak:1:1 CD:1:20 Bounce:1:100 List:1:100 Mandelbrot:1:500 Permute:1:100 Queens:1:100 Sieve:1:200 Storage:1:100 Towers:1:50"}
 cargo build --release -q -p lupa-cli --target-dir target/observe-on
 cargo build --release -q -p lupa-cli --features lupa-vm/no-observe --target-dir target/observe-off
 on=target/observe-on/release/lupa
