@@ -408,13 +408,13 @@ pub struct CompiledCode {
 impl CompiledCode {
     /// The source line of instruction `pc`.
     pub fn line_of(&self, pc: usize) -> u32 {
-        let mut line = self.first_line;
-        for &(start, l) in &self.lines {
-            if start as usize > pc {
-                break;
-            }
-            line = l;
-        }
-        line
+        line_at(&self.lines, self.first_line, pc)
     }
+}
+
+/// The source line of instruction `pc` in a line table of `(first pc, line)` pairs
+/// (ascending by pc); `first_line` before the first entry.
+pub fn line_at(lines: &[(u32, u32)], first_line: u32, pc: usize) -> u32 {
+    let k = lines.partition_point(|&(start, _)| start as usize <= pc);
+    if k == 0 { first_line } else { lines[k - 1].1 }
 }

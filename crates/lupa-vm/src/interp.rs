@@ -494,12 +494,12 @@ impl Vm {
         )
     }
 
-    /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
-    #[inline]
-    fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
-        let Some(f) = self.frames.pop() else {
-            return Ok(());
-        };
+    /// Pop the top frame: leave its meta level, mark its home env dead, and tell the
+    /// activation hooks (`unwinding`: popped by an unwind rather than a return).
+    /// The caller truncates the stack.
+    #[inline(always)]
+    fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
+        let f = self.frames.pop()?;
         if f.code.meta_level {
             self.meta_depth -= 1;
         }
@@ -508,8 +508,17 @@ impl Vm {
         }
         if OBSERVE && self.obs.hooks_on {
             let ev = self.exit_event(&f);
-            self.obs.exit(ev, false);
+            self.obs.exit(ev, unwinding);
         }
+        Some(f)
+    }
+
+    /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
+    #[inline]
+    fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
+        let Some(f) = self.pop_frame(false) else {
+            return Ok(());
+        };
         self.stack.truncate(f.bp + 1);
         self.stack[f.bp] = v;
         if self.frames.len() == self.unwind_watch {
@@ -595,19 +604,8 @@ impl Vm {
                 return Ok(());
             }
             let f = self
-                .frames
-                .pop()
+                .pop_frame(true)
                 .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
-            if f.code.meta_level {
-                self.meta_depth -= 1;
-            }
-            if f.code.home_env {
-                self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
-            }
-            if OBSERVE && self.obs.hooks_on {
-                let ev = self.exit_event(&f);
-                self.obs.exit(ev, true);
-            }
             self.stack.truncate(f.bp);
         }
         if self.in_overflow && self.frames.len() + 1000 < self.options.max_frames {

@@ -267,14 +267,7 @@ pub struct MethodCode {
 impl MethodCode {
     /// Source line of instruction `pc`.
     pub fn line_of(&self, pc: usize) -> u32 {
-        let mut line = self.first_line;
-        for &(start, l) in &self.lines {
-            if start as usize > pc {
-                break;
-            }
-            line = l;
-        }
-        line
+        lupa_compiler::line_at(&self.lines, self.first_line, pc)
     }
 
     /// Has this method the pragma?

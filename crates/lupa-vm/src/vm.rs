@@ -346,15 +346,23 @@ impl Vm {
         let m = self.new_class_slot(&format!("{name} class"), true);
         self.classes[c as usize].partner = m;
         self.classes[m as usize].partner = c;
-        // Class object: an instance of the metaclass; metaclass object: an instance of Metaclass.
+        let cobj = self.alloc_class_objects(c)?;
+        self.set_global(name, cobj);
+        Ok(c)
+    }
+
+    /// Allocate the heap objects of class `c` and its metaclass: the class object is
+    /// an instance of the metaclass, the metaclass object an instance of Metaclass;
+    /// each carries its class index as identity hash. Answers the class object.
+    fn alloc_class_objects(&mut self, c: u32) -> Result<Value, OutOfMemory> {
+        let m = self.classes[c as usize].partner;
         let cobj = self.heap.alloc_pointers(m, 0)?;
         self.heap.set_identity_hash(cobj, c);
         let mobj = self.heap.alloc_pointers(cls::METACLASS, 0)?;
         self.heap.set_identity_hash(mobj, m);
         self.classes[c as usize].object = cobj;
         self.classes[m as usize].object = mobj;
-        self.set_global(name, cobj);
-        Ok(c)
+        Ok(cobj)
     }
 
     fn bootstrap(&mut self) -> Result<(), VmError> {
@@ -383,13 +391,7 @@ impl Vm {
             self.classes[m as usize].partner = c;
         }
         for c in 1..cls::COUNT {
-            let m = self.classes[c as usize].partner;
-            let cobj = self.heap.alloc_pointers(m, 0)?;
-            self.heap.set_identity_hash(cobj, c);
-            let mobj = self.heap.alloc_pointers(cls::METACLASS, 0)?;
-            self.heap.set_identity_hash(mobj, m);
-            self.classes[c as usize].object = cobj;
-            self.classes[m as usize].object = mobj;
+            let cobj = self.alloc_class_objects(c)?;
             let name = self.classes[c as usize].name.clone();
             if c != cls::ENV {
                 self.set_global(&name, cobj);

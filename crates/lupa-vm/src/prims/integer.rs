@@ -94,9 +94,7 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else {
             return Prim::Fail;
         };
-        if y == 0.0 {
-            return Prim::Error(DIV_ZERO.into());
-        }
+        // Floating-point division: IEEE semantics for a zero divisor.
         return Prim::Ok(tryalloc!(vm.new_double(x / y)));
     }
     // Fast path: both small.
@@ -239,9 +237,6 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
 const DIV_ZERO: &str = "Division by zero.";
 
 fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> Prim {
-    if y == 0.0 && matches!(op, Op::Div | Op::FloorDiv | Op::Mod | Op::Rem) {
-        return Prim::Error(DIV_ZERO.into());
-    }
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,
