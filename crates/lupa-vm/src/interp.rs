@@ -116,6 +116,7 @@ pub struct WellKnownSymbols {
     pub(crate) is_nil: u32,
     pub(crate) not_nil: u32,
     pub(crate) identical: u32,
+    pub(crate) equal: u32,
 }
 
 impl WellKnownSymbols {
@@ -131,6 +132,7 @@ impl WellKnownSymbols {
             is_nil: vm.intern("isNil"),
             not_nil: vm.intern("notNil"),
             identical: vm.intern("=="),
+            equal: vm.intern("="),
         }
     }
 }
@@ -1151,6 +1153,9 @@ impl Vm {
                     self.double_of(a),
                     self.double_of(b).or_else(|| b.as_int().map(|i| i as f64)),
                 ) else {
+                    if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
+                        return self.string_equality(op, a, b, n);
+                    }
                     return Ok(false);
                 };
                 let r = match op {
@@ -1257,6 +1262,51 @@ impl Vm {
 
     /// `isNil`/`notNil` may take the fast path for class `c` when neither is
     /// overridden below Object.
+    /// `=`/`~=` between two Strings (or a String and a Symbol) by byte comparison, when
+    /// the receiver is a plain String whose `=` is the primitive. Answers false (send
+    /// normally) otherwise.
+    #[inline]
+    fn string_equality(
+        &mut self,
+        op: SpecialOp,
+        a: Value,
+        b: Value,
+        n: usize,
+    ) -> Result<bool, VmError> {
+        if !(a.is_ptr() && b.is_ptr()) || self.heap.class_index(a) != cls::STRING {
+            return Ok(false);
+        }
+        let cb = self.heap.class_index(b);
+        if !self.string_eq_is_primitive() {
+            return Ok(false);
+        }
+        let eq =
+            (cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b);
+        self.stack.truncate(n - 2);
+        self.stack
+            .push(Value::bool(if op == SpecialOp::Eq { eq } else { !eq }));
+        Ok(true)
+    }
+
+    /// Is `String>>=` the native primitive (not overridden by the class library)?
+    fn string_eq_is_primitive(&mut self) -> bool {
+        if self.string_eq_ok == self.epoch {
+            return true;
+        }
+        let sel = self.sym_cache.equal;
+        let ok = match self.lookup(cls::STRING, sel) {
+            Lookup::Method(id) => {
+                let m = &self.methods[id as usize];
+                m.holder.get() == cls::STRING && m.primitive.get().is_some()
+            }
+            _ => false,
+        };
+        if ok {
+            self.string_eq_ok = self.epoch;
+        }
+        ok
+    }
+
     /// `==` may take the fast path for class `c` (it inherits Object's primitive).
     #[inline]
     fn default_identity_ok(&mut self, c: u32) -> bool {

@@ -85,6 +85,7 @@ pub struct Vm {
     pub(crate) lookup_cache: rustc_hash::FxHashMap<(u32, u32), u32>,
     pub(crate) nil_test_ok: Vec<u32>,
     pub(crate) identity_ok: Vec<u32>,
+    pub(crate) string_eq_ok: u32,
     /// The running process's value stack.
     pub stack: Vec<Value>,
     /// The running process's frames.
@@ -134,6 +135,7 @@ impl Vm {
             lookup_cache: Default::default(),
             nil_test_ok: Vec::new(),
             identity_ok: Vec::new(),
+            string_eq_ok: 0,
             stack: Vec::with_capacity(1 << 16),
             frames: Vec::with_capacity(1 << 10),
             procs: crate::process::Scheduler::default(),
