@@ -256,6 +256,8 @@ pub struct MethodCode {
     pub first_line: u32,
     /// Source file name for backtraces.
     pub file: Rc<str>,
+    /// Byte range of the method's definition in `file` (0..0 when unknown).
+    pub source_range: Cell<(u32, u32)>,
     /// The method object (Method/Primitive instance; nil for blocks).
     pub object: Cell<Value>,
     /// For blocks: the home method id.

@@ -113,6 +113,7 @@ pub struct Vm {
     /// Active `<metaLevel>` frames of the running process (MethodProxies' meta level).
     pub meta_depth: u32,
     pub(crate) exit_code: Option<i32>,
+    captured: Option<String>,
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
 }
 
@@ -157,6 +158,7 @@ impl Vm {
             unwind_watch: usize::MAX,
             meta_depth: 0,
             exit_code: None,
+            captured: None,
             sym_cache: Default::default(),
         };
         crate::prims::register_all(&mut vm);
@@ -740,6 +742,12 @@ impl Vm {
             )));
         }
         let id = self.install_code(c, &cc, &src.name)?;
+        self.methods[id as usize]
+            .source_range
+            .set((md.span.start, md.span.end));
+        self.sources
+            .entry(Rc::from(src.name.as_str()))
+            .or_insert_with(|| src.clone());
         Ok(id)
     }
 
@@ -829,6 +837,7 @@ impl Vm {
             lines: cc.lines.clone(),
             first_line: cc.first_line,
             file: file.clone(),
+            source_range: Cell::new((0, 0)),
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
             local_names: cc.local_names.clone(),
@@ -881,6 +890,7 @@ impl Vm {
             lines: m.lines.clone(),
             first_line: m.first_line,
             file: m.file.clone(),
+            source_range: Cell::new(m.source_range.get()),
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
             local_names: m.local_names.clone(),
@@ -1008,14 +1018,41 @@ impl Vm {
 
     /// Write to standard output (buffered).
     pub fn print(&mut self, s: &str) {
-        if !self.options.quiet {
+        if let Some(buf) = self.captured.as_mut() {
+            buf.push_str(s);
+        } else if !self.options.quiet {
             let _ = self.out.write_all(s.as_bytes());
         }
+    }
+
+    /// Capture the program's standard output in memory from now on.
+    pub fn capture_output(&mut self) {
+        self.captured = Some(String::new());
+    }
+
+    /// Take what was captured so far.
+    pub fn take_captured(&mut self) -> String {
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Flush standard output.
     pub fn flush(&mut self) {
         let _ = self.out.flush();
+    }
+
+    /// The source text of a method's definition, if known.
+    pub fn method_source(&self, code: &MethodCode) -> Option<String> {
+        let (start, end) = code.source_range.get();
+        if end <= start {
+            return None;
+        }
+        let src = self.sources.get(&*code.file)?;
+        src.text
+            .get(start as usize..end as usize)
+            .map(str::to_string)
     }
 
     /// The source file registered under a name (for diagnostics).

@@ -288,6 +288,16 @@ fn method_literal_at_put(vm: &mut Vm, argc: usize) -> Prim {
     Prim::Ok(v)
 }
 
+fn method_source_code(vm: &mut Vm, argc: usize) -> Prim {
+    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
+        return Prim::Fail;
+    };
+    match vm.method_source(&code) {
+        Some(text) => Prim::Ok(tryalloc!(vm.new_string(&text))),
+        None => Prim::Ok(Value::NIL),
+    }
+}
+
 fn method_num_literals(vm: &mut Vm, argc: usize) -> Prim {
     match vm.method_code_of(arg(vm, argc, 0)) {
         Some(code) => Prim::Ok(Value::small(code.literals.len() as i64)),
@@ -628,5 +638,6 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register(class, "literalAt:", method_literal_at);
         vm.register(class, "literalAt:put:", method_literal_at_put);
         vm.register(class, "numLiterals", method_num_literals);
+        vm.register(class, "sourceCode", method_source_code);
     }
 }
