@@ -2,6 +2,7 @@
 
 mod calibrate;
 mod count;
+mod proxies;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lupa_vm::{Value, Vm, VmError, VmOptions};
@@ -38,6 +39,11 @@ enum Command {
     /// Ranking stability (Compteur, section 4.4): profile a program several times by counting and
     /// by timing, and compare the instability psi of the first methods of each ranking.
     Stability(StabilityArgs),
+    /// MethodProxies benchmark (the paper's tables 2, 3 and 5): instrument every method of several
+    /// bundled projects with each technique (trap methods, run:with:in:, source rewriting) and each
+    /// handler, and report instrumentation, execution and uninstrumentation overheads.
+    #[command(name = "proxies-bench")]
+    ProxiesBench(ProxiesArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     Bench(BenchArgs),
@@ -184,6 +190,30 @@ struct StabilityArgs {
     /// Arguments passed to `run:`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct ProxiesArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// Repetitions of every measurement.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Projects, comma-separated (Richards, DeltaBlue, Json, CD, Havlak, Collections).
+    #[arg(long)]
+    projects: Option<String>,
+    /// Techniques, comma-separated (trap, runWithIn, source, trapUnsafe).
+    #[arg(long)]
+    techniques: Option<String>,
+    /// Handlers, comma-separated (noAction, counting, callGraph, coverage).
+    #[arg(long)]
+    handlers: Option<String>,
+    /// Workload scale factor.
+    #[arg(long, default_value_t = 1)]
+    scale: usize,
+    /// Also write the raw CSV measurements to FILE.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -439,6 +469,7 @@ fn main() -> ExitCode {
             "count",
             "calibrate",
             "stability",
+            "proxies-bench",
             "help",
             "-h",
             "--help",
@@ -472,6 +503,26 @@ fn main() -> ExitCode {
         }
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
+        Command::ProxiesBench(p) => {
+            let mut args = vec![
+                format!("runs={}", p.runs.max(1)),
+                format!("scale={}", p.scale.max(1)),
+            ];
+            for (k, v) in [
+                ("projects", &p.projects),
+                ("techniques", &p.techniques),
+                ("handlers", &p.handlers),
+            ] {
+                if let Some(v) = v {
+                    args.push(format!("{k}={v}"));
+                }
+            }
+            with_vm(&p.vm, |vm| {
+                let (text, ok) = proxies::run(vm, &args, p.csv.as_deref())?;
+                print!("{text}");
+                Ok(if ok { 0 } else { 1 })
+            })
+        }
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {
                 calibrate::default_basket()
