@@ -43,12 +43,12 @@ fn shallow_copy(vm: &mut Vm, argc: usize) -> Prim {
     }
     let c = vm.heap.class_index(a);
     let r = match vm.heap.format(a) {
-        Format::Pointers | Format::Weak => {
+        fmt @ (Format::Pointers | Format::Weak | Format::Ephemeron) => {
             let vals: Vec<Value> = (0..vm.heap.size(a)).map(|i| vm.heap.slot(a, i)).collect();
-            let r = tryalloc!(if vm.heap.format(a) == Format::Weak {
-                vm.heap.alloc_weak(c, vals.len())
-            } else {
-                vm.heap.alloc_pointers(c, vals.len())
+            let r = tryalloc!(match fmt {
+                Format::Weak => vm.heap.alloc_weak(c, vals.len()),
+                Format::Ephemeron => vm.heap.alloc_ephemeron(c, vals.len()),
+                _ => vm.heap.alloc_pointers(c, vals.len()),
             });
             for (i, v) in vals.into_iter().enumerate() {
                 vm.heap.set_slot(r, i, v);
@@ -169,7 +169,7 @@ fn inst_var_at(vm: &mut Vm, argc: usize) -> Prim {
     let Some(i) = arg(vm, argc, 1).as_int() else {
         return Prim::Fail;
     };
-    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) {
+    let n = if a.is_ptr() && vm.heap.format(a).has_slots() {
         vm.heap.size(a)
     } else {
         0
@@ -188,7 +188,7 @@ fn inst_var_at_put(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Fail;
     };
     let v = arg(vm, argc, 2);
-    let n = if a.is_ptr() && matches!(vm.heap.format(a), Format::Pointers | Format::Weak) {
+    let n = if a.is_ptr() && vm.heap.format(a).has_slots() {
         vm.heap.size(a)
     } else {
         0
