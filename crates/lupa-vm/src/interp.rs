@@ -825,7 +825,7 @@ impl Vm {
                         if OBSERVE {
                             self.obs.sends += 1;
                         }
-                        if OBSERVE {
+                        if OBSERVE && self.obs.sampling {
                             self.obs.sample(code.id, pc);
                         }
                         let id = code.sel_ids[sel as usize].get();
@@ -837,7 +837,7 @@ impl Vm {
                         if OBSERVE {
                             self.obs.sends += 1;
                         }
-                        if OBSERVE {
+                        if OBSERVE && self.obs.sampling {
                             self.obs.sample(code.id, pc);
                         }
                         let id = code.sel_ids[sel as usize].get();
@@ -859,7 +859,7 @@ impl Vm {
                             continue;
                         }
                         self.save_pc(pc);
-                        if OBSERVE {
+                        if OBSERVE && self.obs.sampling {
                             self.obs.sample(code.id, pc);
                         }
                         let id = code.sel_ids[sel as usize].get();

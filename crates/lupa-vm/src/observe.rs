@@ -71,13 +71,28 @@ pub struct Observation {
     /// Are activation hooks installed?
     pub hooks_on: bool,
     hooks: Option<Box<dyn ActivationHooks>>,
-    /// The sampling register (shared with sampler threads).
+    /// The sampling register (shared with sampler threads). Written at every send
+    /// while a sampler is attached ([`Observation::attach_sampler`]).
     pub sample: Arc<SampleRegister>,
+    /// Is a sampler attached? (Then every send writes the sampling register.)
+    pub sampling: bool,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
 }
 
 impl Observation {
+    /// Attach a sampler: from now on every send records its method and pc in the
+    /// sampling register, which the returned handle reads from any thread.
+    pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
+        self.sampling = true;
+        self.sample.clone()
+    }
+
+    /// Stop writing the sampling register.
+    pub fn detach_sampler(&mut self) {
+        self.sampling = false;
+    }
+
     /// Install activation hooks (replacing any).
     pub fn set_hooks(&mut self, hooks: Option<Box<dyn ActivationHooks>>) {
         self.hooks_on = hooks.is_some();
