@@ -248,6 +248,12 @@ pub struct MethodCode {
     /// `<metaLevel>`: the running process is at the meta level while this method is
     /// active (the VM maintains the count across returns and unwinds).
     pub meta_level: bool,
+    /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
+    /// "instrumentation enabled" flag and literal 2 the hidden selector of the
+    /// original. When instrumentation is disabled or the process is at the meta
+    /// level, the VM sends the hidden selector directly instead of activating the
+    /// trap (no hook, no trap frame).
+    pub trap_shortcut: bool,
     /// Pragmas with their literal arguments.
     pub pragmas: Vec<(String, Vec<Const>)>,
     /// Line table, as in `CompiledCode::lines`.

@@ -794,7 +794,7 @@ impl Vm {
         let special = cc.pragmas.iter().any(|(p, _)| {
             matches!(
                 p.as_str(),
-                "metaLevel" | "unwindProtect" | "exceptionHandler"
+                "metaLevel" | "unwindProtect" | "exceptionHandler" | "trapShortcut"
             )
         });
         let trivial =
@@ -832,6 +832,7 @@ impl Vm {
             primitive_only: cc.is_primitive,
             unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),
             exception_handler: cc.pragmas.iter().any(|(p, _)| p == "exceptionHandler"),
+            trap_shortcut: cc.pragmas.iter().any(|(p, _)| p == "trapShortcut"),
             meta_level: cc.pragmas.iter().any(|(p, _)| p == "metaLevel"),
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
@@ -886,6 +887,7 @@ impl Vm {
             unwind_protect: m.unwind_protect,
             exception_handler: m.exception_handler,
             meta_level: m.meta_level,
+            trap_shortcut: m.trap_shortcut,
             pragmas: m.pragmas.clone(),
             lines: m.lines.clone(),
             first_line: m.first_line,
