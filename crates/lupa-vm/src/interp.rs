@@ -832,33 +832,20 @@ impl Vm {
                     }
                     Op::Send { sel, argc, site } => {
                         self.save_pc(pc);
-                        if OBSERVE {
-                            self.obs.sends += 1;
-                        }
-                        if OBSERVE && self.obs.sampling {
-                            self.obs.sample(code.id, pc);
-                        }
+                        self.note_send(code.id, pc);
                         let id = code.sel_ids[sel as usize].get();
                         self.dispatch(id, argc as usize, Some((&code, site as usize)))?;
                         continue 'frame;
                     }
                     Op::SuperSend { sel, argc, site: _ } => {
                         self.save_pc(pc);
-                        if OBSERVE {
-                            self.obs.sends += 1;
-                        }
-                        if OBSERVE && self.obs.sampling {
-                            self.obs.sample(code.id, pc);
-                        }
+                        self.note_send(code.id, pc);
                         let id = code.sel_ids[sel as usize].get();
-                        let holder = code.holder.get();
-                        match self.classes[holder as usize].superclass {
-                            Some(s) => self.dispatch_in(s, id, argc as usize, None)?,
-                            None => {
-                                // No superclass: doesNotUnderstand.
-                                self.dispatch_in(0, id, argc as usize, None)?
-                            }
-                        }
+                        // No superclass: class index 0 has no methods, so doesNotUnderstand.
+                        let start = self.classes[code.holder.get() as usize]
+                            .superclass
+                            .unwrap_or(0);
+                        self.dispatch_in(start, id, argc as usize, None)?;
                         continue 'frame;
                     }
                     Op::Special { op, sel, site } => {
@@ -1024,6 +1011,18 @@ impl Vm {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Observation at a send: count it and, while a sampler is attached, record
+    /// the method and pc in the sampling register.
+    #[inline(always)]
+    fn note_send(&mut self, method: u32, pc: usize) {
+        if OBSERVE {
+            self.obs.sends += 1;
+            if self.obs.sampling {
+                self.obs.sample(method, pc);
             }
         }
     }
