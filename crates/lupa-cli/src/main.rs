@@ -2,6 +2,7 @@
 
 mod calibrate;
 mod count;
+mod gcbench;
 mod proxies;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -44,6 +45,11 @@ enum Command {
     /// handler, and report instrumentation, execution and uninstrumentation overheads.
     #[command(name = "proxies-bench")]
     ProxiesBench(ProxiesArgs),
+    /// GC parameter benchmark (the Illimani paper's tables 3-5): run an allocation-heavy workload
+    /// under the default GC parameters and under larger configurations, and report GC time, total
+    /// time, scavenges and full GCs.
+    #[command(name = "gc-bench")]
+    GcBench(gcbench::GcBenchArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     Bench(BenchArgs),
@@ -68,9 +74,25 @@ struct VmArgs {
     /// Upper bound of the heap, e.g. 512MB, 2GB.
     #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
     max_heap: Option<usize>,
-    /// Initial allocation space, e.g. 16MB.
+    /// Eden size (Pharo's parameter 45), e.g. 15MB (the default) or 64MB. New space is eden plus
+    /// two survivor spaces of eden/5 each.
     #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
     eden_size: Option<usize>,
+    /// Growth headroom (Pharo's parameter 25): the minimum amount old space grows by when it is
+    /// full, e.g. 16MB (the default) or 128MB.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    growth_headroom: Option<usize>,
+    /// Shrink threshold (Pharo's parameter 24): free old space kept after a full GC before
+    /// memory is given back to the system, e.g. 32MB (the default) or 256MB.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    shrink_threshold: Option<usize>,
+    /// Full-GC ratio (Pharo's parameter 55): old-space growth since the last full GC, relative
+    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5).
+    #[arg(long, value_name = "RATIO", global = true, value_parser = parse_ratio)]
+    gc_ratio: Option<f64>,
+    /// Scavenges an object survives in new space before it is tenured (1-15, default 3).
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..=15))]
+    tenuring_threshold: Option<u32>,
     /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
     #[arg(long, global = true)]
     gc_stress: bool,
@@ -211,6 +233,10 @@ struct ProxiesArgs {
     /// Workload scale factor.
     #[arg(long, default_value_t = 1)]
     scale: usize,
+    /// Time every workload execution K times in a row and keep the fastest (filters out the
+    /// noise of a busy machine).
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    best_of: usize,
     /// Also write the raw CSV measurements to FILE.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -259,6 +285,17 @@ fn parse_size(s: &str) -> Result<usize, String> {
     Ok((n * mul as f64) as usize)
 }
 
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    let r: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid ratio '{s}' (use e.g. 0.33 or 2.5)"))?;
+    if !r.is_finite() || r <= 0.0 || r > 1000.0 {
+        return Err(format!("ratio must be between 0 and 1000: '{s}'"));
+    }
+    Ok(r)
+}
+
 fn options(a: &VmArgs) -> VmOptions {
     let mut o = VmOptions::default();
     if let Some(cp) = &a.class_path {
@@ -277,6 +314,18 @@ fn options(a: &VmArgs) -> VmOptions {
     }
     if let Some(e) = a.eden_size {
         o.heap.initial_bytes = e;
+    }
+    if let Some(h) = a.growth_headroom {
+        o.heap.growth_headroom = h;
+    }
+    if let Some(t) = a.shrink_threshold {
+        o.heap.shrink_threshold = t;
+    }
+    if let Some(r) = a.gc_ratio {
+        o.heap.full_gc_ratio = r;
+    }
+    if let Some(t) = a.tenuring_threshold {
+        o.heap.tenuring_threshold = t;
     }
     o.heap.stress = a.gc_stress;
     o.verify_heap = a.verify_heap;
@@ -308,25 +357,38 @@ fn report(e: &VmError) -> ExitCode {
     }
 }
 
-fn print_stats(vm: &Vm, args: &VmArgs) {
+fn print_stats(vm: &mut Vm, args: &VmArgs) {
     if !args.gc_stats {
         return;
     }
+    vm.heap.refresh_stats();
     let st = vm.heap.stats();
+    let c = vm.heap.config();
     eprintln!("--- lupa statistics ---");
-    eprintln!("sends:             {}", vm.obs.sends);
-    eprintln!("inlined sends:     {}", vm.obs.inlined);
-    eprintln!("collections:       {}", st.collections);
+    eprintln!("sends:              {}", vm.obs.sends);
+    eprintln!("inlined sends:      {}", vm.obs.inlined);
     eprintln!(
-        "gc time:           {:.3} ms total, {:.3} ms max pause",
-        st.gc_time.as_secs_f64() * 1e3,
-        st.max_pause.as_secs_f64() * 1e3
+        "gc parameters:      eden {}, growth headroom {}, shrink threshold {}, gc ratio {}, tenuring threshold {}",
+        human(c.initial_bytes),
+        human(c.growth_headroom),
+        human(c.shrink_threshold),
+        c.full_gc_ratio,
+        c.tenuring_threshold
     );
-    eprintln!(
-        "allocated:         {} bytes in {} objects",
-        st.allocated_bytes, st.allocated_objects
-    );
-    eprintln!("live after last gc: {} bytes", st.live_bytes_after_last_gc);
+    eprint!("{}", st.report());
+}
+
+/// `16777216` -> `16MB`.
+fn human(bytes: usize) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{}GB", bytes >> 30)
+    } else if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{}KB", bytes >> 10)
+    } else {
+        format!("{bytes}B")
+    }
 }
 
 fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> ExitCode {
@@ -336,7 +398,7 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
     };
     let r = f(&mut vm);
     vm.flush();
-    print_stats(&vm, args);
+    print_stats(&mut vm, args);
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => report(&e),
@@ -470,6 +532,7 @@ fn main() -> ExitCode {
             "calibrate",
             "stability",
             "proxies-bench",
+            "gc-bench",
             "help",
             "-h",
             "--help",
@@ -507,6 +570,7 @@ fn main() -> ExitCode {
             let mut args = vec![
                 format!("runs={}", p.runs.max(1)),
                 format!("scale={}", p.scale.max(1)),
+                format!("bestOf={}", p.best_of.max(1)),
             ];
             for (k, v) in [
                 ("projects", &p.projects),
@@ -523,6 +587,7 @@ fn main() -> ExitCode {
                 Ok(if ok { 0 } else { 1 })
             })
         }
+        Command::GcBench(g) => gcbench::main(&g),
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {
                 calibrate::default_basket()

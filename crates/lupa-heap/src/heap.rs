@@ -337,6 +337,108 @@ pub struct HeapStats {
 }
 
 impl HeapStats {
+    /// Every statistic as `(name, value)`, in a fixed order; times are in
+    /// microseconds. These names are what `System>>gcStatAt:` accepts.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        let us = |d: Duration| d.as_micros() as u64;
+        vec![
+            ("scavenges", self.scavenges),
+            ("scavengeTimeUs", us(self.scavenge_time)),
+            ("meanScavengeUs", us(self.mean_scavenge())),
+            ("maxScavengeUs", us(self.max_scavenge_pause)),
+            ("fullGCs", self.full_gcs),
+            ("fullGCTimeUs", us(self.full_gc_time)),
+            ("meanFullGCUs", us(self.mean_full_gc())),
+            ("maxFullGCUs", us(self.max_full_gc_pause)),
+            ("collections", self.collections),
+            ("gcTimeUs", us(self.gc_time)),
+            ("maxPauseUs", us(self.max_pause)),
+            ("allocatedBytes", self.allocated_bytes),
+            ("allocatedObjects", self.allocated_objects),
+            ("oldAllocatedBytes", self.old_allocated_bytes),
+            ("tenuredObjects", self.tenured_objects),
+            ("tenuredBytes", self.tenured_bytes),
+            ("copiedBytes", self.copied_bytes),
+            ("liveBytesAfterLastGC", self.live_bytes_after_last_gc),
+            ("edenBytes", self.eden_bytes),
+            ("survivorBytes", self.survivor_bytes),
+            ("survivorUsedBytes", self.survivor_used_bytes),
+            ("oldUsedBytes", self.old_used_bytes),
+            ("oldFreeBytes", self.old_free_bytes),
+            ("heapBytes", self.heap_bytes),
+            ("rememberedSetSize", self.remembered_set_size),
+            ("maxRememberedSetSize", self.max_remembered_set_size),
+            ("growths", self.growths),
+            ("shrinks", self.shrinks),
+            ("ephemeronsMourned", self.ephemerons_mourned),
+            ("weakSlotsCleared", self.weak_slots_cleared),
+        ]
+    }
+
+    /// A human-readable report (what `lupa run --gc-stats` prints).
+    pub fn report(&self) -> String {
+        const MB: f64 = (1 << 20) as f64;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let mb = |b: u64| b as f64 / MB;
+        let mut s = String::new();
+        s.push_str(&format!(
+            "scavenges:          {} ({:.3} ms total, {:.3} ms mean, {:.3} ms max)\n",
+            self.scavenges,
+            ms(self.scavenge_time),
+            ms(self.mean_scavenge()),
+            ms(self.max_scavenge_pause)
+        ));
+        s.push_str(&format!(
+            "full GCs:           {} ({:.3} ms total, {:.3} ms mean, {:.3} ms max)\n",
+            self.full_gcs,
+            ms(self.full_gc_time),
+            ms(self.mean_full_gc()),
+            ms(self.max_full_gc_pause)
+        ));
+        s.push_str(&format!(
+            "gc time:            {:.3} ms total, {:.3} ms max pause\n",
+            ms(self.gc_time),
+            ms(self.max_pause)
+        ));
+        s.push_str(&format!(
+            "allocated:          {:.1} MB in {} objects ({:.1} MB directly in old space)\n",
+            mb(self.allocated_bytes),
+            self.allocated_objects,
+            mb(self.old_allocated_bytes)
+        ));
+        s.push_str(&format!(
+            "tenured:            {} objects, {:.1} MB\n",
+            self.tenured_objects,
+            mb(self.tenured_bytes)
+        ));
+        s.push_str(&format!(
+            "heap:               {:.1} MB (eden {:.1} MB, survivor 2 x {:.1} MB, {:.1} MB used), old {:.1} MB used, {:.1} MB free\n",
+            mb(self.heap_bytes),
+            mb(self.eden_bytes),
+            mb(self.survivor_bytes),
+            mb(self.survivor_used_bytes),
+            mb(self.old_used_bytes),
+            mb(self.old_free_bytes)
+        ));
+        s.push_str(&format!(
+            "live after last gc: {:.1} MB\n",
+            mb(self.live_bytes_after_last_gc)
+        ));
+        s.push_str(&format!(
+            "remembered set:     {} objects ({} max)\n",
+            self.remembered_set_size, self.max_remembered_set_size
+        ));
+        s.push_str(&format!(
+            "old space:          {} growths, {} shrinks\n",
+            self.growths, self.shrinks
+        ));
+        s.push_str(&format!(
+            "weak slots cleared: {}, ephemerons mourned: {}\n",
+            self.weak_slots_cleared, self.ephemerons_mourned
+        ));
+        s
+    }
+
     /// Mean scavenge time.
     pub fn mean_scavenge(&self) -> Duration {
         if self.scavenges == 0 {
@@ -605,6 +707,12 @@ impl Heap {
             }
         }
         None
+    }
+
+    /// Bring the size statistics (eden, survivor, old space, remembered set) up
+    /// to date; the collector does it after every collection.
+    pub fn refresh_stats(&mut self) {
+        self.refresh_sizes();
     }
 
     pub(crate) fn refresh_sizes(&mut self) {

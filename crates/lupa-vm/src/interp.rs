@@ -709,6 +709,14 @@ impl Vm {
                     self.signal_out_of_memory()?;
                     continue 'frame;
                 }
+                // Mourn at once: the finalization process preempts this one (unless
+                // this one is about to end; then at its next yield or wait).
+                if self.finalization_due
+                    && !self.frames.is_empty()
+                    && !(self.procs.current == entry_proc && self.frames.len() <= base)
+                {
+                    self.schedule_finalization();
+                }
             }
             if self.procs.current == entry_proc && self.frames.len() <= base {
                 return Ok(());

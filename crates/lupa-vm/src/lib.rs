@@ -15,9 +15,9 @@ mod vm;
 
 pub use interp::Prim;
 pub use lupa_compiler::CodeKind;
-pub use lupa_heap::{HeapConfig, Value};
+pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
 pub use objects::cls;
-pub use observe::{Activation, ActivationHooks, Observation, SampleRegister};
+pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 
 impl Vm {

@@ -61,8 +61,10 @@ pub mod cls {
     pub const WEAK_ARRAY: u32 = 25;
     /// `Context` (holder of the frame primitives)
     pub const CONTEXT: u32 = 26;
+    /// `Ephemeron`
+    pub const EPHEMERON: u32 = 27;
     /// Number of well-known classes (+1).
-    pub const COUNT: u32 = 27;
+    pub const COUNT: u32 = 28;
 
     /// Names of the well-known classes, by index.
     pub const NAMES: [&str; COUNT as usize] = [
@@ -93,6 +95,7 @@ pub mod cls {
         "Semaphore",
         "WeakArray",
         "Context",
+        "Ephemeron",
     ];
 }
 
@@ -109,6 +112,9 @@ pub enum Shape {
     Words,
     /// Weak indexable slots (WeakArray).
     Weak,
+    /// An ephemeron: named fields only, the first (key) and second (value) with
+    /// ephemeron semantics (Ephemeron and its subclasses).
+    Ephemeron,
 }
 
 /// A class, as the VM sees it.

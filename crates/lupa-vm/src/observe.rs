@@ -46,6 +46,27 @@ pub trait ActivationHooks {
     }
 }
 
+/// One garbage collection, reported after it finished.
+#[derive(Debug)]
+pub struct GcEvent<'a> {
+    /// Scavenge or full GC.
+    pub kind: lupa_heap::CollectionKind,
+    /// How long it took.
+    pub duration: std::time::Duration,
+    /// Its number (counting collections of both kinds from 1).
+    pub number: u64,
+    /// Tracked objects ([`lupa_heap::Heap::set_tracked`]) it found dead.
+    pub deaths: &'a [lupa_heap::Death],
+}
+
+/// Receives collection events (with the deaths of tracked objects). While no
+/// GC hook is installed, deaths stay queued in the heap
+/// ([`lupa_heap::Heap::take_deaths`], `System>>takeDeaths`).
+pub trait GcHooks {
+    /// A collection finished.
+    fn collection(&mut self, ev: &GcEvent<'_>);
+}
+
 /// What a sampler can read at any time from another thread.
 #[derive(Debug, Default)]
 pub struct SampleRegister {
@@ -78,6 +99,7 @@ pub struct Observation {
     pub sampling: bool,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
+    gc_hooks: Option<Box<dyn GcHooks>>,
 }
 
 impl Observation {
@@ -103,6 +125,27 @@ impl Observation {
     pub fn take_hooks(&mut self) -> Option<Box<dyn ActivationHooks>> {
         self.hooks_on = false;
         self.hooks.take()
+    }
+
+    /// Install GC hooks (replacing any).
+    pub fn set_gc_hooks(&mut self, hooks: Option<Box<dyn GcHooks>>) {
+        self.gc_hooks = hooks;
+    }
+
+    /// Remove and answer the GC hooks.
+    pub fn take_gc_hooks(&mut self) -> Option<Box<dyn GcHooks>> {
+        self.gc_hooks.take()
+    }
+
+    /// Are GC hooks installed?
+    pub fn gc_hooks_on(&self) -> bool {
+        self.gc_hooks.is_some()
+    }
+
+    pub(crate) fn collection(&mut self, ev: &GcEvent<'_>) {
+        if let Some(h) = self.gc_hooks.as_mut() {
+            h.collection(ev);
+        }
     }
 
     #[inline]

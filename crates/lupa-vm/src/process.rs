@@ -155,6 +155,41 @@ impl Vm {
         std::mem::swap(&mut self.meta_depth, &mut st.meta_depth);
     }
 
+    /// Ephemerons were queued for mourning: run the finalization process (the
+    /// one waiting on the registered finalization semaphore) before the current
+    /// process continues, as Pharo's higher-priority finalization process would.
+    /// Without a registered semaphore nothing happens (the heap keeps the queue).
+    pub(crate) fn schedule_finalization(&mut self) {
+        self.finalization_due = false;
+        let s = self.finalization_semaphore;
+        let Some(i) = crate::prims::block::sem_index(self, s) else {
+            return;
+        };
+        let Some(p) = self.procs.sems[i].waiting.pop_front() else {
+            // The finalization process is busy (or not waiting yet): make it loop again.
+            if self.procs.sems[i].excess == 0 {
+                self.procs.sems[i].excess = 1;
+            }
+            return;
+        };
+        self.run_first(p);
+    }
+
+    /// Make process `p` (not running, not in the ready queue) run at the next
+    /// safepoint, before the current process continues: the current one goes to
+    /// the front of the ready queue, right after `p` (as when a higher-priority
+    /// process preempts it in Pharo).
+    pub(crate) fn run_first(&mut self, p: usize) {
+        self.procs.procs[p].status = Status::Ready;
+        let cur = self.procs.current;
+        if !self.procs.switch_pending && self.procs.procs[cur].status == Status::Running {
+            self.procs.procs[cur].status = Status::Ready;
+            self.procs.ready.push_front(cur);
+        }
+        self.procs.ready.push_front(p);
+        self.procs.switch_pending = true;
+    }
+
     /// Make a process ready (from suspended).
     pub(crate) fn resume_process(&mut self, i: usize) {
         if self.procs.procs[i].status == Status::Suspended {
@@ -165,11 +200,15 @@ impl Vm {
 
     /// Yield: the current process goes to the back of the ready queue.
     pub(crate) fn yield_process(&mut self) {
-        if !self.procs.ready.is_empty() {
+        if !self.procs.ready.is_empty() || self.finalization_due {
             let cur = self.procs.current;
             self.procs.procs[cur].status = Status::Ready;
             self.procs.ready.push_back(cur);
             self.procs.switch_pending = true;
+            if self.finalization_due {
+                // Mourning comes first.
+                self.schedule_finalization();
+            }
         }
     }
 
@@ -177,6 +216,9 @@ impl Vm {
     pub(crate) fn block_current(&mut self, status: Status) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = status;
+        if self.finalization_due {
+            self.schedule_finalization();
+        }
         if self.procs.ready.is_empty() {
             return Err(self.fatal("deadlock: every process is waiting or suspended"));
         }

@@ -100,6 +100,12 @@ pub struct Vm {
     pub(crate) loading: Vec<String>,
     pub(crate) system_object: Value,
     pub(crate) processor_object: Value,
+    /// The semaphore the finalization process waits on (`System>>finalizationSemaphore:`);
+    /// signalled after a collection that queued ephemerons for mourning.
+    pub(crate) finalization_semaphore: Value,
+    /// A collection queued ephemerons for mourning and the finalization process
+    /// has not been scheduled yet.
+    pub(crate) finalization_due: bool,
     pub(crate) frame_limit: usize,
     pub(crate) in_overflow: bool,
     pub(crate) start_time: std::time::Instant,
@@ -147,6 +153,8 @@ impl Vm {
             loading: Vec::new(),
             system_object: Value::NIL,
             processor_object: Value::NIL,
+            finalization_semaphore: Value::NIL,
+            finalization_due: false,
             frame_limit,
             in_overflow: false,
             start_time: std::time::Instant::now(),
@@ -409,6 +417,7 @@ impl Vm {
             (cls::DOUBLE, Shape::Words),
             (cls::INTEGER, Shape::Words),
             (cls::WEAK_ARRAY, Shape::Weak),
+            (cls::EPHEMERON, Shape::Ephemeron),
             (cls::ENV, Shape::Indexable),
         ] {
             self.classes[c as usize].shape = shape;
@@ -429,7 +438,7 @@ impl Vm {
                 match self.load_class_by_name(&name) {
                     Ok(_) => {}
                     Err(VmError::ClassNotFound(_)) if c > cls::SYSTEM || c == cls::BLOCK4 => {
-                        // Optional kernel classes (processes, weak arrays, Context, Block4) may be
+                        // Optional kernel classes (processes, weak arrays, ephemerons, Context, Block4) may be
                         // absent from a user's core-lib: give them a minimal definition.
                         self.define_synthetic(c)?;
                     }
@@ -493,6 +502,7 @@ impl Vm {
         match info.shape {
             Shape::Fixed | Shape::Indexable => self.heap.alloc_pointers(c, named + extra),
             Shape::Weak => self.heap.alloc_weak(c, named + extra),
+            Shape::Ephemeron => self.heap.alloc_ephemeron(c, named + extra),
             Shape::Bytes => self.heap.alloc_bytes(c, &vec![0u8; extra]),
             Shape::Words => self.heap.alloc_words(c, &vec![0u64; extra.max(1)]),
         }
@@ -1108,8 +1118,27 @@ impl Vm {
         }
         c.root(&mut self.system_object);
         c.root(&mut self.processor_object);
+        c.root(&mut self.finalization_semaphore);
         c.finish();
-        self.obs.gc_time_ns += t0.elapsed().as_nanos() as u64;
+        let elapsed = t0.elapsed();
+        self.obs.gc_time_ns += elapsed.as_nanos() as u64;
+        if self.obs.gc_hooks_on() {
+            let kind = self
+                .heap
+                .last_collection()
+                .unwrap_or(lupa_heap::CollectionKind::Scavenge);
+            let deaths = self.heap.take_deaths();
+            let ev = crate::observe::GcEvent {
+                kind,
+                duration: elapsed,
+                number: self.heap.stats().collections,
+                deaths: &deaths,
+            };
+            self.obs.collection(&ev);
+        }
+        if self.heap.mourn_queue_len() > 0 && !self.finalization_semaphore.is_nil() {
+            self.finalization_due = true;
+        }
         if self.options.verify_heap
             && let Err(e) = self.heap.verify(self.classes.len() as u32)
         {

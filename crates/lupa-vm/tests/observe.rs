@@ -166,3 +166,67 @@ fn sampling_register_is_readable_from_another_thread() {
         "the sampler saw the method running: {seen:?}"
     );
 }
+
+type GcLog = Vec<(lupa_vm::CollectionKind, u64, Vec<lupa_vm::Death>)>;
+
+struct GcRecorder(Rc<RefCell<GcLog>>);
+
+impl lupa_vm::GcHooks for GcRecorder {
+    fn collection(&mut self, ev: &lupa_vm::GcEvent<'_>) {
+        self.0
+            .borrow_mut()
+            .push((ev.kind, ev.number, ev.deaths.to_vec()));
+    }
+}
+
+#[test]
+fn gc_hooks_see_every_collection_and_the_deaths_of_tracked_objects() {
+    let mut vm = Vm::new(VmOptions::default()).expect("vm boots");
+    vm.load_class_source(
+        "Tracker.som",
+        "Tracker = (
+  | kept |
+  run = (
+    | a |
+    kept := Array new: 2.
+    system track: kept.
+    a := Array new: 5.
+    system track: a.
+    system scavenge.
+    system scavenge.
+    a := nil.
+    system fullGC.
+    ^ kept
+  )
+)
+",
+        "test",
+        Some("Tracker"),
+    )
+    .expect("compiles");
+    let class = vm.class_named("Tracker").expect("class");
+    let t = vm.send_message(class, "new", &[]).expect("instance");
+    let log = Rc::new(RefCell::new(Vec::new()));
+    vm.obs.set_gc_hooks(Some(Box::new(GcRecorder(log.clone()))));
+    vm.send_message(t, "run", &[]).expect("runs");
+    assert!(vm.obs.take_gc_hooks().is_some());
+    let log = log.borrow();
+    use lupa_vm::CollectionKind::{Full, Scavenge};
+    let kinds: Vec<_> = log.iter().map(|(k, _, _)| *k).collect();
+    assert_eq!(kinds, vec![Scavenge, Scavenge, Full]);
+    let numbers: Vec<u64> = log.iter().map(|(_, n, _)| *n).collect();
+    assert_eq!(numbers[1], numbers[0] + 1);
+    assert_eq!(numbers[2], numbers[0] + 2);
+    // Only the dropped array died, in the full GC, after surviving both scavenges.
+    assert!(log[0].2.is_empty() && log[1].2.is_empty());
+    let deaths = &log[2].2;
+    assert_eq!(deaths.len(), 1);
+    let d = deaths[0];
+    assert_eq!(d.class, lupa_vm::cls::ARRAY);
+    assert_eq!(d.scavenges_survived, 2);
+    assert_eq!(d.full_gcs_survived, 0);
+    assert!(d.died_in_full_gc);
+    assert_eq!(d.died_at_gc, numbers[2]);
+    assert!(d.bytes >= 5 * 8);
+    assert_eq!(vm.heap.tracked_count(), 1);
+}

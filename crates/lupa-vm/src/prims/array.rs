@@ -82,8 +82,10 @@ fn class_new_sized(vm: &mut Vm, argc: usize) -> Prim {
     let Some(c) = vm.class_index_of_object(cobj) else {
         return Prim::Fail;
     };
-    if vm.classes[c as usize].shape == Shape::Fixed
-        || matches!(c, cls::SYMBOL | cls::INTEGER | cls::DOUBLE)
+    if matches!(
+        vm.classes[c as usize].shape,
+        Shape::Fixed | Shape::Ephemeron
+    ) || matches!(c, cls::SYMBOL | cls::INTEGER | cls::DOUBLE)
     {
         return Prim::Error(format!(
             "{} is not indexable: use new instead of new:",

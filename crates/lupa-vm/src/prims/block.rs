@@ -225,6 +225,17 @@ fn process_resume(vm: &mut Vm, argc: usize) -> Prim {
     Prim::Ok(p)
 }
 
+fn process_run_first(vm: &mut Vm, argc: usize) -> Prim {
+    let p = arg(vm, argc, 0);
+    let Some(i) = vm.process_index(p) else {
+        return Prim::Fail;
+    };
+    if i != vm.procs.current && vm.procs.procs[i].status == Status::Suspended {
+        vm.run_first(i);
+    }
+    Prim::Ok(p)
+}
+
 fn process_suspend(vm: &mut Vm, argc: usize) -> Prim {
     let p = arg(vm, argc, 0);
     let Some(i) = vm.process_index(p) else {
@@ -321,7 +332,7 @@ fn active_process(vm: &mut Vm, _argc: usize) -> Prim {
     Prim::Ok(vm.procs.procs[vm.procs.current].object)
 }
 
-fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
+pub(crate) fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
     if !v.is_ptr() || !vm.is_kind_of(vm.class_of(v), cls::SEMAPHORE) {
         return None;
     }
@@ -411,6 +422,7 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register("Context class", sel, *f);
     }
     vm.register("Process", "resume", process_resume);
+    vm.register("Process", "resumeFirst", process_run_first);
     vm.register("Process", "suspend", process_suspend);
     vm.register("Process", "terminate", process_terminate);
     vm.register("Process", "isTerminated", process_is_terminated);

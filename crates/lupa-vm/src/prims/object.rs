@@ -484,7 +484,10 @@ fn class_is_indexable(vm: &mut Vm, argc: usize) -> Prim {
     let Some(c) = this_class(vm, argc) else {
         return Prim::Fail;
     };
-    Prim::Ok(Value::bool(vm.classes[c as usize].shape != Shape::Fixed))
+    Prim::Ok(Value::bool(!matches!(
+        vm.classes[c as usize].shape,
+        Shape::Fixed | Shape::Ephemeron
+    )))
 }
 
 // ----- Method / Primitive -----
