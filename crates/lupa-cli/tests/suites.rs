@@ -33,11 +33,32 @@ fn bundled_sunit_suites_pass_under_gc_stress() {
         "LupaBlockTest",
         "LupaExceptionTest",
         "LupaCollectionTest",
+        "LupaEnsureTest",
+        "LupaProcessTest",
+        "LupaWeakArrayTest",
+        "LupaGcTest",
+        "LupaMpTrapTest",
     ]);
     let (_, failed) = summary_line(&r.stdout)
         .unwrap_or_else(|| panic!("no summary:\n{}\n{}", r.stdout, r.stderr));
     assert_eq!(failed, 0, "failures:\n{}", r.stdout);
     assert_eq!(r.code, 0);
+}
+
+#[test]
+fn benchmarks_verify_under_gc_stress() {
+    // Collect at every allocation and verify the heap after each collection.
+    for args in [
+        &["bench", "Richards", "1", "1"][..],
+        &["bench", "DeltaBlue", "1", "20"][..],
+        &["bench", "CD", "1", "2"][..],
+        &["run", "GcLoad", "60"][..],
+    ] {
+        let mut all = vec![args[0], "--gc-stress", "--verify-heap"];
+        all.extend(&args[1..]);
+        let r = lupa(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+    }
 }
 
 #[test]
