@@ -11,9 +11,9 @@ new=${2:?usage: bench-compare.sh OLD_LUPA NEW_LUPA}
 MODE=${MODE:-time}
 ROUNDS=${ROUNDS:-5}
 if [ "$MODE" = icount ]; then
-  DEFAULT="Richards:1:2 DeltaBlue:1:200 Json:1:2 NBody:1:20000 Havlak:1:1 CD:1:5 Bounce:1:20 List:1:20 Mandelbrot:1:100 Permute:1:20 Queens:1:20 Sieve:1:40 Storage:1:20 Towers:1:10"
+  DEFAULT="Richards:1:2 DeltaBlue:1:200 Json:1:2 NBody:5000:1 Havlak:1:1 CD:1:10 Bounce:1:20 List:1:20 Mandelbrot:1:100 Permute:1:20 Queens:1:20 Sieve:1:40 Storage:1:20 Towers:1:10"
 else
-  DEFAULT="Richards:1:10 DeltaBlue:1:1000 Json:1:10 NBody:1:300000 Havlak:1:1 CD:1:20 Bounce:1:100 List:1:100 Mandelbrot:1:500 Permute:1:100 Queens:1:100 Sieve:1:200 Storage:1:100 Towers:1:50"
+  DEFAULT="Richards:1:10 DeltaBlue:1:1000 Json:1:10 NBody:1:250000 Havlak:1:1 CD:10:10 Bounce:1:100 List:1:100 Mandelbrot:1:500 Permute:1:100 Queens:1:100 Sieve:1:200 Storage:1:100 Towers:1:50"
 fi
 BENCHES=${BENCHES:-$DEFAULT}
 measure() { # binary name iters inner
