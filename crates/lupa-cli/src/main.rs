@@ -328,7 +328,8 @@ fn options(a: &VmArgs) -> VmOptions {
         o.heap.tenuring_threshold = t;
     }
     o.heap.stress = a.gc_stress;
-    o.verify_heap = a.verify_heap;
+    // Debug builds (the test suite) always verify the heap after every collection.
+    o.verify_heap = a.verify_heap || o.verify_heap;
     if let Some(d) = a.max_stack_depth {
         o.max_frames = d.max(100);
     }

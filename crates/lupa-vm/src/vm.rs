@@ -23,7 +23,8 @@ pub struct VmOptions {
     pub heap: HeapConfig,
     /// Maximum number of frames per process before a stack-overflow error.
     pub max_frames: usize,
-    /// Verify the heap after every collection.
+    /// Verify the heap after every collection (`--verify-heap`; on by default in
+    /// debug builds, so that every test run checks the heap).
     pub verify_heap: bool,
     /// Discard the program's standard output (for calibration runs).
     pub quiet: bool,
@@ -36,7 +37,7 @@ impl Default for VmOptions {
             use_bundled: true,
             heap: HeapConfig::default(),
             max_frames: 200_000,
-            verify_heap: false,
+            verify_heap: cfg!(debug_assertions),
             quiet: false,
         }
     }
