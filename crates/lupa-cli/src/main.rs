@@ -240,6 +240,9 @@ struct ProxiesArgs {
     /// Also write the raw CSV measurements to FILE.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -572,6 +575,7 @@ fn main() -> ExitCode {
                 format!("runs={}", p.runs.max(1)),
                 format!("scale={}", p.scale.max(1)),
                 format!("bestOf={}", p.best_of.max(1)),
+                format!("progress={}", !p.quiet),
             ];
             for (k, v) in [
                 ("projects", &p.projects),
