@@ -11,8 +11,8 @@
 //! recorded. Runs are interleaved (run 1 of every configuration, then run 2...)
 //! so that a drift of the machine does not favour one configuration.
 
+use crate::units::{mean_sd, parse_ratio, parse_size, size_label};
 use clap::Args;
-use lupa_prof::stats::Summary;
 use lupa_vm::{HeapConfig, HeapStats, Vm, VmError, VmOptions};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ pub struct GcBenchArgs {
     #[arg(long, value_name = "LIST", default_value = DEFAULT_CONFIGS, value_parser = parse_configs)]
     pub configs: ConfigList,
     /// Tenuring threshold for every configuration (scavenges survived before tenuring, 1..=15).
-    #[arg(long, value_name = "N", value_parser = parse_tenuring)]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=15))]
     pub tenuring_threshold: Option<u32>,
     /// Class path searched before the bundled library (directories separated by ':'), e.g. to
     /// run a modified copy of GcLoad.
@@ -155,41 +155,9 @@ fn parse_rows(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_tenuring(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(n) if (1..=15).contains(&n) => Ok(n),
-        _ => Err(format!("'{s}' is not a tenuring threshold from 1 to 15")),
-    }
-}
-
-/// `512MB`, `2GB`, `64KB`, `1048576`.
-fn parse_size(s: &str) -> Option<usize> {
-    let t = s.trim().to_ascii_uppercase();
-    let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
-        (n, 1usize << 30)
-    } else if let Some(n) = t.strip_suffix("MB").or_else(|| t.strip_suffix('M')) {
-        (n, MB)
-    } else if let Some(n) = t.strip_suffix("KB").or_else(|| t.strip_suffix('K')) {
-        (n, 1 << 10)
-    } else if let Some(n) = t.strip_suffix('B') {
-        (n, 1)
-    } else {
-        (t.as_str(), 1)
-    };
-    let n: f64 = num.trim().parse().ok()?;
-    let bytes = n * mul as f64;
-    // At most 1 GB: eden is at most a quarter of the 4 GB heap bound.
-    (n.is_finite() && n > 0.0 && bytes <= (1u64 << 30) as f64).then_some(bytes as usize)
-}
-
-/// `0.33`, `33%`, `250%`.
-fn parse_ratio(s: &str) -> Option<f64> {
-    let t = s.trim();
-    let r = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().ok()? / 100.0,
-        None => t.parse::<f64>().ok()?,
-    };
-    (0.0..=1000.0).contains(&r).then_some(r)
+/// A size in a configuration: at most 1 GB (eden is at most a quarter of the 4 GB heap bound).
+fn config_size(s: &str) -> Option<usize> {
+    parse_size(s).ok().filter(|&b| b <= 1 << 30)
 }
 
 fn parse_custom(spec: &str) -> Option<GcConfig> {
@@ -199,10 +167,10 @@ fn parse_custom(spec: &str) -> Option<GcConfig> {
     };
     Some(GcConfig {
         name: spec.to_string(),
-        eden: parse_size(eden)?,
-        headroom: parse_size(headroom)?,
-        shrink: parse_size(shrink)?,
-        ratio: parse_ratio(ratio)?,
+        eden: config_size(eden)?,
+        headroom: config_size(headroom)?,
+        shrink: config_size(shrink)?,
+        ratio: parse_ratio(ratio).ok()?,
     })
 }
 
@@ -354,25 +322,8 @@ fn run_once(config: &GcConfig, a: &GcBenchArgs, argv: &[String]) -> Result<Sampl
 }
 
 /// Mean and sample standard deviation (0 for a single value).
-fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    match Summary::of(xs) {
-        Ok(s) => (s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }),
-        Err(_) => (xs.iter().sum::<f64>() / xs.len().max(1) as f64, 0.0),
-    }
-}
-
 fn mb(bytes: f64) -> f64 {
     bytes / MB as f64
-}
-
-/// `15MB`, `0.5MB`.
-fn size_label(bytes: usize) -> String {
-    let m = mb(bytes as f64);
-    if m.fract() == 0.0 {
-        format!("{m:.0}MB")
-    } else {
-        format!("{m:.2}MB")
-    }
 }
 
 /// `33%`, `250%`.
@@ -710,8 +661,6 @@ mod tests {
 
     #[test]
     fn labels() {
-        assert_eq!(size_label(15 * MB), "15MB");
-        assert_eq!(size_label(MB / 2), "0.50MB");
         assert_eq!(ratio_label(0.33), "33%");
         assert_eq!(ratio_label(2.5), "250%");
         assert_eq!(pm(&[1.0], 3), "1.000");

@@ -4,11 +4,13 @@ mod calibrate;
 mod count;
 mod gcbench;
 mod proxies;
+mod units;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lupa_vm::{Value, Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use units::{parse_ratio, parse_size, size_label};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -87,7 +89,7 @@ struct VmArgs {
     #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
     shrink_threshold: Option<usize>,
     /// Full-GC ratio (Pharo's parameter 55): old-space growth since the last full GC, relative
-    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5).
+    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5 or 250%).
     #[arg(long, value_name = "RATIO", global = true, value_parser = parse_ratio)]
     gc_ratio: Option<f64>,
     /// Scavenges an object survives in new space before it is tenured (1-15, default 3).
@@ -265,40 +267,6 @@ struct BenchArgs {
     inner: Option<u32>,
 }
 
-fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
-        (n, 1usize << 30)
-    } else if let Some(n) = t.strip_suffix("MB").or_else(|| t.strip_suffix('M')) {
-        (n, 1 << 20)
-    } else if let Some(n) = t.strip_suffix("KB").or_else(|| t.strip_suffix('K')) {
-        (n, 1 << 10)
-    } else if let Some(n) = t.strip_suffix('B') {
-        (n, 1)
-    } else {
-        (t.as_str(), 1)
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid size '{s}' (use e.g. 512MB, 2GB)"))?;
-    if n <= 0.0 {
-        return Err(format!("size must be positive: '{s}'"));
-    }
-    Ok((n * mul as f64) as usize)
-}
-
-fn parse_ratio(s: &str) -> Result<f64, String> {
-    let r: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid ratio '{s}' (use e.g. 0.33 or 2.5)"))?;
-    if !r.is_finite() || r <= 0.0 || r > 1000.0 {
-        return Err(format!("ratio must be between 0 and 1000: '{s}'"));
-    }
-    Ok(r)
-}
-
 fn options(a: &VmArgs) -> VmOptions {
     let mut o = VmOptions::default();
     if let Some(cp) = &a.class_path {
@@ -373,26 +341,13 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
     eprintln!("inlined sends:      {}", vm.obs.inlined);
     eprintln!(
         "gc parameters:      eden {}, growth headroom {}, shrink threshold {}, gc ratio {}, tenuring threshold {}",
-        human(c.initial_bytes),
-        human(c.growth_headroom),
-        human(c.shrink_threshold),
+        size_label(c.initial_bytes),
+        size_label(c.growth_headroom),
+        size_label(c.shrink_threshold),
         c.full_gc_ratio,
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
-}
-
-/// `16777216` -> `16MB`.
-fn human(bytes: usize) -> String {
-    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
-        format!("{}GB", bytes >> 30)
-    } else if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{}MB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
-        format!("{}KB", bytes >> 10)
-    } else {
-        format!("{bytes}B")
-    }
 }
 
 fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> ExitCode {

@@ -5,7 +5,7 @@
 //! project's workload, uninstalls, and prints one CSV line per run. This module
 //! runs it in-process, parses the lines and prints mean ± standard deviation.
 
-use lupa_prof::stats::Summary;
+use crate::units::mean_sd;
 use lupa_vm::{Vm, VmError};
 use std::collections::BTreeMap;
 
@@ -41,13 +41,6 @@ fn parse(line: &str) -> Option<Row> {
 }
 
 type Key = (String, String, String);
-
-fn summary(xs: &[f64]) -> (f64, f64) {
-    match Summary::of(xs) {
-        Ok(s) => (s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }),
-        Err(_) => (xs.first().copied().unwrap_or(0.0), 0.0),
-    }
-}
 
 /// Run the driver with `args` (`key=value` options of MpBenchmark) and render the tables.
 pub fn run(
@@ -105,7 +98,7 @@ pub fn run(
                     .map(|t| {
                         groups
                             .get(&(p.clone(), h.clone(), t.clone()))
-                            .map(|rs| summary(&value(rs)))
+                            .map(|rs| mean_sd(&value(rs)))
                     })
                     .collect();
                 let best = cells
@@ -157,7 +150,7 @@ pub fn run(
         "\nAbsolute times, microseconds (mean): instrument / execute / uninstrument / baseline\n",
     );
     for ((p, h, t), rs) in &groups {
-        let m = |f: &dyn Fn(&Row) -> f64| summary(&rs.iter().map(|r| f(r)).collect::<Vec<_>>()).0;
+        let m = |f: &dyn Fn(&Row) -> f64| mean_sd(&rs.iter().map(|r| f(r)).collect::<Vec<_>>()).0;
         abs.push_str(&format!(
             "{:<12} {:<12} {:<12} {:>10.0} {:>12.0} {:>10.0} {:>12.0}\n",
             p,
