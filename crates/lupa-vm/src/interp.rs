@@ -1099,6 +1099,18 @@ impl Vm {
         }
     }
 
+    /// The 0-based slot that index `i` (a SmallInteger, 1-based) denotes in `a`, if `a`
+    /// is an Array and `i` is in range: the fast paths of `at:` and `at:put:`.
+    #[inline(always)]
+    fn array_slot(&self, a: Value, i: Value) -> Option<usize> {
+        if a.is_ptr() && self.heap.class_index(a) == cls::ARRAY {
+            let i = i.as_int()?;
+            (i >= 1 && (i as usize) <= self.heap.size(a)).then(|| i as usize - 1)
+        } else {
+            None
+        }
+    }
+
     /// Fast paths of special sends. Answers true when done (result on the stack).
     #[inline(always)]
     fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
@@ -1232,13 +1244,8 @@ impl Vm {
             SpecialOp::At => {
                 let a = self.stack[n - 2];
                 let i = self.stack[n - 1];
-                if a.is_ptr()
-                    && self.heap.class_index(a) == cls::ARRAY
-                    && let Some(i) = i.as_int()
-                    && i >= 1
-                    && (i as usize) <= self.heap.size(a)
-                {
-                    let v = self.heap.slot(a, i as usize - 1);
+                if let Some(k) = self.array_slot(a, i) {
+                    let v = self.heap.slot(a, k);
                     self.stack.truncate(n - 2);
                     self.stack.push(v);
                     return Ok(true);
@@ -1249,13 +1256,8 @@ impl Vm {
                 let a = self.stack[n - 3];
                 let i = self.stack[n - 2];
                 let v = self.stack[n - 1];
-                if a.is_ptr()
-                    && self.heap.class_index(a) == cls::ARRAY
-                    && let Some(i) = i.as_int()
-                    && i >= 1
-                    && (i as usize) <= self.heap.size(a)
-                {
-                    self.heap.set_slot(a, i as usize - 1, v);
+                if let Some(k) = self.array_slot(a, i) {
+                    self.heap.set_slot(a, k, v);
                     self.stack.truncate(n - 3);
                     self.stack.push(v);
                     return Ok(true);
