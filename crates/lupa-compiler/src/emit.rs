@@ -601,18 +601,35 @@ impl Emitter<'_> {
         span: Span,
     ) -> Result<(), Diagnostic> {
         self.expr(cond, Want::Value)?;
-        let skip = if first_when {
-            Op::JumpIfFalse {
-                target: 0,
-                inlined: true,
-            }
-        } else {
-            Op::JumpIfTrue {
-                target: 0,
-                inlined: true,
-            }
-        };
-        let skip = self.emit_forward(skip, span);
+        self.branch(first_when, first, second, Op::PushNil, want, span)
+    }
+
+    /// `and:`/`or:` are `ifTrue:ifFalse:`/`ifFalse:ifTrue:` whose other branch is a constant.
+    fn logic(
+        &mut self,
+        left: &Node,
+        is_and: bool,
+        right: &Seq,
+        want: Want,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        self.expr(left, Want::Value)?;
+        let other = if is_and { Op::PushFalse } else { Op::PushTrue };
+        self.branch(is_and, right, None, other, want, span)
+    }
+
+    /// The two arms of an inlined conditional whose condition is on the stack: `first` when it
+    /// is `when`, else `second` (or, without one, `other`, when a value is wanted).
+    fn branch(
+        &mut self,
+        when: bool,
+        first: &Seq,
+        second: Option<&Seq>,
+        other: Op,
+        want: Want,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let skip = self.emit_skip_unless(when, span);
         let returned = self.seq(first, want)?;
         if second.is_none() && want == Want::Effect {
             return self.patch(skip, span);
@@ -623,7 +640,7 @@ impl Emitter<'_> {
             Some(s) => {
                 self.seq(s, want)?;
             }
-            None => self.emit(Op::PushNil, span),
+            None => self.emit(other, span),
         }
         if let Some(end) = end {
             self.patch(end, span)?;
@@ -631,16 +648,10 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn logic(
-        &mut self,
-        left: &Node,
-        is_and: bool,
-        right: &Seq,
-        want: Want,
-        span: Span,
-    ) -> Result<(), Diagnostic> {
-        self.expr(left, Want::Value)?;
-        let skip = if is_and {
+    /// Emit the inlined conditional jump taken when the value on the stack is not `when`;
+    /// answers it, to be patched.
+    fn emit_skip_unless(&mut self, when: bool, span: Span) -> usize {
+        let op = if when {
             Op::JumpIfFalse {
                 target: 0,
                 inlined: true,
@@ -651,18 +662,7 @@ impl Emitter<'_> {
                 inlined: true,
             }
         };
-        let skip = self.emit_forward(skip, span);
-        let returned = self.seq(right, want)?;
-        if want == Want::Effect {
-            return self.patch(skip, span);
-        }
-        let end = (!returned).then(|| self.emit_forward(Op::Jump(0), span));
-        self.patch(skip, span)?;
-        self.emit(if is_and { Op::PushFalse } else { Op::PushTrue }, span);
-        if let Some(end) = end {
-            self.patch(end, span)?;
-        }
-        Ok(())
+        self.emit_forward(op, span)
     }
 
     fn while_(
@@ -678,18 +678,7 @@ impl Emitter<'_> {
             // The condition always returns: nothing after it is reachable.
             return Ok(());
         }
-        let exit = if while_true {
-            Op::JumpIfFalse {
-                target: 0,
-                inlined: true,
-            }
-        } else {
-            Op::JumpIfTrue {
-                target: 0,
-                inlined: true,
-            }
-        };
-        let exit = self.emit_forward(exit, span);
+        let exit = self.emit_skip_unless(while_true, span);
         let returned = match body {
             Some(b) => self.seq(b, Want::Effect)?,
             None => false,
