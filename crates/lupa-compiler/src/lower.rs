@@ -573,29 +573,27 @@ impl Lowerer<'_> {
         let node = |kind| Ok(Some(Node { kind, span }));
         let sel = msg.selector.as_str();
         match (sel, msg.args.as_slice()) {
-            ("ifTrue:" | "ifFalse:", [a]) => {
-                let Some(b) = literal_block(a, 0) else {
+            ("ifTrue:" | "ifFalse:" | "ifTrue:ifFalse:" | "ifFalse:ifTrue:", [a, rest @ ..]) => {
+                let Some(a) = literal_block(a, 0) else {
                     return Ok(None);
                 };
-                let cond = Box::new(self.expr(recv)?);
-                let first = self.inline_seq(b)?;
-                node(Expr::If {
-                    cond,
-                    first_when: sel == "ifTrue:",
-                    first,
-                    second: None,
-                })
-            }
-            ("ifTrue:ifFalse:" | "ifFalse:ifTrue:", [a, b]) => {
-                let (Some(a), Some(b)) = (literal_block(a, 0), literal_block(b, 0)) else {
-                    return Ok(None);
+                let b = match rest {
+                    [] => None,
+                    [b] => match literal_block(b, 0) {
+                        Some(b) => Some(b),
+                        None => return Ok(None),
+                    },
+                    _ => return Ok(None),
                 };
                 let cond = Box::new(self.expr(recv)?);
                 let first = self.inline_seq(a)?;
-                let second = Some(self.inline_seq(b)?);
+                let second = match b {
+                    Some(b) => Some(self.inline_seq(b)?),
+                    None => None,
+                };
                 node(Expr::If {
                     cond,
-                    first_when: sel == "ifTrue:ifFalse:",
+                    first_when: sel.starts_with("ifTrue:"),
                     first,
                     second,
                 })
@@ -612,79 +610,59 @@ impl Lowerer<'_> {
                     right,
                 })
             }
-            ("whileTrue:" | "whileFalse:", [a]) => {
-                let (Some(c), Some(b)) = (literal_block(recv, 0), literal_block(a, 0)) else {
-                    return Ok(None);
-                };
-                let cond = self.inline_loop_seq(c)?;
-                let body = Some(self.inline_loop_seq(b)?);
-                node(Expr::While {
-                    cond,
-                    while_true: sel == "whileTrue:",
-                    body,
-                })
-            }
-            ("whileTrue" | "whileFalse", []) => {
+            ("whileTrue:" | "whileFalse:" | "whileTrue" | "whileFalse", args) => {
                 let Some(c) = literal_block(recv, 0) else {
                     return Ok(None);
                 };
+                let b = match args {
+                    [] => None,
+                    [b] => match literal_block(b, 0) {
+                        Some(b) => Some(b),
+                        None => return Ok(None),
+                    },
+                    _ => return Ok(None),
+                };
                 let cond = self.inline_loop_seq(c)?;
+                let body = match b {
+                    Some(b) => Some(self.inline_loop_seq(b)?),
+                    None => None,
+                };
                 node(Expr::While {
                     cond,
-                    while_true: sel == "whileTrue",
-                    body: None,
+                    while_true: sel.starts_with("whileTrue"),
+                    body,
                 })
             }
-            ("ifNil:", [a]) => {
-                let Some(a) = literal_block(a, 0) else {
+            ("ifNil:" | "ifNotNil:" | "ifNil:ifNotNil:" | "ifNotNil:ifNil:", [a, rest @ ..]) => {
+                // The nil arm takes no argument; the other may take the receiver.
+                let first_when_nil = sel.starts_with("ifNil:");
+                let arm = |e, nil: bool| {
+                    if nil {
+                        literal_block(e, 0)
+                    } else {
+                        literal_block_0_or_1(e)
+                    }
+                };
+                let Some(a) = arm(a, first_when_nil) else {
                     return Ok(None);
+                };
+                let b = match rest {
+                    [] => None,
+                    [b] => match arm(b, !first_when_nil) {
+                        Some(b) => Some(b),
+                        None => return Ok(None),
+                    },
+                    _ => return Ok(None),
                 };
                 let recv = Box::new(self.expr(recv)?);
                 let first = self.nil_branch(a)?;
-                node(Expr::IfNil {
-                    recv,
-                    first_when_nil: true,
-                    first,
-                    second: None,
-                })
-            }
-            ("ifNotNil:", [a]) => {
-                let Some(a) = literal_block_0_or_1(a) else {
-                    return Ok(None);
+                let second = match b {
+                    Some(b) => Some(self.nil_branch(b)?),
+                    None => None,
                 };
-                let recv = Box::new(self.expr(recv)?);
-                let first = self.nil_branch(a)?;
                 node(Expr::IfNil {
                     recv,
-                    first_when_nil: false,
-                    first,
-                    second: None,
-                })
-            }
-            ("ifNil:ifNotNil:", [a, b]) => {
-                let (Some(a), Some(b)) = (literal_block(a, 0), literal_block_0_or_1(b)) else {
-                    return Ok(None);
-                };
-                let recv = Box::new(self.expr(recv)?);
-                let first = self.nil_branch(a)?;
-                let second = Some(self.nil_branch(b)?);
-                node(Expr::IfNil {
-                    recv,
-                    first_when_nil: true,
-                    first,
-                    second,
-                })
-            }
-            ("ifNotNil:ifNil:", [a, b]) => {
-                let (Some(a), Some(b)) = (literal_block_0_or_1(a), literal_block(b, 0)) else {
-                    return Ok(None);
-                };
-                let recv = Box::new(self.expr(recv)?);
-                let first = self.nil_branch(a)?;
-                let second = Some(self.nil_branch(b)?);
-                node(Expr::IfNil {
-                    recv,
-                    first_when_nil: false,
+                    first_when_nil,
                     first,
                     second,
                 })
