@@ -133,56 +133,19 @@ pub fn finish(vm: &mut Vm, counter: Rc<RefCell<SendCounter>>) -> Profile {
 /// Replace the placeholder `#id` method infos by real names and locations.
 fn name_methods(vm: &Vm, prof: &mut Profile) {
     for info in prof.methods.iter_mut() {
-        let Some(id) = info
+        let Some(d) = info
             .name
             .strip_prefix('#')
-            .and_then(|s| s.parse::<usize>().ok())
+            .and_then(|s| s.parse::<u32>().ok())
+            .and_then(|id| vm.describe_method(id))
         else {
             continue;
         };
-        let Some(code) = vm.methods.get(id) else {
-            continue;
-        };
-        let holder = code.holder.get();
-        let class = vm.class_name(holder).to_string();
-        let category = vm
-            .classes
-            .get(holder as usize)
-            .map(|c| c.category.to_string())
-            .unwrap_or_default();
-        let selector = code.selector_name.to_string();
-        let mut m = MethodInfo::new(class, selector)
-            .with_category(category)
-            .with_location(code.file.to_string(), Some(code.first_line));
-        if code.kind == lupa_vm::CodeKind::Block {
-            m.name = format!("[]{} in {}", block_ordinal(vm, code), m.name);
-        }
+        let mut m = MethodInfo::new(d.class.clone(), d.selector.clone())
+            .with_category(d.category.clone())
+            .with_location(d.file.clone(), Some(d.first_line));
+        m.name = d.display_name();
         *info = m;
-    }
-}
-
-/// `#k`: the position of a block among all blocks of its home method (pre-order),
-/// so that different blocks of one method have different names.
-fn block_ordinal(vm: &Vm, block: &lupa_vm::objects::MethodCode) -> String {
-    fn walk(code: &lupa_vm::objects::MethodCode, target: u32, k: &mut usize) -> bool {
-        for b in code.blocks.iter() {
-            *k += 1;
-            if b.id == target || walk(b, target, k) {
-                return true;
-            }
-        }
-        false
-    }
-    let Some(home) = vm.methods.get(block.home.get() as usize) else {
-        return String::new();
-    };
-    let mut k = 0;
-    if walk(home, block.id, &mut k)
-        && home.blocks.len() + home.blocks.iter().map(|b| b.blocks.len()).sum::<usize>() > 1
-    {
-        format!("#{k}")
-    } else {
-        String::new()
     }
 }
 

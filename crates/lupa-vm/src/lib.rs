@@ -11,6 +11,7 @@ pub mod objects;
 pub mod observe;
 pub(crate) mod prims;
 pub mod process;
+pub mod query;
 mod vm;
 
 pub use interp::Prim;
@@ -18,6 +19,7 @@ pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
+pub use query::MethodDescription;
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 
 impl Vm {
