@@ -7,7 +7,7 @@ mod proxies;
 mod units;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use lupa_vm::{Value, Vm, VmError, VmOptions};
+use lupa_vm::{Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use units::{parse_ratio, parse_size, size_label};
@@ -365,34 +365,23 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
 }
 
 fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
-    let names = if args.classes.is_empty() {
-        let bundled = if args.vm.class_path.is_none() {
-            Some("Tests/")
-        } else {
-            None
-        };
-        vm.available_class_names(bundled)
-    } else {
+    let named = !args.classes.is_empty();
+    let names = if named {
         args.classes.clone()
+    } else {
+        vm.test_candidates(args.vm.class_path.is_none())
     };
-    let test_case = vm.load_class_by_name("TestCase")?;
     let mut classes = Vec::new();
     for name in &names {
-        let c = vm.load_class_by_name(name)?;
-        if c != test_case && vm.is_kind_of(c, test_case) {
-            classes.push(vm.class_object(c));
-        } else if !args.classes.is_empty() {
+        let found = vm.test_classes(std::slice::from_ref(name))?;
+        if found.is_empty() && named {
             eprintln!("lupa: {name} is not a TestCase subclass");
             return Ok(2);
         }
+        classes.extend(found);
     }
-    let arr = vm.new_array(&classes)?;
-    vm.handles.push(arr);
-    let runner_class = vm.class_named("LupaTestRunner")?;
-    let runner = vm.send_message(runner_class, "new", &[])?;
-    let arr = vm.handles.pop().unwrap_or(Value::NIL);
-    let ok = vm.send_message(runner, "runClasses:", &[arr])?;
-    Ok(if ok == Value::TRUE { 0 } else { 1 })
+    let summary = vm.run_test_classes(&classes)?;
+    Ok(if summary.ok() { 0 } else { 1 })
 }
 
 fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {

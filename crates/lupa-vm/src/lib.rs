@@ -12,6 +12,7 @@ pub mod observe;
 pub(crate) mod prims;
 pub mod process;
 pub mod query;
+pub mod sunit;
 mod vm;
 
 pub use interp::Prim;
@@ -20,6 +21,7 @@ pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use query::MethodDescription;
+pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 
 impl Vm {

@@ -1,0 +1,135 @@
+//! Running the SUnit tests of the class library from Rust: what `lupa test` and the
+//! per-suite Rust tests (`crates/lupa-vm/tests/sunit.rs`) share.
+//!
+//! Where tests live: a test class is a concrete `TestCase` subclass. In the bundled
+//! library, every class under a folder named `Tests` is a candidate — the kernel's
+//! `smalltalk/Tests/` as well as a library's own folder such as
+//! `smalltalk/Profiling/MethodProxies/Tests/` — so each library owns its tests. On a
+//! user class path, every class directly in a class-path directory is a candidate.
+//! Candidates that are not `TestCase` subclasses (helpers) are skipped.
+//!
+//! The run itself is Smalltalk: `LupaTestRunner>>runClasses:` runs every test
+//! selector of each class, prints one `FAIL`/`ERROR` line per problem and a final
+//! `N passed, M failed` line through the VM's output.
+
+use crate::vm::{BUNDLED, Vm, VmError};
+use lupa_heap::Value;
+
+/// The outcome of a test run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestSummary {
+    /// Tests that passed.
+    pub passed: u64,
+    /// Tests that failed or raised an error.
+    pub failed: u64,
+}
+
+impl TestSummary {
+    /// Every test passed (and at least one ran).
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+}
+
+/// Does a bundled path (relative to `smalltalk/`) lie in a `Tests` folder?
+fn in_tests_folder(path: &str) -> bool {
+    path.split('/').rev().skip(1).any(|dir| dir == "Tests")
+}
+
+/// Names of the bundled classes that live in a `Tests` folder, sorted.
+pub fn bundled_test_candidates() -> Vec<String> {
+    let mut names: Vec<String> = BUNDLED
+        .iter()
+        .filter(|(path, _)| in_tests_folder(path))
+        .map(|(path, _)| {
+            let base = path.rsplit('/').next().unwrap_or(path);
+            base.trim_end_matches(".som").to_string()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+impl Vm {
+    /// Names of the classes `lupa test` considers when no class is named: those of the
+    /// class path, and — when `with_bundled` — the bundled classes in `Tests` folders.
+    pub fn test_candidates(&self, with_bundled: bool) -> Vec<String> {
+        let mut names = self.available_class_names(None);
+        if with_bundled {
+            names.extend(bundled_test_candidates());
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The `TestCase` subclasses among `names` (loading them; other classes are skipped).
+    pub fn test_classes(&mut self, names: &[String]) -> Result<Vec<u32>, VmError> {
+        let test_case = self.load_class_by_name("TestCase")?;
+        let mut classes = Vec::new();
+        for name in names {
+            let c = self.load_class_by_name(name)?;
+            if c != test_case && self.is_kind_of(c, test_case) {
+                classes.push(c);
+            }
+        }
+        Ok(classes)
+    }
+
+    /// Run the tests of these classes with `LupaTestRunner`, printing its lines through
+    /// the VM's output, and answer the counts.
+    pub fn run_test_classes(&mut self, classes: &[u32]) -> Result<TestSummary, VmError> {
+        let objects: Vec<Value> = classes.iter().map(|&c| self.class_object(c)).collect();
+        let arr = self.new_array(&objects)?;
+        self.handles.push(arr);
+        let runner_class = self.class_named("LupaTestRunner");
+        let runner = match runner_class {
+            Ok(rc) => self.send_message(rc, "new", &[]),
+            Err(e) => Err(e),
+        };
+        let arr = self.handles.pop().unwrap_or(Value::NIL);
+        let runner = runner?;
+        self.handles.push(runner);
+        let ran = self.send_message(runner, "runClasses:", &[arr]);
+        let runner = self.handles.pop().unwrap_or(Value::NIL);
+        ran?;
+        let result = self.send_message(runner, "result", &[])?;
+        self.handles.push(result);
+        let passed = self.send_message(result, "passedCount", &[]);
+        let failures = self.send_message(result, "failureCount", &[]);
+        let errors = self.send_message(result, "errorCount", &[]);
+        self.handles.pop();
+        let count = |v: Result<Value, VmError>| -> Result<u64, VmError> {
+            let v = v?;
+            v.as_int()
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| {
+                    VmError::Fatal("TestResult answered a count that is not an integer".into())
+                })
+        };
+        Ok(TestSummary {
+            passed: count(passed)?,
+            failed: count(failures)? + count(errors)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_folders() {
+        assert!(in_tests_folder("Tests/LupaArrayTest.som"));
+        assert!(in_tests_folder(
+            "Profiling/MethodProxies/Tests/LupaMpTrapTest.som"
+        ));
+        assert!(!in_tests_folder("Kernel/Tests.som"));
+        assert!(!in_tests_folder("SUnit/TestCase.som"));
+        let names = bundled_test_candidates();
+        assert!(names.iter().any(|n| n == "LupaArrayTest"));
+        assert!(names.iter().any(|n| n == "LupaMpTrapTest"));
+        assert!(!names.iter().any(|n| n == "TestCase"));
+    }
+}

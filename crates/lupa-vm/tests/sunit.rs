@@ -1,0 +1,37 @@
+//! Every bundled SUnit class as its own Rust test, run through the VM library: a
+//! failure names its suite (`cargo test -p lupa-vm --test sunit -- LupaArrayTest`).
+//!
+//! The candidates are the bundled classes in `Tests` folders (see `lupa_vm::sunit`);
+//! helpers that are not `TestCase` subclasses, and abstract suites, pass trivially.
+//! Each suite runs in a fresh VM with its output captured, and the failure message
+//! is the runner's `FAIL`/`ERROR` lines and summary.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use lupa_vm::{Vm, VmOptions};
+
+fn run_suite(name: &str) -> Result<(), Failed> {
+    let mut vm = Vm::new(VmOptions::default()).map_err(|e| format!("VM start: {e}"))?;
+    vm.capture_output();
+    let classes = vm
+        .test_classes(&[name.to_string()])
+        .map_err(|e| format!("loading {name}: {e}"))?;
+    if classes.is_empty() {
+        return Ok(()); // a helper class, not a TestCase
+    }
+    let summary = vm.run_test_classes(&classes);
+    let output = vm.take_captured();
+    match summary {
+        Ok(s) if s.ok() => Ok(()),
+        Ok(s) => Err(format!("{} failed of {}:\n{output}", s.failed, s.failed + s.passed).into()),
+        Err(e) => Err(format!("the suite did not finish: {e}\n{output}").into()),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials = lupa_vm::sunit::bundled_test_candidates()
+        .into_iter()
+        .map(|name| Trial::test(name.clone(), move || run_suite(&name)))
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
