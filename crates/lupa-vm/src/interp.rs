@@ -65,15 +65,21 @@ pub struct PendingUnwind {
 
 impl PendingUnwind {
     /// Report GC roots.
-    pub fn visit_roots(&mut self, f: &mut dyn FnMut(&mut Value)) {
+    pub fn visit_roots<F: FnMut(&mut Value)>(&mut self, f: &mut F) {
         if let UnwindAction::Return(v) = &mut self.action {
             f(v);
         }
     }
 }
 
-/// The saved state of a process that is not running.
-#[derive(Debug, Default)]
+/// The execution state of one process: its value stack, frames, interrupted
+/// unwinds and meta level.
+///
+/// The running process's state is [`Vm::running`]; every other process keeps its
+/// own in the scheduler ([`crate::process::Proc::saved`]). A process switch is a
+/// `std::mem::swap` of the two, and the collector visits every state through the
+/// one function [`ProcessState::visit_roots`].
+#[derive(Debug)]
 pub struct ProcessState {
     /// Value stack.
     pub stack: Vec<Value>,
@@ -81,15 +87,38 @@ pub struct ProcessState {
     pub frames: Vec<Frame>,
     /// Interrupted unwinds.
     pub pending_unwinds: Vec<PendingUnwind>,
-    /// Frame index whose return resumes the innermost pending unwind.
+    /// Frame index whose return resumes the innermost pending unwind
+    /// (`usize::MAX`: none).
     pub unwind_watch: usize,
     /// Number of active `<metaLevel>` frames.
     pub meta_depth: u32,
 }
 
+impl Default for ProcessState {
+    fn default() -> Self {
+        ProcessState {
+            stack: Vec::new(),
+            frames: Vec::new(),
+            pending_unwinds: Vec::new(),
+            unwind_watch: usize::MAX,
+            meta_depth: 0,
+        }
+    }
+}
+
 impl ProcessState {
-    /// Report GC roots.
-    pub fn visit_roots(&mut self, f: &mut dyn FnMut(&mut Value)) {
+    /// An empty state with room for `stack` values and `frames` frames.
+    pub fn with_capacity(stack: usize, frames: usize) -> Self {
+        ProcessState {
+            stack: Vec::with_capacity(stack),
+            frames: Vec::with_capacity(frames),
+            ..ProcessState::default()
+        }
+    }
+
+    /// Report GC roots: every stack slot, every frame's env and closure, and the
+    /// values of interrupted unwinds.
+    pub fn visit_roots<F: FnMut(&mut Value)>(&mut self, f: &mut F) {
         for v in self.stack.iter_mut() {
             f(v);
         }
@@ -152,14 +181,14 @@ pub(crate) const ENV_VARS: usize = 2;
 
 macro_rules! pop {
     ($vm:expr) => {
-        $vm.stack.pop().unwrap_or(Value::NIL)
+        $vm.running.stack.pop().unwrap_or(Value::NIL)
     };
 }
 
 impl Vm {
     #[inline(always)]
     fn top(&self) -> Value {
-        self.stack.last().copied().unwrap_or(Value::NIL)
+        self.running.stack.last().copied().unwrap_or(Value::NIL)
     }
 
     /// Send `selector` to `receiver` with `args` and run until it answers.
@@ -170,12 +199,12 @@ impl Vm {
         args: &[Value],
     ) -> Result<Value, VmError> {
         let sel = self.intern(selector);
-        let base = self.frames.len();
+        let base = self.running.frames.len();
         let entry_proc = self.procs.current;
-        self.stack.push(receiver);
-        self.stack.extend_from_slice(args);
+        self.running.stack.push(receiver);
+        self.running.stack.extend_from_slice(args);
         self.dispatch(sel, args.len(), None)?;
-        if self.frames.len() > base || self.procs.current != entry_proc {
+        if self.running.frames.len() > base || self.procs.current != entry_proc {
             self.interpret(base, entry_proc)?;
         }
         Ok(pop!(self))
@@ -202,7 +231,7 @@ impl Vm {
         argc: usize,
         cache: Option<(&MethodCode, usize)>,
     ) -> Result<(), VmError> {
-        let recv = self.stack[self.stack.len() - 1 - argc];
+        let recv = self.running.stack[self.running.stack.len() - 1 - argc];
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
             let ic = code.caches[site].get();
@@ -241,11 +270,14 @@ impl Vm {
             }
             Lookup::Object(obj) => {
                 // objects as methods: obj run: selector with: args in: receiver
-                let args = self.stack.split_off(self.stack.len() - argc);
+                let args = self
+                    .running
+                    .stack
+                    .split_off(self.running.stack.len() - argc);
                 let recv = pop!(self);
                 let arr = self.new_array(&args)?;
                 let s = self.symbol_object(sel)?;
-                self.stack.extend_from_slice(&[obj, s, arr, recv]);
+                self.running.stack.extend_from_slice(&[obj, s, arr, recv]);
                 let rwi = self.sym_cache.run_with_in;
                 let oc = self.class_of(obj);
                 self.dispatch_in(oc, rwi, 3, None)
@@ -253,17 +285,20 @@ impl Vm {
             Lookup::NotFound => {
                 let dnu = self.sym_cache.dnu;
                 if sel == dnu {
-                    let recv = self.stack[self.stack.len() - 1 - argc];
+                    let recv = self.running.stack[self.running.stack.len() - 1 - argc];
                     let name = self.class_name(self.class_of(recv)).to_string();
                     return Err(self.fatal(&format!(
                         "{name} does not understand #doesNotUnderstand:arguments:"
                     )));
                 }
-                let args = self.stack.split_off(self.stack.len() - argc);
+                let args = self
+                    .running
+                    .stack
+                    .split_off(self.running.stack.len() - argc);
                 let arr = self.new_array(&args)?;
                 let s = self.symbol_object(sel)?;
-                self.stack.push(s);
-                self.stack.push(arr);
+                self.running.stack.push(s);
+                self.running.stack.push(arr);
                 self.dispatch_in(c, dnu, 2, None)
             }
         }
@@ -273,12 +308,12 @@ impl Vm {
     #[inline(always)]
     fn run_trivial(&mut self, method: usize, t: crate::objects::Trivial, argc: usize) {
         use crate::objects::Trivial as T;
-        let n = self.stack.len() - 1 - argc;
-        let recv = self.stack[n];
+        let n = self.running.stack.len() - 1 - argc;
+        let recv = self.running.stack[n];
         let v = match t {
             T::Getter(i) => self.field(recv, i as usize),
             T::Setter(i) => {
-                let a = self.stack[n + 1];
+                let a = self.running.stack[n + 1];
                 self.set_field(recv, i as usize, a);
                 recv
             }
@@ -289,8 +324,8 @@ impl Vm {
             T::True => Value::TRUE,
             T::False => Value::FALSE,
         };
-        self.stack.truncate(n);
-        self.stack.push(v);
+        self.running.stack.truncate(n);
+        self.running.stack.push(v);
     }
 
     /// Run method `m` on the receiver and `argc` arguments on the stack.
@@ -298,7 +333,7 @@ impl Vm {
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
         if m.trap_shortcut
             && m.literals.len() > 1
-            && (m.literals[0].get() != Value::TRUE || self.meta_depth > 0)
+            && (m.literals[0].get() != Value::TRUE || self.running.meta_depth > 0)
         {
             // A disabled proxy, or a call made by instrumentation code: go straight to
             // the original (literal 2), through the trap's first send site's cache.
@@ -315,9 +350,9 @@ impl Vm {
         if let Some(p) = m.primitive.get() {
             match p(self, argc) {
                 Prim::Ok(v) => {
-                    let n = self.stack.len() - argc - 1;
-                    self.stack.truncate(n);
-                    self.stack.push(v);
+                    let n = self.running.stack.len() - argc - 1;
+                    self.running.stack.truncate(n);
+                    self.running.stack.push(v);
                     return Ok(());
                 }
                 Prim::Done => return Ok(()),
@@ -348,11 +383,11 @@ impl Vm {
 
     /// Replace the pending send (receiver + argc args on the stack) by `receiver error: msg`.
     pub(crate) fn send_error(&mut self, argc: usize, msg: &str) -> Result<(), VmError> {
-        let n = self.stack.len() - argc;
-        self.stack.truncate(n);
+        let n = self.running.stack.len() - argc;
+        self.running.stack.truncate(n);
         let s = self.new_string(msg)?;
-        self.stack.push(s);
-        let recv = self.stack[self.stack.len() - 2];
+        self.running.stack.push(s);
+        let recv = self.running.stack[self.running.stack.len() - 2];
         let c = self.class_of(recv);
         let err = self.sym_cache.error;
         match self.lookup(c, err) {
@@ -371,13 +406,14 @@ impl Vm {
         outer: Value,
         closure: Value,
     ) -> Result<(), VmError> {
-        if self.frames.len() >= self.frame_limit {
+        if self.running.frames.len() >= self.frame_limit {
             return self.stack_overflow(argc);
         }
-        let bp = self.stack.len() - 1 - argc;
+        let bp = self.running.stack.len() - 1 - argc;
         if m.num_temps > 0 {
-            self.stack
-                .resize(self.stack.len() + m.num_temps, Value::NIL);
+            self.running
+                .stack
+                .resize(self.running.stack.len() + m.num_temps, Value::NIL);
         }
         let env = if m.has_env() {
             let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
@@ -390,8 +426,8 @@ impl Vm {
             outer
         };
         if OBSERVE && self.obs.hooks_on {
-            let rc = self.class_of(self.stack[bp]);
-            let depth = self.frames.len();
+            let rc = self.class_of(self.running.stack[bp]);
+            let depth = self.running.frames.len();
             let ev = crate::observe::Activation {
                 method: m.id,
                 receiver_class: rc,
@@ -402,9 +438,9 @@ impl Vm {
             self.obs.enter(ev);
         }
         if m.meta_level {
-            self.meta_depth += 1;
+            self.running.meta_depth += 1;
         }
-        self.frames.push(Frame {
+        self.running.frames.push(Frame {
             code: m,
             pc: 0,
             bp,
@@ -426,8 +462,8 @@ impl Vm {
             );
             return self.send_error(argc, &msg);
         }
-        let bp = self.stack.len() - 1 - argc;
-        self.stack[bp] = self.heap.slot(closure, BLOCK_RECEIVER);
+        let bp = self.running.stack.len() - 1 - argc;
+        self.running.stack[bp] = self.heap.slot(closure, BLOCK_RECEIVER);
         let outer = self.heap.slot(closure, BLOCK_OUTER);
         self.activate(code, argc, outer, closure)
     }
@@ -447,12 +483,12 @@ impl Vm {
 
     /// The heap went past `--max-heap`: send `error:` to the running frame's receiver.
     fn signal_out_of_memory(&mut self) -> Result<(), VmError> {
-        let Some(f) = self.frames.last() else {
+        let Some(f) = self.running.frames.last() else {
             return Ok(());
         };
-        let recv = self.stack[f.bp];
+        let recv = self.running.stack[f.bp];
         let max = self.heap.config().max_bytes;
-        self.stack.push(recv);
+        self.running.stack.push(recv);
         self.send_error(
             0,
             &format!(
@@ -472,7 +508,7 @@ impl Vm {
     /// (the outermost frames are elided in the middle).
     pub fn backtrace(&self, limit: usize) -> String {
         let mut out = String::new();
-        let n = self.frames.len();
+        let n = self.running.frames.len();
         for (k, i) in (0..n).rev().enumerate() {
             if n > limit && k == limit / 2 {
                 out.push_str(&format!("  ... {} more frames ...\n", n - limit));
@@ -489,7 +525,7 @@ impl Vm {
 
     /// `Class>>selector (file:line)`, or `[] in Class>>selector (file:line)`.
     pub fn describe_frame(&self, i: usize) -> String {
-        let f = &self.frames[i];
+        let f = &self.running.frames[i];
         let code = &f.code;
         let pc = f.pc.saturating_sub(1);
         let holder = self.class_name(code.holder.get());
@@ -511,9 +547,9 @@ impl Vm {
     /// The caller truncates the stack.
     #[inline(always)]
     fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
-        let f = self.frames.pop()?;
+        let f = self.running.frames.pop()?;
         if f.code.meta_level {
-            self.meta_depth -= 1;
+            self.running.meta_depth -= 1;
         }
         if f.code.home_env {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
@@ -531,12 +567,12 @@ impl Vm {
         let Some(f) = self.pop_frame(false) else {
             return Ok(());
         };
-        self.stack.truncate(f.bp + 1);
-        self.stack[f.bp] = v;
-        if self.frames.len() == self.unwind_watch {
+        self.running.stack.truncate(f.bp + 1);
+        self.running.stack[f.bp] = v;
+        if self.running.frames.len() == self.running.unwind_watch {
             self.resume_unwind()?;
         }
-        if self.in_overflow && self.frames.len() + 1000 < self.options.max_frames {
+        if self.in_overflow && self.running.frames.len() + 1000 < self.options.max_frames {
             self.in_overflow = false;
             self.frame_limit = self.options.max_frames;
         }
@@ -546,8 +582,9 @@ impl Vm {
     fn exit_event(&self, f: &Frame) -> crate::observe::Activation {
         crate::observe::Activation {
             method: f.code.id,
-            receiver_class: self.class_of(self.stack.get(f.bp).copied().unwrap_or(Value::NIL)),
-            depth: self.frames.len(),
+            receiver_class: self
+                .class_of(self.running.stack.get(f.bp).copied().unwrap_or(Value::NIL)),
+            depth: self.running.frames.len(),
             process: self.procs.current,
             sends: self.obs.sends,
         }
@@ -555,11 +592,12 @@ impl Vm {
 
     /// An ensure block run during an unwind has returned: continue the unwind.
     fn resume_unwind(&mut self) -> Result<(), VmError> {
-        let Some(u) = self.pending_unwinds.pop() else {
-            self.unwind_watch = usize::MAX;
+        let Some(u) = self.running.pending_unwinds.pop() else {
+            self.running.unwind_watch = usize::MAX;
             return Ok(());
         };
-        self.unwind_watch = self
+        self.running.unwind_watch = self
+            .running
             .pending_unwinds
             .last()
             .map(|p| p.watch)
@@ -572,18 +610,20 @@ impl Vm {
     /// running `<unwindProtect>` blocks, then perform `action` there.
     pub fn unwind_to(&mut self, target: usize, action: UnwindAction) -> Result<(), VmError> {
         loop {
-            let n = self.frames.len();
+            let n = self.running.frames.len();
             if n == 0 || (target != usize::MAX && n - 1 <= target) {
                 break;
             }
             // Drop interrupted unwinds whose ensure block frame is being unwound itself.
             while self
+                .running
                 .pending_unwinds
                 .last()
                 .is_some_and(|p| p.watch >= n - 1)
             {
-                self.pending_unwinds.pop();
-                self.unwind_watch = self
+                self.running.pending_unwinds.pop();
+                self.running.unwind_watch = self
+                    .running
                     .pending_unwinds
                     .last()
                     .map(|p| p.watch)
@@ -591,25 +631,28 @@ impl Vm {
             }
             let top = n - 1;
             let (protect, bp, nargs) = {
-                let f = &self.frames[top];
+                let f = &self.running.frames[top];
                 (f.code.unwind_protect, f.bp, f.code.num_args)
             };
             // <unwindProtect> frames (Pharo's convention): temp 1 holds the unwind
             // action (anything that understands `value`), temp 2 the completion flag.
             let flag = bp + 1 + nargs + 1;
-            if protect && has_unwind_temps(&self.frames[top]) && self.stack[flag] == Value::NIL {
-                self.stack[flag] = Value::TRUE;
-                let block = self.stack[bp + 1 + nargs];
-                self.pending_unwinds.push(PendingUnwind {
+            if protect
+                && has_unwind_temps(&self.running.frames[top])
+                && self.running.stack[flag] == Value::NIL
+            {
+                self.running.stack[flag] = Value::TRUE;
+                let block = self.running.stack[bp + 1 + nargs];
+                self.running.pending_unwinds.push(PendingUnwind {
                     watch: n,
                     target,
                     action,
                 });
-                self.unwind_watch = n;
-                self.stack.push(block);
+                self.running.unwind_watch = n;
+                self.running.stack.push(block);
                 let value = self.sym_cache.value;
                 self.dispatch(value, 0, None)?;
-                if self.frames.len() == n {
+                if self.running.frames.len() == n {
                     // `value` answered without a frame (not a block): continue at once.
                     self.resume_unwind()?;
                 }
@@ -618,16 +661,16 @@ impl Vm {
             let f = self
                 .pop_frame(true)
                 .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
-            self.stack.truncate(f.bp);
+            self.running.stack.truncate(f.bp);
         }
-        if self.in_overflow && self.frames.len() + 1000 < self.options.max_frames {
+        if self.in_overflow && self.running.frames.len() + 1000 < self.options.max_frames {
             self.in_overflow = false;
             self.frame_limit = self.options.max_frames;
         }
         match action {
             UnwindAction::Return(v) => self.return_from_top(v),
             UnwindAction::Restart => {
-                let Some(f) = self.frames.last_mut() else {
+                let Some(f) = self.running.frames.last_mut() else {
                     return Ok(());
                 };
                 f.pc = 0;
@@ -638,9 +681,9 @@ impl Vm {
                 } else {
                     f.env
                 };
-                self.stack.truncate(bp + 1 + code.num_args);
+                self.running.stack.truncate(bp + 1 + code.num_args);
                 for _ in 0..code.num_temps {
-                    self.stack.push(Value::NIL);
+                    self.running.stack.push(Value::NIL);
                 }
                 if code.has_env() {
                     let e = self
@@ -650,7 +693,7 @@ impl Vm {
                     if code.kind == CodeKind::Method {
                         self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
                     }
-                    if let Some(f) = self.frames.last_mut() {
+                    if let Some(f) = self.running.frames.last_mut() {
                         f.env = e;
                     }
                 }
@@ -661,7 +704,7 @@ impl Vm {
     }
 
     fn non_local_return(&mut self, v: Value) -> Result<(), VmError> {
-        let Some(f) = self.frames.last() else {
+        let Some(f) = self.running.frames.last() else {
             return Ok(());
         };
         // The home env is the root of the env chain.
@@ -675,7 +718,8 @@ impl Vm {
         }
         let alive = home.is_ptr() && self.heap.slot(home, ENV_ALIVE) == Value::TRUE;
         let target = if alive {
-            self.frames
+            self.running
+                .frames
                 .iter()
                 .rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
         } else {
@@ -686,13 +730,13 @@ impl Vm {
             None => {
                 // escapedBlock: sent to the block's receiver, answered as the block's value.
                 let bp = f.bp;
-                let recv = self.stack[bp];
+                let recv = self.running.stack[bp];
                 let closure = f.closure;
                 let _ = self.return_from_top(v);
                 // Replace the block's result by `recv escapedBlock: closure`.
                 let _ = pop!(self);
-                self.stack.push(recv);
-                self.stack.push(closure);
+                self.running.stack.push(recv);
+                self.running.stack.push(closure);
                 let sel = self.sym_cache.escaped_block;
                 self.dispatch(sel, 1, None)
             }
@@ -705,23 +749,23 @@ impl Vm {
             // ---- safepoint ----
             if self.heap.needs_gc() {
                 self.collect_garbage();
-                if self.heap.take_oom_signal() && !self.frames.is_empty() {
+                if self.heap.take_oom_signal() && !self.running.frames.is_empty() {
                     self.signal_out_of_memory()?;
                     continue 'frame;
                 }
                 // Mourn at once: the finalization process preempts this one (unless
                 // this one is about to end; then at its next yield or wait).
                 if self.finalization_due
-                    && !self.frames.is_empty()
-                    && !(self.procs.current == entry_proc && self.frames.len() <= base)
+                    && !self.running.frames.is_empty()
+                    && !(self.procs.current == entry_proc && self.running.frames.len() <= base)
                 {
                     self.schedule_finalization();
                 }
             }
-            if self.procs.current == entry_proc && self.frames.len() <= base {
+            if self.procs.current == entry_proc && self.running.frames.len() <= base {
                 return Ok(());
             }
-            if self.frames.is_empty() {
+            if self.running.frames.is_empty() {
                 // A process other than the entry one has finished.
                 self.process_finished()?;
                 continue 'frame;
@@ -730,7 +774,7 @@ impl Vm {
                 self.switch_process()?;
                 continue 'frame;
             }
-            let (code, mut pc, bp) = match self.frames.last() {
+            let (code, mut pc, bp) = match self.running.frames.last() {
                 Some(f) => (f.code.clone(), f.pc, f.bp),
                 None => continue 'frame,
             };
@@ -741,33 +785,33 @@ impl Vm {
                 pc += 1;
                 match op {
                     Op::PushSelf => {
-                        let v = self.stack[bp];
-                        self.stack.push(v);
+                        let v = self.running.stack[bp];
+                        self.running.stack.push(v);
                     }
-                    Op::PushNil => self.stack.push(Value::NIL),
-                    Op::PushTrue => self.stack.push(Value::TRUE),
-                    Op::PushFalse => self.stack.push(Value::FALSE),
-                    Op::PushInt(i) => self.stack.push(Value::small(i as i64)),
+                    Op::PushNil => self.running.stack.push(Value::NIL),
+                    Op::PushTrue => self.running.stack.push(Value::TRUE),
+                    Op::PushFalse => self.running.stack.push(Value::FALSE),
+                    Op::PushInt(i) => self.running.stack.push(Value::small(i as i64)),
                     Op::PushLiteral(i) => {
                         let v = code.literals[i as usize].get();
-                        self.stack.push(v);
+                        self.running.stack.push(v);
                     }
                     Op::PushLocal(i) => {
-                        let v = self.stack[bp + 1 + i as usize];
-                        self.stack.push(v);
+                        let v = self.running.stack[bp + 1 + i as usize];
+                        self.running.stack.push(v);
                     }
                     Op::StoreLocal(i) => {
                         let v = self.top();
-                        self.stack[bp + 1 + i as usize] = v;
+                        self.running.stack[bp + 1 + i as usize] = v;
                     }
                     Op::PopLocal(i) => {
                         let v = pop!(self);
-                        self.stack[bp + 1 + i as usize] = v;
+                        self.running.stack[bp + 1 + i as usize] = v;
                     }
                     Op::PushEnv { depth, index } => {
                         let e = self.env_at(depth);
                         let v = self.heap.slot(e, ENV_VARS + index as usize);
-                        self.stack.push(v);
+                        self.running.stack.push(v);
                     }
                     Op::StoreEnv { depth, index } => {
                         let e = self.env_at(depth);
@@ -781,21 +825,21 @@ impl Vm {
                     }
                     Op::CopyArgToEnv { arg, index } => {
                         let e = self.env_at(0);
-                        let v = self.stack[bp + 1 + arg as usize];
+                        let v = self.running.stack[bp + 1 + arg as usize];
                         self.heap.set_slot(e, ENV_VARS + index as usize, v);
                     }
                     Op::PushField(i) => {
-                        let r = self.stack[bp];
+                        let r = self.running.stack[bp];
                         let v = self.field(r, i as usize);
-                        self.stack.push(v);
+                        self.running.stack.push(v);
                     }
                     Op::StoreField(i) => {
-                        let r = self.stack[bp];
+                        let r = self.running.stack[bp];
                         let v = self.top();
                         self.set_field(r, i as usize, v);
                     }
                     Op::PopField(i) => {
-                        let r = self.stack[bp];
+                        let r = self.running.stack[bp];
                         let v = pop!(self);
                         self.set_field(r, i as usize, v);
                     }
@@ -803,12 +847,12 @@ impl Vm {
                         let sym = code.literals[i as usize].get();
                         let id = code.sel_ids[i as usize].get();
                         match self.globals.get(&id) {
-                            Some(&v) => self.stack.push(v),
+                            Some(&v) => self.running.stack.push(v),
                             None => {
                                 self.save_pc(pc);
-                                let r = self.stack[bp];
-                                self.stack.push(r);
-                                self.stack.push(sym);
+                                let r = self.running.stack[bp];
+                                self.running.stack.push(r);
+                                self.running.stack.push(sym);
                                 // A VM-initiated send: not counted (see observe.rs).
                                 let sel = self.sym_cache.unknown_global;
                                 self.dispatch(sel, 1, None)?;
@@ -825,18 +869,23 @@ impl Vm {
                             3 => cls::BLOCK4,
                             _ => cls::BLOCK,
                         };
-                        let recv = self.stack[bp];
-                        let env = self.frames.last().map(|f| f.env).unwrap_or(Value::NIL);
+                        let recv = self.running.stack[bp];
+                        let env = self
+                            .running
+                            .frames
+                            .last()
+                            .map(|f| f.env)
+                            .unwrap_or(Value::NIL);
                         let id = Value::small(b.id as i64);
                         let clo = self.heap.alloc_with(c, &[id, recv, env])?;
-                        self.stack.push(clo);
+                        self.running.stack.push(clo);
                     }
                     Op::Pop => {
-                        self.stack.pop();
+                        self.running.stack.pop();
                     }
                     Op::Dup => {
                         let v = self.top();
-                        self.stack.push(v);
+                        self.running.stack.push(v);
                     }
                     Op::Send { sel, argc, site } => {
                         self.save_pc(pc);
@@ -871,7 +920,7 @@ impl Vm {
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
                         if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
-                            let r = self.stack[self.stack.len() - 1 - argc];
+                            let r = self.running.stack[self.running.stack.len() - 1 - argc];
                             if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
                                 self.activate_block(r, argc)?;
                                 continue 'frame;
@@ -886,7 +935,7 @@ impl Vm {
                         continue 'frame;
                     }
                     Op::ReturnSelf => {
-                        let v = self.stack[bp];
+                        let v = self.running.stack[bp];
                         self.return_from_top(v)?;
                         continue 'frame;
                     }
@@ -921,7 +970,7 @@ impl Vm {
                         } else {
                             // Send mustBeBoolean and re-execute this jump with its answer.
                             self.save_pc(pc - 1);
-                            self.stack.push(v);
+                            self.running.stack.push(v);
                             let sel = self.sym_cache.must_be_boolean;
                             self.dispatch(sel, 0, None)?;
                             continue 'frame;
@@ -954,8 +1003,8 @@ impl Vm {
                         if OBSERVE {
                             self.obs.inlined += 1;
                         }
-                        let c = self.stack[bp + 1 + counter as usize];
-                        let l = self.stack[bp + 1 + limit as usize];
+                        let c = self.running.stack[bp + 1 + counter as usize];
+                        let l = self.running.stack[bp + 1 + limit as usize];
                         let done = match (c.as_int(), l.as_int()) {
                             (Some(a), Some(b)) => {
                                 if step > 0 {
@@ -978,8 +1027,8 @@ impl Vm {
                                 }
                                 _ => {
                                     self.save_pc(pc);
-                                    let r = self.stack[bp];
-                                    self.stack.push(r);
+                                    let r = self.running.stack[bp];
+                                    self.running.stack.push(r);
                                     self.send_error(0, "to:do: needs numbers as bounds")?;
                                     continue 'frame;
                                 }
@@ -995,7 +1044,7 @@ impl Vm {
                         target,
                     } => {
                         let slot = bp + 1 + counter as usize;
-                        let c = self.stack[slot];
+                        let c = self.running.stack[slot];
                         let next = match c
                             .as_int()
                             .and_then(|a| a.checked_add(step as i64))
@@ -1011,7 +1060,7 @@ impl Vm {
                                 )?,
                             },
                         };
-                        self.stack[slot] = next;
+                        self.running.stack[slot] = next;
                         pc = target as usize;
                         if self.heap.needs_gc() || self.procs.switch_pending {
                             self.save_pc(pc);
@@ -1037,14 +1086,19 @@ impl Vm {
 
     #[inline(always)]
     fn save_pc(&mut self, pc: usize) {
-        if let Some(f) = self.frames.last_mut() {
+        if let Some(f) = self.running.frames.last_mut() {
             f.pc = pc;
         }
     }
 
     #[inline(always)]
     fn env_at(&self, depth: u8) -> Value {
-        let mut e = self.frames.last().map(|f| f.env).unwrap_or(Value::NIL);
+        let mut e = self
+            .running
+            .frames
+            .last()
+            .map(|f| f.env)
+            .unwrap_or(Value::NIL);
         for _ in 0..depth {
             e = self.heap.slot(e, ENV_PARENT);
         }
@@ -1114,7 +1168,7 @@ impl Vm {
     /// Fast paths of special sends. Answers true when done (result on the stack).
     #[inline(always)]
     fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
-        let n = self.stack.len();
+        let n = self.running.stack.len();
         match op {
             SpecialOp::Add
             | SpecialOp::Sub
@@ -1128,8 +1182,8 @@ impl Vm {
             | SpecialOp::Div
             | SpecialOp::Mod
             | SpecialOp::BitAnd => {
-                let a = self.stack[n - 2];
-                let b = self.stack[n - 1];
+                let a = self.running.stack[n - 2];
+                let b = self.running.stack[n - 1];
                 if a.is_int() && b.is_int() {
                     let (x, y) = (a.int_unchecked(), b.int_unchecked());
                     let r = match op {
@@ -1174,8 +1228,8 @@ impl Vm {
                         SpecialOp::BitAnd => Value::small(x & y),
                         _ => return Ok(false),
                     };
-                    self.stack.truncate(n - 2);
-                    self.stack.push(r);
+                    self.running.stack.truncate(n - 2);
+                    self.running.stack.push(r);
                     return Ok(true);
                 }
                 let (Some(x), Some(y)) = (
@@ -1199,31 +1253,31 @@ impl Vm {
                     SpecialOp::Ne => Value::bool(x != y),
                     _ => return Ok(false),
                 };
-                self.stack.truncate(n - 2);
-                self.stack.push(r);
+                self.running.stack.truncate(n - 2);
+                self.running.stack.push(r);
                 Ok(true)
             }
             SpecialOp::IdentityEq => {
-                let b = self.stack[n - 1];
-                let a = self.stack[n - 2];
+                let b = self.running.stack[n - 1];
+                let a = self.running.stack[n - 2];
                 // A class may override == (SOM's Integer>>== is `=`): then send it.
                 let c = self.class_of(a);
                 if !self.default_identity_ok(c) {
                     return Ok(false);
                 }
-                self.stack.truncate(n - 2);
-                self.stack.push(Value::bool(a == b));
+                self.running.stack.truncate(n - 2);
+                self.running.stack.push(Value::bool(a == b));
                 Ok(true)
             }
             SpecialOp::IsNil | SpecialOp::NotNil => {
                 // Only nil itself and plain objects take the fast path; a class may override.
-                let a = self.stack[n - 1];
+                let a = self.running.stack[n - 1];
                 let c = self.class_of(a);
                 if c != cls::NIL && !self.fast_nil_test_ok(c) {
                     return Ok(false);
                 }
                 let isnil = a == Value::NIL;
-                self.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
+                self.running.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
                     isnil
                 } else {
                     !isnil
@@ -1231,45 +1285,45 @@ impl Vm {
                 Ok(true)
             }
             SpecialOp::Not => {
-                let a = self.stack[n - 1];
+                let a = self.running.stack[n - 1];
                 if a == Value::TRUE {
-                    self.stack[n - 1] = Value::FALSE;
+                    self.running.stack[n - 1] = Value::FALSE;
                 } else if a == Value::FALSE {
-                    self.stack[n - 1] = Value::TRUE;
+                    self.running.stack[n - 1] = Value::TRUE;
                 } else {
                     return Ok(false);
                 }
                 Ok(true)
             }
             SpecialOp::At => {
-                let a = self.stack[n - 2];
-                let i = self.stack[n - 1];
+                let a = self.running.stack[n - 2];
+                let i = self.running.stack[n - 1];
                 if let Some(k) = self.array_slot(a, i) {
                     let v = self.heap.slot(a, k);
-                    self.stack.truncate(n - 2);
-                    self.stack.push(v);
+                    self.running.stack.truncate(n - 2);
+                    self.running.stack.push(v);
                     return Ok(true);
                 }
                 Ok(false)
             }
             SpecialOp::AtPut => {
-                let a = self.stack[n - 3];
-                let i = self.stack[n - 2];
-                let v = self.stack[n - 1];
+                let a = self.running.stack[n - 3];
+                let i = self.running.stack[n - 2];
+                let v = self.running.stack[n - 1];
                 if let Some(k) = self.array_slot(a, i) {
                     self.heap.set_slot(a, k, v);
-                    self.stack.truncate(n - 3);
-                    self.stack.push(v);
+                    self.running.stack.truncate(n - 3);
+                    self.running.stack.push(v);
                     return Ok(true);
                 }
                 Ok(false)
             }
             SpecialOp::Length => {
-                let a = self.stack[n - 1];
+                let a = self.running.stack[n - 1];
                 if a.is_ptr() {
                     let c = self.heap.class_index(a);
                     if c == cls::ARRAY || c == cls::STRING || c == cls::SYMBOL {
-                        self.stack[n - 1] = Value::small(self.heap.size(a) as i64);
+                        self.running.stack[n - 1] = Value::small(self.heap.size(a) as i64);
                         return Ok(true);
                     }
                 }
@@ -1301,8 +1355,9 @@ impl Vm {
         }
         let eq =
             (cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b);
-        self.stack.truncate(n - 2);
-        self.stack
+        self.running.stack.truncate(n - 2);
+        self.running
+            .stack
             .push(Value::bool(if op == SpecialOp::Eq { eq } else { !eq }));
         Ok(true)
     }

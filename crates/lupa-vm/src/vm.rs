@@ -1,6 +1,6 @@
 //! The VM: heap, class table, symbols, globals, method table, class loading.
 
-use crate::interp::Frame;
+use crate::interp::ProcessState;
 use crate::objects::{ClassInfo, InlineCache, MethodCode, Shape, Symbols, cls};
 use crate::observe::Observation;
 use lupa_compiler::{CodeKind, CompiledCode, Const};
@@ -87,10 +87,9 @@ pub struct Vm {
     pub(crate) nil_test_ok: Vec<u32>,
     pub(crate) identity_ok: Vec<u32>,
     pub(crate) string_eq_ok: u32,
-    /// The running process's value stack.
-    pub stack: Vec<Value>,
-    /// The running process's frames.
-    pub frames: Vec<Frame>,
+    /// The running process's stack, frames, pending unwinds and meta level (the
+    /// other processes' states are saved in the scheduler).
+    pub running: ProcessState,
     pub(crate) procs: crate::process::Scheduler,
     /// Options.
     pub options: VmOptions,
@@ -115,10 +114,6 @@ pub struct Vm {
     pub handles: Vec<Value>,
     pub(crate) rng_state: u64,
     pub(crate) sources: HashMap<Rc<str>, Rc<SourceFile>>,
-    pub(crate) pending_unwinds: Vec<crate::interp::PendingUnwind>,
-    pub(crate) unwind_watch: usize,
-    /// Active `<metaLevel>` frames of the running process (MethodProxies' meta level).
-    pub meta_depth: u32,
     pub(crate) exit_code: Option<i32>,
     captured: Option<String>,
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
@@ -144,8 +139,7 @@ impl Vm {
             nil_test_ok: Vec::new(),
             identity_ok: Vec::new(),
             string_eq_ok: 0,
-            stack: Vec::with_capacity(1 << 16),
-            frames: Vec::with_capacity(1 << 10),
+            running: ProcessState::with_capacity(1 << 16, 1 << 10),
             procs: crate::process::Scheduler::default(),
             options,
             obs: Observation::default(),
@@ -163,9 +157,6 @@ impl Vm {
             handles: Vec::new(),
             rng_state: seed | 1,
             sources: HashMap::new(),
-            pending_unwinds: Vec::new(),
-            unwind_watch: usize::MAX,
-            meta_depth: 0,
             exit_code: None,
             captured: None,
             sym_cache: Default::default(),
@@ -1079,18 +1070,10 @@ impl Vm {
     pub fn collect_garbage(&mut self) {
         let t0 = std::time::Instant::now();
         let mut c = self.heap.start_collection();
-        for v in self.stack.iter_mut() {
-            c.root(v);
-        }
-        for f in self.frames.iter_mut() {
-            c.root(&mut f.env);
-            c.root(&mut f.closure);
-        }
+        let mut root = |v: &mut Value| c.root(v);
+        self.running.visit_roots(&mut root);
         for p in self.procs.all_mut() {
-            p.visit_roots(&mut |v| c.root(v));
-        }
-        for u in self.pending_unwinds.iter_mut() {
-            u.visit_roots(&mut |v| c.root(v));
+            p.visit_roots(&mut root);
         }
         for v in self.globals.values_mut() {
             c.root(v);
