@@ -106,8 +106,8 @@ pub struct Vm {
     /// A collection queued ephemerons for mourning and the finalization process
     /// has not been scheduled yet.
     pub(crate) finalization_due: bool,
-    pub(crate) frame_limit: usize,
-    pub(crate) in_overflow: bool,
+    /// The stack-depth limit and the stack-overflow state.
+    pub(crate) limits: crate::interp::RuntimeLimits,
     pub(crate) start_time: std::time::Instant,
     pub(crate) program_args: Vec<String>,
     /// Values held by Rust code across safepoints (roots).
@@ -125,7 +125,7 @@ impl Vm {
     /// A VM with the kernel loaded, ready to run programs.
     pub fn new(options: VmOptions) -> Result<Vm, VmError> {
         let heap = Heap::new(options.heap.clone());
-        let frame_limit = options.max_frames;
+        let limits = crate::interp::RuntimeLimits::new(options.max_frames);
         let seed = options.heap.hash_seed;
         let mut vm = Vm {
             heap,
@@ -150,8 +150,7 @@ impl Vm {
             processor_object: Value::NIL,
             finalization_semaphore: Value::NIL,
             finalization_due: false,
-            frame_limit,
-            in_overflow: false,
+            limits,
             start_time: std::time::Instant::now(),
             program_args: Vec::new(),
             handles: Vec::new(),

@@ -6,15 +6,16 @@ use crate::vm::{Vm, VmError};
 use lupa_compiler::CodeKind;
 
 impl Vm {
+    /// The running process is at its stack-depth limit: replace the pending
+    /// activation (receiver and `argc` arguments on the stack) by `error:`, or stop
+    /// if this happens while handling a stack overflow (see `runtime_limits`).
     pub(super) fn stack_overflow(&mut self, argc: usize) -> Result<(), VmError> {
-        if self.in_overflow {
+        if !self.limits.enter_overflow() {
             return Err(self.fatal("stack overflow while handling a stack overflow"));
         }
-        self.in_overflow = true;
-        self.frame_limit = self.options.max_frames + 10_000;
         let msg = format!(
             "stack overflow: more than {} nested activations (--max-stack-depth)",
-            self.options.max_frames
+            self.limits.max_frames()
         );
         self.send_error(argc, &msg)
     }

@@ -12,6 +12,7 @@
 //! - `unwind`: returns, non-local returns, unwinding through `ensure:` blocks;
 //! - `special`: the arithmetic and comparison fast paths of `Op::Special`;
 //! - `fast_paths`: the per-class "default method still installed" checks they rely on;
+//! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
 //! - `failures`: stack overflow, out of memory, fatal errors and backtraces.
 
 use crate::vm::{Vm, VmError};
@@ -26,11 +27,13 @@ macro_rules! pop {
 mod failures;
 mod fast_paths;
 mod run;
+mod runtime_limits;
 mod send;
 mod special;
 mod state;
 mod unwind;
 
+pub use runtime_limits::RuntimeLimits;
 pub(crate) use special::floor_div;
 pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
 

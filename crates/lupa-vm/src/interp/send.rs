@@ -13,7 +13,7 @@ use super::{
 use crate::objects::{MethodCode, cls};
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::CodeKind;
-use lupa_heap::Value;
+use lupa_heap::{OutOfMemory, Value};
 use std::rc::Rc;
 
 impl Vm {
@@ -213,7 +213,7 @@ impl Vm {
         outer: Value,
         closure: Value,
     ) -> Result<(), VmError> {
-        if self.running.frames.len() >= self.frame_limit {
+        if !self.limits.allows_push(self.running.frames.len()) {
             return self.stack_overflow(argc);
         }
         let bp = self.running.stack.len() - 1 - argc;
@@ -223,12 +223,7 @@ impl Vm {
                 .resize(self.running.stack.len() + m.num_temps, Value::NIL);
         }
         let env = if m.has_env() {
-            let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
-            self.heap.set_slot(e, ENV_PARENT, outer);
-            if m.kind == CodeKind::Method {
-                self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
-            }
-            e
+            self.new_env(&m, outer)?
         } else {
             outer
         };
@@ -255,6 +250,19 @@ impl Vm {
             closure,
         });
         Ok(())
+    }
+
+    /// A fresh environment for an activation of `m` (which [`MethodCode::has_env`]),
+    /// whose parent is `outer`; a method's own env is marked alive (the home of its
+    /// blocks' non-local returns) until the method returns.
+    #[inline(always)]
+    pub(super) fn new_env(&mut self, m: &MethodCode, outer: Value) -> Result<Value, OutOfMemory> {
+        let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
+        self.heap.set_slot(e, ENV_PARENT, outer);
+        if m.kind == CodeKind::Method {
+            self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
+        }
+        Ok(e)
     }
 
     /// Activate a block closure that is under `argc` arguments on the stack.

@@ -4,8 +4,7 @@
 //! blocks on the way down, interrupting itself as a [`PendingUnwind`] while such a
 //! block runs and resuming when it returns.
 
-use super::{ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE, PendingUnwind, UnwindAction};
-use crate::objects::cls;
+use super::{ENV_ALIVE, ENV_PARENT, Frame, OBSERVE, PendingUnwind, UnwindAction};
 use crate::vm::{Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::Value;
@@ -41,10 +40,7 @@ impl Vm {
         if self.running.frames.len() == self.running.unwind_watch {
             self.resume_unwind()?;
         }
-        if self.in_overflow && self.running.frames.len() + 1000 < self.options.max_frames {
-            self.in_overflow = false;
-            self.frame_limit = self.options.max_frames;
-        }
+        self.limits.note_depth(self.running.frames.len());
         Ok(())
     }
 
@@ -132,10 +128,7 @@ impl Vm {
                 .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
             self.running.stack.truncate(f.bp);
         }
-        if self.in_overflow && self.running.frames.len() + 1000 < self.options.max_frames {
-            self.in_overflow = false;
-            self.frame_limit = self.options.max_frames;
-        }
+        self.limits.note_depth(self.running.frames.len());
         match action {
             UnwindAction::Return(v) => self.return_from_top(v),
             UnwindAction::Restart => {
@@ -155,13 +148,7 @@ impl Vm {
                     self.running.stack.push(Value::NIL);
                 }
                 if code.has_env() {
-                    let e = self
-                        .heap
-                        .alloc_pointers(cls::ENV, ENV_VARS + code.env_size)?;
-                    self.heap.set_slot(e, ENV_PARENT, outer);
-                    if code.kind == CodeKind::Method {
-                        self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
-                    }
+                    let e = self.new_env(&code, outer)?;
                     if let Some(f) = self.running.frames.last_mut() {
                         f.env = e;
                     }
