@@ -84,9 +84,8 @@ pub struct Vm {
     /// Bumped whenever a method dictionary changes; inline caches compare it.
     pub epoch: u32,
     pub(crate) lookup_cache: rustc_hash::FxHashMap<(u32, u32), u32>,
-    pub(crate) nil_test_ok: Vec<u32>,
-    pub(crate) identity_ok: Vec<u32>,
-    pub(crate) string_eq_ok: u32,
+    /// Per class: is the default method behind each `Op::Special` fast path still installed?
+    pub(crate) fast_paths: crate::interp::FastPathCache,
     /// The running process's stack, frames, pending unwinds and meta level (the
     /// other processes' states are saved in the scheduler).
     pub running: ProcessState,
@@ -136,9 +135,7 @@ impl Vm {
             methods: Vec::new(),
             epoch: 1,
             lookup_cache: Default::default(),
-            nil_test_ok: Vec::new(),
-            identity_ok: Vec::new(),
-            string_eq_ok: 0,
+            fast_paths: Default::default(),
             running: ProcessState::with_capacity(1 << 16, 1 << 10),
             procs: crate::process::Scheduler::default(),
             options,

@@ -11,7 +11,7 @@
 //! - `send`: lookup, inline caches, invoking and activating methods and blocks;
 //! - `unwind`: returns, non-local returns, unwinding through `ensure:` blocks;
 //! - `special`: the arithmetic and comparison fast paths of `Op::Special`;
-//! - `fast_paths`: the per-class "default method still installed" checks they rely on;
+//! - `fast_path_cache`: the per-class "default method still installed" checks they rely on;
 //! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
 //! - `failures`: stack overflow, out of memory, fatal errors and backtraces.
 
@@ -25,7 +25,7 @@ macro_rules! pop {
 }
 
 mod failures;
-mod fast_paths;
+mod fast_path_cache;
 mod run;
 mod runtime_limits;
 mod send;
@@ -33,6 +33,7 @@ mod special;
 mod state;
 mod unwind;
 
+pub use fast_path_cache::{FastPath, FastPathCache};
 pub use runtime_limits::RuntimeLimits;
 pub(crate) use special::floor_div;
 pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};

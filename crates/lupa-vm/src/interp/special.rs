@@ -3,6 +3,7 @@
 //! String `=`. Each answers false when it does not apply, and the interpreter
 //! then sends the message normally; either way it counts as one send.
 
+use super::FastPath;
 use crate::objects::cls;
 use crate::vm::{Vm, VmError};
 use lupa_compiler::SpecialOp;
@@ -150,7 +151,7 @@ impl Vm {
                 let a = self.running.stack[n - 2];
                 // A class may override == (SOM's Integer>>== is `=`): then send it.
                 let c = self.class_of(a);
-                if !self.default_identity_ok(c) {
+                if !self.fast_path_ok(FastPath::Identity, c) {
                     return Ok(false);
                 }
                 self.running.stack.truncate(n - 2);
@@ -161,7 +162,7 @@ impl Vm {
                 // Only nil itself and plain objects take the fast path; a class may override.
                 let a = self.running.stack[n - 1];
                 let c = self.class_of(a);
-                if c != cls::NIL && !self.fast_nil_test_ok(c) {
+                if c != cls::NIL && !self.fast_path_ok(FastPath::NilTest, c) {
                     return Ok(false);
                 }
                 let isnil = a == Value::NIL;
@@ -221,8 +222,6 @@ impl Vm {
         }
     }
 
-    /// `isNil`/`notNil` may take the fast path for class `c` when neither is
-    /// overridden below Object.
     /// `=`/`~=` between two Strings (or a String and a Symbol) by byte comparison, when
     /// the receiver is a plain String whose `=` is the primitive. Answers false (send
     /// normally) otherwise.
@@ -238,7 +237,7 @@ impl Vm {
             return Ok(false);
         }
         let cb = self.heap.class_index(b);
-        if !self.string_eq_is_primitive() {
+        if !self.fast_path_ok(FastPath::StringEq, cls::STRING) {
             return Ok(false);
         }
         let eq =
