@@ -6,6 +6,7 @@
 //! - [`observe`] holds the observation points (send counter, activation hooks,
 //!   sampling register).
 
+pub mod class_table;
 pub mod interp;
 pub mod objects;
 pub mod observe;
@@ -14,13 +15,14 @@ pub mod process;
 pub mod query;
 mod vm;
 
+pub use class_table::{ClassTable, Lookup};
 pub use interp::Prim;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use query::MethodDescription;
-pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
+pub use vm::{BUNDLED, Vm, VmError, VmOptions};
 
 impl Vm {
     /// Run a program the SOM way: `system initialize: #('ClassName' 'arg'...)`.

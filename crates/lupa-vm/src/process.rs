@@ -110,16 +110,8 @@ impl Vm {
     }
 
     /// Is class `c` `k` or a subclass of it?
-    pub fn is_kind_of(&self, mut c: u32, k: u32) -> bool {
-        loop {
-            if c == k {
-                return true;
-            }
-            match self.classes.get(c as usize).and_then(|i| i.superclass) {
-                Some(s) => c = s,
-                None => return false,
-            }
-        }
+    pub fn is_kind_of(&self, c: u32, k: u32) -> bool {
+        self.classes.is_kind_of(c, k)
     }
 
     /// Create a suspended process that will evaluate the 0-argument block `closure`.

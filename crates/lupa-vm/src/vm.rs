@@ -1,7 +1,9 @@
 //! The VM: heap, class table, symbols, globals, method table, class loading.
 
+use crate::class_table::ClassTable;
+pub use crate::class_table::Lookup;
 use crate::interp::ProcessState;
-use crate::objects::{ClassInfo, InlineCache, MethodCode, Shape, Symbols, cls};
+use crate::objects::{InlineCache, MethodCode, Shape, Symbols, cls};
 use crate::observe::Observation;
 use lupa_compiler::{CodeKind, CompiledCode, Const};
 use lupa_heap::{Heap, HeapConfig, OutOfMemory, Value};
@@ -73,17 +75,13 @@ impl From<OutOfMemory> for VmError {
 pub struct Vm {
     /// The object heap.
     pub heap: Heap,
-    /// Class table, indexed by class index.
-    pub classes: Vec<ClassInfo>,
-    pub(crate) class_by_name: HashMap<Rc<str>, u32>,
+    /// The class table (classes by index and name, lookup, epoch).
+    pub classes: ClassTable,
     /// Interned symbols.
     pub symbols: Symbols,
     pub(crate) globals: rustc_hash::FxHashMap<u32, Value>,
     /// Method table, indexed by method id.
     pub methods: Vec<Rc<MethodCode>>,
-    /// Bumped whenever a method dictionary changes; inline caches compare it.
-    pub epoch: u32,
-    pub(crate) lookup_cache: rustc_hash::FxHashMap<(u32, u32), u32>,
     /// Per class: is the default method behind each `Op::Special` fast path still installed?
     pub(crate) fast_paths: crate::interp::FastPathCache,
     /// The running process's stack, frames, pending unwinds and meta level (the
@@ -128,13 +126,10 @@ impl Vm {
         let seed = options.heap.hash_seed;
         let mut vm = Vm {
             heap,
-            classes: Vec::new(),
-            class_by_name: HashMap::new(),
+            classes: ClassTable::new(),
             symbols: Symbols::default(),
             globals: Default::default(),
             methods: Vec::new(),
-            epoch: 1,
-            lookup_cache: Default::default(),
             fast_paths: Default::default(),
             running: ProcessState::with_capacity(1 << 16, 1 << 10),
             procs: crate::process::Scheduler::default(),
@@ -302,8 +297,7 @@ impl Vm {
 
     /// Flush every inline and lookup cache (a method dictionary changed).
     pub fn bump_epoch(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1).max(1);
-        self.lookup_cache.clear();
+        self.classes.bump_epoch();
     }
 
     /// Next value of the VM's seeded random generator (for `atRandom`).
@@ -318,32 +312,10 @@ impl Vm {
 
     // ----- class table -----
 
-    fn new_class_slot(&mut self, name: &str, is_meta: bool) -> u32 {
-        let idx = self.classes.len() as u32;
-        self.classes.push(ClassInfo {
-            name: Rc::from(name),
-            superclass: None,
-            partner: 0,
-            is_meta,
-            fields: Vec::new(),
-            shape: Shape::Fixed,
-            methods: Default::default(),
-            method_order: Vec::new(),
-            object: Value::NIL,
-            source: Rc::from("<synthetic>"),
-            category: Rc::from(""),
-            loaded: false,
-        });
-        if !is_meta {
-            self.class_by_name.insert(Rc::from(name), idx);
-        }
-        idx
-    }
-
     /// Create a class and its metaclass (placeholders, not yet defined), answering the class index.
     fn create_class_pair(&mut self, name: &str) -> Result<u32, OutOfMemory> {
-        let c = self.new_class_slot(name, false);
-        let m = self.new_class_slot(&format!("{name} class"), true);
+        let c = self.classes.add(name, false);
+        let m = self.classes.add(&format!("{name} class"), true);
         self.classes[c as usize].partner = m;
         self.classes[m as usize].partner = c;
         let cobj = self.alloc_class_objects(c)?;
@@ -366,27 +338,13 @@ impl Vm {
     }
 
     fn bootstrap(&mut self) -> Result<(), VmError> {
-        self.classes.push(ClassInfo {
-            name: Rc::from("<none>"),
-            superclass: None,
-            partner: 0,
-            is_meta: false,
-            fields: Vec::new(),
-            shape: Shape::Fixed,
-            methods: Default::default(),
-            method_order: Vec::new(),
-            object: Value::NIL,
-            source: Rc::from("<none>"),
-            category: Rc::from(""),
-            loaded: true,
-        });
         // Fixed indices for the well-known classes; metaclasses come after them.
         for name in &cls::NAMES[1..] {
-            self.new_class_slot(name, false);
+            self.classes.add(name, false);
         }
         for c in 1..cls::COUNT {
             let name = format!("{} class", self.classes[c as usize].name);
-            let m = self.new_class_slot(&name, true);
+            let m = self.classes.add(&name, true);
             self.classes[c as usize].partner = m;
             self.classes[m as usize].partner = c;
         }
@@ -457,7 +415,7 @@ impl Vm {
             let name = self.classes[sup as usize].name.to_string();
             self.load_class_by_name(&name)?;
         }
-        self.set_superclass(c, Some(sup));
+        self.classes.set_superclass(c, Some(sup));
         self.classes[c as usize].fields = self.classes[sup as usize].fields.clone();
         self.classes[c as usize].loaded = true;
         let m = self.classes[c as usize].partner;
@@ -471,16 +429,6 @@ impl Vm {
             self.compile_and_install(c, src, "<synthetic>")?;
         }
         Ok(())
-    }
-
-    fn set_superclass(&mut self, c: u32, sup: Option<u32>) {
-        self.classes[c as usize].superclass = sup;
-        let m = self.classes[c as usize].partner;
-        let msup = match sup {
-            Some(s) => Some(self.classes[s as usize].partner),
-            None => Some(cls::CLASS),
-        };
-        self.classes[m as usize].superclass = msup;
     }
 
     /// Instantiate class `c` with `extra` indexable slots (or bytes/words).
@@ -556,7 +504,7 @@ impl Vm {
 
     /// Load (if needed) and answer the class index of `name`.
     pub fn load_class_by_name(&mut self, name: &str) -> Result<u32, VmError> {
-        if let Some(&c) = self.class_by_name.get(name)
+        if let Some(c) = self.classes.index_of(name)
             && self.classes[c as usize].loaded
         {
             return Ok(c);
@@ -640,14 +588,14 @@ impl Vm {
                 Some(s)
             }
         };
-        let c = match self.class_by_name.get(name) {
-            Some(&c) => c,
+        let c = match self.classes.index_of(name) {
+            Some(c) => c,
             None => self.create_class_pair(name)?,
         };
         if name == "Object" && sup.is_some() {
             // Object must be the root.
         }
-        self.set_superclass(c, sup);
+        self.classes.set_superclass(c, sup);
         let m = self.classes[c as usize].partner;
         // Fields.
         let mut fields: Vec<Rc<str>> = sup
@@ -932,40 +880,18 @@ impl Vm {
 
     /// Put any object into class `c`'s method dictionary under `sel`.
     pub fn put_method(&mut self, c: u32, sel: u32, obj: Value) {
-        let info = &mut self.classes[c as usize];
-        if info.methods.insert(sel, obj).is_none() {
-            info.method_order.push(sel);
-        }
-        self.bump_epoch();
+        self.classes.put_method(c, sel, obj);
     }
 
     /// Remove a selector from class `c`; answers what was there.
     pub fn remove_method(&mut self, c: u32, sel: u32) -> Option<Value> {
-        let info = &mut self.classes[c as usize];
-        let old = info.methods.remove(&sel);
-        if old.is_some() {
-            info.method_order.retain(|&s| s != sel);
-        }
-        self.bump_epoch();
-        old
+        self.classes.remove_method(c, sel)
     }
 
     /// If `v` is a Method/Primitive object, its code.
     pub fn method_code_of(&mut self, v: Value) -> Option<Rc<MethodCode>> {
-        if !v.is_ptr() {
-            return None;
-        }
-        let c = self.heap.class_index(v);
-        if c != cls::METHOD && c != cls::PRIMITIVE {
-            return None;
-        }
-        let id = self.heap.identity_hash(v).checked_sub(1)?;
-        let code = self.methods.get(id as usize)?;
-        if code.object.get() == v {
-            Some(code.clone())
-        } else {
-            None
-        }
+        let id = method_id_of(&mut self.heap, &self.methods, v)?;
+        Some(self.methods[id as usize].clone())
     }
 
     fn const_value(&mut self, c: &Const) -> Result<Value, OutOfMemory> {
@@ -996,22 +922,9 @@ impl Vm {
     /// Find what `sel` means for instances of class `c`: a method id, or an object to
     /// `run:with:in:`, or nothing.
     pub fn lookup(&mut self, c: u32, sel: u32) -> Lookup {
-        if let Some(&id) = self.lookup_cache.get(&(c, sel)) {
-            return Lookup::Method(id);
-        }
-        let mut cur = Some(c);
-        while let Some(k) = cur {
-            let info = &self.classes[k as usize];
-            if let Some(&obj) = info.methods.get(&sel) {
-                if let Some(code) = self.method_code_of(obj) {
-                    self.lookup_cache.insert((c, sel), code.id);
-                    return Lookup::Method(code.id);
-                }
-                return Lookup::Object(obj);
-            }
-            cur = info.superclass;
-        }
-        Lookup::NotFound
+        let (heap, methods) = (&mut self.heap, &self.methods);
+        self.classes
+            .lookup(c, sel, |obj| method_id_of(heap, methods, obj))
     }
 
     // ----- output -----
@@ -1135,13 +1048,17 @@ fn set_home(b: &Rc<MethodCode>, id: u32) {
     }
 }
 
-/// Result of a method lookup.
-#[derive(Debug, Clone, Copy)]
-pub enum Lookup {
-    /// A method (id).
-    Method(u32),
-    /// A non-method object found in a method dictionary.
-    Object(Value),
-    /// Nothing: `doesNotUnderstand:`.
-    NotFound,
+/// The id of method object `v` (a Method or Primitive instance registered in
+/// `methods`), or `None` for any other value.
+pub(crate) fn method_id_of(heap: &mut Heap, methods: &[Rc<MethodCode>], v: Value) -> Option<u32> {
+    if !v.is_ptr() {
+        return None;
+    }
+    let c = heap.class_index(v);
+    if c != cls::METHOD && c != cls::PRIMITIVE {
+        return None;
+    }
+    let id = heap.identity_hash(v).checked_sub(1)?;
+    let code = methods.get(id as usize)?;
+    (code.object.get() == v).then_some(id)
 }

@@ -10,7 +10,7 @@
 //!
 //! Invalidation rule (the only one): an entry holds only for the epoch it was
 //! recorded in. Any change to any method dictionary bumps the epoch
-//! ([`crate::vm::Vm::bump_epoch`]), so every entry is stale at once, exactly like
+//! ([`crate::ClassTable::bump_epoch`]), so every entry is stale at once, exactly like
 //! the inline caches; the next use re-checks. Epochs start at 1 and skip 0, so a
 //! fresh (zero) entry never holds. Failed checks are not recorded.
 
@@ -55,7 +55,7 @@ impl Vm {
     /// May the fast path `path` be taken for a receiver of class `c`?
     #[inline(always)]
     pub(super) fn fast_path_ok(&mut self, path: FastPath, c: u32) -> bool {
-        self.fast_paths.holds(path, c, self.epoch) || self.check_fast_path(path, c)
+        self.fast_paths.holds(path, c, self.classes.epoch()) || self.check_fast_path(path, c)
     }
 
     /// Check by lookup that the default method of `path` is installed for class
@@ -73,7 +73,7 @@ impl Vm {
             FastPath::StringEq => self.method_holder(c, syms.equal, true) == Some(cls::STRING),
         };
         if ok {
-            let epoch = self.epoch;
+            let epoch = self.classes.epoch();
             self.fast_paths.record(path, c, epoch);
         }
         ok

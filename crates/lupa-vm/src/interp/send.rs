@@ -42,7 +42,7 @@ impl Vm {
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
             let ic = code.caches[site].get();
-            if ic.class == c && ic.epoch == self.epoch {
+            if ic.class == c && ic.epoch == self.classes.epoch() {
                 if let Some(t) = self.methods[ic.method as usize].trivial
                     && !self.obs.hooks_on
                 {
@@ -68,7 +68,7 @@ impl Vm {
                 if let Some((code, site)) = cache {
                     code.caches[site].set(crate::objects::InlineCache {
                         class: c,
-                        epoch: self.epoch,
+                        epoch: self.classes.epoch(),
                         method: id,
                     });
                 }
