@@ -24,26 +24,35 @@ pub enum FastPath {
     NilTest = 0,
     /// `==`: still Object's primitive.
     Identity = 1,
-    /// `String>>=`: still String's own primitive (used with class `String` only).
+    /// `String>>=`: still String's own primitive (asked for class `String` only).
     StringEq = 2,
 }
 
 /// Per fast path and class: the epoch of the last successful check (0: none).
+/// `String>>=` concerns one class only, so its entry is a single word.
 #[derive(Debug, Default)]
 pub struct FastPathCache {
-    verified: [Vec<u32>; 3],
+    per_class: [Vec<u32>; 2],
+    string_eq: u32,
 }
 
 impl FastPathCache {
     /// Does `path` hold for class `class` in epoch `epoch` (checked and recorded)?
     #[inline(always)]
     pub fn holds(&self, path: FastPath, class: u32, epoch: u32) -> bool {
-        self.verified[path as usize].get(class as usize) == Some(&epoch)
+        match path {
+            FastPath::StringEq => self.string_eq == epoch,
+            _ => self.per_class[path as usize].get(class as usize) == Some(&epoch),
+        }
     }
 
     /// Record that `path` holds for class `class` during epoch `epoch`.
     pub fn record(&mut self, path: FastPath, class: u32, epoch: u32) {
-        let v = &mut self.verified[path as usize];
+        if path == FastPath::StringEq {
+            self.string_eq = epoch;
+            return;
+        }
+        let v = &mut self.per_class[path as usize];
         if v.len() <= class as usize {
             v.resize(class as usize + 1, 0);
         }
