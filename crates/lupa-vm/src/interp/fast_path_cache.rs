@@ -61,29 +61,51 @@ impl FastPathCache {
 }
 
 impl Vm {
-    /// May the fast path `path` be taken for a receiver of class `c`?
-    #[inline(always)]
-    pub(super) fn fast_path_ok(&mut self, path: FastPath, c: u32) -> bool {
-        self.fast_paths.holds(path, c, self.classes.epoch()) || self.check_fast_path(path, c)
+    /// `isNil`/`notNil` may take the fast path for class `c`: neither is overridden
+    /// below Object.
+    pub(super) fn fast_nil_test_ok(&mut self, c: u32) -> bool {
+        let epoch = self.classes.epoch();
+        if self.fast_paths.holds(FastPath::NilTest, c, epoch) {
+            return true;
+        }
+        let (isnil, notnil) = (self.sym_cache.is_nil, self.sym_cache.not_nil);
+        let ok = self.method_holder(c, isnil, false) == Some(cls::OBJECT)
+            && self.method_holder(c, notnil, false) == Some(cls::OBJECT);
+        if ok {
+            self.fast_paths.record(FastPath::NilTest, c, epoch);
+        }
+        ok
     }
 
-    /// Check by lookup that the default method of `path` is installed for class
-    /// `c`, recording success for the current epoch.
-    #[cold]
-    #[inline(never)]
-    fn check_fast_path(&mut self, path: FastPath, c: u32) -> bool {
-        let syms = self.sym_cache;
-        let ok = match path {
-            FastPath::NilTest => {
-                self.method_holder(c, syms.is_nil, false) == Some(cls::OBJECT)
-                    && self.method_holder(c, syms.not_nil, false) == Some(cls::OBJECT)
-            }
-            FastPath::Identity => self.method_holder(c, syms.identical, true) == Some(cls::OBJECT),
-            FastPath::StringEq => self.method_holder(c, syms.equal, true) == Some(cls::STRING),
-        };
+    /// `==` may take the fast path for class `c`: it inherits Object's primitive.
+    #[inline]
+    pub(super) fn default_identity_ok(&mut self, c: u32) -> bool {
+        let epoch = self.classes.epoch();
+        if self.fast_paths.holds(FastPath::Identity, c, epoch) {
+            return true;
+        }
+        let sel = self.sym_cache.identical;
+        let ok = self.method_holder(c, sel, true) == Some(cls::OBJECT);
         if ok {
-            let epoch = self.classes.epoch();
-            self.fast_paths.record(path, c, epoch);
+            self.fast_paths.record(FastPath::Identity, c, epoch);
+        }
+        ok
+    }
+
+    /// Is `String>>=` the native primitive (not overridden by the class library)?
+    pub(super) fn string_eq_is_primitive(&mut self) -> bool {
+        let epoch = self.classes.epoch();
+        if self
+            .fast_paths
+            .holds(FastPath::StringEq, cls::STRING, epoch)
+        {
+            return true;
+        }
+        let sel = self.sym_cache.equal;
+        let ok = self.method_holder(cls::STRING, sel, true) == Some(cls::STRING);
+        if ok {
+            self.fast_paths
+                .record(FastPath::StringEq, cls::STRING, epoch);
         }
         ok
     }

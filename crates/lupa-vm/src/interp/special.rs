@@ -3,7 +3,6 @@
 //! String `=`. Each answers false when it does not apply, and the interpreter
 //! then sends the message normally; either way it counts as one send.
 
-use super::FastPath;
 use crate::objects::cls;
 use crate::vm::{Vm, VmError};
 use lupa_compiler::SpecialOp;
@@ -151,7 +150,7 @@ impl Vm {
                 let a = self.running.stack[n - 2];
                 // A class may override == (SOM's Integer>>== is `=`): then send it.
                 let c = self.class_of(a);
-                if !self.fast_path_ok(FastPath::Identity, c) {
+                if !self.default_identity_ok(c) {
                     return Ok(false);
                 }
                 self.running.stack.truncate(n - 2);
@@ -162,7 +161,7 @@ impl Vm {
                 // Only nil itself and plain objects take the fast path; a class may override.
                 let a = self.running.stack[n - 1];
                 let c = self.class_of(a);
-                if c != cls::NIL && !self.fast_path_ok(FastPath::NilTest, c) {
+                if c != cls::NIL && !self.fast_nil_test_ok(c) {
                     return Ok(false);
                 }
                 let isnil = a == Value::NIL;
@@ -237,7 +236,7 @@ impl Vm {
             return Ok(false);
         }
         let cb = self.heap.class_index(b);
-        if !self.fast_path_ok(FastPath::StringEq, cls::STRING) {
+        if !self.string_eq_is_primitive() {
             return Ok(false);
         }
         let eq =
