@@ -138,15 +138,9 @@ impl Vm {
     /// Run method `m` on the receiver and `argc` arguments on the stack.
     #[inline]
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
-        if m.trap_shortcut
-            && m.literals.len() > 1
-            && (m.literals[0].get() != Value::TRUE || self.running.meta_depth > 0)
-        {
-            // A disabled proxy, or a call made by instrumentation code: go straight to
-            // the original (literal 2), through the trap's first send site's cache.
-            let sel = m.sel_ids[1].get();
-            let site = (!m.caches.is_empty()).then_some((&*m, 0));
-            return self.dispatch(sel, argc, site);
+        if m.trap_shortcut && self.trap_shortcut_applies(&m) {
+            // A disabled proxy, or a call made by instrumentation code (see `proxies`).
+            return self.send_to_original(&m, argc);
         }
         if let Some(t) = m.trivial
             && !self.obs.hooks_on
@@ -239,9 +233,7 @@ impl Vm {
             };
             self.obs.enter(ev);
         }
-        if m.meta_level {
-            self.running.meta_depth += 1;
-        }
+        self.running.enter_meta_level(&m);
         self.running.frames.push(Frame {
             code: m,
             pc: 0,

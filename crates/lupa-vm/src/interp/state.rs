@@ -59,7 +59,7 @@ impl PendingUnwind {
 /// The execution state of one process: its value stack, frames, interrupted
 /// unwinds and meta level.
 ///
-/// The running process's state is [`Vm::running`]; every other process keeps its
+/// The running process's state is [`crate::Vm::running`]; every other process keeps its
 /// own in the scheduler ([`crate::process::Proc::saved`]). A process switch is a
 /// `std::mem::swap` of the two, and the collector visits every state through the
 /// one function [`ProcessState::visit_roots`].

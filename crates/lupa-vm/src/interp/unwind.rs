@@ -16,9 +16,7 @@ impl Vm {
     #[inline(always)]
     pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
         let f = self.running.frames.pop()?;
-        if f.code.meta_level {
-            self.running.meta_depth -= 1;
-        }
+        self.running.leave_meta_level(&f.code);
         if f.code.home_env {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
