@@ -34,7 +34,7 @@ mod state;
 mod unwind;
 
 pub use fast_path_cache::{FastPath, FastPathCache};
-pub use runtime_limits::RuntimeLimits;
+pub use runtime_limits::{OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits};
 pub(crate) use special::floor_div;
 pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
 

@@ -16,7 +16,7 @@ mod loader;
 mod methods;
 mod output;
 
-pub use crate::class_table::Lookup;
+pub(crate) use crate::class_table::Lookup;
 pub use config::VmOptions;
 pub use error::VmError;
 pub use loader::BUNDLED;
