@@ -30,7 +30,8 @@ pub enum Status {
 /// One process.
 #[derive(Debug)]
 pub struct Proc {
-    /// Saved state while not running.
+    /// Its state while not running; empty while it runs (then its state is
+    /// [`Vm::running`]).
     pub saved: ProcessState,
     /// The Smalltalk Process object.
     pub object: Value,
