@@ -1,20 +1,40 @@
 //! The Lupa virtual machine: runs SOM Smalltalk with observation built in.
 //!
-//! - [`Vm`] owns the heap, the class table, the method table and the processes;
-//! - [`interp`] is the non-recursive bytecode interpreter;
-//! - [`prims`] holds the native primitives, one module per class family;
-//! - [`observe`] holds the observation points (send counter, activation hooks,
-//!   sampling register).
+//! Modules, one concern each:
+//!
+//! - [`vm`](Vm): the [`Vm`] struct and its construction, symbols, globals, value
+//!   helpers (`vm/mod.rs`); [`VmOptions`] (`vm/config.rs`), [`VmError`]
+//!   (`vm/error.rs`); class-path search, bootstrap and class definition
+//!   (`vm/loader.rs`); runtime method code, installation and lookup
+//!   (`vm/methods.rs`); the GC roots and collection glue (`vm/gc_roots.rs`); the
+//!   program's output (`vm/output.rs`);
+//! - [`class_table`]: classes by index and name, method lookup with its cache, and
+//!   the epoch that invalidates inline caches;
+//! - [`interp`]: the non-recursive bytecode interpreter: process and frame state,
+//!   the dispatch loop, the send path, unwinding, the `Op::Special` fast paths and
+//!   their per-class cache, runtime limits, failures and backtraces;
+//! - [`process`]: green-thread processes, semaphores and the deterministic scheduler;
+//! - [`proxies`]: the VM support for MethodProxies (hidden selectors, method copies
+//!   and literal patching, the meta level, the trap shortcut);
+//! - [`objects`]: the Rust side of the object model (well-known class indices,
+//!   class descriptions, symbols, runtime method code);
+//! - `prims`: the native primitives, one module per class family;
+//! - [`observe`]: the observation points (send counter, activation and GC hooks,
+//!   sampling register); [`query`]: what a profiler may ask about methods by id;
+//! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`, per-suite Rust tests).
 
+pub mod class_table;
 pub mod interp;
 pub mod objects;
 pub mod observe;
 pub(crate) mod prims;
 pub mod process;
+pub mod proxies;
 pub mod query;
 pub mod sunit;
 mod vm;
 
+pub use class_table::{ClassTable, Lookup};
 pub use interp::Prim;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
@@ -22,36 +42,4 @@ pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use query::MethodDescription;
 pub use sunit::TestSummary;
-pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
-
-impl Vm {
-    /// Run a program the SOM way: `system initialize: #('ClassName' 'arg'...)`.
-    /// Answers the process exit code.
-    pub fn run_main(&mut self, args: &[String]) -> Result<i32, VmError> {
-        self.program_args = args.to_vec();
-        let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(self.new_string(a)?);
-        }
-        let arr = self.new_array(&vals)?;
-        let sys = self.system_object;
-        let r = self.send_message(sys, "initialize:", &[arr]);
-        self.flush();
-        match r {
-            Ok(_) => Ok(0),
-            Err(VmError::Exit(code)) => Ok(code),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Answer the class object for a name, loading it if needed.
-    pub fn class_named(&mut self, name: &str) -> Result<lupa_heap::Value, VmError> {
-        let c = self.load_class_by_name(name)?;
-        Ok(self.class_object(c))
-    }
-
-    /// Total messages sent so far.
-    pub fn send_count(&self) -> u64 {
-        self.obs.sends
-    }
-}
+pub use vm::{BUNDLED, Vm, VmError, VmOptions};

@@ -310,12 +310,6 @@ impl Symbols {
         self.names.get(id as usize).map(|s| &**s).unwrap_or("")
     }
 
-    /// Is symbol `id` a hidden selector (its name starts with U+0001)? Hidden selectors
-    /// are found by lookup but not listed by `methods`/`selectors`/`respondsTo:`.
-    pub fn is_hidden(&self, id: u32) -> bool {
-        self.name(id).starts_with('\u{1}')
-    }
-
     /// The id of an already interned symbol.
     pub fn lookup(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()

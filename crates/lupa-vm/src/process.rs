@@ -1,7 +1,8 @@
 //! Green-thread processes and a deterministic, non-preemptive scheduler.
 //!
-//! The running process's stack and frames live in [`Vm::stack`]/[`Vm::frames`];
-//! the others are saved in the scheduler. Switches happen only at safepoints,
+//! The running process's state (stack, frames, pending unwinds, meta level) is
+//! [`Vm::running`]; the others are saved in the scheduler, and a switch swaps
+//! them. Switches happen only at safepoints,
 //! after a primitive (`yield`, `wait`, `terminate`, `suspend`) asked for one or
 //! when a process ends, so the same program always interleaves the same way.
 
@@ -29,7 +30,8 @@ pub enum Status {
 /// One process.
 #[derive(Debug)]
 pub struct Proc {
-    /// Saved state while not running.
+    /// Its state while not running; empty while it runs (then its state is
+    /// [`Vm::running`]).
     pub saved: ProcessState,
     /// The Smalltalk Process object.
     pub object: Value,
@@ -90,7 +92,7 @@ impl Scheduler {
 }
 
 impl Proc {
-    pub(crate) fn visit_roots(&mut self, f: &mut dyn FnMut(&mut Value)) {
+    pub(crate) fn visit_roots<F: FnMut(&mut Value)>(&mut self, f: &mut F) {
         f(&mut self.object);
         f(&mut self.name);
         self.saved.visit_roots(f);
@@ -109,16 +111,8 @@ impl Vm {
     }
 
     /// Is class `c` `k` or a subclass of it?
-    pub fn is_kind_of(&self, mut c: u32, k: u32) -> bool {
-        loop {
-            if c == k {
-                return true;
-            }
-            match self.classes.get(c as usize).and_then(|i| i.superclass) {
-                Some(s) => c = s,
-                None => return false,
-            }
-        }
+    pub fn is_kind_of(&self, c: u32, k: u32) -> bool {
+        self.classes.is_kind_of(c, k)
     }
 
     /// Create a suspended process that will evaluate the 0-argument block `closure`.
@@ -127,14 +121,11 @@ impl Vm {
         let idx = self.procs.procs.len();
         self.heap.set_identity_hash(obj, idx as u32 + 1);
         // Build its first frame by activating the block on a fresh stack.
-        let mut fresh = ProcessState {
-            unwind_watch: usize::MAX,
-            ..ProcessState::default()
-        };
-        self.swap_state(&mut fresh);
-        self.stack.push(closure);
+        let mut fresh = ProcessState::default();
+        std::mem::swap(&mut self.running, &mut fresh);
+        self.running.stack.push(closure);
         let r = self.activate_block(closure, 0);
-        self.swap_state(&mut fresh);
+        std::mem::swap(&mut self.running, &mut fresh);
         r?;
         self.procs.procs.push(Proc {
             saved: fresh,
@@ -145,14 +136,6 @@ impl Vm {
             priority: 40,
         });
         Ok(obj)
-    }
-
-    fn swap_state(&mut self, st: &mut ProcessState) {
-        std::mem::swap(&mut self.stack, &mut st.stack);
-        std::mem::swap(&mut self.frames, &mut st.frames);
-        std::mem::swap(&mut self.pending_unwinds, &mut st.pending_unwinds);
-        std::mem::swap(&mut self.unwind_watch, &mut st.unwind_watch);
-        std::mem::swap(&mut self.meta_depth, &mut st.meta_depth);
     }
 
     /// Ephemerons were queued for mourning: run the finalization process (the
@@ -234,11 +217,10 @@ impl Vm {
         };
         let cur = self.procs.current;
         if next != cur {
-            let mut st = ProcessState::default();
-            self.swap_state(&mut st);
-            self.procs.procs[cur].saved = st;
-            let mut st = std::mem::take(&mut self.procs.procs[next].saved);
-            self.swap_state(&mut st);
+            // A running process's `saved` is always empty: park the running state
+            // there, then take the next process's in.
+            std::mem::swap(&mut self.running, &mut self.procs.procs[cur].saved);
+            std::mem::swap(&mut self.running, &mut self.procs.procs[next].saved);
             self.procs.current = next;
             if crate::interp::OBSERVE && self.obs.hooks_on {
                 self.obs.process_switch(cur, next);
@@ -256,7 +238,7 @@ impl Vm {
     pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = Status::Terminated;
-        self.stack.clear();
+        self.running.stack.clear();
         if self.procs.ready.is_empty() {
             return Err(self.fatal("deadlock: a process ended and no other process can run"));
         }

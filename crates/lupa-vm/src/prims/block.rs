@@ -26,10 +26,10 @@ fn value_with_arguments(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Fail;
     }
     let args: Vec<Value> = (0..vm.heap.size(a)).map(|i| vm.heap.slot(a, i)).collect();
-    let n = vm.stack.len() - 2;
-    vm.stack.truncate(n);
-    vm.stack.push(b);
-    vm.stack.extend_from_slice(&args);
+    let n = vm.running.stack.len() - 2;
+    vm.running.stack.truncate(n);
+    vm.running.stack.push(b);
+    vm.running.stack.extend_from_slice(&args);
     match vm.activate_block(b, args.len()) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
@@ -46,9 +46,9 @@ fn num_args(vm: &mut Vm, argc: usize) -> Prim {
 /// `restart`: the sender (a block frame evaluating `[...] whileTrue: ...` in
 /// SOM's Block) starts over. It restarts the frame that sent `restart`.
 fn restart(vm: &mut Vm, argc: usize) -> Prim {
-    let n = vm.stack.len() - argc - 1;
-    vm.stack.truncate(n);
-    let Some(top) = vm.frames.len().checked_sub(1) else {
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
+    let Some(top) = vm.running.frames.len().checked_sub(1) else {
         return Prim::Fail;
     };
     match vm.unwind_to(top, UnwindAction::Restart) {
@@ -63,11 +63,11 @@ fn restart(vm: &mut Vm, argc: usize) -> Prim {
 fn frame_arg(vm: &Vm, argc: usize, i: usize) -> Option<usize> {
     let f = arg(vm, argc, i).as_int()?;
     let f = usize::try_from(f).ok()?;
-    (f < vm.frames.len()).then_some(f)
+    (f < vm.running.frames.len()).then_some(f)
 }
 
 fn current_frame(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.frames.len() as i64 - 1))
+    Prim::Ok(Value::small(vm.running.frames.len() as i64 - 1))
 }
 
 fn sender_of(vm: &mut Vm, argc: usize) -> Prim {
@@ -80,7 +80,7 @@ fn sender_of(vm: &mut Vm, argc: usize) -> Prim {
 
 fn handler_frame_below(vm: &mut Vm, argc: usize) -> Prim {
     let start = match arg(vm, argc, 1) {
-        v if v == Value::NIL => vm.frames.len(),
+        v if v == Value::NIL => vm.running.frames.len(),
         _ => match frame_arg(vm, argc, 1) {
             Some(f) => f,
             None => return Prim::Fail,
@@ -88,7 +88,7 @@ fn handler_frame_below(vm: &mut Vm, argc: usize) -> Prim {
     };
     let found = (0..start)
         .rev()
-        .find(|&i| vm.frames[i].code.exception_handler);
+        .find(|&i| vm.running.frames[i].code.exception_handler);
     Prim::Ok(found.map(|i| Value::small(i as i64)).unwrap_or(Value::NIL))
 }
 
@@ -96,7 +96,7 @@ fn receiver_of(vm: &mut Vm, argc: usize) -> Prim {
     let Some(f) = frame_arg(vm, argc, 1) else {
         return Prim::Fail;
     };
-    Prim::Ok(vm.stack[vm.frames[f].bp])
+    Prim::Ok(vm.running.stack[vm.running.frames[f].bp])
 }
 
 fn argument_of(vm: &mut Vm, argc: usize) -> Prim {
@@ -106,17 +106,17 @@ fn argument_of(vm: &mut Vm, argc: usize) -> Prim {
     let Some(n) = arg(vm, argc, 2).as_int() else {
         return Prim::Fail;
     };
-    let fr = &vm.frames[f];
+    let fr = &vm.running.frames[f];
     if n < 1 || n as usize > fr.code.num_args {
         return Prim::Fail;
     }
-    Prim::Ok(vm.stack[fr.bp + n as usize])
+    Prim::Ok(vm.running.stack[fr.bp + n as usize])
 }
 
 fn temp_index(vm: &Vm, argc: usize) -> Option<usize> {
     let f = frame_arg(vm, argc, 1)?;
     let n = arg(vm, argc, 2).as_int()?;
-    let fr = &vm.frames[f];
+    let fr = &vm.running.frames[f];
     if n < 1 || n as usize > fr.code.num_temps {
         return None;
     }
@@ -125,7 +125,7 @@ fn temp_index(vm: &Vm, argc: usize) -> Option<usize> {
 
 fn temp_of(vm: &mut Vm, argc: usize) -> Prim {
     match temp_index(vm, argc) {
-        Some(i) => Prim::Ok(vm.stack[i]),
+        Some(i) => Prim::Ok(vm.running.stack[i]),
         None => Prim::Fail,
     }
 }
@@ -134,7 +134,7 @@ fn temp_of_put(vm: &mut Vm, argc: usize) -> Prim {
     let v = arg(vm, argc, 3);
     match temp_index(vm, argc) {
         Some(i) => {
-            vm.stack[i] = v;
+            vm.running.stack[i] = v;
             Prim::Ok(v)
         }
         None => Prim::Fail,
@@ -145,7 +145,7 @@ fn method_of(vm: &mut Vm, argc: usize) -> Prim {
     let Some(f) = frame_arg(vm, argc, 1) else {
         return Prim::Fail;
     };
-    let home = vm.frames[f].code.home.get();
+    let home = vm.running.frames[f].code.home.get();
     Prim::Ok(vm.methods[home as usize].object.get())
 }
 
@@ -153,14 +153,16 @@ fn is_block_frame(vm: &mut Vm, argc: usize) -> Prim {
     let Some(f) = frame_arg(vm, argc, 1) else {
         return Prim::Fail;
     };
-    Prim::Ok(Value::bool(vm.frames[f].code.kind == CodeKind::Block))
+    Prim::Ok(Value::bool(
+        vm.running.frames[f].code.kind == CodeKind::Block,
+    ))
 }
 
 fn line_of(vm: &mut Vm, argc: usize) -> Prim {
     let Some(f) = frame_arg(vm, argc, 1) else {
         return Prim::Fail;
     };
-    let fr = &vm.frames[f];
+    let fr = &vm.running.frames[f];
     Prim::Ok(Value::small(fr.code.line_of(fr.pc.saturating_sub(1)) as i64))
 }
 
@@ -169,8 +171,8 @@ fn unwind_to_return(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Error("unwindTo:return: invalid frame".into());
     };
     let v = arg(vm, argc, 2);
-    let n = vm.stack.len() - argc - 1;
-    vm.stack.truncate(n);
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
     match vm.unwind_to(f, UnwindAction::Return(v)) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
@@ -181,8 +183,8 @@ fn restart_frame(vm: &mut Vm, argc: usize) -> Prim {
     let Some(f) = frame_arg(vm, argc, 1) else {
         return Prim::Error("restart: invalid frame".into());
     };
-    let n = vm.stack.len() - argc - 1;
-    vm.stack.truncate(n);
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
     match vm.unwind_to(f, UnwindAction::Restart) {
         Ok(()) => Prim::Done,
         Err(e) => Prim::Abort(e),
@@ -190,7 +192,7 @@ fn restart_frame(vm: &mut Vm, argc: usize) -> Prim {
 }
 
 fn backtrace(vm: &mut Vm, _argc: usize) -> Prim {
-    let n = vm.frames.len();
+    let n = vm.running.frames.len();
     let mut s = String::new();
     for i in (0..n).rev() {
         s.push_str(&vm.describe_frame(i));
@@ -200,7 +202,7 @@ fn backtrace(vm: &mut Vm, _argc: usize) -> Prim {
 }
 
 fn depth(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.frames.len() as i64))
+    Prim::Ok(Value::small(vm.running.frames.len() as i64))
 }
 
 // ----- processes -----
@@ -258,8 +260,8 @@ fn process_terminate(vm: &mut Vm, argc: usize) -> Prim {
         return Prim::Fail;
     };
     if i == vm.procs.current {
-        let n = vm.stack.len() - argc - 1;
-        vm.stack.truncate(n);
+        let n = vm.running.stack.len() - argc - 1;
+        vm.running.stack.truncate(n);
         return match vm.terminate_process(i) {
             Ok(()) => Prim::Done,
             Err(e) => Prim::Abort(e),
@@ -316,11 +318,11 @@ fn process_set_priority(vm: &mut Vm, argc: usize) -> Prim {
 
 /// `Processor isMeta`: is the running process inside a `<metaLevel>` method?
 fn is_meta(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::bool(vm.meta_depth > 0))
+    Prim::Ok(Value::bool(vm.running.meta_depth > 0))
 }
 
 fn meta_level(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.meta_depth as i64))
+    Prim::Ok(Value::small(vm.running.meta_depth as i64))
 }
 
 fn yield_(vm: &mut Vm, argc: usize) -> Prim {

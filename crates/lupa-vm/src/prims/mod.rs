@@ -19,7 +19,7 @@ use lupa_heap::{OutOfMemory, Value};
 /// Receiver (`i == 0`) or argument `i` of a primitive with `argc` arguments.
 #[inline(always)]
 pub(crate) fn arg(vm: &Vm, argc: usize, i: usize) -> Value {
-    vm.stack[vm.stack.len() - 1 - argc + i]
+    vm.running.stack[vm.running.stack.len() - 1 - argc + i]
 }
 
 /// Map an allocation failure to a primitive error.

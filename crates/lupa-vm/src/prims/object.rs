@@ -122,10 +122,10 @@ fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) ->
         ));
     }
     let recv = arg(vm, argc, 0);
-    let n = vm.stack.len() - argc - 1;
-    vm.stack.truncate(n);
-    vm.stack.push(recv);
-    vm.stack.extend_from_slice(&args);
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
+    vm.running.stack.push(recv);
+    vm.running.stack.extend_from_slice(&args);
     if crate::interp::OBSERVE {
         vm.obs.sends += 1;
     }
@@ -563,10 +563,10 @@ fn method_invoke(vm: &mut Vm, argc: usize) -> Prim {
             args.len()
         ));
     }
-    let n = vm.stack.len() - argc - 1;
-    vm.stack.truncate(n);
-    vm.stack.push(recv);
-    vm.stack.extend_from_slice(&args);
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
+    vm.running.stack.push(recv);
+    vm.running.stack.extend_from_slice(&args);
     if crate::interp::OBSERVE {
         vm.obs.sends += 1;
     }

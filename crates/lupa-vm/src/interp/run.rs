@@ -1,0 +1,418 @@
+//! The dispatch loop: [`Vm::send_message`] (the entry from Rust) and
+//! [`Vm::interpret`], which runs the ops of the top frame until the frame stack of
+//! the entry process is back to its base, plus the small frame and field helpers
+//! the ops use.
+//!
+//! The top of the outer loop is the safepoint: garbage collection, the
+//! out-of-memory signal, finalization and process switches happen there (after
+//! every send and return) and at backward jumps, never inside an op.
+
+use super::{ENV_PARENT, ENV_VARS, OBSERVE};
+use crate::objects::cls;
+use crate::vm::{Vm, VmError};
+use lupa_compiler::{Op, SpecialOp};
+use lupa_heap::Value;
+
+impl Vm {
+    #[inline(always)]
+    pub(super) fn top(&self) -> Value {
+        self.running.stack.last().copied().unwrap_or(Value::NIL)
+    }
+
+    /// Send `selector` to `receiver` with `args` and run until it answers.
+    pub fn send_message(
+        &mut self,
+        receiver: Value,
+        selector: &str,
+        args: &[Value],
+    ) -> Result<Value, VmError> {
+        let sel = self.intern(selector);
+        let base = self.running.frames.len();
+        let entry_proc = self.procs.current;
+        self.running.stack.push(receiver);
+        self.running.stack.extend_from_slice(args);
+        self.dispatch(sel, args.len(), None)?;
+        if self.running.frames.len() > base || self.procs.current != entry_proc {
+            self.interpret(base, entry_proc)?;
+        }
+        Ok(pop!(self))
+    }
+
+    /// Run until the frame stack of process `entry_proc` is back to `base` frames.
+    pub(crate) fn interpret(&mut self, base: usize, entry_proc: usize) -> Result<(), VmError> {
+        'frame: loop {
+            // ---- safepoint ----
+            if self.heap.needs_gc() {
+                self.collect_garbage();
+                if self.heap.take_oom_signal() && !self.running.frames.is_empty() {
+                    self.signal_out_of_memory()?;
+                    continue 'frame;
+                }
+                // Mourn at once: the finalization process preempts this one (unless
+                // this one is about to end; then at its next yield or wait).
+                if self.finalization_due
+                    && !self.running.frames.is_empty()
+                    && !(self.procs.current == entry_proc && self.running.frames.len() <= base)
+                {
+                    self.schedule_finalization();
+                }
+            }
+            if self.procs.current == entry_proc && self.running.frames.len() <= base {
+                return Ok(());
+            }
+            if self.running.frames.is_empty() {
+                // A process other than the entry one has finished.
+                self.process_finished()?;
+                continue 'frame;
+            }
+            if self.procs.switch_pending {
+                self.switch_process()?;
+                continue 'frame;
+            }
+            let (code, mut pc, bp) = match self.running.frames.last() {
+                Some(f) => (f.code.clone(), f.pc, f.bp),
+                None => continue 'frame,
+            };
+            loop {
+                let Some(&op) = code.ops.get(pc) else {
+                    return Err(self.fatal("internal error: fell off the end of a method"));
+                };
+                pc += 1;
+                match op {
+                    Op::PushSelf => {
+                        let v = self.running.stack[bp];
+                        self.running.stack.push(v);
+                    }
+                    Op::PushNil => self.running.stack.push(Value::NIL),
+                    Op::PushTrue => self.running.stack.push(Value::TRUE),
+                    Op::PushFalse => self.running.stack.push(Value::FALSE),
+                    Op::PushInt(i) => self.running.stack.push(Value::small(i as i64)),
+                    Op::PushLiteral(i) => {
+                        let v = code.literals[i as usize].get();
+                        self.running.stack.push(v);
+                    }
+                    Op::PushLocal(i) => {
+                        let v = self.running.stack[bp + 1 + i as usize];
+                        self.running.stack.push(v);
+                    }
+                    Op::StoreLocal(i) => {
+                        let v = self.top();
+                        self.running.stack[bp + 1 + i as usize] = v;
+                    }
+                    Op::PopLocal(i) => {
+                        let v = pop!(self);
+                        self.running.stack[bp + 1 + i as usize] = v;
+                    }
+                    Op::PushEnv { depth, index } => {
+                        let e = self.env_at(depth);
+                        let v = self.heap.slot(e, ENV_VARS + index as usize);
+                        self.running.stack.push(v);
+                    }
+                    Op::StoreEnv { depth, index } => {
+                        let e = self.env_at(depth);
+                        let v = self.top();
+                        self.heap.set_slot(e, ENV_VARS + index as usize, v);
+                    }
+                    Op::PopEnv { depth, index } => {
+                        let e = self.env_at(depth);
+                        let v = pop!(self);
+                        self.heap.set_slot(e, ENV_VARS + index as usize, v);
+                    }
+                    Op::CopyArgToEnv { arg, index } => {
+                        let e = self.env_at(0);
+                        let v = self.running.stack[bp + 1 + arg as usize];
+                        self.heap.set_slot(e, ENV_VARS + index as usize, v);
+                    }
+                    Op::PushField(i) => {
+                        let r = self.running.stack[bp];
+                        let v = self.field(r, i as usize);
+                        self.running.stack.push(v);
+                    }
+                    Op::StoreField(i) => {
+                        let r = self.running.stack[bp];
+                        let v = self.top();
+                        self.set_field(r, i as usize, v);
+                    }
+                    Op::PopField(i) => {
+                        let r = self.running.stack[bp];
+                        let v = pop!(self);
+                        self.set_field(r, i as usize, v);
+                    }
+                    Op::PushGlobal(i) => {
+                        let sym = code.literals[i as usize].get();
+                        let id = code.sel_ids[i as usize].get();
+                        match self.globals.get(&id) {
+                            Some(&v) => self.running.stack.push(v),
+                            None => {
+                                self.save_pc(pc);
+                                let r = self.running.stack[bp];
+                                self.running.stack.push(r);
+                                self.running.stack.push(sym);
+                                // A VM-initiated send: not counted (see observe.rs).
+                                let sel = self.sym_cache.unknown_global;
+                                self.dispatch(sel, 1, None)?;
+                                continue 'frame;
+                            }
+                        }
+                    }
+                    Op::PushBlock(i) => {
+                        let b = &code.blocks[i as usize];
+                        let c = match b.num_args {
+                            0 => cls::BLOCK1,
+                            1 => cls::BLOCK2,
+                            2 => cls::BLOCK3,
+                            3 => cls::BLOCK4,
+                            _ => cls::BLOCK,
+                        };
+                        let recv = self.running.stack[bp];
+                        let env = self
+                            .running
+                            .frames
+                            .last()
+                            .map(|f| f.env)
+                            .unwrap_or(Value::NIL);
+                        let id = Value::small(b.id as i64);
+                        let clo = self.heap.alloc_with(c, &[id, recv, env])?;
+                        self.running.stack.push(clo);
+                    }
+                    Op::Pop => {
+                        self.running.stack.pop();
+                    }
+                    Op::Dup => {
+                        let v = self.top();
+                        self.running.stack.push(v);
+                    }
+                    Op::Send { sel, argc, site } => {
+                        self.save_pc(pc);
+                        self.note_send(code.id, pc);
+                        let id = code.sel_ids[sel as usize].get();
+                        self.dispatch(id, argc as usize, Some((&code, site as usize)))?;
+                        continue 'frame;
+                    }
+                    Op::SuperSend { sel, argc, site: _ } => {
+                        self.save_pc(pc);
+                        self.note_send(code.id, pc);
+                        let id = code.sel_ids[sel as usize].get();
+                        // No superclass: class index 0 has no methods, so doesNotUnderstand.
+                        let start = self.classes[code.holder.get() as usize]
+                            .superclass
+                            .unwrap_or(0);
+                        self.dispatch_in(start, id, argc as usize, None)?;
+                        continue 'frame;
+                    }
+                    Op::Special { op, sel, site } => {
+                        if OBSERVE {
+                            self.obs.sends += 1;
+                        }
+                        if self.special(op)? {
+                            continue;
+                        }
+                        self.save_pc(pc);
+                        if OBSERVE && self.obs.sampling {
+                            self.obs.sample(code.id, pc);
+                        }
+                        let id = code.sel_ids[sel as usize].get();
+                        let argc = op.selector().1 as usize;
+                        // Blocks: activate directly.
+                        if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
+                            let r = self.running.stack[self.running.stack.len() - 1 - argc];
+                            if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
+                                self.activate_block(r, argc)?;
+                                continue 'frame;
+                            }
+                        }
+                        self.dispatch(id, argc, Some((&code, site as usize)))?;
+                        continue 'frame;
+                    }
+                    Op::ReturnTop => {
+                        let v = pop!(self);
+                        self.return_from_top(v)?;
+                        continue 'frame;
+                    }
+                    Op::ReturnSelf => {
+                        let v = self.running.stack[bp];
+                        self.return_from_top(v)?;
+                        continue 'frame;
+                    }
+                    Op::ReturnNonLocal => {
+                        self.save_pc(pc);
+                        let v = pop!(self);
+                        self.non_local_return(v)?;
+                        continue 'frame;
+                    }
+                    Op::Jump(t) => pc = t as usize,
+                    Op::JumpBack(t) => {
+                        pc = t as usize;
+                        if self.heap.needs_gc() || self.procs.switch_pending {
+                            self.save_pc(pc);
+                            continue 'frame;
+                        }
+                    }
+                    Op::JumpIfTrue { target, inlined } | Op::JumpIfFalse { target, inlined } => {
+                        let v = pop!(self);
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
+                        }
+                        let want = matches!(op, Op::JumpIfTrue { .. });
+                        if v == Value::TRUE {
+                            if want {
+                                pc = target as usize;
+                            }
+                        } else if v == Value::FALSE {
+                            if !want {
+                                pc = target as usize;
+                            }
+                        } else {
+                            // Send mustBeBoolean and re-execute this jump with its answer.
+                            self.save_pc(pc - 1);
+                            self.running.stack.push(v);
+                            let sel = self.sym_cache.must_be_boolean;
+                            self.dispatch(sel, 0, None)?;
+                            continue 'frame;
+                        }
+                    }
+                    Op::JumpIfNil { target, inlined } => {
+                        let v = pop!(self);
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
+                        }
+                        if v == Value::NIL {
+                            pc = target as usize;
+                        }
+                    }
+                    Op::JumpIfNotNil { target, inlined } => {
+                        let v = pop!(self);
+                        if inlined && OBSERVE {
+                            self.obs.inlined += 1;
+                        }
+                        if v != Value::NIL {
+                            pc = target as usize;
+                        }
+                    }
+                    Op::ForTest {
+                        counter,
+                        limit,
+                        step,
+                        exit,
+                    } => {
+                        if OBSERVE {
+                            self.obs.inlined += 1;
+                        }
+                        let c = self.running.stack[bp + 1 + counter as usize];
+                        let l = self.running.stack[bp + 1 + limit as usize];
+                        let done = match (c.as_int(), l.as_int()) {
+                            (Some(a), Some(b)) => {
+                                if step > 0 {
+                                    a > b
+                                } else {
+                                    a < b
+                                }
+                            }
+                            _ => match (self.number_as_f64(c), self.number_as_f64(l)) {
+                                // Written as !(a <= b) so that a NaN bound ends the loop, as
+                                // SOM's `[i <= limit] whileTrue:` does.
+                                (Some(a), Some(b)) => {
+                                    if step > 0 {
+                                        a.partial_cmp(&b)
+                                            .is_none_or(|o| o == std::cmp::Ordering::Greater)
+                                    } else {
+                                        a.partial_cmp(&b)
+                                            .is_none_or(|o| o == std::cmp::Ordering::Less)
+                                    }
+                                }
+                                _ => {
+                                    self.save_pc(pc);
+                                    let r = self.running.stack[bp];
+                                    self.running.stack.push(r);
+                                    self.send_error(0, "to:do: needs numbers as bounds")?;
+                                    continue 'frame;
+                                }
+                            },
+                        };
+                        if done {
+                            pc = exit as usize;
+                        }
+                    }
+                    Op::ForIncr {
+                        counter,
+                        step,
+                        target,
+                    } => {
+                        let slot = bp + 1 + counter as usize;
+                        let c = self.running.stack[slot];
+                        let next = match c
+                            .as_int()
+                            .and_then(|a| a.checked_add(step as i64))
+                            .and_then(Value::from_i64)
+                        {
+                            Some(v) => v,
+                            None => match self.number_as_f64(c) {
+                                Some(d) => self.new_double(d + step as f64)?,
+                                None => crate::prims::integer::add_values(
+                                    self,
+                                    c,
+                                    Value::small(step as i64),
+                                )?,
+                            },
+                        };
+                        self.running.stack[slot] = next;
+                        pc = target as usize;
+                        if self.heap.needs_gc() || self.procs.switch_pending {
+                            self.save_pc(pc);
+                            continue 'frame;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Observation at a send: count it and, while a sampler is attached, record
+    /// the method and pc in the sampling register.
+    #[inline(always)]
+    pub(super) fn note_send(&mut self, method: u32, pc: usize) {
+        if OBSERVE {
+            self.obs.sends += 1;
+            if self.obs.sampling {
+                self.obs.sample(method, pc);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn save_pc(&mut self, pc: usize) {
+        if let Some(f) = self.running.frames.last_mut() {
+            f.pc = pc;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn env_at(&self, depth: u8) -> Value {
+        let mut e = self
+            .running
+            .frames
+            .last()
+            .map(|f| f.env)
+            .unwrap_or(Value::NIL);
+        for _ in 0..depth {
+            e = self.heap.slot(e, ENV_PARENT);
+        }
+        e
+    }
+
+    #[inline(always)]
+    pub(super) fn field(&self, r: Value, i: usize) -> Value {
+        if r.is_ptr() && i < self.heap.size(r) {
+            self.heap.slot(r, i)
+        } else {
+            Value::NIL
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn set_field(&mut self, r: Value, i: usize, v: Value) {
+        if r.is_ptr() && i < self.heap.size(r) {
+            self.heap.set_slot(r, i, v);
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The send path: inline-cache check, lookup ([`Vm::dispatch`],
+//! [`Vm::dispatch_in`]), what a lookup found (a method, an object to
+//! `run:with:in:`, nothing: `doesNotUnderstand:arguments:`), invoking a method
+//! (trap shortcut, trivial method without a frame, primitive with its fallback)
+//! and activating a frame for a method or block.
+//!
+//! A send never recurses on the Rust stack: activation pushes a [`Frame`] and
+//! returns to the loop.
+
+use super::{
+    BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE, Prim,
+};
+use crate::objects::{MethodCode, cls};
+use crate::vm::{Lookup, Vm, VmError};
+use lupa_compiler::CodeKind;
+use lupa_heap::{OutOfMemory, Value};
+use std::rc::Rc;
+
+impl Vm {
+    /// Is the value a block closure? Answers its code.
+    #[inline]
+    pub(crate) fn closure_code(&self, v: Value) -> Option<&Rc<MethodCode>> {
+        if !v.is_ptr() {
+            return None;
+        }
+        let c = self.heap.class_index(v);
+        if !(cls::BLOCK..=cls::BLOCK4).contains(&c) {
+            return None;
+        }
+        let id = self.heap.slot(v, BLOCK_CODE).as_int()?;
+        self.methods.get(id as usize)
+    }
+
+    /// Send `sel` to the receiver under `argc` arguments on the stack.
+    pub(crate) fn dispatch(
+        &mut self,
+        sel: u32,
+        argc: usize,
+        cache: Option<(&MethodCode, usize)>,
+    ) -> Result<(), VmError> {
+        let recv = self.running.stack[self.running.stack.len() - 1 - argc];
+        let c = self.class_of(recv);
+        if let Some((code, site)) = cache {
+            let ic = code.caches[site].get();
+            if ic.class == c && ic.epoch == self.classes.epoch() {
+                if let Some(t) = self.methods[ic.method as usize].trivial
+                    && !self.obs.hooks_on
+                {
+                    self.run_trivial(ic.method as usize, t, argc);
+                    return Ok(());
+                }
+                let m = self.methods[ic.method as usize].clone();
+                return self.invoke(m, argc);
+            }
+        }
+        self.dispatch_in(c, sel, argc, cache)
+    }
+
+    pub(crate) fn dispatch_in(
+        &mut self,
+        c: u32,
+        sel: u32,
+        argc: usize,
+        cache: Option<(&MethodCode, usize)>,
+    ) -> Result<(), VmError> {
+        match self.lookup(c, sel) {
+            Lookup::Method(id) => {
+                if let Some((code, site)) = cache {
+                    code.caches[site].set(crate::objects::InlineCache {
+                        class: c,
+                        epoch: self.classes.epoch(),
+                        method: id,
+                    });
+                }
+                let m = self.methods[id as usize].clone();
+                self.invoke(m, argc)
+            }
+            Lookup::Object(obj) => {
+                // objects as methods: obj run: selector with: args in: receiver
+                let args = self
+                    .running
+                    .stack
+                    .split_off(self.running.stack.len() - argc);
+                let recv = pop!(self);
+                let arr = self.new_array(&args)?;
+                let s = self.symbol_object(sel)?;
+                self.running.stack.extend_from_slice(&[obj, s, arr, recv]);
+                let rwi = self.sym_cache.run_with_in;
+                let oc = self.class_of(obj);
+                self.dispatch_in(oc, rwi, 3, None)
+            }
+            Lookup::NotFound => {
+                let dnu = self.sym_cache.dnu;
+                if sel == dnu {
+                    let recv = self.running.stack[self.running.stack.len() - 1 - argc];
+                    let name = self.class_name(self.class_of(recv)).to_string();
+                    return Err(self.fatal(&format!(
+                        "{name} does not understand #doesNotUnderstand:arguments:"
+                    )));
+                }
+                let args = self
+                    .running
+                    .stack
+                    .split_off(self.running.stack.len() - argc);
+                let arr = self.new_array(&args)?;
+                let s = self.symbol_object(sel)?;
+                self.running.stack.push(s);
+                self.running.stack.push(arr);
+                self.dispatch_in(c, dnu, 2, None)
+            }
+        }
+    }
+
+    /// Run a trivial method without a frame: receiver and arguments are replaced by its answer.
+    #[inline(always)]
+    pub(super) fn run_trivial(&mut self, method: usize, t: crate::objects::Trivial, argc: usize) {
+        use crate::objects::Trivial as T;
+        let n = self.running.stack.len() - 1 - argc;
+        let recv = self.running.stack[n];
+        let v = match t {
+            T::Getter(i) => self.field(recv, i as usize),
+            T::Setter(i) => {
+                let a = self.running.stack[n + 1];
+                self.set_field(recv, i as usize, a);
+                recv
+            }
+            T::ReturnSelf => recv,
+            T::Literal(k) => self.methods[method].literals[k as usize].get(),
+            T::Int(i) => Value::small(i as i64),
+            T::Nil => Value::NIL,
+            T::True => Value::TRUE,
+            T::False => Value::FALSE,
+        };
+        self.running.stack.truncate(n);
+        self.running.stack.push(v);
+    }
+
+    /// Run method `m` on the receiver and `argc` arguments on the stack.
+    #[inline]
+    pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
+        if m.trap_shortcut && self.trap_shortcut_applies(&m) {
+            // A disabled proxy, or a call made by instrumentation code (see `proxies`).
+            return self.send_to_original(&m, argc);
+        }
+        if let Some(t) = m.trivial
+            && !self.obs.hooks_on
+        {
+            self.run_trivial(m.id as usize, t, argc);
+            return Ok(());
+        }
+        if let Some(p) = m.primitive.get() {
+            match p(self, argc) {
+                Prim::Ok(v) => {
+                    let n = self.running.stack.len() - argc - 1;
+                    self.running.stack.truncate(n);
+                    self.running.stack.push(v);
+                    return Ok(());
+                }
+                Prim::Done => return Ok(()),
+                Prim::Abort(e) => return Err(e),
+                // A failing primitive with a Smalltalk body runs the body (the fallback).
+                Prim::Fail | Prim::Error(_) if !m.primitive_only => {}
+                Prim::Fail => {
+                    let msg = format!(
+                        "primitive {}>>{} failed",
+                        self.class_name(m.holder.get()),
+                        m.selector_name
+                    );
+                    return self.send_error(argc, &msg);
+                }
+                Prim::Error(msg) => return self.send_error(argc, &msg),
+            }
+        }
+        if m.primitive_only && m.primitive.get().is_none() {
+            let msg = format!(
+                "primitive {}>>{} is not implemented by Lupa",
+                self.class_name(m.holder.get()),
+                m.selector_name
+            );
+            return self.send_error(argc, &msg);
+        }
+        self.activate(m, argc, Value::NIL, Value::NIL)
+    }
+
+    /// Replace the pending send (receiver + argc args on the stack) by `receiver error: msg`.
+    pub(crate) fn send_error(&mut self, argc: usize, msg: &str) -> Result<(), VmError> {
+        let n = self.running.stack.len() - argc;
+        self.running.stack.truncate(n);
+        let s = self.new_string(msg)?;
+        self.running.stack.push(s);
+        let recv = self.running.stack[self.running.stack.len() - 2];
+        let c = self.class_of(recv);
+        let err = self.sym_cache.error;
+        match self.lookup(c, err) {
+            Lookup::NotFound => Err(self.fatal(msg)),
+            _ => self.dispatch_in(c, err, 1, None),
+        }
+    }
+
+    /// Push a frame for `m`: receiver and arguments are already on the stack.
+    /// `outer` is the closure's outer env for blocks.
+    #[inline(always)]
+    pub(crate) fn activate(
+        &mut self,
+        m: Rc<MethodCode>,
+        argc: usize,
+        outer: Value,
+        closure: Value,
+    ) -> Result<(), VmError> {
+        if !self.limits.allows_push(self.running.frames.len()) {
+            return self.stack_overflow(argc);
+        }
+        let bp = self.running.stack.len() - 1 - argc;
+        if m.num_temps > 0 {
+            self.running
+                .stack
+                .resize(self.running.stack.len() + m.num_temps, Value::NIL);
+        }
+        let env = if m.has_env() {
+            self.new_env(&m, outer)?
+        } else {
+            outer
+        };
+        if OBSERVE && self.obs.hooks_on {
+            let rc = self.class_of(self.running.stack[bp]);
+            let depth = self.running.frames.len();
+            let ev = crate::observe::Activation {
+                method: m.id,
+                receiver_class: rc,
+                depth,
+                process: self.procs.current,
+                sends: self.obs.sends,
+            };
+            self.obs.enter(ev);
+        }
+        self.running.enter_meta_level(&m);
+        self.running.frames.push(Frame {
+            code: m,
+            pc: 0,
+            bp,
+            env,
+            closure,
+        });
+        Ok(())
+    }
+
+    /// A fresh environment for an activation of `m` (which [`MethodCode::has_env`]),
+    /// whose parent is `outer`; a method's own env is marked alive (the home of its
+    /// blocks' non-local returns) until the method returns.
+    #[inline(always)]
+    pub(super) fn new_env(&mut self, m: &MethodCode, outer: Value) -> Result<Value, OutOfMemory> {
+        let e = self.heap.alloc_pointers(cls::ENV, ENV_VARS + m.env_size)?;
+        self.heap.set_slot(e, ENV_PARENT, outer);
+        if m.kind == CodeKind::Method {
+            self.heap.set_slot(e, ENV_ALIVE, Value::TRUE);
+        }
+        Ok(e)
+    }
+
+    /// Activate a block closure that is under `argc` arguments on the stack.
+    pub(crate) fn activate_block(&mut self, closure: Value, argc: usize) -> Result<(), VmError> {
+        let Some(code) = self.closure_code(closure).cloned() else {
+            return Err(self.fatal("not a block"));
+        };
+        if code.num_args != argc {
+            let msg = format!(
+                "wrong number of arguments: block expects {} but got {}",
+                code.num_args, argc
+            );
+            return self.send_error(argc, &msg);
+        }
+        let bp = self.running.stack.len() - 1 - argc;
+        self.running.stack[bp] = self.heap.slot(closure, BLOCK_RECEIVER);
+        let outer = self.heap.slot(closure, BLOCK_OUTER);
+        self.activate(code, argc, outer, closure)
+    }
+}

@@ -1,0 +1,260 @@
+//! The fast paths of `Op::Special` sends: SmallInteger and Double arithmetic and
+//! comparisons, `==`, `isNil`/`notNil`, `not`, Array `at:`/`at:put:`, `length`,
+//! String `=`. Each answers false when it does not apply, and the interpreter
+//! then sends the message normally; either way it counts as one send.
+
+use crate::objects::cls;
+use crate::vm::{Vm, VmError};
+use lupa_compiler::SpecialOp;
+use lupa_heap::Value;
+
+impl Vm {
+    /// A number as f64 (SmallInteger, Double, large Integer).
+    pub fn number_as_f64(&self, v: Value) -> Option<f64> {
+        if let Some(i) = v.as_int() {
+            return Some(i as f64);
+        }
+        if v.is_float() {
+            return Some(v.float_unchecked());
+        }
+        if v.is_ptr() {
+            match self.heap.class_index(v) {
+                cls::DOUBLE => return Some(f64::from_bits(self.heap.word(v, 0))),
+                cls::INTEGER => {
+                    use num_traits::ToPrimitive;
+                    return crate::prims::integer::big_of(self, v).and_then(|b| b.to_f64());
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[inline(always)]
+    pub(super) fn double_of(&self, v: Value) -> Option<f64> {
+        if v.is_float() {
+            Some(v.float_unchecked())
+        } else if v.is_ptr() && self.heap.class_index(v) == cls::DOUBLE {
+            Some(f64::from_bits(self.heap.word(v, 0)))
+        } else {
+            None
+        }
+    }
+
+    /// The 0-based slot that index `i` (a SmallInteger, 1-based) denotes in `a`, if `a`
+    /// is an Array and `i` is in range: the fast paths of `at:` and `at:put:`.
+    #[inline(always)]
+    pub(super) fn array_slot(&self, a: Value, i: Value) -> Option<usize> {
+        if a.is_ptr() && self.heap.class_index(a) == cls::ARRAY {
+            let i = i.as_int()?;
+            (i >= 1 && (i as usize) <= self.heap.size(a)).then(|| i as usize - 1)
+        } else {
+            None
+        }
+    }
+
+    /// Fast paths of special sends. Answers true when done (result on the stack).
+    #[inline(always)]
+    pub(super) fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
+        let n = self.running.stack.len();
+        match op {
+            SpecialOp::Add
+            | SpecialOp::Sub
+            | SpecialOp::Mul
+            | SpecialOp::Lt
+            | SpecialOp::Gt
+            | SpecialOp::Le
+            | SpecialOp::Ge
+            | SpecialOp::Eq
+            | SpecialOp::Ne
+            | SpecialOp::Div
+            | SpecialOp::Mod
+            | SpecialOp::BitAnd => {
+                let a = self.running.stack[n - 2];
+                let b = self.running.stack[n - 1];
+                if a.is_int() && b.is_int() {
+                    let (x, y) = (a.int_unchecked(), b.int_unchecked());
+                    let r = match op {
+                        SpecialOp::Add => match x.checked_add(y).and_then(Value::from_i64) {
+                            Some(v) => v,
+                            None => return Ok(false),
+                        },
+                        SpecialOp::Sub => match x.checked_sub(y).and_then(Value::from_i64) {
+                            Some(v) => v,
+                            None => return Ok(false),
+                        },
+                        SpecialOp::Mul => match x.checked_mul(y).and_then(Value::from_i64) {
+                            Some(v) => v,
+                            None => return Ok(false),
+                        },
+                        SpecialOp::Lt => Value::bool(x < y),
+                        SpecialOp::Gt => Value::bool(x > y),
+                        SpecialOp::Le => Value::bool(x <= y),
+                        SpecialOp::Ge => Value::bool(x >= y),
+                        SpecialOp::Eq => Value::bool(x == y),
+                        SpecialOp::Ne => Value::bool(x != y),
+                        SpecialOp::Div => {
+                            if y == 0 {
+                                return Ok(false);
+                            }
+                            match Value::from_i64(floor_div(x, y)) {
+                                Some(v) => v,
+                                None => return Ok(false),
+                            }
+                        }
+                        SpecialOp::Mod => {
+                            if y == 0 {
+                                return Ok(false);
+                            }
+                            let m = x % y;
+                            Value::small(if m != 0 && ((m < 0) != (y < 0)) {
+                                m + y
+                            } else {
+                                m
+                            })
+                        }
+                        SpecialOp::BitAnd => Value::small(x & y),
+                        _ => return Ok(false),
+                    };
+                    self.running.stack.truncate(n - 2);
+                    self.running.stack.push(r);
+                    return Ok(true);
+                }
+                let (Some(x), Some(y)) = (
+                    self.double_of(a),
+                    self.double_of(b).or_else(|| b.as_int().map(|i| i as f64)),
+                ) else {
+                    if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
+                        return self.string_equality(op, a, b, n);
+                    }
+                    return Ok(false);
+                };
+                let r = match op {
+                    SpecialOp::Add => self.new_double(x + y)?,
+                    SpecialOp::Sub => self.new_double(x - y)?,
+                    SpecialOp::Mul => self.new_double(x * y)?,
+                    SpecialOp::Lt => Value::bool(x < y),
+                    SpecialOp::Gt => Value::bool(x > y),
+                    SpecialOp::Le => Value::bool(x <= y),
+                    SpecialOp::Ge => Value::bool(x >= y),
+                    SpecialOp::Eq => Value::bool(x == y),
+                    SpecialOp::Ne => Value::bool(x != y),
+                    _ => return Ok(false),
+                };
+                self.running.stack.truncate(n - 2);
+                self.running.stack.push(r);
+                Ok(true)
+            }
+            SpecialOp::IdentityEq => {
+                let b = self.running.stack[n - 1];
+                let a = self.running.stack[n - 2];
+                // A class may override == (SOM's Integer>>== is `=`): then send it.
+                let c = self.class_of(a);
+                if !self.default_identity_ok(c) {
+                    return Ok(false);
+                }
+                self.running.stack.truncate(n - 2);
+                self.running.stack.push(Value::bool(a == b));
+                Ok(true)
+            }
+            SpecialOp::IsNil | SpecialOp::NotNil => {
+                // Only nil itself and plain objects take the fast path; a class may override.
+                let a = self.running.stack[n - 1];
+                let c = self.class_of(a);
+                if c != cls::NIL && !self.fast_nil_test_ok(c) {
+                    return Ok(false);
+                }
+                let isnil = a == Value::NIL;
+                self.running.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
+                    isnil
+                } else {
+                    !isnil
+                });
+                Ok(true)
+            }
+            SpecialOp::Not => {
+                let a = self.running.stack[n - 1];
+                if a == Value::TRUE {
+                    self.running.stack[n - 1] = Value::FALSE;
+                } else if a == Value::FALSE {
+                    self.running.stack[n - 1] = Value::TRUE;
+                } else {
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+            SpecialOp::At => {
+                let a = self.running.stack[n - 2];
+                let i = self.running.stack[n - 1];
+                if let Some(k) = self.array_slot(a, i) {
+                    let v = self.heap.slot(a, k);
+                    self.running.stack.truncate(n - 2);
+                    self.running.stack.push(v);
+                    return Ok(true);
+                }
+                Ok(false)
+            }
+            SpecialOp::AtPut => {
+                let a = self.running.stack[n - 3];
+                let i = self.running.stack[n - 2];
+                let v = self.running.stack[n - 1];
+                if let Some(k) = self.array_slot(a, i) {
+                    self.heap.set_slot(a, k, v);
+                    self.running.stack.truncate(n - 3);
+                    self.running.stack.push(v);
+                    return Ok(true);
+                }
+                Ok(false)
+            }
+            SpecialOp::Length => {
+                let a = self.running.stack[n - 1];
+                if a.is_ptr() {
+                    let c = self.heap.class_index(a);
+                    if c == cls::ARRAY || c == cls::STRING || c == cls::SYMBOL {
+                        self.running.stack[n - 1] = Value::small(self.heap.size(a) as i64);
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            SpecialOp::Value | SpecialOp::ValueWith => Ok(false),
+        }
+    }
+
+    /// `=`/`~=` between two Strings (or a String and a Symbol) by byte comparison, when
+    /// the receiver is a plain String whose `=` is the primitive. Answers false (send
+    /// normally) otherwise.
+    #[inline]
+    pub(super) fn string_equality(
+        &mut self,
+        op: SpecialOp,
+        a: Value,
+        b: Value,
+        n: usize,
+    ) -> Result<bool, VmError> {
+        if !(a.is_ptr() && b.is_ptr()) || self.heap.class_index(a) != cls::STRING {
+            return Ok(false);
+        }
+        let cb = self.heap.class_index(b);
+        if !self.string_eq_is_primitive() {
+            return Ok(false);
+        }
+        let eq =
+            (cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b);
+        self.running.stack.truncate(n - 2);
+        self.running
+            .stack
+            .push(Value::bool(if op == SpecialOp::Eq { eq } else { !eq }));
+        Ok(true)
+    }
+}
+
+/// Integer division rounding towards negative infinity (SOM's `/` and `//` on Integers).
+pub(crate) fn floor_div(x: i64, y: i64) -> i64 {
+    let q = x / y;
+    if (x % y != 0) && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}

@@ -1,0 +1,203 @@
+//! Returns and unwinding: popping a frame (meta level, home env marked dead, exit
+//! hook), returning to the sender, non-local return (`^` in a block) and
+//! [`Vm::unwind_to`], which runs `<unwindProtect>` (`ensure:`/`ifCurtailed:`)
+//! blocks on the way down, interrupting itself as a [`PendingUnwind`] while such a
+//! block runs and resuming when it returns.
+
+use super::{ENV_ALIVE, ENV_PARENT, Frame, OBSERVE, PendingUnwind, UnwindAction};
+use crate::vm::{Vm, VmError};
+use lupa_compiler::CodeKind;
+use lupa_heap::Value;
+
+impl Vm {
+    /// Pop the top frame: leave its meta level, mark its home env dead, and tell the
+    /// activation hooks (`unwinding`: popped by an unwind rather than a return).
+    /// The caller truncates the stack.
+    #[inline(always)]
+    pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
+        let f = self.running.frames.pop()?;
+        self.running.leave_meta_level(&f.code);
+        if f.code.home_env {
+            self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
+        }
+        if OBSERVE && self.obs.hooks_on {
+            let ev = self.exit_event(&f);
+            self.obs.exit(ev, unwinding);
+        }
+        Some(f)
+    }
+
+    /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
+    #[inline]
+    pub(super) fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
+        let Some(f) = self.pop_frame(false) else {
+            return Ok(());
+        };
+        self.running.stack.truncate(f.bp + 1);
+        self.running.stack[f.bp] = v;
+        if self.running.frames.len() == self.running.unwind_watch {
+            self.resume_unwind()?;
+        }
+        self.limits.note_depth(self.running.frames.len());
+        Ok(())
+    }
+
+    pub(super) fn exit_event(&self, f: &Frame) -> crate::observe::Activation {
+        crate::observe::Activation {
+            method: f.code.id,
+            receiver_class: self
+                .class_of(self.running.stack.get(f.bp).copied().unwrap_or(Value::NIL)),
+            depth: self.running.frames.len(),
+            process: self.procs.current,
+            sends: self.obs.sends,
+        }
+    }
+
+    /// An ensure block run during an unwind has returned: continue the unwind.
+    pub(super) fn resume_unwind(&mut self) -> Result<(), VmError> {
+        let Some(u) = self.running.pending_unwinds.pop() else {
+            self.running.unwind_watch = usize::MAX;
+            return Ok(());
+        };
+        self.running.unwind_watch = self
+            .running
+            .pending_unwinds
+            .last()
+            .map(|p| p.watch)
+            .unwrap_or(usize::MAX);
+        let _ = pop!(self); // the ensure block's value
+        self.unwind_to(u.target, u.action)
+    }
+
+    /// Unwind the current process down to frame `target` (exclusive: it stays),
+    /// running `<unwindProtect>` blocks, then perform `action` there.
+    pub fn unwind_to(&mut self, target: usize, action: UnwindAction) -> Result<(), VmError> {
+        loop {
+            let n = self.running.frames.len();
+            if n == 0 || (target != usize::MAX && n - 1 <= target) {
+                break;
+            }
+            // Drop interrupted unwinds whose ensure block frame is being unwound itself.
+            while self
+                .running
+                .pending_unwinds
+                .last()
+                .is_some_and(|p| p.watch >= n - 1)
+            {
+                self.running.pending_unwinds.pop();
+                self.running.unwind_watch = self
+                    .running
+                    .pending_unwinds
+                    .last()
+                    .map(|p| p.watch)
+                    .unwrap_or(usize::MAX);
+            }
+            let top = n - 1;
+            let (protect, bp, nargs) = {
+                let f = &self.running.frames[top];
+                (f.code.unwind_protect, f.bp, f.code.num_args)
+            };
+            // <unwindProtect> frames (Pharo's convention): temp 1 holds the unwind
+            // action (anything that understands `value`), temp 2 the completion flag.
+            let flag = bp + 1 + nargs + 1;
+            if protect
+                && has_unwind_temps(&self.running.frames[top])
+                && self.running.stack[flag] == Value::NIL
+            {
+                self.running.stack[flag] = Value::TRUE;
+                let block = self.running.stack[bp + 1 + nargs];
+                self.running.pending_unwinds.push(PendingUnwind {
+                    watch: n,
+                    target,
+                    action,
+                });
+                self.running.unwind_watch = n;
+                self.running.stack.push(block);
+                let value = self.sym_cache.value;
+                self.dispatch(value, 0, None)?;
+                if self.running.frames.len() == n {
+                    // `value` answered without a frame (not a block): continue at once.
+                    self.resume_unwind()?;
+                }
+                return Ok(());
+            }
+            let f = self
+                .pop_frame(true)
+                .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
+            self.running.stack.truncate(f.bp);
+        }
+        self.limits.note_depth(self.running.frames.len());
+        match action {
+            UnwindAction::Return(v) => self.return_from_top(v),
+            UnwindAction::Restart => {
+                let Some(f) = self.running.frames.last_mut() else {
+                    return Ok(());
+                };
+                f.pc = 0;
+                let code = f.code.clone();
+                let bp = f.bp;
+                let outer = if code.has_env() && f.env.is_ptr() {
+                    self.heap.slot(f.env, ENV_PARENT)
+                } else {
+                    f.env
+                };
+                self.running.stack.truncate(bp + 1 + code.num_args);
+                for _ in 0..code.num_temps {
+                    self.running.stack.push(Value::NIL);
+                }
+                if code.has_env() {
+                    let e = self.new_env(&code, outer)?;
+                    if let Some(f) = self.running.frames.last_mut() {
+                        f.env = e;
+                    }
+                }
+                Ok(())
+            }
+            UnwindAction::Terminate => Ok(()),
+        }
+    }
+
+    pub(super) fn non_local_return(&mut self, v: Value) -> Result<(), VmError> {
+        let Some(f) = self.running.frames.last() else {
+            return Ok(());
+        };
+        // The home env is the root of the env chain.
+        let mut home = f.env;
+        while home.is_ptr() {
+            let p = self.heap.slot(home, ENV_PARENT);
+            if !p.is_ptr() {
+                break;
+            }
+            home = p;
+        }
+        let alive = home.is_ptr() && self.heap.slot(home, ENV_ALIVE) == Value::TRUE;
+        let target = if alive {
+            self.running
+                .frames
+                .iter()
+                .rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
+        } else {
+            None
+        };
+        match target {
+            Some(t) => self.unwind_to(t, UnwindAction::Return(v)),
+            None => {
+                // escapedBlock: sent to the block's receiver, answered as the block's value.
+                let bp = f.bp;
+                let recv = self.running.stack[bp];
+                let closure = f.closure;
+                let _ = self.return_from_top(v);
+                // Replace the block's result by `recv escapedBlock: closure`.
+                let _ = pop!(self);
+                self.running.stack.push(recv);
+                self.running.stack.push(closure);
+                let sel = self.sym_cache.escaped_block;
+                self.dispatch(sel, 1, None)
+            }
+        }
+    }
+}
+
+fn has_unwind_temps(f: &Frame) -> bool {
+    f.code.num_temps >= 2
+}

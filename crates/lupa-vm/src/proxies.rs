@@ -1,0 +1,166 @@
+//! The VM support for MethodProxies (paper 3: safe instrumentation).
+//!
+//! MethodProxies instruments a method by installing a *trap* method in its place
+//! and keeping the original under a *hidden selector*; the trap runs the
+//! instrumentation's before/after hooks around a send of the hidden selector.
+//! Instrumentation code itself runs at the *meta level*, where traps must not
+//! fire again (or profiling a method the profiler uses would recurse forever).
+//! The Smalltalk side lives in `smalltalk/Profiling/MethodProxies/`; the
+//! primitives that expose what is here are in `prims` (`Method>>copyFor:selector:`,
+//! `literalAt:put:`, `Symbol>>asHiddenSymbol`/`isHiddenSelector`,
+//! `Processor isMeta`/`metaLevel`). This module gathers what the VM does for it:
+//!
+//! - **hidden selectors** ([`HIDDEN_PREFIX`], [`Symbols::is_hidden`]): symbols whose
+//!   name starts with U+0001. Lookup finds them; reflection (`methods`,
+//!   `selectors`, `respondsTo:`) does not list them, so the program does not see
+//!   the moved originals;
+//! - **method copies** ([`Vm::copy_method`]): a copy of a method with its own
+//!   literal frame, inline caches and Method object, for another class or
+//!   selector; and **literal patching** ([`Vm::patch_literal`]), which keeps a
+//!   patched selector literal's symbol id in step and flushes the inline caches;
+//! - **the meta level** ([`ProcessState::enter_meta_level`],
+//!   [`ProcessState::leave_meta_level`]): each process counts its active
+//!   `<metaLevel>` frames; activation increments, every frame pop (return or
+//!   unwind) decrements, and a process switch swaps the count with the rest of
+//!   the process state;
+//! - **the trap shortcut** ([`Vm::trap_shortcut_applies`], `Vm::send_to_original`):
+//!   a `<trapShortcut>` method whose proxy is disabled (literal 1 is not `true`),
+//!   or that is called at the meta level, is not activated: the VM sends the
+//!   hidden selector of the original (literal 2) directly, through the trap's
+//!   first send site's inline cache: no hook, no trap frame.
+//!
+//! The interpreter calls the helpers here on its hot paths; they are
+//! `#[inline(always)]` and compile to what was written there before.
+
+use crate::interp::ProcessState;
+use crate::objects::{InlineCache, MethodCode, Symbols, cls};
+use crate::vm::{Vm, VmError};
+use lupa_heap::{OutOfMemory, Value};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// The first character of every hidden selector.
+pub const HIDDEN_PREFIX: char = '\u{1}';
+
+impl Symbols {
+    /// Is symbol `id` a hidden selector (its name starts with [`HIDDEN_PREFIX`])?
+    /// Hidden selectors are found by lookup but not listed by
+    /// `methods`/`selectors`/`respondsTo:`.
+    pub fn is_hidden(&self, id: u32) -> bool {
+        self.name(id).starts_with(HIDDEN_PREFIX)
+    }
+}
+
+impl ProcessState {
+    /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`.
+    #[inline(always)]
+    pub fn enter_meta_level(&mut self, m: &MethodCode) {
+        if m.meta_level {
+            self.meta_depth += 1;
+        }
+    }
+
+    /// A frame of `m` is being popped (returned from or unwound): uncount it if
+    /// `m` is `<metaLevel>`.
+    #[inline(always)]
+    pub fn leave_meta_level(&mut self, m: &MethodCode) {
+        if m.meta_level {
+            self.meta_depth -= 1;
+        }
+    }
+
+    /// Is the process running instrumentation code (a `<metaLevel>` frame is active)?
+    #[inline(always)]
+    pub fn at_meta_level(&self) -> bool {
+        self.meta_depth > 0
+    }
+}
+
+impl Vm {
+    /// Should the `<trapShortcut>` method `m` be bypassed: is its proxy disabled
+    /// (literal 1 not `true`), or is the running process at the meta level?
+    #[inline(always)]
+    pub fn trap_shortcut_applies(&self, m: &MethodCode) -> bool {
+        m.literals.len() > 1 && (m.literals[0].get() != Value::TRUE || self.running.at_meta_level())
+    }
+
+    /// Instead of activating trap `m`, send the original's hidden selector (literal
+    /// 2) to the same receiver and `argc` arguments, through the trap's first
+    /// send site's inline cache.
+    #[inline(always)]
+    pub(crate) fn send_to_original(&mut self, m: &MethodCode, argc: usize) -> Result<(), VmError> {
+        let sel = m.sel_ids[1].get();
+        let site = (!m.caches.is_empty()).then_some((m, 0));
+        self.dispatch(sel, argc, site)
+    }
+
+    /// A copy of method `m` (fresh literal frame and inline caches) for class `holder`
+    /// under `selector`, with its own Method object. Not installed anywhere.
+    pub fn copy_method(
+        &mut self,
+        m: &MethodCode,
+        holder: u32,
+        selector: u32,
+    ) -> Result<Rc<MethodCode>, OutOfMemory> {
+        let id = self.methods.len() as u32;
+        let selector_name: Rc<str> = Rc::from(self.symbols.name(selector));
+        let code = Rc::new(MethodCode {
+            id,
+            kind: m.kind,
+            selector,
+            selector_name,
+            holder: Cell::new(holder),
+            num_args: m.num_args,
+            num_temps: m.num_temps,
+            env_size: m.env_size,
+            needs_env: m.needs_env,
+            home_env: m.home_env,
+            max_stack: m.max_stack,
+            ops: m.ops.clone(),
+            literals: m.literals.iter().map(|c| Cell::new(c.get())).collect(),
+            sel_ids: m.sel_ids.iter().map(|c| Cell::new(c.get())).collect(),
+            caches: m
+                .caches
+                .iter()
+                .map(|_| Cell::new(InlineCache::default()))
+                .collect(),
+            blocks: m.blocks.clone(),
+            trivial: m.trivial,
+            primitive: Cell::new(m.primitive.get()),
+            primitive_only: m.primitive_only,
+            unwind_protect: m.unwind_protect,
+            exception_handler: m.exception_handler,
+            meta_level: m.meta_level,
+            trap_shortcut: m.trap_shortcut,
+            pragmas: m.pragmas.clone(),
+            lines: m.lines.clone(),
+            first_line: m.first_line,
+            file: m.file.clone(),
+            source_range: Cell::new(m.source_range.get()),
+            object: Cell::new(Value::NIL),
+            home: Cell::new(id),
+            local_names: m.local_names.clone(),
+        });
+        let mclass = if code.primitive_only {
+            cls::PRIMITIVE
+        } else {
+            cls::METHOD
+        };
+        let obj = self.heap.alloc_pointers(mclass, 0)?;
+        self.heap.set_identity_hash(obj, id + 1);
+        code.object.set(obj);
+        self.methods.push(code.clone());
+        Ok(code)
+    }
+
+    /// Set literal `i` (0-based, in range) of method `code` to `v`. A patched
+    /// selector literal changes what its send sites call: its symbol id follows
+    /// and the method's inline caches are flushed.
+    pub fn patch_literal(&mut self, code: &MethodCode, i: usize, v: Value) {
+        code.literals[i].set(v);
+        code.sel_ids[i].set(self.symbol_id(v).unwrap_or(u32::MAX));
+        for c in code.caches.iter() {
+            c.set(Default::default());
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Collection glue: [`Vm::collect_garbage`] hands the collector every root the
+//! VM holds (process states, globals, symbols, class objects and method
+//! dictionaries, method literals and objects, `handles`, the system objects),
+//! then reports the collection to the GC hooks, schedules finalization and, with
+//! `--verify-heap`, verifies the heap.
+
+use super::Vm;
+use lupa_heap::Value;
+
+impl Vm {
+    /// Collect now, updating every root.
+    pub fn collect_garbage(&mut self) {
+        let t0 = std::time::Instant::now();
+        let mut c = self.heap.start_collection();
+        let mut root = |v: &mut Value| c.root(v);
+        self.running.visit_roots(&mut root);
+        for p in self.procs.all_mut() {
+            p.visit_roots(&mut root);
+        }
+        for v in self.globals.values_mut() {
+            c.root(v);
+        }
+        for v in self.symbols.objects.iter_mut() {
+            c.root(v);
+        }
+        for info in self.classes.iter_mut() {
+            c.root(&mut info.object);
+            for v in info.methods.values_mut() {
+                c.root(v);
+            }
+        }
+        for m in self.methods.iter() {
+            for l in m.literals.iter() {
+                let mut v = l.get();
+                c.root(&mut v);
+                l.set(v);
+            }
+            let mut o = m.object.get();
+            c.root(&mut o);
+            m.object.set(o);
+        }
+        for v in self.handles.iter_mut() {
+            c.root(v);
+        }
+        c.root(&mut self.system_object);
+        c.root(&mut self.processor_object);
+        c.root(&mut self.finalization_semaphore);
+        c.finish();
+        let elapsed = t0.elapsed();
+        self.obs.gc_time_ns += elapsed.as_nanos() as u64;
+        if self.obs.gc_hooks_on() {
+            let kind = self
+                .heap
+                .last_collection()
+                .unwrap_or(lupa_heap::CollectionKind::Scavenge);
+            let deaths = self.heap.take_deaths();
+            let ev = crate::observe::GcEvent {
+                kind,
+                duration: elapsed,
+                number: self.heap.stats().collections,
+                deaths: &deaths,
+            };
+            self.obs.collection(&ev);
+        }
+        if self.heap.mourn_queue_len() > 0 && !self.finalization_semaphore.is_nil() {
+            self.finalization_due = true;
+        }
+        if self.options.verify_heap
+            && let Err(e) = self.heap.verify(self.classes.len() as u32)
+        {
+            eprintln!("lupa: heap verification failed after GC: {e}");
+            std::process::exit(70);
+        }
+    }
+}

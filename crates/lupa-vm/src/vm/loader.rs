@@ -1,0 +1,402 @@
+//! Class loading and bootstrap: the class-path search (the user's class path
+//! first, then the bundled library), parsing and defining a class (superclass
+//! first, fields, shape, class-side fields, methods), the kernel bootstrap with
+//! its fixed class indices and the synthetic definitions of optional kernel
+//! classes a user's core-lib may lack.
+
+use super::{Vm, VmError};
+use crate::objects::{Shape, cls};
+use lupa_heap::{OutOfMemory, Value};
+use lupa_syntax::{ClassDef, SourceFile};
+use std::rc::Rc;
+
+include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+
+impl Vm {
+    /// Create a class and its metaclass (placeholders, not yet defined), answering the class index.
+    fn create_class_pair(&mut self, name: &str) -> Result<u32, OutOfMemory> {
+        let c = self.classes.add(name, false);
+        let m = self.classes.add(&format!("{name} class"), true);
+        self.classes[c as usize].partner = m;
+        self.classes[m as usize].partner = c;
+        let cobj = self.alloc_class_objects(c)?;
+        self.set_global(name, cobj);
+        Ok(c)
+    }
+
+    /// Allocate the heap objects of class `c` and its metaclass: the class object is
+    /// an instance of the metaclass, the metaclass object an instance of Metaclass;
+    /// each carries its class index as identity hash. Answers the class object.
+    fn alloc_class_objects(&mut self, c: u32) -> Result<Value, OutOfMemory> {
+        let m = self.classes[c as usize].partner;
+        let cobj = self.heap.alloc_pointers(m, 0)?;
+        self.heap.set_identity_hash(cobj, c);
+        let mobj = self.heap.alloc_pointers(cls::METACLASS, 0)?;
+        self.heap.set_identity_hash(mobj, m);
+        self.classes[c as usize].object = cobj;
+        self.classes[m as usize].object = mobj;
+        Ok(cobj)
+    }
+
+    pub(super) fn bootstrap(&mut self) -> Result<(), VmError> {
+        // Fixed indices for the well-known classes; metaclasses come after them.
+        for name in &cls::NAMES[1..] {
+            self.classes.add(name, false);
+        }
+        for c in 1..cls::COUNT {
+            let name = format!("{} class", self.classes[c as usize].name);
+            let m = self.classes.add(&name, true);
+            self.classes[c as usize].partner = m;
+            self.classes[m as usize].partner = c;
+        }
+        for c in 1..cls::COUNT {
+            let cobj = self.alloc_class_objects(c)?;
+            let name = self.classes[c as usize].name.clone();
+            if c != cls::ENV {
+                self.set_global(&name, cobj);
+            }
+        }
+        // Shapes of the kernel classes.
+        for (c, shape) in [
+            (cls::ARRAY, Shape::Indexable),
+            (cls::STRING, Shape::Bytes),
+            (cls::SYMBOL, Shape::Bytes),
+            (cls::DOUBLE, Shape::Words),
+            (cls::INTEGER, Shape::Words),
+            (cls::WEAK_ARRAY, Shape::Weak),
+            (cls::EPHEMERON, Shape::Ephemeron),
+            (cls::ENV, Shape::Indexable),
+        ] {
+            self.classes[c as usize].shape = shape;
+        }
+        self.sym_cache = crate::interp::WellKnownSymbols::new(self);
+        // Load the kernel in dependency order (superclasses load themselves first).
+        for c in 1..cls::COUNT {
+            if c == cls::ENV {
+                self.classes[c as usize].superclass = Some(cls::OBJECT);
+                let m = self.classes[c as usize].partner;
+                self.classes[m as usize].superclass =
+                    Some(self.classes[cls::OBJECT as usize].partner);
+                self.classes[c as usize].loaded = true;
+                continue;
+            }
+            let name = self.classes[c as usize].name.to_string();
+            if !self.classes[c as usize].loaded {
+                match self.load_class_by_name(&name) {
+                    Ok(_) => {}
+                    Err(VmError::ClassNotFound(_)) if c > cls::SYSTEM || c == cls::BLOCK4 => {
+                        // Optional kernel classes (processes, weak arrays, ephemerons, Context, Block4) may be
+                        // absent from a user's core-lib: give them a minimal definition.
+                        self.define_synthetic(c)?;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if self.classes[cls::BLOCK4 as usize].superclass.is_none() {
+            self.define_synthetic(cls::BLOCK4)?;
+        }
+        // The system object.
+        let sys = self.instantiate(cls::SYSTEM, 0)?;
+        self.system_object = sys;
+        self.set_global("system", sys);
+        let sched = self.instantiate(cls::SCHEDULER, 0)?;
+        self.processor_object = sched;
+        self.set_global("Processor", sched);
+        crate::process::Scheduler::init_main(self)?;
+        Ok(())
+    }
+
+    fn define_synthetic(&mut self, c: u32) -> Result<(), VmError> {
+        let sup = match c {
+            cls::BLOCK4 => cls::BLOCK,
+            _ => cls::OBJECT,
+        };
+        if !self.classes[sup as usize].loaded {
+            let name = self.classes[sup as usize].name.to_string();
+            self.load_class_by_name(&name)?;
+        }
+        self.classes.set_superclass(c, Some(sup));
+        self.classes[c as usize].fields = self.classes[sup as usize].fields.clone();
+        self.classes[c as usize].loaded = true;
+        let m = self.classes[c as usize].partner;
+        self.classes[m as usize].loaded = true;
+        // Primitive-only synthetic methods for the classes the VM relies on.
+        let prims: &[(&str, &str)] = match c {
+            cls::BLOCK4 => &[("value:with:with:", "value: a with: b with: c = primitive")],
+            _ => &[],
+        };
+        for (_, src) in prims {
+            self.compile_and_install(c, src, "<synthetic>")?;
+        }
+        Ok(())
+    }
+
+    /// Find the source of class `name`: the class path first, then the bundled library.
+    fn find_class_source(&self, name: &str) -> Option<(String, String, String)> {
+        let file = format!("{name}.som");
+        for dir in &self.options.class_path {
+            let p = dir.join(&file);
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                let cat = dir
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Some((p.display().to_string(), text, cat));
+            }
+        }
+        if self.options.use_bundled {
+            for (path, text) in BUNDLED {
+                let base = path.rsplit('/').next().unwrap_or(path);
+                if base == file {
+                    let cat = path
+                        .rsplit_once('/')
+                        .map(|(d, _)| d.to_string())
+                        .unwrap_or_default();
+                    return Some((format!("<lupa>/{path}"), (*text).to_string(), cat));
+                }
+            }
+        }
+        None
+    }
+
+    /// Names of every class the class path and bundled library offer (for `lupa test`).
+    pub fn available_class_names(&self, bundled_prefix: Option<&str>) -> Vec<String> {
+        let mut names = Vec::new();
+        for dir in &self.options.class_path {
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.extension().is_some_and(|x| x == "som")
+                        && let Some(s) = p.file_stem()
+                    {
+                        names.push(s.to_string_lossy().into_owned());
+                    }
+                }
+            }
+        }
+        if let Some(prefix) = bundled_prefix {
+            for (path, _) in BUNDLED {
+                if path.starts_with(prefix) {
+                    let base = path.rsplit('/').next().unwrap_or(path);
+                    names.push(base.trim_end_matches(".som").to_string());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Load (if needed) and answer the class index of `name`.
+    pub fn load_class_by_name(&mut self, name: &str) -> Result<u32, VmError> {
+        if let Some(c) = self.classes.index_of(name)
+            && self.classes[c as usize].loaded
+        {
+            return Ok(c);
+        }
+        if self.loading.iter().any(|n| n == name) {
+            return Err(VmError::Compile(format!(
+                "class {name} inherits from itself (cycle: {})",
+                self.loading.join(" -> ")
+            )));
+        }
+        let Some((path, text, category)) = self.find_class_source(name) else {
+            let path = self
+                .options
+                .class_path
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":");
+            let wherein = match (path.is_empty(), self.options.use_bundled) {
+                (true, true) => "in Lupa's class library (no class path given)".to_string(),
+                (true, false) => {
+                    "anywhere: no class path given and the bundled library is off".to_string()
+                }
+                (false, true) => format!("on the class path ({path}) nor in Lupa's class library"),
+                (false, false) => format!("on the class path ({path})"),
+            };
+            return Err(VmError::ClassNotFound(format!(
+                "cannot find class {name}: no {name}.som {wherein}"
+            )));
+        };
+        self.loading.push(name.to_string());
+        let r = self.load_class_source(&path, &text, &category, Some(name));
+        self.loading.pop();
+        r
+    }
+
+    /// Parse, compile and install a class from source. `expected` is the name the
+    /// file must define (its file name).
+    pub fn load_class_source(
+        &mut self,
+        path: &str,
+        text: &str,
+        category: &str,
+        expected: Option<&str>,
+    ) -> Result<u32, VmError> {
+        let src = Rc::new(SourceFile::new(path, text));
+        let def = lupa_syntax::parse_class(text).map_err(|d| VmError::Compile(d.render(&src)))?;
+        if let Some(exp) = expected
+            && def.name.name != exp
+        {
+            return Err(VmError::Compile(format!(
+                "{path}: the file defines class {} but was expected to define {exp}",
+                def.name.name
+            )));
+        }
+        self.sources.insert(Rc::from(path), src.clone());
+        self.define_class(&def, &src, category)
+    }
+
+    fn define_class(
+        &mut self,
+        def: &ClassDef,
+        src: &Rc<SourceFile>,
+        category: &str,
+    ) -> Result<u32, VmError> {
+        let name = def.name.name.as_str();
+        let sup = match &def.superclass {
+            None => Some(cls::OBJECT),
+            Some(id) if id.name == "nil" => None,
+            Some(id) => {
+                let s = self.load_class_by_name(&id.name).map_err(|e| match e {
+                    VmError::ClassNotFound(m) => {
+                        let (l, c) = src.line_col(id.span.start);
+                        VmError::ClassNotFound(format!(
+                            "{}:{l}:{c}: superclass of {name}: {m}",
+                            src.name
+                        ))
+                    }
+                    other => other,
+                })?;
+                Some(s)
+            }
+        };
+        let c = match self.classes.index_of(name) {
+            Some(c) => c,
+            None => self.create_class_pair(name)?,
+        };
+        if name == "Object" && sup.is_some() {
+            // Object must be the root.
+        }
+        self.classes.set_superclass(c, sup);
+        let m = self.classes[c as usize].partner;
+        // Fields.
+        let mut fields: Vec<Rc<str>> = sup
+            .map(|s| self.classes[s as usize].fields.clone())
+            .unwrap_or_default();
+        for f in &def.instance_fields {
+            if fields.iter().any(|g| **g == *f.name) {
+                let (l, c) = src.line_col(f.span.start);
+                return Err(VmError::Compile(format!(
+                    "{}:{l}:{c}: error: field '{}' of {name} is already defined in a superclass",
+                    src.name, f.name
+                )));
+            }
+        }
+        fields.extend(
+            def.instance_fields
+                .iter()
+                .map(|f| Rc::from(f.name.as_str())),
+        );
+        let msup = self.classes[m as usize].superclass.unwrap_or(cls::CLASS);
+        let mut mfields: Vec<Rc<str>> = if msup == m {
+            Vec::new()
+        } else {
+            self.classes[msup as usize].fields.clone()
+        };
+        mfields.extend(def.class_fields.iter().map(|f| Rc::from(f.name.as_str())));
+        // Shape is inherited unless the class is a kernel class with a fixed shape.
+        if c >= cls::COUNT
+            && let Some(s) = sup
+        {
+            self.classes[c as usize].shape = self.classes[s as usize].shape;
+        }
+        self.classes[c as usize].fields = fields;
+        self.classes[c as usize].source = Rc::from(src.name.as_str());
+        self.classes[c as usize].category = Rc::from(category);
+        self.classes[m as usize].source = Rc::from(src.name.as_str());
+        self.classes[m as usize].category = Rc::from(category);
+        let old_class_fields = self.classes[m as usize].fields.len();
+        self.classes[m as usize].fields = mfields;
+        // The class object must have room for its class-side fields.
+        let need = self.classes[m as usize].fields.len();
+        if need != old_class_fields || self.heap.size(self.classes[c as usize].object) != need {
+            let old = self.classes[c as usize].object;
+            let new = self.heap.alloc_pointers(m, need)?;
+            let keep = self.heap.size(old).min(need);
+            for i in 0..keep {
+                let v = self.heap.slot(old, i);
+                self.heap.set_slot(new, i, v);
+            }
+            self.heap.set_identity_hash(new, c);
+            self.classes[c as usize].object = new;
+            self.set_global(name, new);
+        }
+        // Methods.
+        self.classes[c as usize].methods.clear();
+        self.classes[c as usize].method_order.clear();
+        self.classes[m as usize].methods.clear();
+        self.classes[m as usize].method_order.clear();
+        for md in &def.instance_methods {
+            self.compile_def_and_install(c, md, src)?;
+        }
+        for md in &def.class_methods {
+            self.compile_def_and_install(m, md, src)?;
+        }
+        self.classes[c as usize].loaded = true;
+        self.classes[m as usize].loaded = true;
+        self.bump_epoch();
+        Ok(c)
+    }
+
+    fn compile_def_and_install(
+        &mut self,
+        c: u32,
+        md: &lupa_syntax::MethodDef,
+        src: &Rc<SourceFile>,
+    ) -> Result<u32, VmError> {
+        let fields: Vec<String> = self.classes[c as usize]
+            .fields
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        let cc = lupa_compiler::compile_method(md, &fields, src)
+            .map_err(|d| VmError::Compile(d.render(src)))?;
+        if cfg!(debug_assertions)
+            && let Err(e) = lupa_compiler::verify(&cc)
+        {
+            return Err(VmError::Compile(format!(
+                "{}: internal error: the compiled code of {} fails verification: {e}",
+                src.name, md.selector
+            )));
+        }
+        let id = self.install_code(c, &cc, &src.name)?;
+        self.methods[id as usize]
+            .source_range
+            .set((md.span.start, md.span.end));
+        self.sources
+            .entry(Rc::from(src.name.as_str()))
+            .or_insert_with(|| src.clone());
+        Ok(id)
+    }
+
+    /// Compile method source in class `c` and install it; answers the method id.
+    pub fn compile_and_install(
+        &mut self,
+        c: u32,
+        source: &str,
+        file: &str,
+    ) -> Result<u32, VmError> {
+        let src = Rc::new(SourceFile::new(file, source));
+        let md = lupa_syntax::parse_method(source).map_err(|d| VmError::Compile(d.render(&src)))?;
+        self.compile_def_and_install(c, &md, &src)
+    }
+
+    /// The source file registered under a name (for diagnostics).
+    pub fn source(&self, name: &str) -> Option<Rc<SourceFile>> {
+        self.sources.get(name).cloned()
+    }
+}

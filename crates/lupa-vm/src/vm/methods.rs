@@ -1,0 +1,208 @@
+//! The method table and method dictionaries: turning compiled code into runtime
+//! [`MethodCode`] ([`Vm::make_code`]: literals become heap values, one inline
+//! cache per send site, primitives bound by class and selector, trivial methods
+//! recognised), installing it, finding the code of a Method object, and lookup.
+//!
+//! Method ids index the append-only `Vm::methods`: an id never changes. Every
+//! change to a method dictionary goes through the class table, which bumps the
+//! epoch (see `class_table`).
+
+use super::{Lookup, Vm};
+use crate::objects::{InlineCache, MethodCode, cls};
+use lupa_compiler::{CodeKind, CompiledCode, Const};
+use lupa_heap::{Heap, OutOfMemory, Value};
+use std::cell::Cell;
+use std::rc::Rc;
+
+impl Vm {
+    /// Turn compiled code into runtime code (recursively for blocks) and register it.
+    pub(crate) fn make_code(
+        &mut self,
+        holder: u32,
+        cc: &CompiledCode,
+        file: &Rc<str>,
+    ) -> Result<Rc<MethodCode>, OutOfMemory> {
+        let blocks = cc
+            .blocks
+            .iter()
+            .map(|b| self.make_code(holder, b, file))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut lits = Vec::with_capacity(cc.literals.len());
+        let mut sel_ids = Vec::with_capacity(cc.literals.len());
+        for l in &cc.literals {
+            lits.push(Cell::new(self.const_value(l)?));
+            sel_ids.push(Cell::new(match l {
+                Const::Symbol(s) => self.intern(s),
+                _ => u32::MAX,
+            }));
+        }
+        let selector = self.intern(&cc.selector);
+        let id = self.methods.len() as u32;
+        let class_name = self.classes[holder as usize].name.to_string();
+        let mut primitive = None;
+        if cc.is_primitive || cc.pragmas.iter().any(|(p, _)| p == "primitive") {
+            primitive = self.find_primitive(&class_name, &cc.selector);
+        }
+        let special = cc.pragmas.iter().any(|(p, _)| {
+            matches!(
+                p.as_str(),
+                "metaLevel" | "unwindProtect" | "exceptionHandler" | "trapShortcut"
+            )
+        });
+        let trivial =
+            if primitive.is_none() && cc.kind == CodeKind::Method && !cc.is_primitive && !special {
+                crate::objects::Trivial::of(
+                    &cc.code,
+                    cc.num_args as usize,
+                    cc.num_temps as usize,
+                    cc.env_size > 0 || cc.needs_env,
+                )
+            } else {
+                None
+            };
+        let code = Rc::new(MethodCode {
+            trivial,
+            id,
+            kind: cc.kind,
+            selector,
+            selector_name: Rc::from(cc.selector.as_str()),
+            holder: Cell::new(holder),
+            num_args: cc.num_args as usize,
+            num_temps: cc.num_temps as usize,
+            env_size: cc.env_size as usize,
+            needs_env: cc.needs_env,
+            home_env: cc.kind == CodeKind::Method && (cc.env_size > 0 || cc.needs_env),
+            max_stack: cc.max_stack as usize,
+            ops: cc.code.clone().into_boxed_slice(),
+            literals: lits.into_boxed_slice(),
+            sel_ids: sel_ids.into_boxed_slice(),
+            caches: (0..cc.num_send_sites)
+                .map(|_| Cell::new(InlineCache::default()))
+                .collect(),
+            blocks: blocks.into_boxed_slice(),
+            primitive: Cell::new(primitive),
+            primitive_only: cc.is_primitive,
+            unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),
+            exception_handler: cc.pragmas.iter().any(|(p, _)| p == "exceptionHandler"),
+            trap_shortcut: cc.pragmas.iter().any(|(p, _)| p == "trapShortcut"),
+            meta_level: cc.pragmas.iter().any(|(p, _)| p == "metaLevel"),
+            pragmas: cc.pragmas.clone(),
+            lines: cc.lines.clone(),
+            first_line: cc.first_line,
+            file: file.clone(),
+            source_range: Cell::new((0, 0)),
+            object: Cell::new(Value::NIL),
+            home: Cell::new(id),
+            local_names: cc.local_names.clone(),
+        });
+        for b in code.blocks.iter() {
+            set_home(b, id);
+        }
+        self.methods.push(code.clone());
+        Ok(code)
+    }
+
+    /// Install compiled code as method of class `c`; answers its id.
+    pub fn install_code(
+        &mut self,
+        c: u32,
+        cc: &CompiledCode,
+        file: &str,
+    ) -> Result<u32, OutOfMemory> {
+        let file: Rc<str> = Rc::from(file);
+        let code = self.make_code(c, cc, &file)?;
+        debug_assert_eq!(code.kind, CodeKind::Method);
+        let mclass = if code.primitive_only {
+            cls::PRIMITIVE
+        } else {
+            cls::METHOD
+        };
+        let obj = self.heap.alloc_pointers(mclass, 0)?;
+        self.heap.set_identity_hash(obj, code.id + 1);
+        code.object.set(obj);
+        let sel = code.selector;
+        self.put_method(c, sel, obj);
+        Ok(code.id)
+    }
+
+    /// Put any object into class `c`'s method dictionary under `sel`.
+    pub fn put_method(&mut self, c: u32, sel: u32, obj: Value) {
+        self.classes.put_method(c, sel, obj);
+    }
+
+    /// Remove a selector from class `c`; answers what was there.
+    pub fn remove_method(&mut self, c: u32, sel: u32) -> Option<Value> {
+        self.classes.remove_method(c, sel)
+    }
+
+    /// If `v` is a Method/Primitive object, its code.
+    pub fn method_code_of(&mut self, v: Value) -> Option<Rc<MethodCode>> {
+        let id = method_id_of(&mut self.heap, &self.methods, v)?;
+        Some(self.methods[id as usize].clone())
+    }
+
+    /// Find what `sel` means for instances of class `c`: a method id, or an object to
+    /// `run:with:in:`, or nothing.
+    pub fn lookup(&mut self, c: u32, sel: u32) -> Lookup {
+        let (heap, methods) = (&mut self.heap, &self.methods);
+        self.classes
+            .lookup(c, sel, |obj| method_id_of(heap, methods, obj))
+    }
+
+    fn const_value(&mut self, c: &Const) -> Result<Value, OutOfMemory> {
+        Ok(match c {
+            Const::Nil => Value::NIL,
+            Const::True => Value::TRUE,
+            Const::False => Value::FALSE,
+            Const::Int(i) => match Value::from_i64(*i) {
+                Some(v) => v,
+                None => crate::prims::integer::big_to_value(self, &num_bigint::BigInt::from(*i))?,
+            },
+            Const::BigInt(b) => crate::prims::integer::big_to_value(self, b)?,
+            Const::Double(d) => self.new_double(*d)?,
+            Const::String(s) => self.new_string(s)?,
+            Const::Symbol(s) => self.symbol(s)?,
+            Const::Array(items) => {
+                let mut vals = Vec::with_capacity(items.len());
+                for i in items {
+                    vals.push(self.const_value(i)?);
+                }
+                self.new_array(&vals)?
+            }
+        })
+    }
+
+    /// The source text of a method's definition, if known.
+    pub fn method_source(&self, code: &MethodCode) -> Option<String> {
+        let (start, end) = code.source_range.get();
+        if end <= start {
+            return None;
+        }
+        let src = self.sources.get(&*code.file)?;
+        src.text
+            .get(start as usize..end as usize)
+            .map(str::to_string)
+    }
+}
+
+fn set_home(b: &Rc<MethodCode>, id: u32) {
+    b.home.set(id);
+    for inner in b.blocks.iter() {
+        set_home(inner, id);
+    }
+}
+
+/// The id of method object `v` (a Method or Primitive instance registered in
+/// `methods`), or `None` for any other value.
+pub(super) fn method_id_of(heap: &mut Heap, methods: &[Rc<MethodCode>], v: Value) -> Option<u32> {
+    if !v.is_ptr() {
+        return None;
+    }
+    let c = heap.class_index(v);
+    if c != cls::METHOD && c != cls::PRIMITIVE {
+        return None;
+    }
+    let id = heap.identity_hash(v).checked_sub(1)?;
+    let code = methods.get(id as usize)?;
+    (code.object.get() == v).then_some(id)
+}
