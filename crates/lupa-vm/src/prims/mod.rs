@@ -5,9 +5,15 @@
 
 pub(crate) mod array;
 pub(crate) mod block;
+pub(crate) mod class;
+pub(crate) mod context;
 pub(crate) mod double;
 pub(crate) mod integer;
+pub(crate) mod method;
 pub(crate) mod object;
+pub(crate) mod perform;
+pub(crate) mod process;
+pub(crate) mod proxies;
 pub(crate) mod string;
 pub(crate) mod system;
 
@@ -50,10 +56,16 @@ impl Vm {
 
 pub(crate) fn register_all(vm: &mut Vm) {
     object::register(vm);
+    perform::register(vm);
+    class::register(vm);
+    method::register(vm);
+    proxies::register(vm);
     integer::register(vm);
     double::register(vm);
     string::register(vm);
     array::register(vm);
     block::register(vm);
+    context::register(vm);
+    process::register(vm);
     system::register(vm);
 }

@@ -287,7 +287,7 @@ fn finalization_semaphore(vm: &mut Vm, _argc: usize) -> Prim {
 
 fn set_finalization_semaphore(vm: &mut Vm, argc: usize) -> Prim {
     let s = arg(vm, argc, 1);
-    if !s.is_nil() && super::block::sem_index(vm, s).is_none() {
+    if !s.is_nil() && super::process::sem_index(vm, s).is_none() {
         return Prim::Error("finalizationSemaphore: expects a Semaphore or nil".into());
     }
     vm.finalization_semaphore = s;
