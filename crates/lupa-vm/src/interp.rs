@@ -7,6 +7,7 @@
 //! is in a frame slot, a global or another root.
 
 use crate::objects::{MethodCode, cls};
+use crate::prims::{Args, PrimFailure, Reply};
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::{CodeKind, Op, SpecialOp};
 use lupa_heap::Value;
@@ -25,20 +26,6 @@ pub struct Frame {
     pub env: Value,
     /// The block closure being run (nil for a method frame).
     pub closure: Value,
-}
-
-/// What a primitive did.
-pub enum Prim {
-    /// Succeeded with this result: pop receiver and arguments, push it.
-    Ok(Value),
-    /// Failed: run the Smalltalk fallback (or report the failure).
-    Fail,
-    /// Failed with a message: the VM sends `error:` with it to the receiver.
-    Error(String),
-    /// The primitive arranged the stack and frames itself (e.g. activated a block).
-    Done,
-    /// Stop the program.
-    Abort(VmError),
 }
 
 /// How an unwind ends.
@@ -313,18 +300,19 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            match p(self, argc) {
-                Prim::Ok(v) => {
+            match p(self, Args::new(argc)) {
+                Ok(Reply::Answer(v)) => {
                     let n = self.stack.len() - argc - 1;
                     self.stack.truncate(n);
                     self.stack.push(v);
                     return Ok(());
                 }
-                Prim::Done => return Ok(()),
-                Prim::Abort(e) => return Err(e),
+                Ok(Reply::Done) => return Ok(()),
+                Err(PrimFailure::Abort(e)) => return Err(e),
                 // A failing primitive with a Smalltalk body runs the body (the fallback).
-                Prim::Fail | Prim::Error(_) if !m.primitive_only => {}
-                Prim::Fail => {
+                Err(_) if !m.primitive_only => {}
+                Err(PrimFailure::Error(msg)) => return self.send_error(argc, &msg),
+                Err(PrimFailure::WrongArg { .. } | PrimFailure::Fail) => {
                     let msg = format!(
                         "primitive {}>>{} failed",
                         self.class_name(m.holder.get()),
@@ -332,7 +320,6 @@ impl Vm {
                     );
                     return self.send_error(argc, &msg);
                 }
-                Prim::Error(msg) => return self.send_error(argc, &msg),
             }
         }
         if m.primitive_only && m.primitive.get().is_none() {

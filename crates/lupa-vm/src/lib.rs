@@ -14,11 +14,11 @@ pub mod process;
 pub mod query;
 mod vm;
 
-pub use interp::Prim;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
+pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use query::MethodDescription;
 pub use vm::{BUNDLED, Lookup, Vm, VmError, VmOptions};
 

@@ -7,52 +7,41 @@
 //! (`put_method`, `remove_method`, `compile_and_install`) so that the lookup
 //! caches are invalidated.
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::Reply::Answer;
+use super::outcome::{OrError, PrimFailure};
+use super::{Args, PrimResult};
 use crate::objects::{Shape, cls};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
-fn this_class(vm: &mut Vm, argc: usize) -> Option<u32> {
-    vm.class_index_of_object(arg(vm, argc, 0))
-}
-
-fn class_name(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_name(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let name = vm.classes[c as usize].name.to_string();
-    Prim::Ok(tryalloc!(vm.symbol(&name)))
+    Ok(Answer(vm.symbol(&name)?))
 }
 
-fn class_new(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     if matches!(
         c,
         cls::INTEGER | cls::DOUBLE | cls::SYMBOL | cls::NIL | cls::TRUE | cls::FALSE
     ) {
-        return Prim::Error(format!(
+        return Err(PrimFailure::Error(format!(
             "{} cannot be instantiated with new",
             vm.class_name(c)
-        ));
+        )));
     }
-    Prim::Ok(tryalloc!(vm.instantiate(c, 0)))
+    Ok(Answer(vm.instantiate(c, 0)?))
 }
 
-fn class_superclass(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_superclass(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let s = vm.classes[c as usize].superclass;
-    Prim::Ok(s.map(|s| vm.class_object(s)).unwrap_or(Value::NIL))
+    Ok(Answer(s.map(|s| vm.class_object(s)).unwrap_or(Value::NIL)))
 }
 
-fn class_fields(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_fields(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let names: Vec<String> = vm.classes[c as usize]
         .fields
         .iter()
@@ -60,15 +49,13 @@ fn class_fields(vm: &mut Vm, argc: usize) -> Prim {
         .collect();
     let mut syms = Vec::with_capacity(names.len());
     for n in names {
-        syms.push(tryalloc!(vm.symbol(&n)));
+        syms.push(vm.symbol(&n)?);
     }
-    Prim::Ok(tryalloc!(vm.new_array(&syms)))
+    Ok(Answer(vm.new_array(&syms)?))
 }
 
-fn class_methods(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_methods(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let info = &vm.classes[c as usize];
     let ms: Vec<Value> = info
         .method_order
@@ -76,90 +63,76 @@ fn class_methods(vm: &mut Vm, argc: usize) -> Prim {
         .filter(|s| !vm.symbols.is_hidden(**s))
         .filter_map(|s| info.methods.get(s).copied())
         .collect();
-    Prim::Ok(tryalloc!(vm.new_array(&ms)))
+    Ok(Answer(vm.new_array(&ms)?))
 }
 
-fn class_at(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
+fn class_at(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let Ok(id) = args.symbol(vm, 1) else {
+        return Ok(Answer(Value::NIL));
     };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
-        return Prim::Ok(Value::NIL);
-    };
-    Prim::Ok(
+    Ok(Answer(
         vm.classes[c as usize]
             .methods
             .get(&id)
             .copied()
             .unwrap_or(Value::NIL),
-    )
+    ))
 }
 
-fn class_at_put(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
-        return Prim::Error("methodAt:put: needs a Symbol".into());
-    };
-    let m = arg(vm, argc, 2);
+fn class_at_put(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let id = args
+        .symbol(vm, 1)
+        .or_error("methodAt:put: needs a Symbol")?;
+    let m = args.get(vm, 2);
     vm.put_method(c, id, m);
-    Prim::Ok(m)
+    Ok(Answer(m))
 }
 
-fn class_remove(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
+fn class_remove(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let Ok(id) = args.symbol(vm, 1) else {
+        return Ok(Answer(Value::NIL));
     };
-    let Some(id) = vm.symbol_id(arg(vm, argc, 1)) else {
-        return Prim::Ok(Value::NIL);
-    };
-    Prim::Ok(vm.remove_method(c, id).unwrap_or(Value::NIL))
+    Ok(Answer(vm.remove_method(c, id).unwrap_or(Value::NIL)))
 }
 
-fn class_compile(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
-    let Some(src) = vm.string_of(arg(vm, argc, 1)) else {
-        return Prim::Error("compile: needs a String".into());
-    };
+fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let src = args.string(vm, 1).or_error("compile: needs a String")?;
     let file = format!("<compiled in {}>", vm.class_name(c));
     match vm.compile_and_install(c, &src, &file) {
-        Ok(id) => Prim::Ok(vm.methods[id as usize].object.get()),
-        Err(e) => Prim::Error(format!("compile error: {e}")),
+        Ok(id) => Ok(Answer(vm.methods[id as usize].object.get())),
+        Err(e) => Err(PrimFailure::Error(format!("compile error: {e}"))),
     }
 }
 
-fn class_field_count(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::small(vm.classes[c as usize].fields.len() as i64))
+fn class_field_count(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    Ok(Answer(Value::small(
+        vm.classes[c as usize].fields.len() as i64
+    )))
 }
 
-fn class_category(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_category(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let cat = vm.classes[c as usize].category.to_string();
-    Prim::Ok(tryalloc!(vm.new_string(&cat)))
+    Ok(Answer(vm.new_string(&cat)?))
 }
 
-fn class_subclasses(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
+fn class_subclasses(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     let subs: Vec<Value> = vm
         .classes
         .iter()
         .filter(|i| i.loaded && i.superclass == Some(c) && i.object != Value::NIL)
         .map(|i| i.object)
         .collect();
-    Prim::Ok(tryalloc!(vm.new_array(&subs)))
+    Ok(Answer(vm.new_array(&subs)?))
 }
 
-fn all_classes(vm: &mut Vm, _argc: usize) -> Prim {
+fn all_classes(vm: &mut Vm, _args: Args) -> PrimResult {
     let all: Vec<Value> = vm
         .classes
         .iter()
@@ -167,17 +140,15 @@ fn all_classes(vm: &mut Vm, _argc: usize) -> Prim {
         .filter(|(i, info)| *i != 0 && *i != cls::ENV as usize && info.loaded && !info.is_meta)
         .map(|(_, info)| info.object)
         .collect();
-    Prim::Ok(tryalloc!(vm.new_array(&all)))
+    Ok(Answer(vm.new_array(&all)?))
 }
 
-fn class_is_indexable(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = this_class(vm, argc) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::bool(!matches!(
+fn class_is_indexable(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    Ok(Answer(Value::bool(!matches!(
         vm.classes[c as usize].shape,
         Shape::Fixed | Shape::Ephemeron
-    )))
+    ))))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

@@ -6,156 +6,142 @@
 //! primitives run without a frame of their own. Frame indices are only valid
 //! while the frames they name are alive: the kernel's exception code reads them
 //! right away. `unwindTo:return:` and `restart:` unwind the stack (running the
-//! `<unwindProtect>` actions on the way) and answer [`Prim::Done`].
+//! `<unwindProtect>` actions on the way) and answer [`Reply::Done`](super::Reply::Done).
 
-use super::{arg, tryalloc};
-use crate::interp::{Prim, UnwindAction};
+use super::outcome::Reply::{Answer, Done};
+use super::outcome::{Expected, OrError, PrimFailure};
+use super::{Args, PrimResult};
+use crate::interp::UnwindAction;
 use crate::vm::Vm;
 use lupa_compiler::CodeKind;
 use lupa_heap::Value;
 
+/// Argument `i` as the index of a live frame of the running process.
+fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure> {
+    args.get(vm, i)
+        .as_int()
+        .and_then(|f| usize::try_from(f).ok())
+        .filter(|&f| f < vm.frames.len())
+        .ok_or_else(|| PrimFailure::wrong(i, Expected::Frame))
+}
+
 /// The frame that sent the primitive is the top frame (primitives have none).
-fn frame_arg(vm: &Vm, argc: usize, i: usize) -> Option<usize> {
-    let f = arg(vm, argc, i).as_int()?;
-    let f = usize::try_from(f).ok()?;
-    (f < vm.frames.len()).then_some(f)
+fn current_frame(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(Value::small(vm.frames.len() as i64 - 1)))
 }
 
-fn current_frame(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.frames.len() as i64 - 1))
+fn sender_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
+    Ok(Answer(if f > 0 {
+        Value::small(f as i64 - 1)
+    } else {
+        Value::NIL
+    }))
 }
 
-fn sender_of(vm: &mut Vm, argc: usize) -> Prim {
-    match frame_arg(vm, argc, 1) {
-        Some(f) if f > 0 => Prim::Ok(Value::small(f as i64 - 1)),
-        Some(_) => Prim::Ok(Value::NIL),
-        None => Prim::Fail,
-    }
-}
-
-fn handler_frame_below(vm: &mut Vm, argc: usize) -> Prim {
-    let start = match arg(vm, argc, 1) {
+fn handler_frame_below(vm: &mut Vm, args: Args) -> PrimResult {
+    let start = match args.get(vm, 1) {
         v if v == Value::NIL => vm.frames.len(),
-        _ => match frame_arg(vm, argc, 1) {
-            Some(f) => f,
-            None => return Prim::Fail,
-        },
+        _ => frame(vm, args, 1)?,
     };
     let found = (0..start)
         .rev()
         .find(|&i| vm.frames[i].code.exception_handler);
-    Prim::Ok(found.map(|i| Value::small(i as i64)).unwrap_or(Value::NIL))
+    Ok(Answer(
+        found.map(|i| Value::small(i as i64)).unwrap_or(Value::NIL),
+    ))
 }
 
-fn receiver_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(vm.stack[vm.frames[f].bp])
+fn receiver_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
+    Ok(Answer(vm.stack[vm.frames[f].bp]))
 }
 
-fn argument_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Fail;
-    };
-    let Some(n) = arg(vm, argc, 2).as_int() else {
-        return Prim::Fail;
-    };
+fn argument_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
+    let n = args.int(vm, 2)?;
     let fr = &vm.frames[f];
     if n < 1 || n as usize > fr.code.num_args {
-        return Prim::Fail;
+        return Err(PrimFailure::Fail);
     }
-    Prim::Ok(vm.stack[fr.bp + n as usize])
+    Ok(Answer(vm.stack[fr.bp + n as usize]))
 }
 
-fn temp_index(vm: &Vm, argc: usize) -> Option<usize> {
-    let f = frame_arg(vm, argc, 1)?;
-    let n = arg(vm, argc, 2).as_int()?;
+/// Stack index of temporary `args[2]` of frame `args[1]`.
+fn temp_index(vm: &Vm, args: Args) -> Result<usize, PrimFailure> {
+    let f = frame(vm, args, 1)?;
+    let n = args.int(vm, 2)?;
     let fr = &vm.frames[f];
     if n < 1 || n as usize > fr.code.num_temps {
-        return None;
+        return Err(PrimFailure::Fail);
     }
-    Some(fr.bp + fr.code.num_args + n as usize)
+    Ok(fr.bp + fr.code.num_args + n as usize)
 }
 
-fn temp_of(vm: &mut Vm, argc: usize) -> Prim {
-    match temp_index(vm, argc) {
-        Some(i) => Prim::Ok(vm.stack[i]),
-        None => Prim::Fail,
-    }
+fn temp_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = temp_index(vm, args)?;
+    Ok(Answer(vm.stack[i]))
 }
 
-fn temp_of_put(vm: &mut Vm, argc: usize) -> Prim {
-    let v = arg(vm, argc, 3);
-    match temp_index(vm, argc) {
-        Some(i) => {
-            vm.stack[i] = v;
-            Prim::Ok(v)
-        }
-        None => Prim::Fail,
-    }
+fn temp_of_put(vm: &mut Vm, args: Args) -> PrimResult {
+    let v = args.get(vm, 3);
+    let i = temp_index(vm, args)?;
+    vm.stack[i] = v;
+    Ok(Answer(v))
 }
 
-fn method_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Fail;
-    };
+fn method_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
     let home = vm.frames[f].code.home.get();
-    Prim::Ok(vm.methods[home as usize].object.get())
+    Ok(Answer(vm.methods[home as usize].object.get()))
 }
 
-fn is_block_frame(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::bool(vm.frames[f].code.kind == CodeKind::Block))
+fn is_block_frame(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
+    Ok(Answer(Value::bool(
+        vm.frames[f].code.kind == CodeKind::Block,
+    )))
 }
 
-fn line_of(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Fail;
-    };
+fn line_of(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
     let fr = &vm.frames[f];
-    Prim::Ok(Value::small(fr.code.line_of(fr.pc.saturating_sub(1)) as i64))
+    Ok(Answer(Value::small(
+        fr.code.line_of(fr.pc.saturating_sub(1)) as i64,
+    )))
 }
 
-fn unwind_to_return(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Error("unwindTo:return: invalid frame".into());
-    };
-    let v = arg(vm, argc, 2);
-    let n = vm.stack.len() - argc - 1;
+fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1).or_error("unwindTo:return: invalid frame")?;
+    let v = args.get(vm, 2);
+    let n = vm.stack.len() - args.count() - 1;
     vm.stack.truncate(n);
-    match vm.unwind_to(f, UnwindAction::Return(v)) {
-        Ok(()) => Prim::Done,
-        Err(e) => Prim::Abort(e),
-    }
+    vm.unwind_to(f, UnwindAction::Return(v))
+        .map_err(PrimFailure::Abort)?;
+    Ok(Done)
 }
 
-fn restart_frame(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(f) = frame_arg(vm, argc, 1) else {
-        return Prim::Error("restart: invalid frame".into());
-    };
-    let n = vm.stack.len() - argc - 1;
+fn restart_frame(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1).or_error("restart: invalid frame")?;
+    let n = vm.stack.len() - args.count() - 1;
     vm.stack.truncate(n);
-    match vm.unwind_to(f, UnwindAction::Restart) {
-        Ok(()) => Prim::Done,
-        Err(e) => Prim::Abort(e),
-    }
+    vm.unwind_to(f, UnwindAction::Restart)
+        .map_err(PrimFailure::Abort)?;
+    Ok(Done)
 }
 
-fn backtrace(vm: &mut Vm, _argc: usize) -> Prim {
+fn backtrace(vm: &mut Vm, _args: Args) -> PrimResult {
     let n = vm.frames.len();
     let mut s = String::new();
     for i in (0..n).rev() {
         s.push_str(&vm.describe_frame(i));
         s.push('\n');
     }
-    Prim::Ok(tryalloc!(vm.new_string(&s)))
+    Ok(Answer(vm.new_string(&s)?))
 }
 
-fn depth(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.frames.len() as i64))
+fn depth(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(Value::small(vm.frames.len() as i64)))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

@@ -1,7 +1,16 @@
 //! Native primitives, one module per class family. Each is registered under the
 //! class name and selector that the class library declares (`Integer>>+`,
 //! `Array class>>new:`), so SOM's core-lib and Lupa's own library bind to the
-//! same implementations.
+//! same implementations (`docs/primitives.md` is that contract).
+//!
+//! A primitive is a [`PrimFn`]: `fn(&mut Vm, Args) -> PrimResult`. It decodes
+//! its receiver and arguments with the typed accessors of [`Args`] (`?` on a
+//! wrong argument), allocates with `?` (out of memory becomes an `error:`), and
+//! answers a [`Reply`] or a [`PrimFailure`]; `outcome.rs` says what the send
+//! path does with each.
+
+pub(crate) mod args;
+pub(crate) mod outcome;
 
 pub(crate) mod array;
 pub(crate) mod block;
@@ -17,32 +26,18 @@ pub(crate) mod proxies;
 pub(crate) mod string;
 pub(crate) mod system;
 
-use crate::interp::Prim;
+pub use args::Args;
+pub use outcome::{Expected, PrimFailure, PrimResult, Reply};
+
 use crate::objects::PrimFn;
 use crate::vm::Vm;
-use lupa_heap::{OutOfMemory, Value};
+use lupa_heap::Value;
 
 /// Receiver (`i == 0`) or argument `i` of a primitive with `argc` arguments.
 #[inline(always)]
 pub(crate) fn arg(vm: &Vm, argc: usize, i: usize) -> Value {
     vm.stack[vm.stack.len() - 1 - argc + i]
 }
-
-/// Map an allocation failure to a primitive error.
-pub(crate) fn oom(e: OutOfMemory) -> Prim {
-    Prim::Error(format!("out of memory: {e}"))
-}
-
-/// `?`-like helper for allocation inside primitives.
-macro_rules! tryalloc {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return $crate::prims::oom(e),
-        }
-    };
-}
-pub(crate) use tryalloc;
 
 impl Vm {
     pub(crate) fn register(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {

@@ -3,63 +3,56 @@
 //! Each primitive checks the selector and the argument count against the
 //! selector's spelling, rearranges the stack into `receiver arg1 ... argN` and
 //! dispatches a normal send from there (counted as one send), so it answers
-//! [`Prim::Done`]: the result arrives when the sent method returns.
+//! [`Reply::Done`](super::Reply::Done): the result arrives when the sent method returns.
 
-use super::arg;
-use crate::interp::Prim;
-use crate::objects::cls;
+use super::outcome::Reply::Done;
+use super::outcome::{OrError, PrimFailure};
+use super::{Args, PrimResult};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
 /// perform: family. Rearranges the stack into a normal send.
-fn perform_generic(vm: &mut Vm, argc: usize, with_args: bool, in_super: bool) -> Prim {
-    let sel = arg(vm, argc, 1);
-    let Some(id) = vm.symbol_id(sel) else {
-        return Prim::Error("perform: needs a Symbol as selector".into());
+fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> PrimResult {
+    let argc = args.count();
+    let id = args
+        .symbol(vm, 1)
+        .or_error("perform: needs a Symbol as selector")?;
+    let arguments: Vec<Value> = if with_args {
+        args.array_elements(vm, 2)
+            .or_error("perform:withArguments: needs an Array of arguments")?
+    } else {
+        let last = if in_super {
+            argc.saturating_sub(1)
+        } else {
+            argc
+        };
+        (2..=last).map(|k| args.get(vm, k)).collect()
     };
-    let mut args: Vec<Value> = Vec::new();
-    if with_args {
-        let a = arg(vm, argc, 2);
-        if !(a.is_ptr() && vm.heap.class_index(a) == cls::ARRAY) {
-            return Prim::Error("perform:withArguments: needs an Array of arguments".into());
-        }
-        args = (0..vm.heap.size(a)).map(|i| vm.heap.slot(a, i)).collect();
-    } else {
-        let mut k = 2;
-        while k <= argc && !(in_super && k == argc) {
-            args.push(arg(vm, argc, k));
-            k += 1;
-        }
-    }
     let start_class = if in_super {
-        let c = arg(vm, argc, argc);
-        match vm.class_index_of_object(c) {
-            Some(c) => c,
-            None => return Prim::Error("perform:inSuperclass: needs a class".into()),
-        }
+        args.class(vm, argc)
+            .or_error("perform:inSuperclass: needs a class")?
     } else {
-        vm.class_of(arg(vm, argc, 0))
+        vm.class_of(args.receiver(vm))
     };
     let sel_name = vm.symbols.name(id).to_string();
     let expected = selector_arity(&sel_name);
-    if expected != args.len() {
-        return Prim::Error(format!(
+    if expected != arguments.len() {
+        return Err(PrimFailure::Error(format!(
             "wrong number of arguments for #{sel_name}: expected {expected}, got {}",
-            args.len()
-        ));
+            arguments.len()
+        )));
     }
-    let recv = arg(vm, argc, 0);
+    let recv = args.receiver(vm);
     let n = vm.stack.len() - argc - 1;
     vm.stack.truncate(n);
     vm.stack.push(recv);
-    vm.stack.extend_from_slice(&args);
+    vm.stack.extend_from_slice(&arguments);
     if crate::interp::OBSERVE {
         vm.obs.sends += 1;
     }
-    match vm.dispatch_in(start_class, id, args.len(), None) {
-        Ok(()) => Prim::Done,
-        Err(e) => Prim::Abort(e),
-    }
+    vm.dispatch_in(start_class, id, arguments.len(), None)
+        .map_err(PrimFailure::Abort)?;
+    Ok(Done)
 }
 
 /// Number of arguments a selector takes, from its spelling (a hidden selector's
@@ -78,17 +71,17 @@ pub(crate) fn selector_arity(name: &str) -> usize {
     }
 }
 
-fn perform(vm: &mut Vm, argc: usize) -> Prim {
-    perform_generic(vm, argc, false, false)
+fn perform(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, false, false)
 }
-fn perform_with_args(vm: &mut Vm, argc: usize) -> Prim {
-    perform_generic(vm, argc, true, false)
+fn perform_with_args(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, true, false)
 }
-fn perform_in_super(vm: &mut Vm, argc: usize) -> Prim {
-    perform_generic(vm, argc, false, true)
+fn perform_in_super(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, false, true)
 }
-fn perform_with_args_in_super(vm: &mut Vm, argc: usize) -> Prim {
-    perform_generic(vm, argc, true, true)
+fn perform_with_args_in_super(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, true, true)
 }
 
 pub(crate) fn register(vm: &mut Vm) {

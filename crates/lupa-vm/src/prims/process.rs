@@ -5,131 +5,112 @@
 //! (index + 1); a primitive given anything else fails. Primitives that block or
 //! end the running process switch processes before they answer.
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::Reply::{Answer, Done};
+use super::outcome::{OrError, PrimFailure};
+use super::{Args, PrimResult};
 use crate::objects::cls;
 use crate::process::Status;
 use crate::vm::Vm;
 use lupa_heap::Value;
 
-fn new_process(vm: &mut Vm, argc: usize) -> Prim {
-    let b = arg(vm, argc, 0);
+fn new_process(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.receiver(vm);
     if vm.closure_code(b).is_none_or(|c| c.num_args != 0) {
-        return Prim::Error("newProcess needs a block without arguments".into());
+        return Err(PrimFailure::error(
+            "newProcess needs a block without arguments",
+        ));
     }
-    match vm.new_process(b) {
-        Ok(p) => Prim::Ok(p),
-        Err(e) => Prim::Abort(e),
-    }
+    Ok(Answer(vm.new_process(b).map_err(PrimFailure::Abort)?))
 }
 
-fn process_resume(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
+fn process_resume(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
     vm.resume_process(i);
-    Prim::Ok(p)
+    Ok(Answer(p))
 }
 
-fn process_run_first(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
+fn process_run_first(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
     if i != vm.procs.current && vm.procs.procs[i].status == Status::Suspended {
         vm.run_first(i);
     }
-    Prim::Ok(p)
+    Ok(Answer(p))
 }
 
-fn process_suspend(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
+fn process_suspend(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
     if i == vm.procs.current {
-        if let Err(e) = vm.block_current(Status::Suspended) {
-            return Prim::Abort(e);
-        }
+        vm.block_current(Status::Suspended)
+            .map_err(PrimFailure::Abort)?;
     } else if vm.procs.procs[i].status == Status::Ready {
         vm.procs.ready.retain(|&r| r != i);
         vm.procs.procs[i].status = Status::Suspended;
     }
-    Prim::Ok(p)
+    Ok(Answer(p))
 }
 
-fn process_terminate(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
+fn process_terminate(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
     if i == vm.procs.current {
-        let n = vm.stack.len() - argc - 1;
+        let n = vm.stack.len() - args.count() - 1;
         vm.stack.truncate(n);
-        return match vm.terminate_process(i) {
-            Ok(()) => Prim::Done,
-            Err(e) => Prim::Abort(e),
-        };
+        vm.terminate_process(i).map_err(PrimFailure::Abort)?;
+        return Ok(Done);
     }
-    match vm.terminate_process(i) {
-        Ok(()) => Prim::Ok(p),
-        Err(e) => Prim::Abort(e),
-    }
+    vm.terminate_process(i).map_err(PrimFailure::Abort)?;
+    Ok(Answer(p))
 }
 
-fn process_is_terminated(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::bool(vm.procs.procs[i].status == Status::Terminated))
+fn process_is_terminated(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.process(vm, 0)?;
+    Ok(Answer(Value::bool(
+        vm.procs.procs[i].status == Status::Terminated,
+    )))
 }
 
-fn process_name(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(i) = vm.process_index(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(vm.procs.procs[i].name)
+fn process_name(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.process(vm, 0)?;
+    Ok(Answer(vm.procs.procs[i].name))
 }
 
-fn process_set_name(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
-    vm.procs.procs[i].name = arg(vm, argc, 1);
-    Prim::Ok(p)
+fn process_set_name(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
+    vm.procs.procs[i].name = args.get(vm, 1);
+    Ok(Answer(p))
 }
 
-fn process_priority(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(i) = vm.process_index(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::small(vm.procs.procs[i].priority))
+fn process_priority(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.process(vm, 0)?;
+    Ok(Answer(Value::small(vm.procs.procs[i].priority)))
 }
 
-fn process_set_priority(vm: &mut Vm, argc: usize) -> Prim {
-    let p = arg(vm, argc, 0);
-    let Some(i) = vm.process_index(p) else {
-        return Prim::Fail;
-    };
-    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| (1..=100).contains(n)) else {
-        return Prim::Error("priority: expects an Integer between 1 and 100".into());
-    };
+fn process_set_priority(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.process(vm, 0)?;
+    let n = args
+        .int(vm, 1)
+        .ok()
+        .filter(|n| (1..=100).contains(n))
+        .or_error("priority: expects an Integer between 1 and 100")?;
     vm.procs.procs[i].priority = n;
-    Prim::Ok(p)
+    Ok(Answer(p))
 }
 
-fn yield_(vm: &mut Vm, argc: usize) -> Prim {
+fn yield_(vm: &mut Vm, args: Args) -> PrimResult {
     vm.yield_process();
-    Prim::Ok(arg(vm, argc, 0))
+    Ok(Answer(args.receiver(vm)))
 }
 
-fn active_process(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(vm.procs.procs[vm.procs.current].object)
+fn active_process(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(vm.procs.procs[vm.procs.current].object))
 }
 
+/// The semaphore index of a Semaphore object (its identity hash minus one).
 pub(crate) fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
     if !v.is_ptr() || !vm.is_kind_of(vm.class_of(v), cls::SEMAPHORE) {
         return None;
@@ -138,22 +119,18 @@ pub(crate) fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
     (i < vm.procs.sems.len()).then_some(i)
 }
 
-fn sem_new(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = vm.class_index_of_object(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    let s = tryalloc!(vm.instantiate(c, 0));
+fn sem_new(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let s = vm.instantiate(c, 0)?;
     vm.procs.sems.push(Default::default());
     let i = vm.procs.sems.len() as u32;
     vm.heap.set_identity_hash(s, i);
-    Prim::Ok(s)
+    Ok(Answer(s))
 }
 
-fn sem_signal(vm: &mut Vm, argc: usize) -> Prim {
-    let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else {
-        return Prim::Fail;
-    };
+fn sem_signal(vm: &mut Vm, args: Args) -> PrimResult {
+    let p = args.receiver(vm);
+    let i = args.semaphore(vm, 0)?;
     match vm.procs.sems[i].waiting.pop_front() {
         Some(p) => {
             vm.procs.procs[p].status = Status::Ready;
@@ -161,32 +138,26 @@ fn sem_signal(vm: &mut Vm, argc: usize) -> Prim {
         }
         None => vm.procs.sems[i].excess += 1,
     }
-    Prim::Ok(s)
+    Ok(Answer(p))
 }
 
-fn sem_wait(vm: &mut Vm, argc: usize) -> Prim {
-    let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else {
-        return Prim::Fail;
-    };
+fn sem_wait(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.receiver(vm);
+    let i = args.semaphore(vm, 0)?;
     if vm.procs.sems[i].excess > 0 {
         vm.procs.sems[i].excess -= 1;
-        return Prim::Ok(s);
+        return Ok(Answer(s));
     }
     let cur = vm.procs.current;
     vm.procs.sems[i].waiting.push_back(cur);
-    if let Err(e) = vm.block_current(Status::Waiting(i)) {
-        return Prim::Abort(e);
-    }
-    Prim::Ok(s)
+    vm.block_current(Status::Waiting(i))
+        .map_err(PrimFailure::Abort)?;
+    Ok(Answer(s))
 }
 
-fn sem_excess(vm: &mut Vm, argc: usize) -> Prim {
-    let s = arg(vm, argc, 0);
-    let Some(i) = sem_index(vm, s) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(Value::small(vm.procs.sems[i].excess))
+fn sem_excess(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.semaphore(vm, 0)?;
+    Ok(Answer(Value::small(vm.procs.sems[i].excess)))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

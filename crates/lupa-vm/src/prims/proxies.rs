@@ -20,85 +20,77 @@
 //! proxy, or one called at the meta level, goes straight to the original) and the
 //! per-process meta-level count.
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::OrError;
+use super::outcome::Reply::Answer;
+use super::{Args, PrimResult};
+use crate::objects::MethodCode;
 use crate::vm::Vm;
 use lupa_heap::Value;
+use std::rc::Rc;
 
-fn method_copy_for(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(code) = vm.method_code_of(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    let Some(holder) = vm.class_index_of_object(arg(vm, argc, 1)) else {
-        return Prim::Error("copyFor:selector: needs a class".into());
-    };
-    let Some(sel) = vm.symbol_id(arg(vm, argc, 2)) else {
-        return Prim::Error("copyFor:selector: needs a Symbol".into());
-    };
-    let copy = tryalloc!(vm.copy_method(&code, holder, sel));
-    Prim::Ok(copy.object.get())
+fn method_copy_for(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    let holder = args
+        .class(vm, 1)
+        .or_error("copyFor:selector: needs a class")?;
+    let sel = args
+        .symbol(vm, 2)
+        .or_error("copyFor:selector: needs a Symbol")?;
+    let copy = vm.copy_method(&code, holder, sel)?;
+    Ok(Answer(copy.object.get()))
 }
 
-fn literal_index(
-    vm: &mut Vm,
-    argc: usize,
-) -> Option<(std::rc::Rc<crate::objects::MethodCode>, usize)> {
-    let code = vm.method_code_of(arg(vm, argc, 0))?;
-    let i = arg(vm, argc, 1).as_int()?;
+/// The code of the receiver and the 0-based index of literal `args[1]` in it.
+fn literal_index(vm: &mut Vm, args: Args) -> Option<(Rc<MethodCode>, usize)> {
+    let code = args.method(vm, 0).ok()?;
+    let i = args.int(vm, 1).ok()?;
     (i >= 1 && i as usize <= code.literals.len()).then_some((code, i as usize - 1))
 }
 
-fn method_literal_at(vm: &mut Vm, argc: usize) -> Prim {
-    match literal_index(vm, argc) {
-        Some((code, i)) => Prim::Ok(code.literals[i].get()),
-        None => Prim::Error("literalAt: index out of bounds".into()),
-    }
+fn method_literal_at(vm: &mut Vm, args: Args) -> PrimResult {
+    let (code, i) = literal_index(vm, args).or_error("literalAt: index out of bounds")?;
+    Ok(Answer(code.literals[i].get()))
 }
 
-fn method_literal_at_put(vm: &mut Vm, argc: usize) -> Prim {
-    let v = arg(vm, argc, 2);
-    let Some((code, i)) = literal_index(vm, argc) else {
-        return Prim::Error("literalAt:put: index out of bounds".into());
-    };
+fn method_literal_at_put(vm: &mut Vm, args: Args) -> PrimResult {
+    let v = args.get(vm, 2);
+    let (code, i) = literal_index(vm, args).or_error("literalAt:put: index out of bounds")?;
     code.literals[i].set(v);
     // A patched selector literal changes what its send sites call.
     code.sel_ids[i].set(vm.symbol_id(v).unwrap_or(u32::MAX));
     for c in code.caches.iter() {
         c.set(Default::default());
     }
-    Prim::Ok(v)
+    Ok(Answer(v))
 }
 
-fn method_num_literals(vm: &mut Vm, argc: usize) -> Prim {
-    match vm.method_code_of(arg(vm, argc, 0)) {
-        Some(code) => Prim::Ok(Value::small(code.literals.len() as i64)),
-        None => Prim::Fail,
-    }
+fn method_num_literals(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(Value::small(code.literals.len() as i64)))
 }
 
 /// `String>>asHiddenSymbol`: the selector U+0001 followed by the string, found by lookup
 /// but hidden from `methods`, `selectors` and `respondsTo:`.
-fn as_hidden_symbol(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.symbol(&format!("\u{1}{s}"))))
+fn as_hidden_symbol(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 0)?;
+    Ok(Answer(vm.symbol(&format!("\u{1}{s}"))?))
 }
 
-fn is_hidden_selector(vm: &mut Vm, argc: usize) -> Prim {
-    match vm.symbol_id(arg(vm, argc, 0)) {
-        Some(id) => Prim::Ok(Value::bool(vm.symbols.is_hidden(id))),
-        None => Prim::Ok(Value::FALSE),
-    }
+fn is_hidden_selector(vm: &mut Vm, args: Args) -> PrimResult {
+    Ok(Answer(match args.symbol(vm, 0) {
+        Ok(id) => Value::bool(vm.symbols.is_hidden(id)),
+        Err(_) => Value::FALSE,
+    }))
 }
 
 /// `Processor isMeta`: is the running process inside a `<metaLevel>` method?
-fn is_meta(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::bool(vm.meta_depth > 0))
+fn is_meta(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(Value::bool(vm.meta_depth > 0)))
 }
 
-fn meta_level(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(Value::small(vm.meta_depth as i64))
+/// `Processor metaLevel`: how many `<metaLevel>` methods the running process is in.
+fn meta_level(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(Value::small(vm.meta_depth as i64)))
 }
 
 pub(crate) fn register(vm: &mut Vm) {
