@@ -64,3 +64,6 @@ pub(crate) fn register_all(vm: &mut Vm) {
     process::register(vm);
     system::register(vm);
 }
+
+#[cfg(test)]
+mod tests;
