@@ -17,6 +17,7 @@ pub(crate) mod block;
 pub(crate) mod class;
 pub(crate) mod context;
 pub(crate) mod double;
+pub(crate) mod gc;
 pub(crate) mod integer;
 pub(crate) mod method;
 pub(crate) mod object;
@@ -63,6 +64,7 @@ pub(crate) fn register_all(vm: &mut Vm) {
     context::register(vm);
     process::register(vm);
     system::register(vm);
+    gc::register(vm);
 }
 
 #[cfg(test)]
