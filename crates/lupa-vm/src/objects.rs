@@ -147,8 +147,8 @@ pub struct ClassInfo {
 }
 
 /// A native primitive: the receiver and its arguments are on top of the stack
-/// (read through [`Args`](crate::prims::Args)); `prims/outcome.rs` says what the
-/// send path does with its [`PrimResult`](crate::prims::PrimResult).
+/// (read through [`Args`](crate::Args)); `prims/outcome.rs` says what the
+/// send path does with its [`PrimResult`](crate::PrimResult).
 pub type PrimFn = fn(&mut crate::Vm, crate::prims::Args) -> crate::prims::PrimResult;
 
 /// Inline cache of one send site: class index, method-dictionary epoch, method id.

@@ -41,15 +41,18 @@ pub(crate) fn arg(vm: &Vm, argc: usize, i: usize) -> Value {
 }
 
 impl Vm {
+    /// Bind `f` as the primitive of `class>>selector` (`"Array class"` for the class side).
     pub(crate) fn register(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
         self.prims.insert(format!("{class}>>{selector}"), f);
     }
 
+    /// The primitive registered for `class>>selector`, if any.
     pub(crate) fn find_primitive(&self, class: &str, selector: &str) -> Option<PrimFn> {
         self.prims.get(&format!("{class}>>{selector}")).copied()
     }
 }
 
+/// Register every primitive of every class family (at VM creation).
 pub(crate) fn register_all(vm: &mut Vm) {
     object::register(vm);
     perform::register(vm);
