@@ -35,11 +35,11 @@ pub mod sunit;
 mod vm;
 
 pub use class_table::{ClassTable, Lookup};
-pub use interp::Prim;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
+pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use query::MethodDescription;
 pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Vm, VmError, VmOptions};

@@ -146,8 +146,10 @@ pub struct ClassInfo {
     pub loaded: bool,
 }
 
-/// A native primitive: the receiver and `argc` arguments are on top of the stack.
-pub type PrimFn = fn(&mut crate::Vm, usize) -> crate::interp::Prim;
+/// A native primitive: the receiver and its arguments are on top of the stack
+/// (read through [`Args`](crate::Args)); `prims/outcome.rs` says what the
+/// send path does with its [`PrimResult`](crate::PrimResult).
+pub type PrimFn = fn(&mut crate::Vm, crate::prims::Args) -> crate::prims::PrimResult;
 
 /// Inline cache of one send site: class index, method-dictionary epoch, method id.
 #[derive(Debug, Clone, Copy, Default)]

@@ -145,7 +145,7 @@ impl Vm {
     pub(crate) fn schedule_finalization(&mut self) {
         self.finalization_due = false;
         let s = self.finalization_semaphore;
-        let Some(i) = crate::prims::block::sem_index(self, s) else {
+        let Some(i) = crate::prims::process::sem_index(self, s) else {
             return;
         };
         let Some(p) = self.procs.sems[i].waiting.pop_front() else {

@@ -15,8 +15,7 @@
 //! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
 //! - `failures`: stack overflow, out of memory, fatal errors and backtraces.
 
-use crate::vm::{Vm, VmError};
-use lupa_heap::Value;
+use crate::vm::Vm;
 
 macro_rules! pop {
     ($vm:expr) => {
@@ -37,20 +36,6 @@ pub use fast_path_cache::{FastPath, FastPathCache};
 pub use runtime_limits::{OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits};
 pub(crate) use special::floor_div;
 pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
-
-/// What a primitive did.
-pub enum Prim {
-    /// Succeeded with this result: pop receiver and arguments, push it.
-    Ok(Value),
-    /// Failed: run the Smalltalk fallback (or report the failure).
-    Fail,
-    /// Failed with a message: the VM sends `error:` with it to the receiver.
-    Error(String),
-    /// The primitive arranged the stack and frames itself (e.g. activated a block).
-    Done,
-    /// Stop the program.
-    Abort(VmError),
-}
 
 /// Symbols the interpreter sends by itself.
 #[derive(Debug, Default, Clone, Copy)]

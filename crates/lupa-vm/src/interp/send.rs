@@ -8,9 +8,10 @@
 //! returns to the loop.
 
 use super::{
-    BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE, Prim,
+    BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE,
 };
 use crate::objects::{MethodCode, cls};
+use crate::prims::{Args, PrimFailure, Reply};
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::{OutOfMemory, Value};
@@ -149,18 +150,19 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            match p(self, argc) {
-                Prim::Ok(v) => {
+            match p(self, Args::new(argc)) {
+                Ok(Reply::Answer(v)) => {
                     let n = self.running.stack.len() - argc - 1;
                     self.running.stack.truncate(n);
                     self.running.stack.push(v);
                     return Ok(());
                 }
-                Prim::Done => return Ok(()),
-                Prim::Abort(e) => return Err(e),
+                Ok(Reply::Done) => return Ok(()),
+                Err(PrimFailure::Abort(e)) => return Err(e),
                 // A failing primitive with a Smalltalk body runs the body (the fallback).
-                Prim::Fail | Prim::Error(_) if !m.primitive_only => {}
-                Prim::Fail => {
+                Err(_) if !m.primitive_only => {}
+                Err(PrimFailure::Error(msg)) => return self.send_error(argc, &msg),
+                Err(PrimFailure::WrongArg { .. } | PrimFailure::Fail) => {
                     let msg = format!(
                         "primitive {}>>{} failed",
                         self.class_name(m.holder.get()),
@@ -168,7 +170,6 @@ impl Vm {
                     );
                     return self.send_error(argc, &msg);
                 }
-                Prim::Error(msg) => return self.send_error(argc, &msg),
             }
         }
         if m.primitive_only && m.primitive.get().is_none() {

@@ -1,146 +1,134 @@
-//! Array and WeakArray primitives.
+//! Array and WeakArray primitives: indexed access, size, copies, and `new:` for
+//! every indexable class.
+//!
+//! Indices count from 1 over the indexable slots, which follow the named fields
+//! of the receiver's class. An index out of bounds is an `error:` with a message,
+//! a receiver or index of the wrong kind a failure (the fallback runs).
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::Reply::Answer;
+use super::outcome::{Expected, PrimFailure};
+use super::{Args, PrimResult};
 use crate::objects::{Shape, cls};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
 /// Named-field count and indexable size of an indexable pointer object.
-fn indexable(vm: &Vm, a: Value) -> Option<(usize, usize)> {
+#[inline]
+fn indexable(vm: &Vm, a: Value) -> Result<(usize, usize), PrimFailure> {
     if !a.is_ptr() {
-        return None;
+        return Err(PrimFailure::wrong(0, Expected::Indexable));
     }
     let c = vm.heap.class_index(a);
     let info = &vm.classes[c as usize];
     if !matches!(info.shape, Shape::Indexable | Shape::Weak) {
-        return None;
+        return Err(PrimFailure::wrong(0, Expected::Indexable));
     }
     let named = info.fields.len();
-    Some((named, vm.heap.size(a).saturating_sub(named)))
+    Ok((named, vm.heap.size(a).saturating_sub(named)))
 }
 
-fn at(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else {
-        return Prim::Fail;
-    };
-    let Some(i) = arg(vm, argc, 1).as_int() else {
-        return Prim::Fail;
-    };
+#[cold]
+fn out_of_bounds(i: i64, size: usize) -> PrimFailure {
+    PrimFailure::Error(format!(
+        "index {i} out of bounds: the array has {size} elements"
+    ))
+}
+
+fn at(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = args.receiver(vm);
+    let (named, size) = indexable(vm, a)?;
+    let i = args.int(vm, 1)?;
     if i < 1 || i as usize > size {
-        return Prim::Error(format!(
-            "index {i} out of bounds: the array has {size} elements"
-        ));
+        return Err(out_of_bounds(i, size));
     }
-    Prim::Ok(vm.heap.slot(a, named + i as usize - 1))
+    Ok(Answer(vm.heap.slot(a, named + i as usize - 1)))
 }
 
-fn at_put(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else {
-        return Prim::Fail;
-    };
-    let Some(i) = arg(vm, argc, 1).as_int() else {
-        return Prim::Fail;
-    };
-    let v = arg(vm, argc, 2);
+fn at_put(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = args.receiver(vm);
+    let (named, size) = indexable(vm, a)?;
+    let i = args.int(vm, 1)?;
+    let v = args.get(vm, 2);
     if i < 1 || i as usize > size {
-        return Prim::Error(format!(
-            "index {i} out of bounds: the array has {size} elements"
-        ));
+        return Err(out_of_bounds(i, size));
     }
     vm.heap.set_slot(a, named + i as usize - 1, v);
-    Prim::Ok(v)
+    Ok(Answer(v))
 }
 
-fn length(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    match indexable(vm, a) {
-        Some((_, size)) => Prim::Ok(Value::small(size as i64)),
-        None => Prim::Fail,
-    }
+fn length(vm: &mut Vm, args: Args) -> PrimResult {
+    let (_, size) = indexable(vm, args.receiver(vm))?;
+    Ok(Answer(Value::small(size as i64)))
 }
 
-fn new_sized(vm: &mut Vm, argc: usize) -> Prim {
-    let cobj = arg(vm, argc, 0);
-    let Some(c) = vm.class_index_of_object(cobj) else {
-        return Prim::Fail;
-    };
-    let Some(n) = arg(vm, argc, 1).as_int() else {
-        return Prim::Fail;
-    };
+fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let n = args.int(vm, 1)?;
     if n < 0 {
-        return Prim::Error(format!("cannot create an array with a negative size ({n})"));
+        return Err(PrimFailure::Error(format!(
+            "cannot create an array with a negative size ({n})"
+        )));
     }
-    Prim::Ok(tryalloc!(vm.instantiate(c, n as usize)))
+    Ok(Answer(vm.instantiate(c, n as usize)?))
 }
 
 /// `Class>>new:` for any indexable class (Array subclasses, byte and word classes).
-fn class_new_sized(vm: &mut Vm, argc: usize) -> Prim {
-    let cobj = arg(vm, argc, 0);
-    let Some(c) = vm.class_index_of_object(cobj) else {
-        return Prim::Fail;
-    };
+fn class_new_sized(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
     if matches!(
         vm.classes[c as usize].shape,
         Shape::Fixed | Shape::Ephemeron
     ) || matches!(c, cls::SYMBOL | cls::INTEGER | cls::DOUBLE)
     {
-        return Prim::Error(format!(
+        return Err(PrimFailure::Error(format!(
             "{} is not indexable: use new instead of new:",
             vm.class_name(c)
-        ));
+        )));
     }
-    new_sized(vm, argc)
+    new_sized(vm, args)
 }
 
-fn new_with_all(vm: &mut Vm, argc: usize) -> Prim {
-    let cobj = arg(vm, argc, 0);
-    let Some(c) = vm.class_index_of_object(cobj) else {
-        return Prim::Fail;
-    };
-    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else {
-        return Prim::Fail;
-    };
-    let v = arg(vm, argc, 2);
-    let a = tryalloc!(vm.instantiate(c, n as usize));
+fn new_with_all(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let n = args.int(vm, 1)?;
+    if n < 0 {
+        return Err(PrimFailure::Fail);
+    }
+    let v = args.get(vm, 2);
+    let a = vm.instantiate(c, n as usize)?;
     let named = vm.classes[c as usize].fields.len();
     for i in 0..n as usize {
         vm.heap.set_slot(a, named + i, v);
     }
-    Prim::Ok(a)
+    Ok(Answer(a))
 }
 
-fn copy_from_to(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some((named, size)) = indexable(vm, a) else {
-        return Prim::Fail;
-    };
-    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else {
-        return Prim::Fail;
-    };
+fn copy_from_to(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = args.receiver(vm);
+    let (named, size) = indexable(vm, a)?;
+    let from = args.int(vm, 1)?;
+    let to = args.int(vm, 2)?;
     if to < from {
-        return Prim::Ok(tryalloc!(vm.new_array(&[])));
+        return Ok(Answer(vm.new_array(&[])?));
     }
     if from < 1 || to as usize > size {
-        return Prim::Error(format!(
+        return Err(PrimFailure::Error(format!(
             "copyFrom: {from} to: {to} out of bounds for an array of {size} elements"
-        ));
+        )));
     }
     let vals: Vec<Value> = (from..=to)
         .map(|i| vm.heap.slot(a, named + i as usize - 1))
         .collect();
     let c = vm.heap.class_index(a);
-    let r = tryalloc!(vm.instantiate(
+    let r = vm.instantiate(
         if c == cls::WEAK_ARRAY { cls::ARRAY } else { c },
-        vals.len()
-    ));
+        vals.len(),
+    )?;
     let rnamed = vm.classes[vm.heap.class_index(r) as usize].fields.len();
     for (k, v) in vals.into_iter().enumerate() {
         vm.heap.set_slot(r, rnamed + k, v);
     }
-    Prim::Ok(r)
+    Ok(Answer(r))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

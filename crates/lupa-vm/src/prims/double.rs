@@ -1,45 +1,37 @@
-//! Double primitives.
+//! Double primitives: arithmetic, comparisons and functions in IEEE double
+//! precision (any number is accepted as argument and converted), rounding to
+//! Integers, printing and parsing.
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::PrimFailure;
+use super::outcome::Reply::Answer;
+use super::{Args, PrimResult};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
-fn recv(vm: &Vm, argc: usize) -> Option<f64> {
-    vm.number_as_f64(arg(vm, argc, 0))
-}
-
-fn both(vm: &Vm, argc: usize) -> Option<(f64, f64)> {
-    Some((
-        vm.number_as_f64(arg(vm, argc, 0))?,
-        vm.number_as_f64(arg(vm, argc, 1))?,
-    ))
-}
-
 macro_rules! arith {
     ($($name:ident => |$x:ident, $y:ident| $e:expr),* $(,)?) => {
-        $(fn $name(vm: &mut Vm, argc: usize) -> Prim {
-            let Some(($x, $y)) = both(vm, argc) else { return Prim::Fail };
-            Prim::Ok(tryalloc!(vm.new_double($e)))
+        $(fn $name(vm: &mut Vm, args: Args) -> PrimResult {
+            let $x = args.number(vm, 0)?;
+            let $y = args.number(vm, 1)?;
+            Ok(Answer(vm.new_double($e)?))
         })*
     };
 }
 
 macro_rules! compare {
     ($($name:ident => |$x:ident, $y:ident| $e:expr),* $(,)?) => {
-        $(fn $name(vm: &mut Vm, argc: usize) -> Prim {
-            match both(vm, argc) {
-                Some(($x, $y)) => Prim::Ok(Value::bool($e)),
-                None => Prim::Fail,
-            }
+        $(fn $name(vm: &mut Vm, args: Args) -> PrimResult {
+            let $x = args.number(vm, 0)?;
+            let $y = args.number(vm, 1)?;
+            Ok(Answer(Value::bool($e)))
         })*
     };
 }
 macro_rules! unary {
     ($($name:ident => |$x:ident| $e:expr),* $(,)?) => {
-        $(fn $name(vm: &mut Vm, argc: usize) -> Prim {
-            let Some($x) = recv(vm, argc) else { return Prim::Fail };
-            Prim::Ok(tryalloc!(vm.new_double($e)))
+        $(fn $name(vm: &mut Vm, args: Args) -> PrimResult {
+            let $x = args.number(vm, 0)?;
+            Ok(Answer(vm.new_double($e)?))
         })*
     };
 }
@@ -72,18 +64,21 @@ unary! {
     arctan => |x| x.atan(),
 }
 
-fn eq(vm: &mut Vm, argc: usize) -> Prim {
-    Prim::Ok(Value::bool(
-        matches!(both(vm, argc), Some((x, y)) if x == y),
-    ))
+fn eq(vm: &mut Vm, args: Args) -> PrimResult {
+    let equal = match (args.number(vm, 0), args.number(vm, 1)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    Ok(Answer(Value::bool(equal)))
 }
 
-fn to_integer(vm: &mut Vm, d: f64) -> Prim {
+/// The Integer nearest to the integral double `d` (fails for an infinity or NaN).
+fn to_integer(vm: &mut Vm, d: f64) -> PrimResult {
     if !d.is_finite() {
-        return Prim::Fail;
+        return Err(PrimFailure::Fail);
     }
     if let Some(v) = Value::from_i64(d as i64).filter(|_| d.abs() < 4.0e18) {
-        return Prim::Ok(v);
+        return Ok(Answer(v));
     }
     let b = num_bigint::BigInt::from(d as i128);
     let b = if d.abs() < 1.0e38 {
@@ -92,34 +87,26 @@ fn to_integer(vm: &mut Vm, d: f64) -> Prim {
         // Exact conversion of huge doubles through their decimal expansion.
         format!("{d:.0}").parse().unwrap_or(b)
     };
-    Prim::Ok(tryalloc!(super::integer::big_to_value(vm, &b)))
+    Ok(Answer(super::integer::big_to_value(vm, &b)?))
 }
 
-fn truncated(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
+fn truncated(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
     to_integer(vm, x.trunc())
 }
 
-fn round(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
+fn round(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
     to_integer(vm, (x + 0.5).floor())
 }
 
-fn floor(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
+fn floor(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
     to_integer(vm, x.floor())
 }
 
-fn ceiling(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
+fn ceiling(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
     to_integer(vm, x.ceil())
 }
 
@@ -150,37 +137,31 @@ pub(crate) fn format_double(d: f64) -> String {
     s
 }
 
-fn as_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.new_string(&format_double(x))))
+fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
+    Ok(Answer(vm.new_string(&format_double(x))?))
 }
 
-fn positive_infinity(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(tryalloc!(vm.new_double(f64::INFINITY)))
+fn positive_infinity(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(vm.new_double(f64::INFINITY)?))
 }
 
-fn nan(vm: &mut Vm, _argc: usize) -> Prim {
-    Prim::Ok(tryalloc!(vm.new_double(f64::NAN)))
+fn nan(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(vm.new_double(f64::NAN)?))
 }
 
-fn from_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 1)) else {
-        return Prim::Fail;
-    };
-    match s.trim().parse::<f64>() {
-        Ok(d) => Prim::Ok(tryalloc!(vm.new_double(d))),
-        Err(_) => Prim::Ok(Value::NIL),
-    }
+fn from_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 1)?;
+    Ok(Answer(match s.trim().parse::<f64>() {
+        Ok(d) => vm.new_double(d)?,
+        Err(_) => Value::NIL,
+    }))
 }
 
-fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(x) = recv(vm, argc) else {
-        return Prim::Fail;
-    };
+fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
+    let x = args.number(vm, 0)?;
     let b = x.to_bits();
-    Prim::Ok(Value::small(((b ^ (b >> 31)) & 0x3FFF_FFFF) as i64))
+    Ok(Answer(Value::small(((b ^ (b >> 31)) & 0x3FFF_FFFF) as i64)))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

@@ -5,8 +5,10 @@
 //! significant first. Results are always normalised: a value that fits a
 //! SmallInteger is one.
 
-use super::{arg, tryalloc};
-use crate::interp::{Prim, floor_div};
+use super::outcome::Reply::Answer;
+use super::outcome::{Expected, PrimFailure};
+use super::{Args, PrimResult};
+use crate::interp::floor_div;
 use crate::objects::cls;
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
@@ -86,16 +88,15 @@ enum Op {
     Ne,
 }
 
-fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
-    let a = arg(vm, argc, 0);
-    let b = arg(vm, argc, 1);
+fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
+    let a = args.receiver(vm);
+    let b = args.get(vm, 1);
     if let Op::FloorDiv = op {
         // SOM: Integer>>// is floating-point division.
-        let (Some(x), Some(y)) = (vm.number_as_f64(a), vm.number_as_f64(b)) else {
-            return Prim::Fail;
-        };
+        let x = args.number(vm, 0)?;
+        let y = args.number(vm, 1)?;
         // Floating-point division: IEEE semantics for a zero divisor.
-        return Prim::Ok(tryalloc!(vm.new_double(x / y)));
+        return Ok(Answer(vm.new_double(x / y)?));
     }
     // Fast path: both small.
     if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
@@ -105,19 +106,19 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
             Op::Mul => x.checked_mul(y),
             Op::Div | Op::FloorDiv => {
                 if y == 0 {
-                    return Prim::Error(DIV_ZERO.into());
+                    return Err(div_zero());
                 }
                 Some(floor_div(x, y))
             }
             Op::Mod => {
                 if y == 0 {
-                    return Prim::Error(DIV_ZERO.into());
+                    return Err(div_zero());
                 }
                 Some(x.mod_floor(&y))
             }
             Op::Rem => {
                 if y == 0 {
-                    return Prim::Error(DIV_ZERO.into());
+                    return Err(div_zero());
                 }
                 Some(x % y)
             }
@@ -133,22 +134,22 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
             }
             Op::Shr => {
                 if y == 0 {
-                    return Prim::Ok(a);
+                    return Ok(Answer(a));
                 }
                 if !(0..64).contains(&y) {
                     return if y >= 64 {
-                        Prim::Ok(Value::small(0))
+                        Ok(Answer(Value::small(0)))
                     } else {
-                        Prim::Fail
+                        Err(PrimFailure::Fail)
                     };
                 }
                 // SOM's >>> is a logical shift of the 64-bit two's complement value.
                 let r = (x as u64) >> y;
-                return Prim::Ok(tryalloc!(big_to_value(vm, &BigInt::from(r))));
+                return Ok(Answer(big_to_value(vm, &BigInt::from(r))?));
             }
             Op::Sar => {
                 if y < 0 {
-                    return Prim::Fail;
+                    return Err(PrimFailure::Fail);
                 }
                 Some(if y >= 63 {
                     if x < 0 { -1 } else { 0 }
@@ -156,40 +157,44 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
                     x >> y
                 })
             }
-            Op::Eq => return Prim::Ok(Value::bool(x == y)),
-            Op::Ne => return Prim::Ok(Value::bool(x != y)),
-            Op::Lt => return Prim::Ok(Value::bool(x < y)),
-            Op::Le => return Prim::Ok(Value::bool(x <= y)),
-            Op::Gt => return Prim::Ok(Value::bool(x > y)),
-            Op::Ge => return Prim::Ok(Value::bool(x >= y)),
+            Op::Eq => return Ok(Answer(Value::bool(x == y))),
+            Op::Ne => return Ok(Answer(Value::bool(x != y))),
+            Op::Lt => return Ok(Answer(Value::bool(x < y))),
+            Op::Le => return Ok(Answer(Value::bool(x <= y))),
+            Op::Gt => return Ok(Answer(Value::bool(x > y))),
+            Op::Ge => return Ok(Answer(Value::bool(x >= y))),
         };
         if let Some(v) = r.and_then(Value::from_i64) {
-            return Prim::Ok(v);
+            return Ok(Answer(v));
         }
     }
     // Double argument: compute in floating point.
     if let Some(y) = is_double(vm, b) {
-        let Some(x) = vm.number_as_f64(a) else {
-            return Prim::Fail;
-        };
+        let x = args.number(vm, 0)?;
         if let Op::Div = op {
             // SOM: Integer>>/ is integer division, also with a Double argument.
             if y == 0.0 {
-                return Prim::Error(DIV_ZERO.into());
+                return Err(div_zero());
             }
             return match num_bigint::BigInt::from_f64((x / y).trunc()) {
-                Some(q) => Prim::Ok(tryalloc!(big_to_value(vm, &q))),
-                None => Prim::Error(format!("{x} / {y} has no integer value")),
+                Some(q) => Ok(Answer(big_to_value(vm, &q)?)),
+                None => Err(PrimFailure::Error(format!(
+                    "{x} / {y} has no integer value"
+                ))),
             };
         }
         return double_result(vm, x, y, op);
     }
-    let (Some(x), Some(y)) = (big_of(vm, a), big_of(vm, b)) else {
-        return match op {
-            Op::Eq => Prim::Ok(Value::FALSE),
-            Op::Ne => Prim::Ok(Value::TRUE),
-            _ => Prim::Fail,
-        };
+    let (x, y) = match (big_of(vm, a), big_of(vm, b)) {
+        (Some(x), Some(y)) => (x, y),
+        (x, _) => {
+            return match op {
+                Op::Eq => Ok(Answer(Value::FALSE)),
+                Op::Ne => Ok(Answer(Value::TRUE)),
+                _ if x.is_none() => Err(PrimFailure::wrong(0, Expected::Integer)),
+                _ => Err(PrimFailure::wrong(1, Expected::Number)),
+            };
+        }
     };
     let r = match op {
         Op::Add => x + y,
@@ -197,19 +202,19 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         Op::Mul => x * y,
         Op::Div | Op::FloorDiv => {
             if y.is_zero() {
-                return Prim::Error(DIV_ZERO.into());
+                return Err(div_zero());
             }
             x.div_floor(&y)
         }
         Op::Mod => {
             if y.is_zero() {
-                return Prim::Error(DIV_ZERO.into());
+                return Err(div_zero());
             }
             x.mod_floor(&y)
         }
         Op::Rem => {
             if y.is_zero() {
-                return Prim::Error(DIV_ZERO.into());
+                return Err(div_zero());
             }
             x % y
         }
@@ -218,25 +223,30 @@ fn binop(vm: &mut Vm, argc: usize, op: Op) -> Prim {
         Op::Xor => x ^ y,
         Op::Shl => match y.to_usize() {
             Some(s) if s < 1 << 24 => x << s,
-            _ => return Prim::Fail,
+            _ => return Err(PrimFailure::Fail),
         },
         Op::Shr | Op::Sar => match y.to_usize() {
             Some(s) => x >> s,
-            None => return Prim::Fail,
+            None => return Err(PrimFailure::Fail),
         },
-        Op::Eq => return Prim::Ok(Value::bool(x == y)),
-        Op::Ne => return Prim::Ok(Value::bool(x != y)),
-        Op::Lt => return Prim::Ok(Value::bool(x < y)),
-        Op::Le => return Prim::Ok(Value::bool(x <= y)),
-        Op::Gt => return Prim::Ok(Value::bool(x > y)),
-        Op::Ge => return Prim::Ok(Value::bool(x >= y)),
+        Op::Eq => return Ok(Answer(Value::bool(x == y))),
+        Op::Ne => return Ok(Answer(Value::bool(x != y))),
+        Op::Lt => return Ok(Answer(Value::bool(x < y))),
+        Op::Le => return Ok(Answer(Value::bool(x <= y))),
+        Op::Gt => return Ok(Answer(Value::bool(x > y))),
+        Op::Ge => return Ok(Answer(Value::bool(x >= y))),
     };
-    Prim::Ok(tryalloc!(big_to_value(vm, &r)))
+    Ok(Answer(big_to_value(vm, &r)?))
 }
 
 const DIV_ZERO: &str = "Division by zero.";
 
-fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> Prim {
+#[cold]
+fn div_zero() -> PrimFailure {
+    PrimFailure::error(DIV_ZERO)
+}
+
+fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> PrimResult {
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,
@@ -244,20 +254,20 @@ fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> Prim {
         Op::Div | Op::FloorDiv => x / y,
         Op::Mod => x % y,
         Op::Rem => x % y,
-        Op::Eq => return Prim::Ok(Value::bool(x == y)),
-        Op::Ne => return Prim::Ok(Value::bool(x != y)),
-        Op::Lt => return Prim::Ok(Value::bool(x < y)),
-        Op::Le => return Prim::Ok(Value::bool(x <= y)),
-        Op::Gt => return Prim::Ok(Value::bool(x > y)),
-        Op::Ge => return Prim::Ok(Value::bool(x >= y)),
-        _ => return Prim::Fail,
+        Op::Eq => return Ok(Answer(Value::bool(x == y))),
+        Op::Ne => return Ok(Answer(Value::bool(x != y))),
+        Op::Lt => return Ok(Answer(Value::bool(x < y))),
+        Op::Le => return Ok(Answer(Value::bool(x <= y))),
+        Op::Gt => return Ok(Answer(Value::bool(x > y))),
+        Op::Ge => return Ok(Answer(Value::bool(x >= y))),
+        _ => return Err(PrimFailure::Fail),
     };
-    Prim::Ok(tryalloc!(vm.new_double(r)))
+    Ok(Answer(vm.new_double(r)?))
 }
 
 macro_rules! ops {
     ($($name:ident => $op:expr),* $(,)?) => {
-        $(fn $name(vm: &mut Vm, argc: usize) -> Prim { binop(vm, argc, $op) })*
+        $(fn $name(vm: &mut Vm, args: Args) -> PrimResult { binop(vm, args, $op) })*
     };
 }
 
@@ -268,106 +278,90 @@ ops! {
     gt => Op::Gt, ge => Op::Ge,
 }
 
-fn as_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.new_string(&b.to_string())))
+fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.integer(vm, 0)?;
+    Ok(Answer(vm.new_string(&b.to_string())?))
 }
 
-fn print_string_radix(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    let Some(r) = arg(vm, argc, 1).as_int().filter(|r| (2..=36).contains(r)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(
-        vm.new_string(&b.to_str_radix(r as u32).to_uppercase())
+fn print_string_radix(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.integer(vm, 0)?;
+    let r = args.int(vm, 1)?;
+    if !(2..=36).contains(&r) {
+        return Err(PrimFailure::Fail);
+    }
+    Ok(Answer(
+        vm.new_string(&b.to_str_radix(r as u32).to_uppercase())?,
     ))
 }
 
-fn sqrt(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some(b) = big_of(vm, a) else {
-        return Prim::Fail;
-    };
+fn sqrt(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.integer(vm, 0)?;
     if b.is_negative() {
-        return Prim::Ok(tryalloc!(vm.new_double(f64::NAN)));
+        return Ok(Answer(vm.new_double(f64::NAN)?));
     }
     let r = b.sqrt();
     if &r * &r == b {
-        return Prim::Ok(tryalloc!(big_to_value(vm, &r)));
+        return Ok(Answer(big_to_value(vm, &r)?));
     }
     let d = b.to_f64().unwrap_or(f64::INFINITY).sqrt();
-    Prim::Ok(tryalloc!(vm.new_double(d)))
+    Ok(Answer(vm.new_double(d)?))
 }
 
-fn at_random(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(n) = arg(vm, argc, 0).as_int() else {
-        return Prim::Fail;
-    };
+fn at_random(vm: &mut Vm, args: Args) -> PrimResult {
+    let n = args.int(vm, 0)?;
     if n <= 0 {
-        return Prim::Fail;
+        return Err(PrimFailure::Fail);
     }
     let r = (vm.next_random() % n as u64) as i64;
-    Prim::Ok(Value::small(r + 1))
+    Ok(Answer(Value::small(r + 1)))
 }
 
-fn as_double(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(d) = vm.number_as_f64(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.new_double(d)))
+fn as_double(vm: &mut Vm, args: Args) -> PrimResult {
+    let d = args.number(vm, 0)?;
+    Ok(Answer(vm.new_double(d)?))
 }
 
-fn as_32_signed(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
-    Prim::Ok(Value::small(low as i32 as i64))
+/// The low 32 bits of an Integer (two's complement).
+fn low_32_bits(b: &BigInt) -> u32 {
+    (b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32
 }
 
-fn as_32_unsigned(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(b) = big_of(vm, arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    let low = (&b & BigInt::from(0xFFFF_FFFFu64)).to_u64().unwrap_or(0) as u32;
-    Prim::Ok(Value::small(low as i64))
+fn as_32_signed(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.integer(vm, 0)?;
+    Ok(Answer(Value::small(low_32_bits(&b) as i32 as i64)))
 }
 
-fn from_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 1)) else {
-        return Prim::Fail;
-    };
-    match s.trim().parse::<BigInt>() {
-        Ok(b) => Prim::Ok(tryalloc!(big_to_value(vm, &b))),
-        Err(_) => Prim::Ok(Value::NIL),
-    }
+fn as_32_unsigned(vm: &mut Vm, args: Args) -> PrimResult {
+    let b = args.integer(vm, 0)?;
+    Ok(Answer(Value::small(low_32_bits(&b) as i64)))
 }
 
-fn as_character_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(c) = arg(vm, argc, 0)
-        .as_int()
-        .and_then(|i| u32::try_from(i).ok())
+fn from_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 1)?;
+    Ok(Answer(match s.trim().parse::<BigInt>() {
+        Ok(b) => big_to_value(vm, &b)?,
+        Err(_) => Value::NIL,
+    }))
+}
+
+fn as_character_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let Some(c) = u32::try_from(args.int(vm, 0)?)
+        .ok()
         .and_then(char::from_u32)
     else {
-        return Prim::Fail;
+        return Err(PrimFailure::Fail);
     };
-    Prim::Ok(tryalloc!(vm.new_string(&c.to_string())))
+    Ok(Answer(vm.new_string(&c.to_string())?))
 }
 
-fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
+fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = args.receiver(vm);
     if a.is_int() {
-        return Prim::Ok(a);
+        return Ok(Answer(a));
     }
-    let Some(b) = big_of(vm, a) else {
-        return Prim::Fail;
-    };
+    let b = args.integer(vm, 0)?;
     let h = b.iter_u64_digits().fold(0u64, |h, d| h.rotate_left(7) ^ d) & 0x3FFF_FFFF;
-    Prim::Ok(Value::small(h as i64))
+    Ok(Answer(Value::small(h as i64)))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

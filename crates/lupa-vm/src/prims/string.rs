@@ -1,202 +1,172 @@
 //! String and Symbol primitives. Strings are byte strings (UTF-8 text is kept
 //! as bytes; `length` and indices count bytes, as in other SOM VMs).
 
-use super::{arg, tryalloc};
-use crate::interp::Prim;
+use super::outcome::Reply::Answer;
+use super::outcome::{Expected, PrimFailure};
+use super::{Args, PrimResult};
 use crate::objects::cls;
 use crate::vm::Vm;
 use lupa_heap::Value;
-
-fn bytes_of(vm: &Vm, v: Value) -> Option<Vec<u8>> {
-    if v.is_ptr() && matches!(vm.heap.class_index(v), cls::STRING | cls::SYMBOL) {
-        Some(vm.heap.bytes(v).to_vec())
-    } else {
-        None
-    }
-}
 
 fn is_text(vm: &Vm, v: Value) -> bool {
     v.is_ptr() && matches!(vm.heap.class_index(v), cls::STRING | cls::SYMBOL)
 }
 
-fn concatenate(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let b = arg(vm, argc, 1);
-    if !is_text(vm, a) || !is_text(vm, b) {
-        return Prim::Fail;
+/// Argument `i`, checked to be a String or a Symbol.
+#[inline]
+fn text(vm: &Vm, args: Args, i: usize) -> Result<Value, PrimFailure> {
+    let v = args.get(vm, i);
+    if is_text(vm, v) {
+        Ok(v)
+    } else {
+        Err(PrimFailure::wrong(i, Expected::String))
     }
+}
+
+fn concatenate(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = text(vm, args, 0)?;
+    let b = text(vm, args, 1)?;
     let mut x = Vec::with_capacity(vm.heap.size(a) + vm.heap.size(b));
     x.extend_from_slice(vm.heap.bytes(a));
     x.extend_from_slice(vm.heap.bytes(b));
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &x)))
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &x)?))
 }
 
-fn as_symbol(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.symbol(&s)))
+fn as_symbol(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 0)?;
+    Ok(Answer(vm.symbol(&s)?))
 }
 
-fn as_string(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some(b) = bytes_of(vm, a) else {
-        return Prim::Fail;
-    };
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &b)))
+fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = text(vm, args, 0)?;
+    let b = vm.heap.bytes(a).to_vec();
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &b)?))
 }
 
-fn hashcode(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
+fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = text(vm, args, 0)?;
     // FNV-1a, folded to 30 bits (stable across runs and seeds).
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in vm.heap.bytes(a) {
         h ^= b as u64;
         h = h.wrapping_mul(0x100_0000_01b3);
     }
-    Prim::Ok(Value::small(((h ^ (h >> 30)) & 0x3FFF_FFFF) as i64))
+    Ok(Answer(Value::small(((h ^ (h >> 30)) & 0x3FFF_FFFF) as i64)))
 }
 
-fn length(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
-    Prim::Ok(Value::small(vm.heap.size(a) as i64))
+fn length(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = text(vm, args, 0)?;
+    Ok(Answer(Value::small(vm.heap.size(a) as i64)))
 }
 
 /// Do all characters (decoded as UTF-8) satisfy `pred`? False for the empty string.
-fn all_chars(vm: &mut Vm, argc: usize, pred: fn(char) -> bool) -> Prim {
-    let a = arg(vm, argc, 0);
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
+fn all_chars(vm: &mut Vm, args: Args, pred: fn(char) -> bool) -> PrimResult {
+    let a = text(vm, args, 0)?;
     let s = String::from_utf8_lossy(vm.heap.bytes(a));
-    Prim::Ok(Value::bool(!s.is_empty() && s.chars().all(pred)))
+    Ok(Answer(Value::bool(!s.is_empty() && s.chars().all(pred))))
 }
 
-fn is_white_space(vm: &mut Vm, argc: usize) -> Prim {
-    all_chars(vm, argc, char::is_whitespace)
+fn is_white_space(vm: &mut Vm, args: Args) -> PrimResult {
+    all_chars(vm, args, char::is_whitespace)
 }
 
-fn is_letters(vm: &mut Vm, argc: usize) -> Prim {
-    all_chars(vm, argc, char::is_alphabetic)
+fn is_letters(vm: &mut Vm, args: Args) -> PrimResult {
+    all_chars(vm, args, char::is_alphabetic)
 }
 
-fn is_digits(vm: &mut Vm, argc: usize) -> Prim {
-    all_chars(vm, argc, |c| c.is_ascii_digit())
+fn is_digits(vm: &mut Vm, args: Args) -> PrimResult {
+    all_chars(vm, args, |c| c.is_ascii_digit())
 }
 
-fn equals(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let b = arg(vm, argc, 1);
+fn equals(vm: &mut Vm, args: Args) -> PrimResult {
+    let a = args.receiver(vm);
+    let b = args.get(vm, 1);
     if a == b {
-        return Prim::Ok(Value::TRUE);
+        return Ok(Answer(Value::TRUE));
     }
     if !is_text(vm, b) {
-        return Prim::Ok(Value::FALSE);
+        return Ok(Answer(Value::FALSE));
     }
     // Two distinct symbols are never equal; a string equals a symbol with the same text.
     let both_symbols =
         vm.heap.class_index(a) == cls::SYMBOL && vm.heap.class_index(b) == cls::SYMBOL;
     if both_symbols {
-        return Prim::Ok(Value::FALSE);
+        return Ok(Answer(Value::FALSE));
     }
-    Prim::Ok(Value::bool(vm.heap.bytes(a) == vm.heap.bytes(b)))
+    Ok(Answer(Value::bool(vm.heap.bytes(a) == vm.heap.bytes(b))))
 }
 
-fn substring(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let (Some(from), Some(to)) = (arg(vm, argc, 1).as_int(), arg(vm, argc, 2).as_int()) else {
-        return Prim::Fail;
-    };
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
+fn substring(vm: &mut Vm, args: Args) -> PrimResult {
+    let from = args.int(vm, 1)?;
+    let to = args.int(vm, 2)?;
+    let a = text(vm, args, 0)?;
     let len = vm.heap.size(a) as i64;
     if to < from {
-        return Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, b"")));
+        return Ok(Answer(vm.heap.alloc_bytes(cls::STRING, b"")?));
     }
     if from < 1 || to > len {
-        return Prim::Error(format!(
+        return Err(PrimFailure::Error(format!(
             "substring {from} to {to} out of bounds for a string of length {len}"
-        ));
+        )));
     }
     let piece = vm.heap.bytes(a)[(from - 1) as usize..to as usize].to_vec();
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &piece)))
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &piece)?))
 }
 
-fn char_at(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else {
-        return Prim::Fail;
-    };
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
+#[cold]
+fn out_of_bounds(i: i64, len: usize) -> PrimFailure {
+    PrimFailure::Error(format!(
+        "index {i} out of bounds for a string of length {len}"
+    ))
+}
+
+fn char_at(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.int(vm, 1)?;
+    let a = text(vm, args, 0)?;
     let len = vm.heap.size(a);
     if i < 1 || i as usize > len {
-        return Prim::Error(format!(
-            "index {i} out of bounds for a string of length {len}"
-        ));
+        return Err(out_of_bounds(i, len));
     }
     let c = [vm.heap.bytes(a)[i as usize - 1]];
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &c)))
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &c)?))
 }
 
-fn byte_at(vm: &mut Vm, argc: usize) -> Prim {
-    let a = arg(vm, argc, 0);
-    let Some(i) = arg(vm, argc, 1).as_int() else {
-        return Prim::Fail;
-    };
-    if !is_text(vm, a) {
-        return Prim::Fail;
-    }
+fn byte_at(vm: &mut Vm, args: Args) -> PrimResult {
+    let i = args.int(vm, 1)?;
+    let a = text(vm, args, 0)?;
     let b = vm.heap.bytes(a);
     if i < 1 || i as usize > b.len() {
-        return Prim::Error(format!(
-            "index {i} out of bounds for a string of length {}",
-            b.len()
-        ));
+        return Err(out_of_bounds(i, b.len()));
     }
-    Prim::Ok(Value::small(b[i as usize - 1] as i64))
+    Ok(Answer(Value::small(b[i as usize - 1] as i64)))
 }
 
-fn new_string(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(n) = arg(vm, argc, 1).as_int().filter(|n| *n >= 0) else {
-        return Prim::Fail;
-    };
+fn new_string(vm: &mut Vm, args: Args) -> PrimResult {
+    let n = args.int(vm, 1)?;
     let Ok(n) = usize::try_from(n) else {
-        return Prim::Fail;
+        return Err(PrimFailure::Fail);
     };
-    Prim::Ok(tryalloc!(vm.heap.alloc_bytes(cls::STRING, &vec![b' '; n])))
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &vec![b' '; n])?))
 }
 
-fn as_number(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
+fn as_number(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 0)?;
     let t = s.trim();
     if let Ok(b) = t.parse::<num_bigint::BigInt>() {
-        return Prim::Ok(tryalloc!(super::integer::big_to_value(vm, &b)));
+        return Ok(Answer(super::integer::big_to_value(vm, &b)?));
     }
-    match t.parse::<f64>() {
-        Ok(d) if t.chars().any(|c| c.is_ascii_digit()) => Prim::Ok(tryalloc!(vm.new_double(d))),
-        _ => Prim::Ok(Value::NIL),
-    }
+    Ok(Answer(match t.parse::<f64>() {
+        Ok(d) if t.chars().any(|c| c.is_ascii_digit()) => vm.new_double(d)?,
+        _ => Value::NIL,
+    }))
 }
 
-fn as_integer(vm: &mut Vm, argc: usize) -> Prim {
-    let Some(s) = vm.string_of(arg(vm, argc, 0)) else {
-        return Prim::Fail;
-    };
-    match s.trim().parse::<num_bigint::BigInt>() {
-        Ok(b) => Prim::Ok(tryalloc!(super::integer::big_to_value(vm, &b))),
-        Err(_) => Prim::Ok(Value::NIL),
-    }
+fn as_integer(vm: &mut Vm, args: Args) -> PrimResult {
+    let s = args.string(vm, 0)?;
+    Ok(Answer(match s.trim().parse::<num_bigint::BigInt>() {
+        Ok(b) => super::integer::big_to_value(vm, &b)?,
+        Err(_) => Value::NIL,
+    }))
 }
 
 pub(crate) fn register(vm: &mut Vm) {
@@ -220,6 +190,8 @@ pub(crate) fn register(vm: &mut Vm) {
         vm.register("String", sel, *f);
     }
     vm.register("Symbol", "asString", as_string);
-    vm.register("Symbol", "asSymbol", |vm, argc| Prim::Ok(arg(vm, argc, 0)));
+    vm.register("Symbol", "asSymbol", |vm, args| {
+        Ok(Answer(args.receiver(vm)))
+    });
     vm.register("String class", "new:", new_string);
 }

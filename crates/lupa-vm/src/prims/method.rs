@@ -1,0 +1,102 @@
+//! Method and Primitive reflection primitives: selector, holder, arity, source
+//! line and text, pragmas, and `invokeOn:with:` (run a method on any receiver).
+//!
+//! The receiver is a Method or Primitive object; a primitive given anything
+//! else fails. The literal-frame primitives that MethodProxies needs live in
+//! `proxies.rs`.
+
+use super::outcome::PrimFailure;
+use super::outcome::Reply::{Answer, Done};
+use super::{Args, PrimResult};
+use crate::vm::Vm;
+use lupa_heap::Value;
+
+fn method_signature(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(vm.symbol_object(code.selector)?))
+}
+
+fn method_holder(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(vm.class_object(code.holder.get())))
+}
+
+fn method_num_args(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(Value::small(code.num_args as i64)))
+}
+
+fn method_source_line(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(Value::small(code.first_line as i64)))
+}
+
+fn method_has_pragma(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    let name = args.string(vm, 1)?;
+    Ok(Answer(Value::bool(code.has_pragma(&name))))
+}
+
+fn method_pragmas(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    let mut out = Vec::new();
+    for (name, _args) in &code.pragmas {
+        let s = vm.symbol(name)?;
+        out.push(vm.new_array(&[s])?);
+    }
+    Ok(Answer(vm.new_array(&out)?))
+}
+
+fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    let recv = args.get(vm, 1);
+    let arguments: Vec<Value> = match args.array_elements(vm, 2) {
+        Ok(elements) => elements,
+        Err(_) if args.get(vm, 2) == Value::NIL => Vec::new(),
+        Err(_) => {
+            return Err(PrimFailure::error(
+                "invokeOn:with: needs an Array of arguments",
+            ));
+        }
+    };
+    if arguments.len() != code.num_args {
+        return Err(PrimFailure::Error(format!(
+            "invokeOn:with: the method #{} takes {} arguments, got {}",
+            code.selector_name,
+            code.num_args,
+            arguments.len()
+        )));
+    }
+    let n = vm.running.stack.len() - args.count() - 1;
+    vm.running.stack.truncate(n);
+    vm.running.stack.push(recv);
+    vm.running.stack.extend_from_slice(&arguments);
+    if crate::interp::OBSERVE {
+        vm.obs.sends += 1;
+    }
+    vm.invoke(code, arguments.len())
+        .map_err(PrimFailure::Abort)?;
+    Ok(Done)
+}
+
+fn method_source_code(vm: &mut Vm, args: Args) -> PrimResult {
+    let code = args.method(vm, 0)?;
+    Ok(Answer(match vm.method_source(&code) {
+        Some(text) => vm.new_string(&text)?,
+        None => Value::NIL,
+    }))
+}
+
+pub(crate) fn register(vm: &mut Vm) {
+    for class in ["Method", "Primitive"] {
+        vm.register(class, "signature", method_signature);
+        vm.register(class, "selector", method_signature);
+        vm.register(class, "holder", method_holder);
+        vm.register(class, "numArgs", method_num_args);
+        vm.register(class, "sourceLine", method_source_line);
+        vm.register(class, "hasPragma:", method_has_pragma);
+        vm.register(class, "pragmas", method_pragmas);
+        vm.register(class, "invokeOn:with:", method_invoke);
+        vm.register(class, "sourceCode", method_source_code);
+    }
+}

@@ -1,0 +1,105 @@
+//! The `perform:` family: a send whose selector (and arguments) are values.
+//!
+//! Each primitive checks the selector and the argument count against the
+//! selector's spelling, rearranges the stack into `receiver arg1 ... argN` and
+//! dispatches a normal send from there (counted as one send), so it answers
+//! [`Reply::Done`](super::Reply::Done): the result arrives when the sent method returns.
+
+use super::outcome::Reply::Done;
+use super::outcome::{OrError, PrimFailure};
+use super::{Args, PrimResult};
+use crate::vm::Vm;
+use lupa_heap::Value;
+
+/// perform: family. Rearranges the stack into a normal send.
+fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> PrimResult {
+    let argc = args.count();
+    let id = args
+        .symbol(vm, 1)
+        .or_error("perform: needs a Symbol as selector")?;
+    let arguments: Vec<Value> = if with_args {
+        args.array_elements(vm, 2)
+            .or_error("perform:withArguments: needs an Array of arguments")?
+    } else {
+        let last = if in_super {
+            argc.saturating_sub(1)
+        } else {
+            argc
+        };
+        (2..=last).map(|k| args.get(vm, k)).collect()
+    };
+    let start_class = if in_super {
+        args.class(vm, argc)
+            .or_error("perform:inSuperclass: needs a class")?
+    } else {
+        vm.class_of(args.receiver(vm))
+    };
+    let sel_name = vm.symbols.name(id).to_string();
+    let expected = selector_arity(&sel_name);
+    if expected != arguments.len() {
+        return Err(PrimFailure::Error(format!(
+            "wrong number of arguments for #{sel_name}: expected {expected}, got {}",
+            arguments.len()
+        )));
+    }
+    let recv = args.receiver(vm);
+    let n = vm.running.stack.len() - argc - 1;
+    vm.running.stack.truncate(n);
+    vm.running.stack.push(recv);
+    vm.running.stack.extend_from_slice(&arguments);
+    if crate::interp::OBSERVE {
+        vm.obs.sends += 1;
+    }
+    vm.dispatch_in(start_class, id, arguments.len(), None)
+        .map_err(PrimFailure::Abort)?;
+    Ok(Done)
+}
+
+/// Number of arguments a selector takes, from its spelling (a hidden selector's
+/// leading U+0001 is ignored).
+pub(crate) fn selector_arity(name: &str) -> usize {
+    let name = name
+        .strip_prefix(crate::proxies::HIDDEN_PREFIX)
+        .unwrap_or(name);
+    let colons = name.matches(':').count();
+    if colons > 0 {
+        colons
+    } else {
+        usize::from(
+            name.chars()
+                .next()
+                .is_some_and(|c| !c.is_alphanumeric() && c != '_'),
+        )
+    }
+}
+
+fn perform(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, false, false)
+}
+fn perform_with_args(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, true, false)
+}
+fn perform_in_super(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, false, true)
+}
+fn perform_with_args_in_super(vm: &mut Vm, args: Args) -> PrimResult {
+    perform_generic(vm, args, true, true)
+}
+
+pub(crate) fn register(vm: &mut Vm) {
+    let table: &[(&'static str, crate::objects::PrimFn)] = &[
+        ("perform:", perform),
+        ("perform:with:", perform),
+        ("perform:with:with:", perform),
+        ("perform:with:with:with:", perform),
+        ("perform:withArguments:", perform_with_args),
+        ("perform:inSuperclass:", perform_in_super),
+        (
+            "perform:withArguments:inSuperclass:",
+            perform_with_args_in_super,
+        ),
+    ];
+    for (sel, f) in table {
+        vm.register("Object", sel, *f);
+    }
+}

@@ -1,0 +1,136 @@
+//! Unit tests of the primitive contract: a wrong argument is a
+//! `PrimFailure::WrongArg` naming the argument and the expected kind, the other
+//! failure kinds and messages stay what the class library relies on, and `?` on
+//! allocation and decoding leaves the stack as it was.
+
+use super::{Args, Expected, PrimFailure, PrimResult, Reply};
+use crate::vm::{Vm, VmOptions};
+use lupa_heap::Value;
+
+fn vm() -> Vm {
+    Vm::new(VmOptions::default()).expect("vm boots")
+}
+
+/// Call primitive `class>>selector` on `receiver_and_args` pushed on the stack.
+fn call(vm: &mut Vm, class: &str, selector: &str, receiver_and_args: &[Value]) -> PrimResult {
+    let f = vm
+        .find_primitive(class, selector)
+        .expect("primitive registered");
+    let depth = vm.running.stack.len();
+    vm.running.stack.extend_from_slice(receiver_and_args);
+    let r = f(vm, Args::new(receiver_and_args.len() - 1));
+    if r.is_err() {
+        assert_eq!(
+            vm.running.stack.len(),
+            depth + receiver_and_args.len(),
+            "a failing primitive leaves the stack as it was"
+        );
+    }
+    vm.running.stack.truncate(depth);
+    r
+}
+
+fn answer(r: PrimResult) -> Value {
+    match r {
+        Ok(Reply::Answer(v)) => v,
+        other => panic!("expected an answer, got {other:?}"),
+    }
+}
+
+#[test]
+fn array_at_answers_and_names_a_wrong_index() {
+    let mut vm = vm();
+    let a = vm
+        .new_array(&[Value::small(7), Value::small(8)])
+        .expect("alloc");
+    let v = answer(call(&mut vm, "Array", "at:", &[a, Value::small(2)]));
+    assert_eq!(v, Value::small(8));
+    let s = vm.new_string("x").expect("alloc");
+    match call(&mut vm, "Array", "at:", &[a, s]) {
+        Err(PrimFailure::WrongArg { index, expected }) => {
+            assert_eq!((index, expected), (1, Expected::SmallInteger));
+        }
+        other => panic!("expected WrongArg, got {other:?}"),
+    }
+    match call(&mut vm, "Array", "at:", &[Value::small(3), Value::small(1)]) {
+        Err(PrimFailure::WrongArg { index, expected }) => {
+            assert_eq!((index, expected), (0, Expected::Indexable));
+        }
+        other => panic!("expected WrongArg, got {other:?}"),
+    }
+}
+
+#[test]
+fn out_of_bounds_keeps_its_message() {
+    let mut vm = vm();
+    let a = vm.new_array(&[Value::NIL]).expect("alloc");
+    match call(
+        &mut vm,
+        "Array",
+        "at:put:",
+        &[a, Value::small(5), Value::NIL],
+    ) {
+        Err(PrimFailure::Error(m)) => {
+            assert_eq!(m, "index 5 out of bounds: the array has 1 elements");
+        }
+        other => panic!("expected Error, got {other:?}"),
+    }
+}
+
+#[test]
+fn integer_primitives_fail_on_non_numbers_and_divide_by_zero_with_a_message() {
+    let mut vm = vm();
+    let s = vm.new_string("x").expect("alloc");
+    match call(&mut vm, "Integer", "+", &[Value::small(1), s]) {
+        Err(PrimFailure::WrongArg { index, expected }) => {
+            assert_eq!((index, expected), (1, Expected::Number));
+        }
+        other => panic!("expected WrongArg, got {other:?}"),
+    }
+    // = and ~= answer instead of failing.
+    let v = answer(call(&mut vm, "Integer", "=", &[Value::small(1), s]));
+    assert_eq!(v, Value::FALSE);
+    match call(&mut vm, "Integer", "/", &[Value::small(1), Value::small(0)]) {
+        Err(PrimFailure::Error(m)) => assert_eq!(m, "Division by zero."),
+        other => panic!("expected Error, got {other:?}"),
+    }
+    let v = answer(call(
+        &mut vm,
+        "Integer",
+        "*",
+        &[Value::small(1 << 40), Value::small(1 << 40)],
+    ));
+    assert!(v.is_ptr(), "overflow makes a large integer");
+}
+
+#[test]
+fn decoders_that_report_with_a_message_keep_it() {
+    let mut vm = vm();
+    let m = answer(call(&mut vm, "Object", "class", &[Value::small(1)]));
+    let sel = vm.symbol("foo").expect("alloc");
+    // Method>>copyFor:selector: given a non-class: an error with the old message.
+    let code = vm.methods[0].object.get();
+    match call(
+        &mut vm,
+        "Method",
+        "copyFor:selector:",
+        &[code, Value::small(1), sel],
+    ) {
+        Err(PrimFailure::Error(msg)) => assert_eq!(msg, "copyFor:selector: needs a class"),
+        other => panic!("expected Error, got {other:?}"),
+    }
+    // An Integer primitive run on a non-Integer receiver (as `perform:inSuperclass:`
+    // can do) names the receiver.
+    match call(&mut vm, "Integer", "printString:", &[m, Value::small(2)]) {
+        Err(PrimFailure::WrongArg { index, expected }) => {
+            assert_eq!((index, expected), (0, Expected::Integer));
+        }
+        other => panic!("expected WrongArg, got {other:?}"),
+    }
+}
+
+#[test]
+fn wrong_arg_displays_what_was_expected() {
+    assert_eq!(Expected::SmallInteger.to_string(), "a SmallInteger");
+    assert_eq!(Expected::Frame.to_string(), "a frame index");
+}
