@@ -7,6 +7,9 @@
 //! the exact code of every inlined control structure). [`verify`] checks the
 //! invariants of compiled code and [`disassemble`] lists it.
 
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 mod alloc;
 pub mod bytecode;
 mod codegen;

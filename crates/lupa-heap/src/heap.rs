@@ -1,3 +1,4 @@
+#![allow(unsafe_code)]
 //! The object heap: layout, spaces, allocation, parameters and statistics.
 //!
 //! The design of the collector (spaces, barrier, scavenger, full collector,

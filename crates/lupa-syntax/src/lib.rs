@@ -8,6 +8,8 @@
 //!
 //! The parser never panics, whatever the input: every problem is a [`Diagnostic`].
 
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
 pub mod ast;

@@ -23,6 +23,9 @@
 //!   sampling register); [`query`]: what a profiler may ask about methods by id;
 //! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`, per-suite Rust tests).
 
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 pub mod class_table;
 pub mod interp;
 pub mod objects;

@@ -43,7 +43,7 @@ impl Vm {
         'frame: loop {
             // ---- safepoint ----
             if self.heap.needs_gc() {
-                self.collect_garbage();
+                self.collect_garbage()?;
                 if self.heap.take_oom_signal() && !self.running.frames.is_empty() {
                     self.signal_out_of_memory()?;
                     continue 'frame;

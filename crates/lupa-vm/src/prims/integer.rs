@@ -17,7 +17,7 @@ use num_integer::Integer as _;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 /// The BigInt value of an Integer (small or large).
-pub fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
+pub(crate) fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
     if let Some(i) = v.as_int() {
         return Some(BigInt::from(i));
     }
@@ -36,7 +36,7 @@ pub fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
 }
 
 /// An Integer value for a BigInt (SmallInteger when it fits).
-pub fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory> {
+pub(crate) fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory> {
     if let Some(v) = b.to_i64().and_then(Value::from_i64) {
         return Ok(v);
     }

@@ -74,8 +74,8 @@ fn shallow_copy(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn halt(vm: &mut Vm, _args: Args) -> PrimResult {
-    vm.flush();
-    eprintln!("halt:\n{}", vm.backtrace(20));
+    let trace = vm.backtrace(20);
+    vm.print_err(&format!("halt:\n{trace}\n"));
     Ok(Answer(Value::NIL))
 }
 

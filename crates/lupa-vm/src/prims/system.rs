@@ -51,8 +51,9 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
     let code = match args.get(vm, 1).as_int() {
         Some(c) if (i32::MIN as i64..=i32::MAX as i64).contains(&c) => c as i32,
         Some(c) => {
-            vm.flush();
-            eprintln!("lupa: system exit: {c} is not a valid exit code (it must fit in 32 bits)");
+            vm.print_err(&format!(
+                "lupa: system exit: {c} is not a valid exit code (it must fit in 32 bits)\n"
+            ));
             1
         }
         None => {
@@ -62,8 +63,9 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
             } else {
                 format!("an instance of {}", vm.class_name(c))
             };
-            vm.flush();
-            eprintln!("lupa: system exit: expects a small Integer, got {what}");
+            vm.print_err(&format!(
+                "lupa: system exit: expects a small Integer, got {what}\n"
+            ));
             1
         }
     };
@@ -85,8 +87,7 @@ fn print_newline(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn error_print(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1).unwrap_or_default();
-    vm.flush();
-    eprint!("{s}");
+    vm.print_err(&s);
     Ok(Answer(args.receiver(vm)))
 }
 
@@ -96,14 +97,13 @@ fn error_println(vm: &mut Vm, args: Args) -> PrimResult {
     } else {
         String::new()
     };
-    vm.flush();
-    eprintln!("{s}");
+    vm.print_err(&format!("{s}\n"));
     Ok(Answer(args.receiver(vm)))
 }
 
 fn print_stack_trace(vm: &mut Vm, args: Args) -> PrimResult {
-    vm.flush();
-    eprint!("{}", vm.backtrace(usize::MAX));
+    let trace = vm.backtrace(usize::MAX);
+    vm.print_err(&trace);
     Ok(Answer(args.receiver(vm)))
 }
 

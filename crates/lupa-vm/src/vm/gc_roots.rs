@@ -2,14 +2,15 @@
 //! VM holds (process states, globals, symbols, class objects and method
 //! dictionaries, method literals and objects, `handles`, the system objects),
 //! then reports the collection to the GC hooks, schedules finalization and, with
-//! `--verify-heap`, verifies the heap.
+//! `--verify-heap`, verifies the heap (a failure is a fatal [`VmError`], exit 70).
 
-use super::Vm;
+use super::{Vm, VmError};
 use lupa_heap::Value;
 
 impl Vm {
-    /// Collect now, updating every root.
-    pub fn collect_garbage(&mut self) {
+    /// Collect now, updating every root. Fails only when `--verify-heap` finds the
+    /// heap corrupted after the collection (a VM bug: the run must stop).
+    pub fn collect_garbage(&mut self) -> Result<(), VmError> {
         let t0 = std::time::Instant::now();
         let mut c = self.heap.start_collection();
         let mut root = |v: &mut Value| c.root(v);
@@ -68,8 +69,10 @@ impl Vm {
         if self.options.verify_heap
             && let Err(e) = self.heap.verify(self.classes.len() as u32)
         {
-            eprintln!("lupa: heap verification failed after GC: {e}");
-            std::process::exit(70);
+            return Err(VmError::Fatal(format!(
+                "heap verification failed after GC: {e}"
+            )));
         }
+        Ok(())
     }
 }
