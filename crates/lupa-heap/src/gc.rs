@@ -12,11 +12,15 @@
 //!   When the eden size changed, the full GC tenures every survivor and lays new
 //!   space out again after the compacted objects.
 
-use crate::heap::{
-    AGE_MASK, AGE_SHIFT, CLASS_MASK, CollectionKind, Death, FIRST_INDEX, FORMAT_MASK, FORMAT_SHIFT,
-    FORWARDED, FREE_FORMAT, FWD_SHIFT, Format, HASH_MASK, HASH_SHIFT, HEADER_WORDS, Heap, MARK_BIT,
-    PIN_BIT, REMEMBERED_BIT, RESERVE_BYTES, SIZE_MASK, Track, body_words_of, filler,
+use crate::config::RESERVE_BYTES;
+use crate::heap::Heap;
+use crate::layout::{
+    AGE_MASK, AGE_SHIFT, CLASS_MASK, FIRST_INDEX, FORMAT_MASK, FORMAT_SHIFT, FORWARDED,
+    FREE_FORMAT, FWD_SHIFT, Format, HASH_MASK, HASH_SHIFT, HEADER_WORDS, MARK_BIT, PIN_BIT,
+    REMEMBERED_BIT, SIZE_MASK, body_words_of, filler,
 };
+use crate::lifetime::{Death, Track};
+use crate::stats::CollectionKind;
 use crate::value::Value;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -180,7 +184,7 @@ impl<'h> Collection<'h> {
         heap.stats.live_bytes_after_last_gc =
             heap.stats.old_used_bytes + heap.stats.survivor_used_bytes;
         if heap.trace {
-            eprintln!(
+            let line = format!(
                 "{:?} {:?} young {}..{} old_top {} len {} used {} holes {} threshold {} tenured {} surv {}",
                 self.kind,
                 pause,
@@ -194,6 +198,7 @@ impl<'h> Collection<'h> {
                 self.tenured_words,
                 heap.past_top - heap.past_start
             );
+            heap.trace_log.push(line);
         }
     }
 
@@ -793,5 +798,18 @@ fn copy_words(mem: &mut [u64], from: usize, to: usize, n: usize) {
         7 => fixed::<7>(mem, from, to),
         8 => fixed::<8>(mem, from, to),
         _ => mem.copy_within(from..from + n, to),
+    }
+}
+
+impl Heap {
+    /// Start a collection. Report every root with [`Collection::root`](crate::Collection::root),
+    /// then call [`Collection::finish`](crate::Collection::finish). The heap
+    /// decides whether it is a scavenge or a full GC (see [`Collection::kind`](crate::Collection::kind)).
+    pub fn start_collection(&mut self) -> Collection<'_> {
+        let kind = self.next_collection_kind();
+        if self.config.stress {
+            self.stress_count += 1;
+        }
+        Collection::new(self, kind)
     }
 }

@@ -7,16 +7,30 @@
 //!
 //! This crate is one of the two places in Lupa where `unsafe` is allowed (the
 //! other is the sampling profiler's signal code): the byte views of byte objects
-//! in [`Heap::bytes`] / [`Heap::bytes_mut`]. Each block has a `SAFETY` comment.
+//! in [`Heap::bytes`] / [`Heap::bytes_mut`], in the module `bytes.rs`, which alone
+//! allows `unsafe_code` (denied for the workspace). Each block has a `SAFETY` comment.
 
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
+// Dependencies go one way: layout <- config, stats, lifetime (data) <- heap (the struct) <- alloc,
+// access, bytes, params (its behaviour) <- gc, verify (the collectors and the verifier).
+mod access;
+mod alloc;
+mod bytes;
+mod config;
 mod gc;
 mod heap;
+mod layout;
+mod lifetime;
+mod params;
+mod stats;
 mod value;
 mod verify;
 
+pub use config::{GcParam, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES};
 pub use gc::Collection;
-pub use heap::{
-    CollectionKind, Death, Format, GcParam, Heap, HeapConfig, HeapStats, MAX_CLASS_INDEX,
-    MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES,
-};
+pub use heap::Heap;
+pub use layout::{Format, MAX_CLASS_INDEX};
+pub use lifetime::Death;
+pub use stats::{CollectionKind, HeapStats};
 pub use value::{SMALL_INT_MAX, SMALL_INT_MIN, Value};

@@ -2,10 +2,8 @@
 //! remembered set (every old object referring to a young one must be in it),
 //! the mourn queue and the tracked-object table.
 
-use crate::heap::{
-    CLASS_MASK, FIRST_INDEX, FORMAT_MASK, FORMAT_SHIFT, FORWARDED, FREE_FORMAT, Format,
-    HEADER_WORDS, Heap, REMEMBERED_BIT, SIZE_MASK, TRACKED_BIT,
-};
+use crate::heap::Heap;
+use crate::layout::*;
 use crate::value::Value;
 
 impl Heap {

@@ -10,6 +10,8 @@ use lupa_heap::Value;
 impl Vm {
     /// Collect now, updating every root. Fails only when `--verify-heap` finds the
     /// heap corrupted after the collection (a VM bug: the run must stop).
+    #[cold]
+    #[inline(never)]
     pub fn collect_garbage(&mut self) -> Result<(), VmError> {
         let t0 = std::time::Instant::now();
         let mut c = self.heap.start_collection();
@@ -65,6 +67,9 @@ impl Vm {
         }
         if self.heap.mourn_queue_len() > 0 && !self.finalization_semaphore.is_nil() {
             self.finalization_due = true;
+        }
+        for line in self.heap.take_trace() {
+            self.print_err(&format!("{line}\n"));
         }
         if self.options.verify_heap
             && let Err(e) = self.heap.verify(self.classes.len() as u32)

@@ -1,0 +1,209 @@
+//! Allocation: bump allocation in eden, large objects and eden overflow in old
+//! space (reusing the holes the compactor left), growth of old space, and the
+//! out-of-memory protocol (`needs_gc`, the emergency reserve). Allocation never
+//! collects: it only raises `needs_gc` for the VM's next safepoint.
+
+use crate::config::*;
+use crate::heap::*;
+use crate::layout::*;
+use crate::value::Value;
+
+impl Heap {
+    // ------------------------------------------------------------------
+    // Allocation
+    // ------------------------------------------------------------------
+
+    /// Allocate `body_words` words plus a header. Eden first; old space when the
+    /// object is large or eden is full. The caller writes every body word.
+    #[inline(always)]
+    pub(crate) fn alloc_raw(
+        &mut self,
+        header0: u64,
+        size_field: u64,
+        body_words: usize,
+    ) -> Result<usize, OutOfMemory> {
+        let total = HEADER_WORDS + body_words;
+        let index = self.top;
+        let new_top = index + total;
+        let index = if new_top > self.eden_threshold || total > self.large_words {
+            self.alloc_slow(total)?
+        } else {
+            self.top = new_top;
+            index
+        };
+        self.mem[index] = header0;
+        self.mem[index + 1] = size_field;
+        self.stats.allocated_bytes += (total * 8) as u64;
+        self.stats.allocated_objects += 1;
+        Ok(index)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn alloc_slow(&mut self, total: usize) -> Result<usize, OutOfMemory> {
+        if self.config.stress {
+            self.gc_requested = true;
+        }
+        if total <= self.large_words {
+            let new_top = self.top + total;
+            if new_top > self.eden_threshold {
+                self.gc_requested = true;
+            }
+            if new_top <= self.eden_end {
+                let index = self.top;
+                self.top = new_top;
+                return Ok(index);
+            }
+        }
+        self.alloc_old(total)
+    }
+
+    /// Allocate `total` words in old space (the mutator's path: may fail).
+    pub(crate) fn alloc_old(&mut self, total: usize) -> Result<usize, OutOfMemory> {
+        if let Some(index) = self.alloc_in_holes(total) {
+            self.note_old_alloc(total);
+            return Ok(index);
+        }
+        let index = self.old_top;
+        let end = index + total;
+        if end > self.mem.len() {
+            let limit = self.limit_words();
+            if end > limit {
+                // A full GC may make room; the program gets an error now.
+                self.request_full_gc();
+                return Err(OutOfMemory {
+                    requested: total * 8,
+                });
+            }
+            self.grow_to(end, limit);
+        }
+        self.old_top = end;
+        self.note_old_alloc(total);
+        Ok(index)
+    }
+
+    pub(crate) fn note_old_alloc(&mut self, total: usize) {
+        self.stats.old_allocated_bytes += (total * 8) as u64;
+        self.stats.old_used_bytes += (total * 8) as u64;
+        self.stats.old_free_bytes = self.stats.old_free_bytes.saturating_sub((total * 8) as u64);
+        if self.old_used_words() > self.full_gc_threshold {
+            self.request_full_gc();
+        }
+    }
+
+    /// Make words up to `end` usable. Old space grows (its capacity: memory
+    /// requested from the system, untouched until used) by the growth headroom
+    /// at least, not past `limit` words unless `end` itself is; the words are
+    /// initialised a little ahead of use, so that a large headroom costs nothing
+    /// until it is used.
+    pub(crate) fn grow_to(&mut self, end: usize, limit: usize) {
+        let cap = self.mem.capacity();
+        if end > cap {
+            let want = (cap + self.config.growth_headroom / 8).min(limit).max(end);
+            self.mem.reserve_exact(want - self.mem.len());
+            self.stats.growths += 1;
+            self.stats.heap_bytes = (self.mem.capacity() * 8) as u64;
+        }
+        let len = (end + GROW_CHUNK_WORDS).min(self.mem.capacity()).max(end);
+        self.mem.resize(len, 0);
+    }
+
+    pub(crate) fn header(class: u32, format: Format) -> u64 {
+        (class as u64 & CLASS_MASK) | ((format as u64) << FORMAT_SHIFT)
+    }
+
+    /// Allocate a pointer object with `slots` slots, all nil.
+    pub fn alloc_pointers(&mut self, class: u32, slots: usize) -> Result<Value, OutOfMemory> {
+        self.alloc_slots(class, Format::Pointers, slots)
+    }
+
+    /// Allocate a weak pointer object with `slots` slots, all nil.
+    pub fn alloc_weak(&mut self, class: u32, slots: usize) -> Result<Value, OutOfMemory> {
+        self.alloc_slots(class, Format::Weak, slots)
+    }
+
+    /// Allocate an ephemeron with `slots` slots (at least 2), all nil: slot 0 is
+    /// the key, slot 1 the value, further slots are ordinary strong fields.
+    pub fn alloc_ephemeron(&mut self, class: u32, slots: usize) -> Result<Value, OutOfMemory> {
+        self.alloc_slots(class, Format::Ephemeron, slots.max(2))
+    }
+
+    #[inline(always)]
+    pub(crate) fn alloc_slots(
+        &mut self,
+        class: u32,
+        format: Format,
+        slots: usize,
+    ) -> Result<Value, OutOfMemory> {
+        if slots > u32::MAX as usize {
+            return Err(OutOfMemory {
+                requested: slots.saturating_mul(8),
+            });
+        }
+        let i = self.alloc_raw(Self::header(class, format), slots as u64, slots)?;
+        self.mem[i + HEADER_WORDS..i + HEADER_WORDS + slots].fill(Value::NIL.0);
+        Ok(Value::from_index(i))
+    }
+
+    /// Allocate a pointer object initialised from `values`.
+    pub fn alloc_with(&mut self, class: u32, values: &[Value]) -> Result<Value, OutOfMemory> {
+        if values.len() > u32::MAX as usize {
+            return Err(OutOfMemory {
+                requested: values.len().saturating_mul(8),
+            });
+        }
+        let i = self.alloc_raw(
+            Self::header(class, Format::Pointers),
+            values.len() as u64,
+            values.len(),
+        )?;
+        for (slot, v) in self.mem[i + HEADER_WORDS..i + HEADER_WORDS + values.len()]
+            .iter_mut()
+            .zip(values)
+        {
+            *slot = v.0;
+        }
+        if !self.is_young_index(i) && values.iter().any(|&v| self.is_young(v)) {
+            self.remember(i);
+        }
+        Ok(Value::from_index(i))
+    }
+
+    /// Allocate a byte object holding a copy of `bytes`.
+    pub fn alloc_bytes(&mut self, class: u32, bytes: &[u8]) -> Result<Value, OutOfMemory> {
+        if bytes.len() > u32::MAX as usize {
+            return Err(OutOfMemory {
+                requested: bytes.len(),
+            });
+        }
+        let words = bytes.len().div_ceil(8);
+        let i = self.alloc_raw(
+            Self::header(class, Format::Bytes),
+            bytes.len() as u64,
+            words,
+        )?;
+        let body = &mut self.mem[i + HEADER_WORDS..i + HEADER_WORDS + words];
+        for (w, chunk) in body.iter_mut().zip(bytes.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_le_bytes(b);
+        }
+        Ok(Value::from_index(i))
+    }
+
+    /// Allocate a raw-word object holding a copy of `words`.
+    pub fn alloc_words(&mut self, class: u32, words: &[u64]) -> Result<Value, OutOfMemory> {
+        if words.len() > u32::MAX as usize {
+            return Err(OutOfMemory {
+                requested: words.len().saturating_mul(8),
+            });
+        }
+        let i = self.alloc_raw(
+            Self::header(class, Format::Words),
+            words.len() as u64,
+            words.len(),
+        )?;
+        self.mem[i + HEADER_WORDS..i + HEADER_WORDS + words.len()].copy_from_slice(words);
+        Ok(Value::from_index(i))
+    }
+}

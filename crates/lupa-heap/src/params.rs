@@ -1,0 +1,99 @@
+//! Reading and changing Pharo's GC parameters at run time ([`Heap::parameter`],
+//! [`Heap::set_parameter`], which validates), and the full-GC threshold policy
+//! they drive.
+
+use crate::config::*;
+use crate::heap::Heap;
+use crate::layout::*;
+
+impl Heap {
+    /// Clamp a configuration to what the heap can honour (sizes, ratio, threshold).
+    pub(crate) fn sanitize(c: &mut HeapConfig) {
+        c.max_bytes = c.max_bytes.clamp(64 << 10, MAX_HEAP_BYTES);
+        c.initial_bytes = c
+            .initial_bytes
+            .clamp(8 << 10, (c.max_bytes / 4).max(8 << 10));
+        c.tenuring_threshold = c.tenuring_threshold.clamp(1, AGE_MASK as u32);
+        if !(c.full_gc_ratio.is_finite() && c.full_gc_ratio >= 0.0) {
+            c.full_gc_ratio = HeapConfig::default().full_gc_ratio;
+        }
+        c.growth_headroom = c.growth_headroom.max(64 << 10);
+        c.large_object_bytes = c.large_object_bytes.max(1024);
+    }
+
+    // ------------------------------------------------------------------
+    // Parameters
+    // ------------------------------------------------------------------
+
+    /// The current value of a GC parameter.
+    pub fn parameter(&self, p: GcParam) -> f64 {
+        let c = &self.config;
+        match p {
+            GcParam::EdenSize => c.initial_bytes as f64,
+            GcParam::GrowthHeadroom => c.growth_headroom as f64,
+            GcParam::ShrinkThreshold => c.shrink_threshold as f64,
+            GcParam::FullGcRatio => c.full_gc_ratio,
+            GcParam::TenuringThreshold => c.tenuring_threshold as f64,
+            GcParam::MaxHeap => c.max_bytes as f64,
+            GcParam::LargeObjectSize => c.large_object_bytes as f64,
+        }
+    }
+
+    /// Set a GC parameter; answers its previous value. Sizes are in bytes. An eden
+    /// size change takes effect at the next full GC; the others at once.
+    pub fn set_parameter(&mut self, p: GcParam, value: f64) -> Result<f64, ParamError> {
+        if !value.is_finite() || value < 0.0 {
+            return Err(ParamError(format!(
+                "{}: {value} is not a non-negative number",
+                p.name()
+            )));
+        }
+        let old = self.parameter(p);
+        let bytes = value as usize;
+        match p {
+            GcParam::EdenSize => {
+                if bytes < 8 << 10 {
+                    return Err(ParamError("eden-size: at least 8 KB".into()));
+                }
+                self.config.initial_bytes = bytes;
+            }
+            GcParam::GrowthHeadroom => self.config.growth_headroom = bytes,
+            GcParam::ShrinkThreshold => self.config.shrink_threshold = bytes,
+            GcParam::FullGcRatio => {
+                self.config.full_gc_ratio = value;
+                if let Some(used) = self.last_full_used {
+                    self.full_gc_threshold = self.threshold_after(used);
+                }
+            }
+            GcParam::TenuringThreshold => {
+                if !(1.0..=AGE_MASK as f64).contains(&value) {
+                    return Err(ParamError("tenuring-threshold: between 1 and 15".into()));
+                }
+                self.config.tenuring_threshold = value as u32;
+            }
+            GcParam::MaxHeap => {
+                if bytes < 64 << 10 {
+                    return Err(ParamError("max-heap: at least 64 KB".into()));
+                }
+                self.config.max_bytes = bytes.min(MAX_HEAP_BYTES);
+            }
+            GcParam::LargeObjectSize => {
+                self.config.large_object_bytes = bytes.max(1024);
+                let eden = self.eden_end - self.young_start;
+                self.large_words = (self.config.large_object_bytes / 8).min(eden / 4).max(64);
+            }
+        }
+        let mut c = self.config.clone();
+        Self::sanitize(&mut c);
+        self.config = c;
+        Ok(old)
+    }
+
+    /// The full-GC threshold after a full GC that left `used` old words.
+    pub(crate) fn threshold_after(&self, used: usize) -> usize {
+        let grown = (used as f64 * (1.0 + self.config.full_gc_ratio)) as usize;
+        // Tiny old spaces would collect all the time: allow at least 1/4 eden of growth.
+        let min_growth = (self.eden_end - self.young_start) / 4;
+        grown.max(used + min_growth)
+    }
+}
