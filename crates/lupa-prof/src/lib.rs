@@ -8,7 +8,8 @@
 //!
 //! * derives inclusive totals, per-method aggregates and the call graph
 //!   ([`profile`]), and filters a profile down to the application's methods
-//!   ([`Profile::filtered`]);
+//!   ([`Profile::filtered`]), and grafts one profile under a labelled node of
+//!   another ([`Profile::graft`]);
 //! * writes reports ([`report`]): a ranking table (text and JSON), a
 //!   MessageTally-style tree, callgrind files (KCachegrind, `callgrind_annotate`),
 //!   folded stacks (`flamegraph.pl`, inferno, speedscope), a standalone flame
@@ -38,6 +39,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod graft;
 pub mod profile;
 pub mod report;
 pub mod stats;

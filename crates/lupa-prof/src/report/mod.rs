@@ -10,14 +10,19 @@
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
 //! | [`flamegraph`] | standalone flame graph SVG | any web browser |
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
+//!
+//! Callers choose among them through one API ([`format`]): a [`Format`], its
+//! [`ReportOptions`], and [`write`] (or [`render`] for a `String`).
 
 pub mod callgrind;
 pub mod flamegraph;
 pub mod folded;
+pub mod format;
 pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
+pub use format::{Format, ReportOptions, UnknownFormat, render, write};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::Profile;
