@@ -13,11 +13,11 @@
 
 use crate::units::{mean_sd, parse_ratio, parse_size, size_label};
 use clap::Args;
-use lupa_vm::{HeapConfig, HeapStats, Vm, VmError, VmOptions};
+use lupa_profilers::{Capture, measure};
+use lupa_vm::{HeapConfig, HeapStats, VmError, VmOptions};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 const MB: usize = 1 << 20;
 
@@ -287,16 +287,11 @@ fn run_once(config: &GcConfig, a: &GcBenchArgs, argv: &[String]) -> Result<Sampl
             .collect(),
         ..VmOptions::default()
     };
-    let mut vm = Vm::new(options)?;
-    vm.load_class_by_name(WORKLOAD)?;
-    vm.capture_output();
-    let before = vm.heap.stats().clone();
-    let t0 = Instant::now();
-    let result = vm.run_main(argv);
-    let total = t0.elapsed().as_secs_f64();
-    let after = vm.heap.stats().clone();
-    let out = vm.take_captured();
-    let code = result?;
+    let m = measure(options, argv, Capture::Output)?;
+    let total = m.elapsed.as_secs_f64();
+    let (before, after) = (m.heap_before, m.heap_after);
+    let out = m.output.unwrap_or_default();
+    let code = m.exit_code;
     if code != 0 {
         return Err(Failure::Workload(format!(
             "{WORKLOAD} exited with status {code}; its output was:\n{out}"

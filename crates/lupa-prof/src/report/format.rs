@@ -69,17 +69,17 @@ impl Format {
     pub fn description(self) -> &'static str {
         match self {
             Format::Text => {
-                "Ranking table and MessageTally-style tree (the default, for the terminal)."
+                "Ranking table and MessageTally-style tree (the default, for the terminal)"
             }
-            Format::Ranking => "Ranking table only.",
-            Format::Tree => "Call tree only.",
-            Format::Json => "The whole profile as JSON (calling-context tree, methods, metric).",
+            Format::Ranking => "Ranking table only",
+            Format::Tree => "Call tree only",
+            Format::Json => "The whole profile as JSON (calling-context tree, methods, metric)",
             Format::Callgrind => {
-                "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate."
+                "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
             }
-            Format::Folded => "Folded stacks (flamegraph.pl, inferno, speedscope).",
-            Format::Svg => "A standalone flame-graph SVG.",
-            Format::Speedscope => "speedscope JSON (https://www.speedscope.app).",
+            Format::Folded => "Folded stacks (flamegraph.pl, inferno, speedscope)",
+            Format::Svg => "A standalone flame-graph SVG",
+            Format::Speedscope => "speedscope JSON (https://www.speedscope.app)",
         }
     }
 
