@@ -131,11 +131,8 @@ pub fn write<W: Write>(
 
 /// The SVG as a string.
 pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
-    let totals = profile.node_totals();
-    let grand = profile
-        .roots()
-        .map(|r| totals[r])
-        .fold(0u64, u64::saturating_add);
+    let view = super::OrderedTree::of(profile);
+    let (totals, grand) = (&view.totals, view.grand);
     let pad = 10.0;
     let width = options.width.max(100.0);
     let fh = options.frame_height.max(4.0);
@@ -153,18 +150,9 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         width: width - 2.0 * pad,
         depth: 0,
     }];
-    let mut top: Vec<usize> = Vec::new();
-    for r in profile.roots() {
-        if profile.is_synthetic(r) {
-            top.extend(profile.nodes[r].children.iter().copied());
-        } else {
-            top.push(r);
-        }
-    }
-    super::sort_nodes(profile, &totals, &mut top);
     let mut stack: Vec<(usize, f64, usize)> = Vec::new();
     let mut x = pad;
-    for &n in &top {
+    for &n in &view.top {
         stack.push((n, x, 1));
         x += totals[n] as f64 * scale;
     }
@@ -186,7 +174,7 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         categories.push(profile.method_of(n).category.as_str());
         let mut cx = x;
         let mut next = Vec::new();
-        for c in super::sorted_children(profile, &totals, n) {
+        for c in view.children(n) {
             next.push((c, cx, depth + 1));
             cx += totals[c] as f64 * scale;
         }

@@ -27,6 +27,51 @@ pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::Profile;
 
+/// A profile as the tree-shaped reports (tree, flame graph) walk it: inclusive
+/// totals, the grand total, and the top-level contexts (a synthetic root's
+/// children and every other root), in report order.
+pub(crate) struct OrderedTree<'a> {
+    /// The profile.
+    pub(crate) profile: &'a Profile,
+    /// Inclusive totals, indexed like `profile.nodes`.
+    pub(crate) totals: Vec<u64>,
+    /// Sum of the roots' totals.
+    pub(crate) grand: u64,
+    /// Top-level contexts, sorted like siblings.
+    pub(crate) top: Vec<usize>,
+}
+
+impl<'a> OrderedTree<'a> {
+    /// The ordered view of `profile`.
+    pub(crate) fn of(profile: &'a Profile) -> OrderedTree<'a> {
+        let totals = profile.node_totals();
+        let grand = profile
+            .roots()
+            .map(|r| totals[r])
+            .fold(0u64, u64::saturating_add);
+        let mut top: Vec<usize> = Vec::new();
+        for r in profile.roots() {
+            if profile.is_synthetic(r) {
+                top.extend(profile.nodes[r].children.iter().copied());
+            } else {
+                top.push(r);
+            }
+        }
+        sort_nodes(profile, &totals, &mut top);
+        OrderedTree {
+            profile,
+            totals,
+            grand,
+            top,
+        }
+    }
+
+    /// The children of `node`, in report order.
+    pub(crate) fn children(&self, node: usize) -> Vec<usize> {
+        sorted_children(self.profile, &self.totals, node)
+    }
+}
+
 /// The children of `node`, by total descending, then method name, then index.
 pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: usize) -> Vec<usize> {
     let mut c = profile.nodes[node].children.clone();

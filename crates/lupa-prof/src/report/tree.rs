@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::{group_digits, percent, sorted_children};
+use super::{OrderedTree, group_digits, percent};
 use crate::profile::Profile;
 
 /// Options of [`to_string()`].
@@ -53,11 +53,8 @@ fn calls(n: u64) -> String {
 /// Render the tree. A synthetic root is not printed: its children are the
 /// top-level lines, and its own value is mentioned in the header.
 pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
-    let totals = profile.node_totals();
-    let grand = profile
-        .roots()
-        .map(|r| totals[r])
-        .fold(0u64, u64::saturating_add);
+    let view = OrderedTree::of(profile);
+    let (totals, grand) = (&view.totals, view.grand);
     let threshold = options.cutoff.max(0.0) * grand as f64;
     let unit = profile.metric.unit();
     let mut out = String::new();
@@ -80,15 +77,6 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
     out.push('\n');
 
     // Top level: the children of synthetic roots and the other roots.
-    let mut top: Vec<usize> = Vec::new();
-    for r in profile.roots() {
-        if profile.is_synthetic(r) {
-            top.extend(profile.nodes[r].children.iter().copied());
-        } else {
-            top.push(r);
-        }
-    }
-    super::sort_nodes(profile, &totals, &mut top);
 
     // Work list: a node to print at a depth, or a summary line.
     enum Item {
@@ -120,7 +108,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         stack.extend(kept.into_iter().rev().map(|c| Item::Node(c, depth)));
     };
     let mut stack = Vec::new();
-    push_level(&mut stack, top, 0);
+    push_level(&mut stack, view.top.clone(), 0);
     while let Some(item) = stack.pop() {
         match item {
             Item::Node(n, depth) => {
@@ -134,7 +122,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                     profile.method_of(n).name,
                     calls(node.activations),
                 );
-                let children = sorted_children(profile, &totals, n);
+                let children = view.children(n);
                 push_level(&mut stack, children, depth + 1);
             }
             Item::Omitted {
