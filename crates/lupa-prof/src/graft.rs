@@ -10,15 +10,15 @@
 //! `other` are matched by name with those of `self` (new names are appended).
 //! Both profiles are expected to be builder-made (root at [`ROOT_NODE`]).
 
-use crate::profile::{MethodInfo, Node, Profile, ROOT_NODE};
+use crate::profile::{MethodId, MethodInfo, Node, NodeId, Profile, ROOT_NODE};
 
 impl Profile {
     /// Append `other`'s tree under a new child of this profile's root named
     /// `label` (see the module documentation for the exact contract).
     pub fn graft(&mut self, other: &Profile, label: &str) {
-        let label_method = self.methods.len();
+        let label_method = MethodId(self.methods.len());
         self.methods.push(MethodInfo::named(label.to_string()));
-        let label_node = self.nodes.len();
+        let label_node = NodeId(self.nodes.len());
         self.nodes.push(Node {
             method: label_method,
             parent: Some(ROOT_NODE),
@@ -30,33 +30,33 @@ impl Profile {
         // Methods of `other`, by name, in `self`.
         let mut method_map = Vec::with_capacity(other.methods.len());
         for m in &other.methods {
-            let idx = match self.method_index(&m.name) {
-                Some(i) => i,
+            let id = match self.method_index(&m.name) {
+                Some(id) => id,
                 None => {
                     self.methods.push(m.clone());
-                    self.methods.len() - 1
+                    MethodId(self.methods.len() - 1)
                 }
             };
-            method_map.push(idx);
+            method_map.push(id);
         }
         // Nodes of `other` (its root becomes the label node).
         let offset = self.nodes.len();
-        let map_node = |n: usize| {
+        let map_node = |n: NodeId| {
             if n == ROOT_NODE {
                 label_node
             } else {
-                offset + n - usize::from(n > ROOT_NODE)
+                NodeId(offset + n.index() - usize::from(n > ROOT_NODE))
             }
         };
         for (i, n) in other.nodes.iter().enumerate() {
-            if i == ROOT_NODE {
+            if NodeId(i) == ROOT_NODE {
                 self.nodes[label_node].self_value += n.self_value;
-                let kids: Vec<usize> = n.children.iter().map(|&k| map_node(k)).collect();
+                let kids: Vec<NodeId> = n.children.iter().map(|&k| map_node(k)).collect();
                 self.nodes[label_node].children.extend(kids);
                 continue;
             }
             self.nodes.push(Node {
-                method: method_map[n.method],
+                method: method_map[n.method.index()],
                 parent: n.parent.map(map_node),
                 children: n.children.iter().map(|&k| map_node(k)).collect(),
                 activations: n.activations,

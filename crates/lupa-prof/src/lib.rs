@@ -40,11 +40,12 @@
 #![warn(missing_docs)]
 
 mod graft;
+mod ids;
 pub mod profile;
 pub mod report;
 pub mod stats;
 
 pub use profile::{
-    CallEdge, MethodInfo, MethodStats, Metric, Node, Profile, ProfileBuilder, ProfileError,
-    ROOT_NAME, ROOT_NODE,
+    CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileBuilder,
+    ProfileError, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };

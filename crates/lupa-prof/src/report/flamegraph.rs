@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{group_digits, percent};
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// Options of [`write()`].
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,7 @@ fn calls(n: u64) -> String {
 }
 
 struct Frame {
-    node: Option<usize>,
+    node: Option<NodeId>,
     x: f64,
     width: f64,
     depth: usize,
@@ -150,18 +150,18 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         width: width - 2.0 * pad,
         depth: 0,
     }];
-    let mut stack: Vec<(usize, f64, usize)> = Vec::new();
+    let mut stack: Vec<(NodeId, f64, usize)> = Vec::new();
     let mut x = pad;
     for &n in &view.top {
         stack.push((n, x, 1));
-        x += totals[n] as f64 * scale;
+        x += totals[n.index()] as f64 * scale;
     }
     stack.reverse();
     let mut max_depth = 0;
     let mut categories: Vec<&str> = Vec::new();
     while let Some((n, x, depth)) = stack.pop() {
-        let wd = totals[n] as f64 * scale;
-        if wd < options.min_width || totals[n] == 0 {
+        let wd = totals[n.index()] as f64 * scale;
+        if wd < options.min_width || totals[n.index()] == 0 {
             continue;
         }
         frames.push(Frame {
@@ -176,7 +176,7 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         let mut next = Vec::new();
         for c in view.children(n) {
             next.push((c, cx, depth + 1));
-            cx += totals[c] as f64 * scale;
+            cx += totals[c.index()] as f64 * scale;
         }
         stack.extend(next.into_iter().rev());
     }
@@ -260,8 +260,8 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
                     format!(
                         "{}: {} {unit} ({:.2}%), self {}, {}, category {}",
                         escape_xml(&m.name),
-                        group_digits(totals[n]),
-                        percent(totals[n], grand),
+                        group_digits(totals[n.index()]),
+                        percent(totals[n.index()], grand),
                         group_digits(node.self_value),
                         calls(node.activations),
                         escape_xml(category_label(&m.category)),

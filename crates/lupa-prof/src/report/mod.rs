@@ -25,7 +25,7 @@ pub mod tree;
 pub use format::{Format, ReportOptions, UnknownFormat, render, write};
 pub use ranking::{Ranking, RankingEntry};
 
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// A profile as the tree-shaped reports (tree, flame graph) walk it: inclusive
 /// totals, the grand total, and the top-level contexts (a synthetic root's
@@ -38,7 +38,7 @@ pub(crate) struct OrderedTree<'a> {
     /// Sum of the roots' totals.
     pub(crate) grand: u64,
     /// Top-level contexts, sorted like siblings.
-    pub(crate) top: Vec<usize>,
+    pub(crate) top: Vec<NodeId>,
 }
 
 impl<'a> OrderedTree<'a> {
@@ -47,9 +47,9 @@ impl<'a> OrderedTree<'a> {
         let totals = profile.node_totals();
         let grand = profile
             .roots()
-            .map(|r| totals[r])
+            .map(|r| totals[r.index()])
             .fold(0u64, u64::saturating_add);
-        let mut top: Vec<usize> = Vec::new();
+        let mut top: Vec<NodeId> = Vec::new();
         for r in profile.roots() {
             if profile.is_synthetic(r) {
                 top.extend(profile.nodes[r].children.iter().copied());
@@ -67,23 +67,23 @@ impl<'a> OrderedTree<'a> {
     }
 
     /// The children of `node`, in report order.
-    pub(crate) fn children(&self, node: usize) -> Vec<usize> {
+    pub(crate) fn children(&self, node: NodeId) -> Vec<NodeId> {
         sorted_children(self.profile, &self.totals, node)
     }
 }
 
 /// The children of `node`, by total descending, then method name, then index.
-pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: usize) -> Vec<usize> {
+pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: NodeId) -> Vec<NodeId> {
     let mut c = profile.nodes[node].children.clone();
     sort_nodes(profile, totals, &mut c);
     c
 }
 
 /// Sort nodes by total descending, then method name, then index.
-pub(crate) fn sort_nodes(profile: &Profile, totals: &[u64], nodes: &mut [usize]) {
+pub(crate) fn sort_nodes(profile: &Profile, totals: &[u64], nodes: &mut [NodeId]) {
     nodes.sort_by(|&a, &b| {
-        totals[b]
-            .cmp(&totals[a])
+        totals[b.index()]
+            .cmp(&totals[a.index()])
             .then_with(|| profile.method_of(a).name.cmp(&profile.method_of(b).name))
             .then(a.cmp(&b))
     });

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use super::{OrderedTree, group_digits, percent};
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// Options of [`to_string()`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,7 +80,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
 
     // Work list: a node to print at a depth, or a summary line.
     enum Item {
-        Node(usize, usize),
+        Node(NodeId, usize),
         Omitted {
             depth: usize,
             count: usize,
@@ -88,15 +88,15 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         },
         TooDeep(usize),
     }
-    let push_level = |stack: &mut Vec<Item>, nodes: Vec<usize>, depth: usize| {
-        let (kept, dropped): (Vec<usize>, Vec<usize>) = nodes
+    let push_level = |stack: &mut Vec<Item>, nodes: Vec<NodeId>, depth: usize| {
+        let (kept, dropped): (Vec<NodeId>, Vec<NodeId>) = nodes
             .into_iter()
-            .partition(|&c| totals[c] as f64 >= threshold);
+            .partition(|&c| totals[c.index()] as f64 >= threshold);
         if !dropped.is_empty() {
             stack.push(Item::Omitted {
                 depth,
                 count: dropped.len(),
-                value: dropped.iter().map(|&c| totals[c]).sum(),
+                value: dropped.iter().map(|&c| totals[c.index()]).sum(),
             });
         }
         if options.max_depth.is_some_and(|m| depth > m) {
@@ -117,8 +117,8 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                     out,
                     "{}{:.1}% {{{}}} {} ({})",
                     prefix(depth),
-                    percent(totals[n], grand),
-                    group_digits(totals[n]),
+                    percent(totals[n.index()], grand),
+                    group_digits(totals[n.index()]),
                     profile.method_of(n).name,
                     calls(node.activations),
                 );
