@@ -4,121 +4,28 @@
 //! Every run happens in-process in a fresh VM, so its wall time and its exact
 //! number of sends are measured for the same execution.
 
-use crate::count;
 use lupa_prof::report::Ranking;
 use lupa_prof::stats::{self, MessageRate, ReferenceOrder, Summary};
+use lupa_profilers::calibration::{Calibration, Program, Sample, run_seed};
+use lupa_profilers::{Capture, ProfileMode, measure};
 use lupa_vm::{Vm, VmError, VmOptions};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::time::Instant;
-
-/// One program of a basket: a class and its `run:` arguments.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Program {
-    /// Display name.
-    pub name: String,
-    /// `CLASS ARG...` as for `lupa run`.
-    pub args: Vec<String>,
-}
-
-impl Program {
-    /// Parse `"Class arg arg"`.
-    pub fn parse(spec: &str) -> Option<Program> {
-        let args: Vec<String> = spec.split_whitespace().map(str::to_string).collect();
-        (!args.is_empty()).then(|| Program {
-            name: spec.trim().to_string(),
-            args,
-        })
-    }
-}
-
-/// The default basket: the bundled benchmarks at sizes of roughly 20-300 ms each,
-/// and the bundled test suites.
-pub fn default_basket() -> Vec<Program> {
-    [
-        "BenchmarkRunner Richards 1 3",
-        "BenchmarkRunner DeltaBlue 1 1000",
-        "BenchmarkRunner Json 1 5",
-        "BenchmarkRunner NBody 200 1",
-        "BenchmarkRunner CD 1 10",
-        "BenchmarkRunner Bounce 1 100",
-        "BenchmarkRunner List 1 100",
-        "BenchmarkRunner Permute 1 100",
-        "BenchmarkRunner Queens 1 100",
-        "BenchmarkRunner Sieve 1 100",
-        "BenchmarkRunner Storage 1 100",
-        "BenchmarkRunner Towers 1 30",
-        "LupaSuiteRunner LupaCollectionTest LupaStringTest LupaIntegerTest LupaDictionaryTest",
-        "LupaSuiteRunner LupaExceptionTest LupaBlockTest LupaProcessTest",
-    ]
-    .iter()
-    .filter_map(|s| Program::parse(s))
-    .collect()
-}
-
-/// Time and sends of one run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Sample {
-    /// Wall time in milliseconds.
-    pub ms: f64,
-    /// Executed sends.
-    pub sends: u64,
-}
 
 fn run_once(base: &VmOptions, p: &Program, seed: u64) -> Result<Sample, VmError> {
     let mut o = base.clone();
     o.quiet = true;
     o.heap.hash_seed = seed;
-    let mut vm = Vm::new(o)?;
-    vm.load_class_by_name(&p.args[0])?;
-    let t0 = Instant::now();
-    let code = vm.run_main(&p.args)?;
-    let ms = t0.elapsed().as_secs_f64() * 1e3;
-    if code != 0 {
+    let m = measure(o, &p.args, Capture::None)?;
+    if m.exit_code != 0 {
         return Err(VmError::Fatal(format!(
-            "{} exited with status {code}",
-            p.name
+            "{} exited with status {}",
+            p.name, m.exit_code
         )));
     }
     Ok(Sample {
-        ms,
-        sends: vm.obs.sends,
+        ms: m.elapsed.as_secs_f64() * 1e3,
+        sends: m.sends,
     })
-}
-
-/// The saved calibration (`lupa calibrate --save`), used by `lupa count`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Calibration {
-    /// Sends per millisecond, with the regression behind it.
-    pub rate: MessageRate,
-    /// Programs and their samples.
-    pub programs: Vec<(Program, Vec<Sample>)>,
-    /// The Lupa version that measured it.
-    pub lupa_version: String,
-}
-
-impl Calibration {
-    /// Load a calibration file.
-    pub fn load(path: &Path) -> Result<Calibration, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a Lupa calibration: {e}", path.display()))
-    }
-
-    /// "estimated time: 12.3 ms (95% interval 11.9 - 12.8 ms)".
-    pub fn estimate(&self, sends: u64) -> String {
-        match self.rate.predict_time(sends as f64, 0.95) {
-            Ok(e) => match (e.lower, e.upper) {
-                (Some(l), Some(u)) => format!(
-                    "estimated time: {:.3} ms (95% interval {:.3} - {:.3} ms)",
-                    e.estimate, l, u
-                ),
-                _ => format!("estimated time: {:.3} ms", e.estimate),
-            },
-            Err(err) => format!("no time estimate: {err}"),
-        }
-    }
 }
 
 fn progress(quiet: bool, msg: &str) {
@@ -128,7 +35,7 @@ fn progress(quiet: bool, msg: &str) {
 }
 
 /// Run the basket `runs` times and report the paper's section-3 statistics.
-pub fn calibrate(
+pub(crate) fn calibrate(
     base: &VmOptions,
     programs: &[Program],
     runs: usize,
@@ -146,7 +53,7 @@ pub fn calibrate(
                 &format!("calibrating: run {}/{} ({})", done + 1, total, p.name),
             );
             let seed = if vary_seed {
-                0x9E37_79B9_7F4A_7C15u64.wrapping_add(r as u64 * 7919)
+                run_seed(r)
             } else {
                 base.heap.hash_seed
             };
@@ -226,7 +133,7 @@ pub fn calibrate(
             programs: table,
             lupa_version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        let json = serde_json::to_string_pretty(&cal).map_err(|e| VmError::Io(e.to_string()))?;
+        let json = cal.to_json().map_err(|e| VmError::Io(e.to_string()))?;
         std::fs::write(path, json)
             .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display())))?;
         out.push_str(&format!(
@@ -244,7 +151,7 @@ fn stat_err(e: stats::StatsError) -> VmError {
 fn ranking_of(
     base: &VmOptions,
     p: &Program,
-    clock: count::Clock,
+    mode: ProfileMode,
     seed: u64,
 ) -> Result<Vec<String>, VmError> {
     let mut o = base.clone();
@@ -252,17 +159,11 @@ fn ranking_of(
     o.heap.hash_seed = seed;
     let mut vm = Vm::new(o)?;
     vm.load_class_by_name(&p.args[0])?;
-    let clock = match clock {
-        count::Clock::Time(_) => count::Clock::Time(Instant::now()),
-        c => c,
-    };
-    let c = count::start(&mut vm, clock);
-    let code = vm.run_main(&p.args);
-    let profile = count::finish(&mut vm, c);
-    code?;
+    let run = mode.run_main(&mut vm, &p.args);
+    run.result?;
     // Ranked by self value (where the sends / the time are spent), as MessageTally's
     // leaves; the total ranking is dominated by the call chain, which never moves.
-    let mut entries = Ranking::of(&profile).entries;
+    let mut entries = Ranking::of(&run.profile).entries;
     entries.sort_by(|a, b| {
         b.self_value
             .cmp(&a.self_value)
@@ -273,7 +174,7 @@ fn ranking_of(
 
 /// Section 4.4: rank the methods of `p` over `runs` counted and `runs` timed
 /// profiles and compare the instability of their first `n` positions.
-pub fn stability(
+pub(crate) fn stability(
     base: &VmOptions,
     p: &Program,
     runs: usize,
@@ -285,17 +186,12 @@ pub fn stability(
     for r in 0..runs {
         progress(false, &format!("stability: run {}/{}", r + 1, runs));
         let seed = if vary_seed {
-            0x9E37_79B9_7F4A_7C15u64.wrapping_add(r as u64 * 7919)
+            run_seed(r)
         } else {
             base.heap.hash_seed
         };
-        counted.push(ranking_of(base, p, count::Clock::Sends, seed)?);
-        timed.push(ranking_of(
-            base,
-            p,
-            count::Clock::Time(Instant::now()),
-            seed,
-        )?);
+        counted.push(ranking_of(base, p, ProfileMode::Compteur, seed)?);
+        timed.push(ranking_of(base, p, ProfileMode::Timing, seed)?);
     }
     progress(false, "");
     let methods = counted

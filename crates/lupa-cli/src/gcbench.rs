@@ -13,11 +13,11 @@
 
 use crate::units::{mean_sd, parse_ratio, parse_size, size_label};
 use clap::Args;
-use lupa_vm::{HeapConfig, HeapStats, Vm, VmError, VmOptions};
+use lupa_profilers::{Capture, measure};
+use lupa_vm::{HeapConfig, HeapStats, VmError, VmOptions};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 const MB: usize = 1 << 20;
 
@@ -36,7 +36,7 @@ const DEFAULT_CONFIGS: &str = "default,c1,c2,c5";
 
 /// Options of `lupa gc-bench`.
 #[derive(Args, Debug)]
-pub struct GcBenchArgs {
+pub(crate) struct GcBenchArgs {
     /// Number of runs per configuration (each in a fresh VM).
     #[arg(long, default_value_t = 3, value_parser = parse_runs)]
     pub runs: usize,
@@ -68,7 +68,7 @@ pub struct GcBenchArgs {
 
 /// One set of GC parameters.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GcConfig {
+pub(crate) struct GcConfig {
     /// Display name.
     pub name: String,
     /// Eden size (bytes).
@@ -109,7 +109,7 @@ impl GcConfig {
 }
 
 /// The configurations of the paper's table 2 (Pharo's defaults first).
-pub fn paper_configs() -> Vec<GcConfig> {
+pub(crate) fn paper_configs() -> Vec<GcConfig> {
     let d = HeapConfig::default();
     vec![
         GcConfig {
@@ -129,7 +129,7 @@ pub fn paper_configs() -> Vec<GcConfig> {
 
 /// The parsed `--configs` list.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConfigList(pub Vec<GcConfig>);
+pub(crate) struct ConfigList(pub Vec<GcConfig>);
 
 fn parse_runs(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
@@ -287,16 +287,11 @@ fn run_once(config: &GcConfig, a: &GcBenchArgs, argv: &[String]) -> Result<Sampl
             .collect(),
         ..VmOptions::default()
     };
-    let mut vm = Vm::new(options)?;
-    vm.load_class_by_name(WORKLOAD)?;
-    vm.capture_output();
-    let before = vm.heap.stats().clone();
-    let t0 = Instant::now();
-    let result = vm.run_main(argv);
-    let total = t0.elapsed().as_secs_f64();
-    let after = vm.heap.stats().clone();
-    let out = vm.take_captured();
-    let code = result?;
+    let m = measure(options, argv, Capture::Output)?;
+    let total = m.elapsed.as_secs_f64();
+    let (before, after) = (m.heap_before, m.heap_after);
+    let out = m.output.unwrap_or_default();
+    let code = m.exit_code;
     if code != 0 {
         return Err(Failure::Workload(format!(
             "{WORKLOAD} exited with status {code}; its output was:\n{out}"
@@ -602,7 +597,7 @@ times are mean{} of the workload's wall time; speed-ups are relative to {}",
 }
 
 /// Run the command.
-pub fn main(a: &GcBenchArgs) -> ExitCode {
+pub(crate) fn main(a: &GcBenchArgs) -> ExitCode {
     match bench(a) {
         Ok(text) => {
             print!("{text}");

@@ -1,13 +1,14 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
 
 mod calibrate;
-mod count;
 mod gcbench;
 mod proxies;
+mod report_args;
 mod units;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use lupa_vm::{Vm, VmError, VmOptions};
+use report_args::ReportArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use units::{parse_ratio, parse_size, size_label};
@@ -120,37 +121,12 @@ struct RunArgs {
     args: Vec<String>,
 }
 
-/// Report formats of `lupa count`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-enum CountFormat {
-    /// Ranking table and MessageTally-style tree (the default, for the terminal).
-    Text,
-    /// Ranking table only.
-    Ranking,
-    /// Call tree only.
-    Tree,
-    /// The whole profile as JSON (calling-context tree, methods, metric).
-    Json,
-    /// Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate.
-    Callgrind,
-    /// Folded stacks (flamegraph.pl, inferno, speedscope).
-    Folded,
-    /// A standalone flame-graph SVG.
-    Svg,
-    /// speedscope JSON (https://www.speedscope.app).
-    Speedscope,
-}
-
 #[derive(Args, Debug)]
 struct CountArgs {
     #[command(flatten)]
     vm: VmArgs,
-    /// Report format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: CountFormat,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
     /// Report only methods of these packages (class directories, e.g. Benchmarks/Richards);
     /// their counts still include the sends they cause in other packages.
     #[arg(long = "package", value_name = "PACKAGE")]
@@ -385,82 +361,25 @@ fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
 }
 
 fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
-    use lupa_prof::report;
+    use lupa_profilers::{ProfileMode, compteur};
     vm.load_class_by_name(&a.class)?;
     let mut args = vec![a.class.clone()];
     args.extend(a.args.iter().cloned());
-    let inlined_before = vm.obs.inlined;
-    let counter = count::start(vm, count::Clock::Sends);
-    let result = vm.run_main(&args);
-    let mut profile = count::finish(vm, counter);
-    let inlined = vm.obs.inlined - inlined_before;
-    let code = result?;
-    if !a.packages.is_empty() || !a.classes.is_empty() {
-        profile = profile.filtered(|m| {
-            a.classes.contains(&m.class)
-                || a.packages
-                    .iter()
-                    .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
-        });
-    }
-    let cmd = format!("lupa count {}", args.join(" "));
-    let text = match a.format {
-        CountFormat::Text | CountFormat::Ranking | CountFormat::Tree => {
-            let mut out = String::new();
-            let total = profile.grand_total();
-            let activations: u64 = profile.nodes.iter().map(|n| n.activations).sum();
-            out.push_str(&format!(
-                "{cmd}\n{total} message sends ({inlined} inlined control-structure sends not included), \
-{activations} activations of {} methods and blocks\n",
-                profile.methods.len().saturating_sub(1)
-            ));
-            match calibrate::Calibration::load(&a.calibration) {
-                Ok(cal) => {
-                    out.push_str(&cal.estimate(total));
-                    out.push('\n');
-                }
-                Err(e) if a.calibration.exists() => out.push_str(&format!("({e})\n")),
-                Err(_) => {}
-            }
-            if a.format != CountFormat::Tree {
-                out.push('\n');
-                out.push_str(&report::Ranking::of(&profile).to_table(Some(a.top)));
-                out.push('\n');
-            }
-            if a.format != CountFormat::Ranking {
-                out.push('\n');
-                let opts = report::tree::TreeOptions {
-                    cutoff: a.cutoff / 100.0,
-                    max_depth: None,
-                };
-                out.push_str(&report::tree::to_string(&profile, &opts));
-            }
-            out
-        }
-        CountFormat::Json => profile
-            .to_json()
-            .map_err(|e| VmError::Io(format!("cannot encode the profile: {e}")))?,
-        CountFormat::Callgrind => report::callgrind::to_string(
-            &profile,
-            &report::callgrind::CallgrindOptions {
-                cmd: Some(cmd.clone()),
-            },
-        ),
-        CountFormat::Folded => report::folded::to_string(&profile),
-        CountFormat::Svg => {
-            let opts = report::flamegraph::FlameGraphOptions {
-                title: format!("{cmd} (message sends)"),
-                ..Default::default()
-            };
-            report::flamegraph::to_string(&profile, &opts)
-        }
-        CountFormat::Speedscope => report::speedscope::to_string(&profile, &cmd, false),
+    let run = ProfileMode::Compteur.run_main(vm, &args);
+    let code = run.result?;
+    let profile = compteur::keep_only(run.profile, &a.packages, &a.classes);
+    let command = format!("lupa count {}", args.join(" "));
+    let options = lupa_prof::report::ReportOptions {
+        header: if a.report.format.0.is_terminal_text() {
+            compteur::header(&profile, &command, run.inlined, &a.calibration)
+        } else {
+            Vec::new()
+        },
+        command,
+        top: Some(a.top),
+        cutoff: a.cutoff / 100.0,
     };
-    match &a.output {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display())))?,
-        None => print!("{text}"),
-    }
+    a.report.write(&profile, &options)?;
     Ok(code)
 }
 
@@ -539,11 +458,11 @@ fn main() -> ExitCode {
         Command::GcBench(g) => gcbench::main(&g),
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {
-                calibrate::default_basket()
+                lupa_profilers::calibration::default_basket()
             } else {
                 c.programs
                     .iter()
-                    .filter_map(|p| calibrate::Program::parse(p))
+                    .filter_map(|p| lupa_profilers::calibration::Program::parse(p))
                     .collect()
             };
             let save = (!c.no_save).then_some(c.save.as_path());
@@ -564,7 +483,7 @@ fn main() -> ExitCode {
         Command::Stability(s) => {
             let mut args = vec![s.class.clone()];
             args.extend(s.args.iter().cloned());
-            let p = calibrate::Program {
+            let p = lupa_profilers::calibration::Program {
                 name: args.join(" "),
                 args,
             };

@@ -43,7 +43,7 @@ fn parse(line: &str) -> Option<Row> {
 type Key = (String, String, String);
 
 /// Run the driver with `args` (`key=value` options of MpBenchmark) and render the tables.
-pub fn run(
+pub(crate) fn run(
     vm: &mut Vm,
     args: &[String],
     csv: Option<&std::path::Path>,

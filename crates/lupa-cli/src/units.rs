@@ -7,7 +7,7 @@ const MB: usize = 1 << 20;
 const GB: usize = 1 << 30;
 
 /// `512MB`, `2GB`, `64KB`, `1048576` (bytes); must be positive.
-pub fn parse_size(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim().to_ascii_uppercase();
     let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
         (n, GB)
@@ -31,7 +31,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// A GC ratio: `0.33`, or a percentage, `33%`; more than 0, at most 1000.
-pub fn parse_ratio(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let r = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
@@ -45,7 +45,7 @@ pub fn parse_ratio(s: &str) -> Result<f64, String> {
 }
 
 /// `2GB`, `15MB`, `0.50MB`.
-pub fn size_label(bytes: usize) -> String {
+pub(crate) fn size_label(bytes: usize) -> String {
     if bytes >= GB && bytes.is_multiple_of(GB) {
         format!("{}GB", bytes / GB)
     } else if bytes.is_multiple_of(MB) {
@@ -56,7 +56,7 @@ pub fn size_label(bytes: usize) -> String {
 }
 
 /// Mean and sample standard deviation; the sd is 0 for a single value (or none).
-pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_sd(xs: &[f64]) -> (f64, f64) {
     match Summary::of(xs) {
         Ok(s) => (s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }),
         Err(_) => (xs.iter().sum::<f64>() / xs.len().max(1) as f64, 0.0),

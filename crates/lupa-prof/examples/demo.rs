@@ -7,9 +7,9 @@
 use std::time::Instant;
 
 use lupa_prof::report::{callgrind, flamegraph, folded, speedscope, tree};
-use lupa_prof::{MethodInfo, Metric, Profile, ProfileBuilder, report::Ranking};
+use lupa_prof::{MethodId, MethodInfo, Metric, Profile, ProfileBuilder, report::Ranking};
 
-fn fib(b: &mut ProfileBuilder, m: &[usize; 4], n: u32) {
+fn fib(b: &mut ProfileBuilder, m: &[MethodId; 4], n: u32) {
     b.enter(m[0]);
     b.add_self(1);
     if n >= 2 {
@@ -92,7 +92,7 @@ fn main() -> std::io::Result<()> {
 
     // Builder speed: a loop calling a few methods, a million enters.
     let mut b = ProfileBuilder::new(Metric::Sends);
-    let ms: Vec<usize> = (0..6)
+    let ms: Vec<MethodId> = (0..6)
         .map(|i| b.add_method(MethodInfo::new("C", format!("m{i}"))))
         .collect();
     let start = Instant::now();

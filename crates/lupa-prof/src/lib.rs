@@ -8,7 +8,8 @@
 //!
 //! * derives inclusive totals, per-method aggregates and the call graph
 //!   ([`profile`]), and filters a profile down to the application's methods
-//!   ([`Profile::filtered`]);
+//!   ([`Profile::filtered`]), and grafts one profile under a labelled node of
+//!   another ([`Profile::graft`]);
 //! * writes reports ([`report`]): a ranking table (text and JSON), a
 //!   MessageTally-style tree, callgrind files (KCachegrind, `callgrind_annotate`),
 //!   folded stacks (`flamegraph.pl`, inferno, speedscope), a standalone flame
@@ -36,13 +37,16 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
+mod graft;
+mod ids;
 pub mod profile;
 pub mod report;
 pub mod stats;
 
 pub use profile::{
-    CallEdge, MethodInfo, MethodStats, Metric, Node, Profile, ProfileBuilder, ProfileError,
-    ROOT_NAME, ROOT_NODE,
+    CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileBuilder,
+    ProfileError, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };

@@ -39,12 +39,17 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use crate::ids::{MethodId, NodeId};
+
 /// Name of the synthetic root method of profiles made by [`ProfileBuilder`].
 pub const ROOT_NAME: &str = "<root>";
 
 /// Index of the synthetic root node (and of its method) in a profile made by
 /// [`ProfileBuilder`] or [`Profile::new`].
-pub const ROOT_NODE: usize = 0;
+pub const ROOT_NODE: NodeId = NodeId(0);
+
+/// Index of the synthetic root method (the method of [`ROOT_NODE`]).
+pub const ROOT_METHOD: MethodId = MethodId(0);
 
 /// What the values of a profile measure.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,11 +209,11 @@ impl MethodInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     /// Index into [`Profile::methods`].
-    pub method: usize,
+    pub method: MethodId,
     /// Parent context; `None` for a root.
-    pub parent: Option<usize>,
+    pub parent: Option<NodeId>,
     /// Child contexts (distinct callee methods in this context).
-    pub children: Vec<usize>,
+    pub children: Vec<NodeId>,
     /// How many times this context was entered.
     pub activations: u64,
     /// Metric attributed to this context directly (not to its callees).
@@ -244,9 +249,9 @@ pub struct MethodStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallEdge {
     /// Calling method (index into [`Profile::methods`]).
-    pub caller: usize,
+    pub caller: MethodId,
     /// Called method.
-    pub callee: usize,
+    pub callee: MethodId,
     /// Activations of `callee` directly from `caller`.
     pub calls: u64,
     /// Inclusive value of those activations (sum of the totals of the callee's
@@ -308,7 +313,7 @@ impl Profile {
             metric,
             methods: vec![MethodInfo::synthetic_root()],
             nodes: vec![Node {
-                method: 0,
+                method: ROOT_METHOD,
                 parent: None,
                 children: Vec::new(),
                 activations: 0,
@@ -322,46 +327,46 @@ impl Profile {
     pub fn validate(&self) -> Result<(), ProfileError> {
         let n = self.nodes.len();
         for (i, node) in self.nodes.iter().enumerate() {
-            if node.method >= self.methods.len() {
+            if node.method.index() >= self.methods.len() {
                 return Err(ProfileError::MethodOutOfRange {
                     node: i,
-                    method: node.method,
+                    method: node.method.index(),
                     methods: self.methods.len(),
                 });
             }
             if let Some(p) = node.parent
-                && p >= n
+                && p.index() >= n
             {
                 return Err(ProfileError::NodeOutOfRange {
                     node: i,
-                    other: p,
+                    other: p.index(),
                     nodes: n,
                 });
             }
             for &c in &node.children {
-                if c >= n {
+                if c.index() >= n {
                     return Err(ProfileError::NodeOutOfRange {
                         node: i,
-                        other: c,
+                        other: c.index(),
                         nodes: n,
                     });
                 }
-                if self.nodes[c].parent != Some(i) {
+                if self.nodes[c].parent != Some(NodeId(i)) {
                     return Err(ProfileError::ParentMismatch {
                         parent: i,
-                        child: c,
-                        actual: self.nodes[c].parent,
+                        child: c.index(),
+                        actual: self.nodes[c].parent.map(NodeId::index),
                     });
                 }
             }
         }
         let mut seen = vec![false; n];
-        let mut stack: Vec<usize> = self.roots().collect();
+        let mut stack: Vec<NodeId> = self.roots().collect();
         while let Some(i) = stack.pop() {
-            if seen[i] {
-                return Err(ProfileError::NotATree { node: i });
+            if seen[i.index()] {
+                return Err(ProfileError::NotATree { node: i.index() });
             }
-            seen[i] = true;
+            seen[i.index()] = true;
             stack.extend(self.nodes[i].children.iter().copied());
         }
         match seen.iter().position(|s| !s) {
@@ -371,38 +376,41 @@ impl Profile {
     }
 
     /// The root nodes (those without a parent), in index order.
-    pub fn roots(&self) -> impl Iterator<Item = usize> + '_ {
+    pub fn roots(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.parent.is_none())
-            .map(|(i, _)| i)
+            .map(|(i, _)| NodeId(i))
     }
 
     /// The method of a node.
-    pub fn method_of(&self, node: usize) -> &MethodInfo {
+    pub fn method_of(&self, node: NodeId) -> &MethodInfo {
         &self.methods[self.nodes[node].method]
     }
 
     /// Is this node a synthetic root (a root whose method is the synthetic root)?
-    pub fn is_synthetic(&self, node: usize) -> bool {
+    pub fn is_synthetic(&self, node: NodeId) -> bool {
         self.nodes[node].parent.is_none() && self.method_of(node).is_synthetic_root()
     }
 
     /// The index of the first method with this name.
-    pub fn method_index(&self, name: &str) -> Option<usize> {
-        self.methods.iter().position(|m| m.name == name)
+    pub fn method_index(&self, name: &str) -> Option<MethodId> {
+        self.methods
+            .iter()
+            .position(|m| m.name == name)
+            .map(MethodId)
     }
 
     /// Nodes in depth-first pre-order (parents before children; children in their
     /// stored order). Nodes unreachable from a root are left out.
-    pub fn preorder(&self) -> Vec<usize> {
+    pub fn preorder(&self) -> Vec<NodeId> {
         let mut order = Vec::with_capacity(self.nodes.len());
-        let mut stack: Vec<usize> = self.roots().collect();
+        let mut stack: Vec<NodeId> = self.roots().collect();
         stack.reverse();
         let mut seen = vec![false; self.nodes.len()];
         while let Some(i) = stack.pop() {
-            if std::mem::replace(&mut seen[i], true) {
+            if std::mem::replace(&mut seen[i.index()], true) {
                 continue; // malformed input: do not loop
             }
             order.push(i);
@@ -418,9 +426,9 @@ impl Profile {
         let mut totals: Vec<u64> = self.nodes.iter().map(|n| n.self_value).collect();
         for &i in order.iter().rev() {
             if let Some(p) = self.nodes[i].parent
-                && p < totals.len()
+                && p.index() < totals.len()
             {
-                totals[p] = totals[p].saturating_add(totals[i]);
+                totals[p.index()] = totals[p.index()].saturating_add(totals[i.index()]);
             }
         }
         totals
@@ -429,7 +437,9 @@ impl Profile {
     /// The sum of all self values reachable from the roots (the grand total).
     pub fn grand_total(&self) -> u64 {
         let totals = self.node_totals();
-        self.roots().map(|r| totals[r]).fold(0, u64::saturating_add)
+        self.roots()
+            .map(|r| totals[r.index()])
+            .fold(0, u64::saturating_add)
     }
 
     /// Per-method aggregates, indexed like `methods` (see [`MethodStats`]).
@@ -444,12 +454,12 @@ impl Profile {
         let mut stats = vec![MethodStats::default(); self.methods.len()];
         for i in self.preorder() {
             let node = &self.nodes[i];
-            let s = &mut stats[node.method];
+            let s = &mut stats[node.method.index()];
             s.activations = s.activations.saturating_add(node.activations);
             s.self_value = s.self_value.saturating_add(node.self_value);
             s.contexts += 1;
-            if outermost[i] {
-                s.total = s.total.saturating_add(totals[i]);
+            if outermost[i.index()] {
+                s.total = s.total.saturating_add(totals[i.index()]);
             }
         }
         stats
@@ -461,20 +471,20 @@ impl Profile {
         let mut outermost = vec![false; self.nodes.len()];
         let mut on_path = vec![0u32; self.methods.len()];
         // Iterative DFS with explicit exit events to maintain `on_path`.
-        let mut stack: Vec<(usize, bool)> = self.roots().map(|r| (r, false)).collect();
+        let mut stack: Vec<(NodeId, bool)> = self.roots().map(|r| (r, false)).collect();
         stack.reverse();
         let mut seen = vec![false; self.nodes.len()];
         while let Some((i, exiting)) = stack.pop() {
             let node = &self.nodes[i];
-            let m = node.method;
+            let m = node.method.index();
             if exiting {
                 on_path[m] -= 1;
                 continue;
             }
-            if std::mem::replace(&mut seen[i], true) {
+            if std::mem::replace(&mut seen[i.index()], true) {
                 continue;
             }
-            outermost[i] = on_path[m] == 0;
+            outermost[i.index()] = on_path[m] == 0;
             on_path[m] += 1;
             stack.push((i, true));
             stack.extend(node.children.iter().rev().map(|&c| (c, false)));
@@ -493,7 +503,7 @@ impl Profile {
     /// [`Profile::call_edges`] with precomputed [`Profile::node_totals`].
     pub fn call_edges_with(&self, totals: &[u64]) -> Vec<CallEdge> {
         let outermost = self.outermost_contexts();
-        let mut edges: FxHashMap<(usize, usize), (u64, u64, u64)> = FxHashMap::default();
+        let mut edges: FxHashMap<(MethodId, MethodId), (u64, u64, u64)> = FxHashMap::default();
         for (i, node) in self.nodes.iter().enumerate() {
             if let Some(p) = node.parent {
                 let e = edges
@@ -522,7 +532,7 @@ impl Profile {
 
     /// The methods on the path from the root to `node` (inclusive), leaving out a
     /// synthetic root.
-    pub fn path(&self, node: usize) -> Vec<usize> {
+    pub fn path(&self, node: NodeId) -> Vec<MethodId> {
         let mut path = Vec::new();
         let mut cur = Some(node);
         while let Some(i) = cur {
@@ -542,7 +552,7 @@ impl Profile {
     pub fn used_methods(&self) -> Vec<bool> {
         let mut used = vec![false; self.methods.len()];
         for n in &self.nodes {
-            if let Some(u) = used.get_mut(n.method) {
+            if let Some(u) = used.get_mut(n.method.index()) {
                 *u = true;
             }
         }
@@ -567,11 +577,11 @@ impl Profile {
     /// The method table keeps only the accepted methods (and the synthetic root),
     /// in their original order.
     pub fn filtered(&self, keep: impl Fn(&MethodInfo) -> bool) -> Profile {
-        let mut remap: Vec<Option<usize>> = vec![None; self.methods.len()];
+        let mut remap: Vec<Option<MethodId>> = vec![None; self.methods.len()];
         let mut methods = Vec::new();
         for (i, m) in self.methods.iter().enumerate() {
             if m.is_synthetic_root() || keep(m) {
-                remap[i] = Some(methods.len());
+                remap[i] = Some(MethodId(methods.len()));
                 methods.push(m.clone());
             }
         }
@@ -580,20 +590,20 @@ impl Profile {
             methods,
             nodes: Vec::new(),
         };
-        let mut index: FxHashMap<(Option<usize>, usize), usize> = FxHashMap::default();
+        let mut index: FxHashMap<(Option<NodeId>, MethodId), NodeId> = FxHashMap::default();
         // (old node, new nearest kept ancestor)
-        let mut stack: Vec<(usize, Option<usize>)> = self.roots().map(|r| (r, None)).collect();
+        let mut stack: Vec<(NodeId, Option<NodeId>)> = self.roots().map(|r| (r, None)).collect();
         stack.reverse();
         let mut seen = vec![false; self.nodes.len()];
         while let Some((i, anc)) = stack.pop() {
-            if std::mem::replace(&mut seen[i], true) {
+            if std::mem::replace(&mut seen[i.index()], true) {
                 continue;
             }
             let node = &self.nodes[i];
-            let child_anc = match remap[node.method] {
+            let child_anc = match remap[node.method.index()] {
                 Some(m) => {
                     let new = *index.entry((anc, m)).or_insert_with(|| {
-                        let id = out.nodes.len();
+                        let id = NodeId(out.nodes.len());
                         out.nodes.push(Node {
                             method: m,
                             parent: anc,
@@ -660,24 +670,24 @@ const LINEAR_CHILDREN: usize = 8;
 pub struct ProfileBuilder {
     profile: Profile,
     /// Parents of the current context (the current one is `current`).
-    stack: Vec<usize>,
-    current: usize,
+    stack: Vec<NodeId>,
+    current: NodeId,
     /// (parent node, method) -> child node, for nodes with many children.
-    wide: FxHashMap<(usize, usize), usize>,
-    by_name: FxHashMap<String, usize>,
-    by_key: Vec<usize>,
+    wide: FxHashMap<(NodeId, MethodId), NodeId>,
+    by_name: FxHashMap<String, MethodId>,
+    by_key: Vec<MethodId>,
     counter_mark: u64,
     unbalanced_exits: u64,
 }
 
-const NO_METHOD: usize = usize::MAX;
+const NO_METHOD: MethodId = MethodId(usize::MAX);
 
 impl ProfileBuilder {
     /// A builder for a profile of this metric, positioned at the synthetic root.
     pub fn new(metric: Metric) -> ProfileBuilder {
         let profile = Profile::new(metric);
         let mut by_name = FxHashMap::default();
-        by_name.insert(ROOT_NAME.to_string(), 0);
+        by_name.insert(ROOT_NAME.to_string(), ROOT_METHOD);
         ProfileBuilder {
             profile,
             stack: Vec::with_capacity(256),
@@ -691,15 +701,15 @@ impl ProfileBuilder {
     }
 
     /// Register a method (always a new entry) and answer its index.
-    pub fn add_method(&mut self, info: MethodInfo) -> usize {
-        let id = self.profile.methods.len();
+    pub fn add_method(&mut self, info: MethodInfo) -> MethodId {
+        let id = MethodId(self.profile.methods.len());
         self.by_name.entry(info.name.clone()).or_insert(id);
         self.profile.methods.push(info);
         id
     }
 
     /// The index of the method with this name, registering `info` if there is none.
-    pub fn intern_method(&mut self, info: MethodInfo) -> usize {
+    pub fn intern_method(&mut self, info: MethodInfo) -> MethodId {
         if let Some(&id) = self.by_name.get(&info.name) {
             return id;
         }
@@ -710,7 +720,7 @@ impl ProfileBuilder {
     /// and interning its result (by name) the first time the key is seen. Keys
     /// index a dense table: keep them small.
     #[inline]
-    pub fn method_for_key(&mut self, key: u32, make: impl FnOnce() -> MethodInfo) -> usize {
+    pub fn method_for_key(&mut self, key: u32, make: impl FnOnce() -> MethodInfo) -> MethodId {
         let k = key as usize;
         if let Some(&m) = self.by_key.get(k)
             && m != NO_METHOD
@@ -732,7 +742,7 @@ impl ProfileBuilder {
     /// registered makes the finished profile fail [`Profile::validate`], and the
     /// reports, which expect a valid profile, panic on it.
     #[inline]
-    pub fn enter(&mut self, method: usize) {
+    pub fn enter(&mut self, method: MethodId) {
         let parent = self.current;
         let child = self.child_of(parent, method);
         self.profile.nodes[child].activations += 1;
@@ -741,7 +751,7 @@ impl ProfileBuilder {
     }
 
     #[inline]
-    fn child_of(&mut self, parent: usize, method: usize) -> usize {
+    fn child_of(&mut self, parent: NodeId, method: MethodId) -> NodeId {
         let nodes = &self.profile.nodes;
         let children = &nodes[parent].children;
         if children.len() <= LINEAR_CHILDREN {
@@ -757,8 +767,8 @@ impl ProfileBuilder {
     }
 
     #[cold]
-    fn new_child(&mut self, parent: usize, method: usize) -> usize {
-        let id = self.profile.nodes.len();
+    fn new_child(&mut self, parent: NodeId, method: MethodId) -> NodeId {
+        let id = NodeId(self.profile.nodes.len());
         self.profile.nodes.push(Node {
             method,
             parent: Some(parent),
@@ -824,7 +834,7 @@ impl ProfileBuilder {
     }
 
     /// The current context's node index.
-    pub fn current_node(&self) -> usize {
+    pub fn current_node(&self) -> NodeId {
         self.current
     }
 
@@ -929,7 +939,7 @@ pub(crate) mod tests {
         assert_eq!(p.nodes.len(), 8);
         assert_eq!(p.grand_total(), 72);
         let totals = p.node_totals();
-        assert_eq!(totals[ROOT_NODE], 72);
+        assert_eq!(totals[ROOT_NODE.index()], 72);
         assert_eq!(totals[1], 72);
         let a = stats_of(&p, "Main>>a");
         assert_eq!((a.activations, a.self_value, a.total), (2, 20, 50));
@@ -944,7 +954,7 @@ pub(crate) mod tests {
             (c.activations, c.self_value, c.total, c.contexts),
             (3, 7, 7, 3)
         );
-        let root = p.method_stats()[0];
+        let root = p.method_stats()[ROOT_METHOD];
         assert_eq!((root.activations, root.total), (0, 72));
     }
 
@@ -953,7 +963,7 @@ pub(crate) mod tests {
         let p = sample_profile();
         let idx = |n: &str| p.method_index(n).expect("method");
         let edges = p.call_edges();
-        let find = |a: usize, b: usize| {
+        let find = |a: MethodId, b: MethodId| {
             edges
                 .iter()
                 .find(|e| e.caller == a && e.callee == b)
@@ -973,12 +983,12 @@ pub(crate) mod tests {
         for (m, s) in stats.iter().enumerate().skip(1) {
             let incoming: u64 = edges
                 .iter()
-                .filter(|e| e.callee == m)
+                .filter(|e| e.callee == MethodId(m))
                 .map(|e| e.outer_total)
                 .sum();
             assert_eq!(incoming, s.total, "method {m}");
         }
-        let e = find(0, idx("Main>>main"));
+        let e = find(ROOT_METHOD, idx("Main>>main"));
         assert_eq!((e.calls, e.total), (1, 72));
         // root→main, main→a, a→b, main→b, main→c, c→c
         assert_eq!(edges.len(), 6);
@@ -1028,7 +1038,7 @@ pub(crate) mod tests {
     #[test]
     fn wide_nodes_use_the_index() {
         let mut b = ProfileBuilder::new(Metric::Sends);
-        let ms: Vec<usize> = (0..50)
+        let ms: Vec<MethodId> = (0..50)
             .map(|i| b.add_method(MethodInfo::new("C", format!("m{i}"))))
             .collect();
         for _round in 0..3 {
@@ -1071,10 +1081,10 @@ pub(crate) mod tests {
                 MethodInfo::new(c, s).with_category(c)
             })
             .collect();
-        let node = |method, parent, children: Vec<usize>, self_value| Node {
-            method,
-            parent,
-            children,
+        let node = |method: usize, parent: Option<usize>, children: Vec<usize>, self_value| Node {
+            method: MethodId(method),
+            parent: parent.map(NodeId),
+            children: children.into_iter().map(NodeId).collect(),
             activations: 1,
             self_value,
         };
@@ -1115,13 +1125,13 @@ pub(crate) mod tests {
     #[test]
     fn validate_rejects_malformed() {
         let mut p = sample_profile();
-        p.nodes[2].parent = Some(3);
+        p.nodes[2].parent = Some(NodeId(3));
         assert!(matches!(
             p.validate(),
             Err(ProfileError::ParentMismatch { .. })
         ));
         let mut p = sample_profile();
-        p.nodes[1].method = 99;
+        p.nodes[1].method = MethodId(99);
         assert!(matches!(
             p.validate(),
             Err(ProfileError::MethodOutOfRange { .. })
@@ -1148,6 +1158,6 @@ pub(crate) mod tests {
         assert_eq!(p.grand_total(), 200_000);
         let s = p.method_stats()[m];
         assert_eq!((s.activations, s.total), (200_000, 200_000));
-        assert_eq!(p.path(p.nodes.len() - 1).len(), 200_000);
+        assert_eq!(p.path(NodeId(p.nodes.len() - 1)).len(), 200_000);
     }
 }

@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Output of one run.
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 /// Run `lupa` with `args` in `dir`.
-pub fn lupa_in(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn lupa_in(dir: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_lupa"))
         .args(args)
         .current_dir(dir)
@@ -26,12 +26,12 @@ pub fn lupa_in(dir: &Path, args: &[&str]) -> Run {
 }
 
 /// Run `lupa` with `args` in a scratch directory.
-pub fn lupa(args: &[&str]) -> Run {
+pub(crate) fn lupa(args: &[&str]) -> Run {
     lupa_in(&std::env::temp_dir(), args)
 }
 
 /// A temporary directory holding the given class files.
-pub fn classes(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn classes(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).expect("write class file");
@@ -40,12 +40,12 @@ pub fn classes(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 /// Replace a directory path by `<dir>` so snapshots are stable.
-pub fn scrub(text: &str, dir: &Path) -> String {
+pub(crate) fn scrub(text: &str, dir: &Path) -> String {
     text.replace(&dir.display().to_string(), "<dir>")
 }
 
 /// Where a checkout of SOM-st/SOM (core-lib) is, if any: `LUPA_SOM_DIR`, or `../som` next to the workspace.
-pub fn som_dir() -> Option<PathBuf> {
+pub(crate) fn som_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("LUPA_SOM_DIR") {
         let p = PathBuf::from(d);
         return p.join("Smalltalk/Object.som").exists().then_some(p);

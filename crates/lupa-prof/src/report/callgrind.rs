@@ -66,7 +66,7 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
     let edges = profile.call_edges_with(&totals);
     let grand = profile
         .roots()
-        .map(|r| totals[r])
+        .map(|r| totals[r.index()])
         .fold(0u64, u64::saturating_add);
     let used = profile.used_methods();
     let event = profile.metric.event_name();
@@ -100,7 +100,7 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
     // Outgoing edges per caller, by inclusive value desc then callee name.
     let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); profile.methods.len()];
     for (i, e) in edges.iter().enumerate() {
-        out_edges[e.caller].push(i);
+        out_edges[e.caller.index()].push(i);
     }
     let mut files = Names::new();
     let mut fns = Names::new();
@@ -126,9 +126,9 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
                 .then(ea.callee.cmp(&eb.callee))
         });
         for e in mine.into_iter().map(|i| &edges[i]) {
-            writeln!(w, "cfl={}", files.get(file_of(e.callee)))?;
+            writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
             writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
-            writeln!(w, "calls={} {}", e.calls, line_of(e.callee))?;
+            writeln!(w, "calls={} {}", e.calls, line_of(e.callee.index()))?;
             writeln!(w, "{} {}", line_of(m), e.outer_total)?;
         }
     }
@@ -163,6 +163,7 @@ mod tests {
 
     /// Run valgrind's `callgrind_annotate` on the file when it is installed.
     #[test]
+    #[allow(clippy::print_stderr)] // a test's note that it was skipped
     fn callgrind_annotate_reads_it() {
         let tool = std::path::Path::new("/usr/bin/callgrind_annotate");
         if !tool.exists() {

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{group_digits, percent};
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// Options of [`write()`].
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,7 @@ fn calls(n: u64) -> String {
 }
 
 struct Frame {
-    node: Option<usize>,
+    node: Option<NodeId>,
     x: f64,
     width: f64,
     depth: usize,
@@ -131,11 +131,8 @@ pub fn write<W: Write>(
 
 /// The SVG as a string.
 pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
-    let totals = profile.node_totals();
-    let grand = profile
-        .roots()
-        .map(|r| totals[r])
-        .fold(0u64, u64::saturating_add);
+    let view = super::OrderedTree::of(profile);
+    let (totals, grand) = (&view.totals, view.grand);
     let pad = 10.0;
     let width = options.width.max(100.0);
     let fh = options.frame_height.max(4.0);
@@ -153,27 +150,18 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         width: width - 2.0 * pad,
         depth: 0,
     }];
-    let mut top: Vec<usize> = Vec::new();
-    for r in profile.roots() {
-        if profile.is_synthetic(r) {
-            top.extend(profile.nodes[r].children.iter().copied());
-        } else {
-            top.push(r);
-        }
-    }
-    super::sort_nodes(profile, &totals, &mut top);
-    let mut stack: Vec<(usize, f64, usize)> = Vec::new();
+    let mut stack: Vec<(NodeId, f64, usize)> = Vec::new();
     let mut x = pad;
-    for &n in &top {
+    for &n in &view.top {
         stack.push((n, x, 1));
-        x += totals[n] as f64 * scale;
+        x += totals[n.index()] as f64 * scale;
     }
     stack.reverse();
     let mut max_depth = 0;
     let mut categories: Vec<&str> = Vec::new();
     while let Some((n, x, depth)) = stack.pop() {
-        let wd = totals[n] as f64 * scale;
-        if wd < options.min_width || totals[n] == 0 {
+        let wd = totals[n.index()] as f64 * scale;
+        if wd < options.min_width || totals[n.index()] == 0 {
             continue;
         }
         frames.push(Frame {
@@ -186,9 +174,9 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         categories.push(profile.method_of(n).category.as_str());
         let mut cx = x;
         let mut next = Vec::new();
-        for c in super::sorted_children(profile, &totals, n) {
+        for c in view.children(n) {
             next.push((c, cx, depth + 1));
-            cx += totals[c] as f64 * scale;
+            cx += totals[c.index()] as f64 * scale;
         }
         stack.extend(next.into_iter().rev());
     }
@@ -272,8 +260,8 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
                     format!(
                         "{}: {} {unit} ({:.2}%), self {}, {}, category {}",
                         escape_xml(&m.name),
-                        group_digits(totals[n]),
-                        percent(totals[n], grand),
+                        group_digits(totals[n.index()]),
+                        percent(totals[n.index()], grand),
                         group_digits(node.self_value),
                         calls(node.activations),
                         escape_xml(category_label(&m.category)),

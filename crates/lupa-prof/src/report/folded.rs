@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use super::sorted_children;
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// A frame name safe for the format.
 pub fn frame_name(name: &str) -> String {
@@ -20,10 +20,10 @@ pub fn frame_name(name: &str) -> String {
 /// by total descending, then name.
 pub fn write<W: Write>(profile: &Profile, w: &mut W) -> io::Result<()> {
     let totals = profile.node_totals();
-    let mut roots: Vec<usize> = profile.roots().collect();
+    let mut roots: Vec<NodeId> = profile.roots().collect();
     super::sort_nodes(profile, &totals, &mut roots);
     // (node, length of `path` to restore before pushing this node)
-    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    let mut stack: Vec<(NodeId, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
     let mut path = String::new();
     while let Some((n, len)) = stack.pop() {
         path.truncate(len);
@@ -44,7 +44,7 @@ pub fn write<W: Write>(profile: &Profile, w: &mut W) -> io::Result<()> {
         }
         let here = path.len();
         for c in sorted_children(profile, &totals, n).into_iter().rev() {
-            if totals[c] > 0 {
+            if totals[c.index()] > 0 {
                 stack.push((c, here));
             }
         }

@@ -10,30 +10,80 @@
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
 //! | [`flamegraph`] | standalone flame graph SVG | any web browser |
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
+//!
+//! Callers choose among them through one API ([`format`]): a [`Format`], its
+//! [`ReportOptions`], and [`write`] (or [`render`] for a `String`).
 
 pub mod callgrind;
 pub mod flamegraph;
 pub mod folded;
+pub mod format;
 pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
+pub use format::{Format, ReportOptions, UnknownFormat, render, write};
 pub use ranking::{Ranking, RankingEntry};
 
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
+
+/// A profile as the tree-shaped reports (tree, flame graph) walk it: inclusive
+/// totals, the grand total, and the top-level contexts (a synthetic root's
+/// children and every other root), in report order.
+pub(crate) struct OrderedTree<'a> {
+    /// The profile.
+    pub(crate) profile: &'a Profile,
+    /// Inclusive totals, indexed like `profile.nodes`.
+    pub(crate) totals: Vec<u64>,
+    /// Sum of the roots' totals.
+    pub(crate) grand: u64,
+    /// Top-level contexts, sorted like siblings.
+    pub(crate) top: Vec<NodeId>,
+}
+
+impl<'a> OrderedTree<'a> {
+    /// The ordered view of `profile`.
+    pub(crate) fn of(profile: &'a Profile) -> OrderedTree<'a> {
+        let totals = profile.node_totals();
+        let grand = profile
+            .roots()
+            .map(|r| totals[r.index()])
+            .fold(0u64, u64::saturating_add);
+        let mut top: Vec<NodeId> = Vec::new();
+        for r in profile.roots() {
+            if profile.is_synthetic(r) {
+                top.extend(profile.nodes[r].children.iter().copied());
+            } else {
+                top.push(r);
+            }
+        }
+        sort_nodes(profile, &totals, &mut top);
+        OrderedTree {
+            profile,
+            totals,
+            grand,
+            top,
+        }
+    }
+
+    /// The children of `node`, in report order.
+    pub(crate) fn children(&self, node: NodeId) -> Vec<NodeId> {
+        sorted_children(self.profile, &self.totals, node)
+    }
+}
 
 /// The children of `node`, by total descending, then method name, then index.
-pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: usize) -> Vec<usize> {
+pub(crate) fn sorted_children(profile: &Profile, totals: &[u64], node: NodeId) -> Vec<NodeId> {
     let mut c = profile.nodes[node].children.clone();
     sort_nodes(profile, totals, &mut c);
     c
 }
 
 /// Sort nodes by total descending, then method name, then index.
-pub(crate) fn sort_nodes(profile: &Profile, totals: &[u64], nodes: &mut [usize]) {
+pub(crate) fn sort_nodes(profile: &Profile, totals: &[u64], nodes: &mut [NodeId]) {
     nodes.sort_by(|&a, &b| {
-        totals[b]
-            .cmp(&totals[a])
+        totals[b.index()]
+            .cmp(&totals[a.index()])
             .then_with(|| profile.method_of(a).name.cmp(&profile.method_of(b).name))
             .then(a.cmp(&b))
     });

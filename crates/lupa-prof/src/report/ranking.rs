@@ -4,7 +4,7 @@ use comfy_table::{CellAlignment, Table, presets};
 use serde::{Deserialize, Serialize};
 
 use super::{group_digits, percent};
-use crate::profile::Profile;
+use crate::profile::{MethodId, Profile};
 
 /// One method of a [`Ranking`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12,7 +12,7 @@ pub struct RankingEntry {
     /// Position, 1-based.
     pub rank: usize,
     /// Index into the profile's methods.
-    pub method: usize,
+    pub method: MethodId,
     /// `Class>>selector`.
     pub name: String,
     /// Class name.
@@ -57,7 +57,7 @@ impl Ranking {
         let totals = profile.node_totals();
         let grand_total = profile
             .roots()
-            .map(|r| totals[r])
+            .map(|r| totals[r.index()])
             .fold(0u64, u64::saturating_add);
         let stats = profile.method_stats_with(&totals);
         let used = profile.used_methods();
@@ -79,7 +79,7 @@ impl Ranking {
                 let s = stats[m];
                 RankingEntry {
                     rank: i + 1,
-                    method: m,
+                    method: MethodId(m),
                     name: info.name.clone(),
                     class: info.class.clone(),
                     selector: info.selector.clone(),

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::sorted_children;
-use crate::profile::Profile;
+use crate::profile::{NodeId, Profile};
 
 /// The schema URL speedscope expects in `$schema`.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -123,15 +123,15 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
             });
         }
     }
-    let mut roots: Vec<usize> = profile.roots().collect();
+    let mut roots: Vec<NodeId> = profile.roots().collect();
     super::sort_nodes(profile, &totals, &mut roots);
     let mut events = Vec::with_capacity(profile.nodes.len() * 2);
     let mut at: u64 = 0;
     // (node, closing?)
-    let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+    let mut stack: Vec<(NodeId, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
     while let Some((n, closing)) = stack.pop() {
         let synthetic = profile.is_synthetic(n);
-        let frame = frame_of[profile.nodes[n].method];
+        let frame = frame_of[profile.nodes[n].method.index()];
         if closing {
             at = at.saturating_add(profile.nodes[n].self_value);
             if !synthetic {

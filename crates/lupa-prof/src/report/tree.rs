@@ -10,8 +10,8 @@
 
 use std::fmt::Write as _;
 
-use super::{group_digits, percent, sorted_children};
-use crate::profile::Profile;
+use super::{OrderedTree, group_digits, percent};
+use crate::profile::{NodeId, Profile};
 
 /// Options of [`to_string()`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,11 +53,8 @@ fn calls(n: u64) -> String {
 /// Render the tree. A synthetic root is not printed: its children are the
 /// top-level lines, and its own value is mentioned in the header.
 pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
-    let totals = profile.node_totals();
-    let grand = profile
-        .roots()
-        .map(|r| totals[r])
-        .fold(0u64, u64::saturating_add);
+    let view = OrderedTree::of(profile);
+    let (totals, grand) = (&view.totals, view.grand);
     let threshold = options.cutoff.max(0.0) * grand as f64;
     let unit = profile.metric.unit();
     let mut out = String::new();
@@ -80,19 +77,10 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
     out.push('\n');
 
     // Top level: the children of synthetic roots and the other roots.
-    let mut top: Vec<usize> = Vec::new();
-    for r in profile.roots() {
-        if profile.is_synthetic(r) {
-            top.extend(profile.nodes[r].children.iter().copied());
-        } else {
-            top.push(r);
-        }
-    }
-    super::sort_nodes(profile, &totals, &mut top);
 
     // Work list: a node to print at a depth, or a summary line.
     enum Item {
-        Node(usize, usize),
+        Node(NodeId, usize),
         Omitted {
             depth: usize,
             count: usize,
@@ -100,15 +88,15 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         },
         TooDeep(usize),
     }
-    let push_level = |stack: &mut Vec<Item>, nodes: Vec<usize>, depth: usize| {
-        let (kept, dropped): (Vec<usize>, Vec<usize>) = nodes
+    let push_level = |stack: &mut Vec<Item>, nodes: Vec<NodeId>, depth: usize| {
+        let (kept, dropped): (Vec<NodeId>, Vec<NodeId>) = nodes
             .into_iter()
-            .partition(|&c| totals[c] as f64 >= threshold);
+            .partition(|&c| totals[c.index()] as f64 >= threshold);
         if !dropped.is_empty() {
             stack.push(Item::Omitted {
                 depth,
                 count: dropped.len(),
-                value: dropped.iter().map(|&c| totals[c]).sum(),
+                value: dropped.iter().map(|&c| totals[c.index()]).sum(),
             });
         }
         if options.max_depth.is_some_and(|m| depth > m) {
@@ -120,7 +108,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         stack.extend(kept.into_iter().rev().map(|c| Item::Node(c, depth)));
     };
     let mut stack = Vec::new();
-    push_level(&mut stack, top, 0);
+    push_level(&mut stack, view.top.clone(), 0);
     while let Some(item) = stack.pop() {
         match item {
             Item::Node(n, depth) => {
@@ -129,12 +117,12 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                     out,
                     "{}{:.1}% {{{}}} {} ({})",
                     prefix(depth),
-                    percent(totals[n], grand),
-                    group_digits(totals[n]),
+                    percent(totals[n.index()], grand),
+                    group_digits(totals[n.index()]),
                     profile.method_of(n).name,
                     calls(node.activations),
                 );
-                let children = sorted_children(profile, &totals, n);
+                let children = view.children(n);
                 push_level(&mut stack, children, depth + 1);
             }
             Item::Omitted {

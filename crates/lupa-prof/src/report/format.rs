@@ -1,0 +1,314 @@
+//! The one report API: a [`Format`], its [`ReportOptions`] and [`write`].
+//!
+//! Every profiler and every command writes its profile through [`write`], so a
+//! new format appears everywhere at once. The per-format modules stay the
+//! writers; this file only chooses one and passes it its options.
+//!
+//! Contract: `write` produces exactly the bytes of the per-format writer it
+//! dispatches to (the snapshots of those modules hold), preceded — for the three
+//! terminal formats only — by the [`ReportOptions::header`] lines. Formats are
+//! named as on the command line (`lupa count --format NAME`); [`Format::ALL`]
+//! lists them in that order, and `name`/`FromStr` round-trip.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use super::{Ranking, callgrind, flamegraph, folded, speedscope, tree};
+use crate::profile::{Metric, Profile};
+
+/// A report or export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Header, ranking table and MessageTally-style tree (for the terminal).
+    Text,
+    /// Header and ranking table only.
+    Ranking,
+    /// Header and call tree only.
+    Tree,
+    /// The whole profile as JSON (calling-context tree, methods, metric).
+    Json,
+    /// Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate.
+    Callgrind,
+    /// Folded stacks (flamegraph.pl, inferno, speedscope).
+    Folded,
+    /// A standalone flame-graph SVG.
+    Svg,
+    /// speedscope JSON (<https://www.speedscope.app>).
+    Speedscope,
+}
+
+impl Format {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [Format; 8] = [
+        Format::Text,
+        Format::Ranking,
+        Format::Tree,
+        Format::Json,
+        Format::Callgrind,
+        Format::Folded,
+        Format::Svg,
+        Format::Speedscope,
+    ];
+
+    /// The command-line name: `text`, `ranking`, `tree`, `json`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Ranking => "ranking",
+            Format::Tree => "tree",
+            Format::Json => "json",
+            Format::Callgrind => "callgrind",
+            Format::Folded => "folded",
+            Format::Svg => "svg",
+            Format::Speedscope => "speedscope",
+        }
+    }
+
+    /// A one-line description (shown by `--help`).
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Text => {
+                "Ranking table and MessageTally-style tree (the default, for the terminal)"
+            }
+            Format::Ranking => "Ranking table only",
+            Format::Tree => "Call tree only",
+            Format::Json => "The whole profile as JSON (calling-context tree, methods, metric)",
+            Format::Callgrind => {
+                "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
+            }
+            Format::Folded => "Folded stacks (flamegraph.pl, inferno, speedscope)",
+            Format::Svg => "A standalone flame-graph SVG",
+            Format::Speedscope => "speedscope JSON (https://www.speedscope.app)",
+        }
+    }
+
+    /// Whether this is one of the terminal formats (text, ranking, tree) that
+    /// start with the [`ReportOptions::header`] lines.
+    pub fn is_terminal_text(self) -> bool {
+        matches!(self, Format::Text | Format::Ranking | Format::Tree)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A format name that [`Format::from_str`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown report format `{0}` (expected one of: text, ranking, tree, json, callgrind, folded, svg, speedscope)"
+)]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| UnknownFormat(s.to_string()))
+    }
+}
+
+/// What a report says besides the profile itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// The profiled command (`lupa count Foo 10`): callgrind's `cmd:`, the
+    /// speedscope profile name and the start of the SVG title.
+    pub command: String,
+    /// Lines printed before the terminal formats (text, ranking, tree), each
+    /// followed by a newline: the command, totals, a calibrated time estimate...
+    pub header: Vec<String>,
+    /// Methods in the ranking table (`None`: all).
+    pub top: Option<usize>,
+    /// Tree: leave out subtrees below this fraction of the grand total
+    /// (`0.01` = 1%).
+    pub cutoff: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            command: String::new(),
+            header: Vec::new(),
+            top: Some(25),
+            cutoff: 0.01,
+        }
+    }
+}
+
+/// What the SVG title says the values are: `"message sends"`, `"ns"`, ...
+fn metric_phrase(metric: &Metric) -> &str {
+    match metric {
+        Metric::Sends => "message sends",
+        Metric::Nanoseconds => "time",
+        other => other.unit(),
+    }
+}
+
+/// Write `profile` in `format` to `w`. Errors are those of `w` (and, for JSON,
+/// an encoding failure reported as [`io::ErrorKind::InvalidData`]).
+pub fn write(
+    profile: &Profile,
+    format: Format,
+    options: &ReportOptions,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Text | Format::Ranking | Format::Tree => {
+            let mut out = String::new();
+            for line in &options.header {
+                out.push_str(line);
+                out.push('\n');
+            }
+            if format != Format::Tree {
+                out.push('\n');
+                out.push_str(&Ranking::of(profile).to_table(options.top));
+                out.push('\n');
+            }
+            if format != Format::Ranking {
+                out.push('\n');
+                let opts = tree::TreeOptions {
+                    cutoff: options.cutoff,
+                    max_depth: None,
+                };
+                out.push_str(&tree::to_string(profile, &opts));
+            }
+            w.write_all(out.as_bytes())
+        }
+        Format::Json => {
+            let json = profile
+                .to_json()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            w.write_all(json.as_bytes())
+        }
+        Format::Callgrind => {
+            let opts = callgrind::CallgrindOptions {
+                cmd: Some(options.command.clone()),
+            };
+            w.write_all(callgrind::to_string(profile, &opts).as_bytes())
+        }
+        Format::Folded => w.write_all(folded::to_string(profile).as_bytes()),
+        Format::Svg => {
+            let opts = flamegraph::FlameGraphOptions {
+                title: format!("{} ({})", options.command, metric_phrase(&profile.metric)),
+                ..Default::default()
+            };
+            w.write_all(flamegraph::to_string(profile, &opts).as_bytes())
+        }
+        Format::Speedscope => {
+            w.write_all(speedscope::to_string(profile, &options.command, false).as_bytes())
+        }
+    }
+}
+
+/// [`write`] into a `String` (every format is UTF-8 text).
+pub fn render(profile: &Profile, format: Format, options: &ReportOptions) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail; JSON encoding of a valid profile does not either.
+    if write(profile, format, options, &mut buf).is_err() {
+        buf.clear();
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::sample_profile;
+
+    fn opts() -> ReportOptions {
+        ReportOptions {
+            command: "lupa count Main".into(),
+            header: vec!["lupa count Main".into(), "72 sends".into()],
+            top: Some(3),
+            cutoff: 0.05,
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            assert_eq!(f.to_string(), f.name());
+            assert!(!f.description().is_empty());
+        }
+        assert_eq!(
+            "pdf".parse::<Format>(),
+            Err(UnknownFormat("pdf".to_string()))
+        );
+        assert!("Text".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn terminal_formats_compose_header_ranking_and_tree() {
+        let p = sample_profile();
+        let o = opts();
+        let table = Ranking::of(&p).to_table(Some(3));
+        let tree = tree::to_string(
+            &p,
+            &tree::TreeOptions {
+                cutoff: 0.05,
+                max_depth: None,
+            },
+        );
+        let head = "lupa count Main\n72 sends\n";
+        assert_eq!(
+            render(&p, Format::Text, &o),
+            format!("{head}\n{table}\n\n{tree}")
+        );
+        assert_eq!(
+            render(&p, Format::Ranking, &o),
+            format!("{head}\n{table}\n")
+        );
+        assert_eq!(render(&p, Format::Tree, &o), format!("{head}\n{tree}"));
+    }
+
+    #[test]
+    fn exports_are_the_writers_bytes() {
+        let p = sample_profile();
+        let o = opts();
+        assert_eq!(
+            render(&p, Format::Json, &o),
+            p.to_json().unwrap_or_default()
+        );
+        assert_eq!(
+            render(&p, Format::Callgrind, &o),
+            callgrind::to_string(
+                &p,
+                &callgrind::CallgrindOptions {
+                    cmd: Some("lupa count Main".into())
+                }
+            )
+        );
+        assert_eq!(render(&p, Format::Folded, &o), folded::to_string(&p));
+        let svg = render(&p, Format::Svg, &o);
+        assert!(svg.starts_with("<?xml") || svg.starts_with("<svg"));
+        assert!(svg.contains("lupa count Main (message sends)"));
+        assert_eq!(
+            render(&p, Format::Speedscope, &o),
+            speedscope::to_string(&p, "lupa count Main", false)
+        );
+    }
+
+    #[test]
+    fn write_reports_writer_errors() {
+        struct Broken;
+        impl Write for Broken {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::other("broken"))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let p = sample_profile();
+        for f in Format::ALL {
+            assert!(write(&p, f, &opts(), &mut Broken).is_err(), "{f}");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Calling-context trees built from the VM's activation hooks, one per process.
+//!
+//! Every enter/exit/process switch reads a [`Clock`] (the VM's send counter, or
+//! wall time) and charges the elapsed amount to the current activation of the
+//! current process. Contract: between `install` and `take`, the hooks own the
+//! VM's activation-hook slot; `take` removes them, charges the rest to the
+//! current process and answers the finished per-process profiles, process 0
+//! (the main process) first, others by process number.
+
+use lupa_prof::{MethodInfo, Metric, Profile, ProfileBuilder};
+use lupa_vm::{Activation, ActivationHooks, Vm};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What is charged to activations.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Clock {
+    /// The VM's send counter.
+    Sends,
+    /// Nanoseconds since this instant.
+    Time(Instant),
+}
+
+impl Clock {
+    pub(crate) fn metric(self) -> Metric {
+        match self {
+            Clock::Sends => Metric::Sends,
+            Clock::Time(_) => Metric::Nanoseconds,
+        }
+    }
+
+    #[inline]
+    fn read(self, sends: u64) -> u64 {
+        match self {
+            Clock::Sends => sends,
+            Clock::Time(t0) => t0.elapsed().as_nanos() as u64,
+        }
+    }
+}
+
+/// Per-process builders, driven by the activation hooks.
+pub(crate) struct ContextTrees {
+    builders: FxHashMap<usize, ProfileBuilder>,
+    current: usize,
+    clock: Clock,
+}
+
+impl ContextTrees {
+    fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
+        let metric = self.clock.metric();
+        self.builders
+            .entry(process)
+            .or_insert_with(|| ProfileBuilder::new(metric))
+    }
+
+    /// Install the hooks in `vm`, charging from now on.
+    pub(crate) fn install(vm: &mut Vm, clock: Clock) -> Rc<RefCell<ContextTrees>> {
+        let now = clock.read(vm.obs.sends);
+        let mut main = ProfileBuilder::new(clock.metric());
+        main.set_counter_mark(now);
+        let mut builders = FxHashMap::default();
+        builders.insert(0, main);
+        let trees = Rc::new(RefCell::new(ContextTrees {
+            builders,
+            current: 0,
+            clock,
+        }));
+        vm.obs.set_hooks(Some(Box::new(Hooks(trees.clone()))));
+        trees
+    }
+
+    /// Remove the hooks and answer the per-process profiles, by process number.
+    pub(crate) fn take(vm: &mut Vm, trees: &RefCell<ContextTrees>) -> Vec<(usize, Profile)> {
+        vm.obs.set_hooks(None);
+        let mut c = trees.borrow_mut();
+        let now = c.clock.read(vm.obs.sends);
+        let current = c.current;
+        c.builder(current).advance_counter(now);
+        let mut procs: Vec<(usize, ProfileBuilder)> = c.builders.drain().collect();
+        procs.sort_by_key(|(p, _)| *p);
+        procs.into_iter().map(|(p, b)| (p, b.finish())).collect()
+    }
+}
+
+/// The hook object installed in the VM (shares the trees with the profiler).
+struct Hooks(Rc<RefCell<ContextTrees>>);
+
+impl ActivationHooks for Hooks {
+    fn enter(&mut self, ev: &Activation) {
+        let mut c = self.0.borrow_mut();
+        c.current = ev.process;
+        let now = c.clock.read(ev.sends);
+        let b = c.builder(ev.process);
+        b.advance_counter(now);
+        let m = b.method_for_key(ev.method, || {
+            MethodInfo::named(crate::naming::placeholder(ev.method))
+        });
+        b.enter(m);
+    }
+
+    fn exit(&mut self, ev: &Activation, unwinding: bool) {
+        let mut c = self.0.borrow_mut();
+        let now = c.clock.read(ev.sends);
+        let b = c.builder(ev.process);
+        b.advance_counter(now);
+        if unwinding {
+            b.exit_unwinding();
+        } else {
+            b.exit();
+        }
+    }
+
+    fn process_switch(&mut self, from: usize, to: usize, sends: u64) {
+        let mut c = self.0.borrow_mut();
+        let now = c.clock.read(sends);
+        c.builder(from).advance_counter(now);
+        c.builder(to).set_counter_mark(now);
+        c.current = to;
+    }
+}

@@ -1,0 +1,152 @@
+//! The one profiler lifecycle: choose a [`ProfileMode`], [`start`](ProfileMode::start)
+//! it on a VM, run Smalltalk, [`finish`](RunningProfiler::finish) it into a
+//! [`Profile`].
+//!
+//! Contract: while a [`RunningProfiler`] is alive the profiler owns the VM's
+//! activation hooks (one profiler at a time); `finish` gives them back, merges
+//! the per-process trees (other processes under `<process N>` children of the
+//! root) and names every method through the VM's query API. Dropping a running
+//! profiler without finishing it leaves its hooks installed: always finish.
+
+use crate::context_tree::{Clock, ContextTrees};
+use crate::naming::name_methods;
+use lupa_prof::Profile;
+use lupa_vm::{Vm, VmError};
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+use std::str::FromStr;
+use std::time::Instant;
+
+/// The profilers that build a calling-context tree from the VM's activations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProfileMode {
+    /// Compteur (Bergel, ECOOP 2011): every executed message send is charged to
+    /// the activation that executed it. Deterministic for a given hash seed.
+    Compteur,
+    /// Exact wall-clock timing: elapsed nanoseconds measured at every enter and
+    /// exit (MessageTally-like, without sampling); the time-based reference of
+    /// `lupa stability`.
+    Timing,
+}
+
+impl ProfileMode {
+    /// Every mode, in the order of [`ProfileMode::name`]s listed by the CLI.
+    pub const ALL: [ProfileMode; 2] = [ProfileMode::Compteur, ProfileMode::Timing];
+
+    /// The name used by the CLI and the Smalltalk side: `compteur`, `timing`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileMode::Compteur => "compteur",
+            ProfileMode::Timing => "timing",
+        }
+    }
+
+    /// Start profiling `vm` now.
+    pub fn start(self, vm: &mut Vm) -> RunningProfiler {
+        let clock = match self {
+            ProfileMode::Compteur => Clock::Sends,
+            ProfileMode::Timing => Clock::Time(Instant::now()),
+        };
+        RunningProfiler {
+            mode: self,
+            metric_clock: clock,
+            inlined_before: vm.obs.inlined,
+            trees: ContextTrees::install(vm, clock),
+        }
+    }
+
+    /// Profile `vm.run_main(args)`: start, run the program, finish. The run's
+    /// result is answered beside the profile (a failed run still has one).
+    pub fn run_main(self, vm: &mut Vm, args: &[String]) -> Profiled {
+        let running = self.start(vm);
+        let result = vm.run_main(args);
+        let (profile, inlined) = running.finish_counting_inlined(vm);
+        Profiled {
+            profile,
+            inlined,
+            result,
+        }
+    }
+}
+
+impl fmt::Display for ProfileMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A profiler name that [`ProfileMode::from_str`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profiler `{0}` (expected compteur or timing)")]
+pub struct UnknownProfiler(pub String);
+
+impl FromStr for ProfileMode {
+    type Err = UnknownProfiler;
+
+    fn from_str(s: &str) -> Result<ProfileMode, UnknownProfiler> {
+        ProfileMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownProfiler(s.to_string()))
+    }
+}
+
+/// A started profiler; [`finish`](RunningProfiler::finish) it to get the profile.
+pub struct RunningProfiler {
+    mode: ProfileMode,
+    metric_clock: Clock,
+    inlined_before: u64,
+    trees: Rc<RefCell<ContextTrees>>,
+}
+
+impl fmt::Debug for RunningProfiler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunningProfiler")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunningProfiler {
+    /// The mode this profiler was started in.
+    pub fn mode(&self) -> ProfileMode {
+        self.mode
+    }
+
+    /// Stop profiling and build the merged, named profile.
+    pub fn finish(self, vm: &mut Vm) -> Profile {
+        self.finish_counting_inlined(vm).0
+    }
+
+    /// [`finish`](Self::finish), also answering the inlined control-structure
+    /// sends executed meanwhile (not in a Compteur profile: they are not sends).
+    fn finish_counting_inlined(self, vm: &mut Vm) -> (Profile, u64) {
+        let procs = ContextTrees::take(vm, &self.trees);
+        let inlined = vm.obs.inlined - self.inlined_before;
+        let mut merged: Option<Profile> = None;
+        for (p, mut prof) in procs {
+            name_methods(vm, &mut prof);
+            merged = Some(match merged {
+                None => prof,
+                Some(mut main) => {
+                    main.graft(&prof, &format!("<process {p}>"));
+                    main
+                }
+            });
+        }
+        let profile = merged.unwrap_or_else(|| Profile::new(self.metric_clock.metric()));
+        (profile, inlined)
+    }
+}
+
+/// A profiled run: the profile and what the run answered.
+#[derive(Debug)]
+pub struct Profiled {
+    /// The merged, named profile.
+    pub profile: Profile,
+    /// Inlined control-structure sends executed during the run (not profiled).
+    pub inlined: u64,
+    /// The run's exit status, or why it failed.
+    pub result: Result<i32, VmError>,
+}
