@@ -158,6 +158,7 @@ fn ranking_of(
     o.quiet = true;
     o.heap.hash_seed = seed;
     let mut vm = Vm::new(o)?;
+    lupa_profilers::install(&mut vm);
     vm.load_class_by_name(&p.args[0])?;
     let run = mode.run_main(&mut vm, &p.args);
     run.result?;

@@ -331,6 +331,8 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
         Ok(vm) => vm,
         Err(e) => return report(&e),
     };
+    // Smalltalk code may start profilers (`Compteur profile: aBlock`).
+    lupa_profilers::install(&mut vm);
     let r = f(&mut vm);
     vm.flush();
     print_stats(&mut vm, args);

@@ -60,11 +60,12 @@ impl ContextTrees {
         let now = clock.read(vm.obs.sends);
         let mut main = ProfileBuilder::new(clock.metric());
         main.set_counter_mark(now);
+        let current = vm.current_process();
         let mut builders = FxHashMap::default();
-        builders.insert(0, main);
+        builders.insert(current, main);
         let trees = Rc::new(RefCell::new(ContextTrees {
             builders,
-            current: 0,
+            current,
             clock,
         }));
         vm.obs.set_hooks(Some(Box::new(Hooks(trees.clone()))));

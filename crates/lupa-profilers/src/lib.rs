@@ -17,6 +17,7 @@
 //! | [`compteur`] | Compteur's report header and application filter |
 //! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
+//! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
 //!
 //! Library code here never prints and never exits: it answers values and errors.
 //!
@@ -43,6 +44,8 @@ mod context_tree;
 pub mod measure;
 pub mod mode;
 pub mod naming;
+pub mod smalltalk;
 
 pub use measure::{Capture, Measurement, measure};
 pub use mode::{ProfileMode, Profiled, RunningProfiler, UnknownProfiler};
+pub use smalltalk::install;

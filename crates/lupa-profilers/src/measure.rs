@@ -45,6 +45,7 @@ pub fn measure(
     capture: Capture,
 ) -> Result<Measurement, VmError> {
     let mut vm = Vm::new(options)?;
+    crate::install(&mut vm);
     let class = args
         .first()
         .ok_or_else(|| VmError::Fatal("no class to run".to_string()))?;

@@ -21,6 +21,8 @@
 //! - `prims`: the native primitives, one module per class family;
 //! - [`observe`]: the observation points (send counter, activation and GC hooks,
 //!   sampling register); [`query`]: what a profiler may ask about methods by id;
+//! - [`profiling`]: the door through which Smalltalk starts and stops the profilers of
+//!   the profiler layer (`System>>startProfiler:`/`stopProfiler`);
 //! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`, per-suite Rust tests).
 
 #![forbid(unsafe_code)]
@@ -32,6 +34,7 @@ pub mod objects;
 pub mod observe;
 pub(crate) mod prims;
 pub mod process;
+pub mod profiling;
 pub mod proxies;
 pub mod query;
 pub mod sunit;
@@ -43,6 +46,7 @@ pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
+pub use profiling::{ProfilerFactory, ProfilerSession};
 pub use query::MethodDescription;
 pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Vm, VmError, VmOptions};

@@ -65,6 +65,12 @@ impl Vm {
         })
     }
 
+    /// The index of the running process (0 is the main process), as activation
+    /// events report it.
+    pub fn current_process(&self) -> usize {
+        self.procs.current
+    }
+
     /// Number of methods and blocks created so far (ids are `0..method_count()`).
     pub fn method_count(&self) -> usize {
         self.methods.len()

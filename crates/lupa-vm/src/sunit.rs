@@ -1,5 +1,5 @@
 //! Running the SUnit tests of the class library from Rust: what `lupa test` and the
-//! per-suite Rust tests (`crates/lupa-vm/tests/sunit.rs`) share.
+//! per-suite Rust tests (`crates/lupa-profilers/tests/sunit.rs`) share.
 //!
 //! Where tests live: a test class is a concrete `TestCase` subclass. In the bundled
 //! library, every class under a folder named `Tests` is a candidate — the kernel's

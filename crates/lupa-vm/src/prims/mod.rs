@@ -23,6 +23,7 @@ pub(crate) mod method;
 pub(crate) mod object;
 pub(crate) mod perform;
 pub(crate) mod process;
+pub(crate) mod profiling;
 pub(crate) mod proxies;
 pub(crate) mod string;
 pub(crate) mod system;
@@ -66,6 +67,7 @@ pub(crate) fn register_all(vm: &mut Vm) {
     block::register(vm);
     context::register(vm);
     process::register(vm);
+    profiling::register(vm);
     system::register(vm);
     gc::register(vm);
 }

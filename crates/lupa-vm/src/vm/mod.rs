@@ -73,6 +73,8 @@ pub struct Vm {
     pub(crate) exit_code: Option<i32>,
     captured: Option<String>,
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
+    /// The profiler door of the Smalltalk side (`profiling.rs`).
+    pub(crate) profilers: crate::profiling::ProfilerRegistry,
 }
 
 impl Vm {
@@ -108,6 +110,7 @@ impl Vm {
             exit_code: None,
             captured: None,
             sym_cache: Default::default(),
+            profilers: Default::default(),
         };
         crate::prims::register_all(&mut vm);
         vm.bootstrap()?;

@@ -1,5 +1,7 @@
-//! Every bundled SUnit class as its own Rust test, run through the VM library: a
-//! failure names its suite (`cargo test -p lupa-vm --test sunit -- LupaArrayTest`).
+//! Every bundled SUnit class as its own Rust test, run through the VM library in a
+//! VM set up as the `lupa` binary sets it up (the profilers installed, so that
+//! `Compteur profile:` works): a failure names its suite
+//! (`cargo test -p lupa-profilers --test sunit -- LupaArrayTest`).
 //!
 //! The candidates are the bundled classes in `Tests` folders (see `lupa_vm::sunit`);
 //! helpers that are not `TestCase` subclasses, and abstract suites, pass trivially.
@@ -11,6 +13,7 @@ use lupa_vm::{Vm, VmOptions};
 
 fn run_suite(name: &str) -> Result<(), Failed> {
     let mut vm = Vm::new(VmOptions::default()).map_err(|e| format!("VM start: {e}"))?;
+    lupa_profilers::install(&mut vm);
     vm.capture_output();
     let classes = vm
         .test_classes(&[name.to_string()])

@@ -1,0 +1,27 @@
+//! `System>>startProfiler:` and `System>>stopProfiler`: the primitives of the
+//! profiler door (`crate::profiling`).
+
+use super::outcome::PrimFailure;
+use super::outcome::Reply::Answer;
+use super::{Args, PrimResult};
+use crate::objects::cls;
+use crate::vm::Vm;
+
+/// `System>>startProfiler: aSymbolOrString`: start the named profiler (`#compteur`,
+/// `#timing`); an error names why it cannot start.
+fn start_profiler(vm: &mut Vm, args: Args) -> PrimResult {
+    let name = args.string(vm, 1)?;
+    vm.start_profiler(&name).map_err(PrimFailure::Error)?;
+    Ok(Answer(args.receiver(vm)))
+}
+
+/// `System>>stopProfiler`: stop it and answer its report (a String).
+fn stop_profiler(vm: &mut Vm, _args: Args) -> PrimResult {
+    let report = vm.stop_profiler().map_err(PrimFailure::Error)?;
+    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, report.as_bytes())?))
+}
+
+pub(crate) fn register(vm: &mut Vm) {
+    vm.register("System", "startProfiler:", start_profiler);
+    vm.register("System", "stopProfiler", stop_profiler);
+}

@@ -1,0 +1,78 @@
+//! The Smalltalk side's door to Lupa's profilers.
+//!
+//! The profilers live in the profiler layer (`crates/lupa-profilers`), which depends
+//! on the VM; the VM cannot depend on them. So the embedder installs one
+//! [`ProfilerFactory`] ([`Vm::set_profiler_factory`]; `lupa_profilers::install` does
+//! it, and the `lupa` binary calls that on every VM it creates), and the primitives
+//! `System>>startProfiler:` and `System>>stopProfiler` go through it:
+//!
+//! ```text
+//! system startProfiler: #compteur.   "the factory starts the profiler of that name"
+//! ... work ...
+//! system stopProfiler                "answers its report, a String"
+//! ```
+//!
+//! `Compteur class>>profile:` wraps them around a block with `ensure:`.
+//!
+//! Contract: at most one profiler runs at a time, and only while no other observer
+//! owns the activation hooks (a program run under `lupa count` cannot start one:
+//! the primitive fails with an error saying so). A profiler still running when the
+//! VM is dropped is simply dropped with it.
+
+use crate::vm::Vm;
+
+/// A profiler started from Smalltalk; it owns whatever observation it installed.
+pub trait ProfilerSession {
+    /// Stop observing (remove the hooks it installed) and answer the report text.
+    fn stop(self: Box<Self>, vm: &mut Vm) -> String;
+}
+
+/// Starts the profiler called `name` on the VM, or says why it cannot.
+pub type ProfilerFactory = fn(vm: &mut Vm, name: &str) -> Result<Box<dyn ProfilerSession>, String>;
+
+/// The installed factory and the running session, if any.
+#[derive(Default)]
+pub struct ProfilerRegistry {
+    factory: Option<ProfilerFactory>,
+    running: Option<Box<dyn ProfilerSession>>,
+}
+
+impl Vm {
+    /// Install the factory through which Smalltalk starts profilers (replacing any).
+    pub fn set_profiler_factory(&mut self, factory: ProfilerFactory) {
+        self.profilers.factory = Some(factory);
+    }
+
+    /// Is a profiler started from Smalltalk running?
+    pub fn profiler_running(&self) -> bool {
+        self.profilers.running.is_some()
+    }
+
+    /// `System>>startProfiler:`: start the profiler called `name`.
+    pub(crate) fn start_profiler(&mut self, name: &str) -> Result<(), String> {
+        let Some(factory) = self.profilers.factory else {
+            return Err(
+                "no profilers are installed in this VM (embedders: lupa_profilers::install)".into(),
+            );
+        };
+        if self.profilers.running.is_some() {
+            return Err("a profiler is already running (stopProfiler first)".into());
+        }
+        if self.obs.hooks_on {
+            return Err(
+                "the activation hooks are in use by another profiler (e.g. lupa count)".into(),
+            );
+        }
+        let session = factory(self, name)?;
+        self.profilers.running = Some(session);
+        Ok(())
+    }
+
+    /// `System>>stopProfiler`: stop the running profiler and answer its report.
+    pub(crate) fn stop_profiler(&mut self) -> Result<String, String> {
+        match self.profilers.running.take() {
+            Some(session) => Ok(session.stop(self)),
+            None => Err("no profiler is running (startProfiler: first)".into()),
+        }
+    }
+}
