@@ -31,8 +31,10 @@
 //!
 //! # Jumps
 //! Jump targets are absolute indices into `CompiledCode::code`. A backwards jump is
-//! always `JumpBack` (it is a safepoint: GC, process switches and sampling happen
-//! there and at sends).
+//! always `JumpBack`: a safepoint, like the return to the interpreter's frame loop
+//! after every send and return. Collections and process switches happen only at
+//! safepoints, and so will the sampler's stack copies (ARCHITECTURE.md, "The
+//! sampling decision").
 //!
 //! # Inlined control structures
 //! `ifTrue:` & co. compile to conditional jumps, `whileTrue:` & co. to a loop closed

@@ -12,7 +12,10 @@
 //! All of them are designed to cost next to nothing when unused: the counters are
 //! plain increments of a field the interpreter already has in cache, the hooks
 //! are behind one predictable branch (`hooks_on`), and the sampling register is
-//! one relaxed atomic store per send.
+//! written (one relaxed atomic store) only while a sampler is attached — behind
+//! one predictable branch (`sampling`) otherwise. What the register holds today
+//! and how the sampler will grow it (a state block, stack requests honoured at
+//! safepoints) is written down once, in ARCHITECTURE.md, "The sampling decision".
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,7 +73,9 @@ pub trait GcHooks {
 /// What a sampler can read at any time from another thread.
 #[derive(Debug, Default)]
 pub struct SampleRegister {
-    /// `method id << 32 | pc` of the last send or backward jump.
+    /// `method id << 32 | pc` of the last send instruction that went through a
+    /// lookup (`Send`, `SuperSend`, an `Op::Special` whose fast path did not
+    /// apply), written only while a sampler is attached.
     pub last: AtomicU64,
 }
 
