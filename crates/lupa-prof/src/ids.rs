@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
-use crate::profile::{MethodInfo, Node};
+use crate::profile::{MethodInfo, MethodStats, Node};
 
 /// The index of a calling context in [`Profile::nodes`](crate::Profile::nodes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -23,106 +23,57 @@ pub struct NodeId(pub usize);
 #[serde(transparent)]
 pub struct MethodId(pub usize);
 
-impl NodeId {
-    /// The plain index.
-    #[inline]
-    pub const fn index(self) -> usize {
-        self.0
-    }
+/// `.index()`, `Display`, and indexing of the listed element types (slices and
+/// vectors) by one typed id.
+macro_rules! typed_id {
+    ($id:ident: $($elem:ty),+) => {
+        impl $id {
+            /// The plain index.
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $id {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        $(
+            impl Index<$id> for [$elem] {
+                type Output = $elem;
+                #[inline]
+                fn index(&self, id: $id) -> &$elem {
+                    &self[id.0]
+                }
+            }
+
+            impl IndexMut<$id> for [$elem] {
+                #[inline]
+                fn index_mut(&mut self, id: $id) -> &mut $elem {
+                    &mut self[id.0]
+                }
+            }
+
+            impl Index<$id> for Vec<$elem> {
+                type Output = $elem;
+                #[inline]
+                fn index(&self, id: $id) -> &$elem {
+                    &self[id.0]
+                }
+            }
+
+            impl IndexMut<$id> for Vec<$elem> {
+                #[inline]
+                fn index_mut(&mut self, id: $id) -> &mut $elem {
+                    &mut self[id.0]
+                }
+            }
+        )+
+    };
 }
 
-impl MethodId {
-    /// The plain index.
-    #[inline]
-    pub const fn index(self) -> usize {
-        self.0
-    }
-}
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl fmt::Display for MethodId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl Index<NodeId> for [Node] {
-    type Output = Node;
-    #[inline]
-    fn index(&self, id: NodeId) -> &Node {
-        &self[id.0]
-    }
-}
-
-impl IndexMut<NodeId> for [Node] {
-    #[inline]
-    fn index_mut(&mut self, id: NodeId) -> &mut Node {
-        &mut self[id.0]
-    }
-}
-
-impl Index<NodeId> for Vec<Node> {
-    type Output = Node;
-    #[inline]
-    fn index(&self, id: NodeId) -> &Node {
-        &self[id.0]
-    }
-}
-
-impl IndexMut<NodeId> for Vec<Node> {
-    #[inline]
-    fn index_mut(&mut self, id: NodeId) -> &mut Node {
-        &mut self[id.0]
-    }
-}
-
-impl Index<MethodId> for [MethodInfo] {
-    type Output = MethodInfo;
-    #[inline]
-    fn index(&self, id: MethodId) -> &MethodInfo {
-        &self[id.0]
-    }
-}
-
-impl IndexMut<MethodId> for [MethodInfo] {
-    #[inline]
-    fn index_mut(&mut self, id: MethodId) -> &mut MethodInfo {
-        &mut self[id.0]
-    }
-}
-
-impl Index<MethodId> for Vec<MethodInfo> {
-    type Output = MethodInfo;
-    #[inline]
-    fn index(&self, id: MethodId) -> &MethodInfo {
-        &self[id.0]
-    }
-}
-
-impl IndexMut<MethodId> for Vec<MethodInfo> {
-    #[inline]
-    fn index_mut(&mut self, id: MethodId) -> &mut MethodInfo {
-        &mut self[id.0]
-    }
-}
-
-impl Index<MethodId> for [crate::profile::MethodStats] {
-    type Output = crate::profile::MethodStats;
-    #[inline]
-    fn index(&self, id: MethodId) -> &crate::profile::MethodStats {
-        &self[id.0]
-    }
-}
-
-impl Index<MethodId> for Vec<crate::profile::MethodStats> {
-    type Output = crate::profile::MethodStats;
-    #[inline]
-    fn index(&self, id: MethodId) -> &crate::profile::MethodStats {
-        &self[id.0]
-    }
-}
+typed_id!(NodeId: Node);
+typed_id!(MethodId: MethodInfo, MethodStats);
