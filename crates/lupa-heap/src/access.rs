@@ -37,7 +37,7 @@ impl Heap {
     }
 
     /// Mark or unmark an object as tracked (for lifetime profiling). When a
-    /// tracked object dies, the collector records a [`Death`] (see
+    /// tracked object dies, the collector records a [`Death`](crate::Death) (see
     /// [`Heap::take_deaths`]); its allocation time is the allocation clock now,
     /// so flag objects right after allocating them.
     pub fn set_tracked(&mut self, v: Value, on: bool) {

@@ -14,7 +14,7 @@ const MB: usize = 1 << 20;
 
 /// Heap sizing and behaviour. The sizes are Pharo's GC parameters, with Pharo's
 /// meaning (see [`GcParam`]); they can be changed at run time with
-/// [`Heap::set_parameter`].
+/// [`Heap::set_parameter`](crate::Heap::set_parameter).
 #[derive(Debug, Clone)]
 pub struct HeapConfig {
     /// Eden size in bytes (Pharo's "eden size"; `--eden-size`). New space is eden
@@ -160,7 +160,7 @@ impl GcParam {
     }
 }
 
-/// A rejected [`Heap::set_parameter`].
+/// A rejected [`Heap::set_parameter`](crate::Heap::set_parameter).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamError(pub String);
 

@@ -2,7 +2,7 @@
 //! flagged with [`Heap::set_tracked`](crate::Heap::set_tracked) and the
 //! [`Death`] record a collection produces when it finds one dead.
 
-/// A tracked object died (see [`Heap::set_tracked`]).
+/// A tracked object died (see [`Heap::set_tracked`](crate::Heap::set_tracked)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Death {
     /// Its class index.
@@ -15,11 +15,11 @@ pub struct Death {
     pub scavenges_survived: u32,
     /// Full GCs it lived through.
     pub full_gcs_survived: u32,
-    /// The allocation clock ([`HeapStats::allocated_bytes`]) when it was tracked.
+    /// The allocation clock ([`HeapStats::allocated_bytes`](crate::HeapStats::allocated_bytes)) when it was tracked.
     pub allocated_at: u64,
     /// The allocation clock at the collection that found it dead.
     pub died_at: u64,
-    /// The number of that collection ([`HeapStats::collections`], counting from 1).
+    /// The number of that collection ([`HeapStats::collections`](crate::HeapStats::collections), counting from 1).
     pub died_at_gc: u64,
     /// Whether that collection was a full GC.
     pub died_in_full_gc: bool,

@@ -1,6 +1,6 @@
-//! The one report API: a [`Format`], its [`ReportOptions`] and [`write`].
+//! The one report API: a [`Format`], its [`ReportOptions`] and [`write()`].
 //!
-//! Every profiler and every command writes its profile through [`write`], so a
+//! Every profiler and every command writes its profile through [`write()`], so a
 //! new format appears everywhere at once. The per-format modules stay the
 //! writers; this file only chooses one and passes it its options.
 //!
@@ -206,7 +206,7 @@ pub fn write(
     }
 }
 
-/// [`write`] into a `String` (every format is UTF-8 text).
+/// [`write()`] into a `String` (every format is UTF-8 text).
 pub fn render(profile: &Profile, format: Format, options: &ReportOptions) -> String {
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail; JSON encoding of a valid profile does not either.

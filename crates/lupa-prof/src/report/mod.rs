@@ -11,8 +11,8 @@
 //! | [`flamegraph`] | standalone flame graph SVG | any web browser |
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
 //!
-//! Callers choose among them through one API ([`format`]): a [`Format`], its
-//! [`ReportOptions`], and [`write`] (or [`render`] for a `String`).
+//! Callers choose among them through one API ([`format`](mod@format)): a [`Format`], its
+//! [`ReportOptions`], and [`write()`] (or [`render`] for a `String`).
 
 pub mod callgrind;
 pub mod flamegraph;
