@@ -40,13 +40,15 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
+mod builder;
 mod graft;
 mod ids;
 pub mod profile;
 pub mod report;
 pub mod stats;
 
+pub use builder::ProfileBuilder;
 pub use profile::{
-    CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileBuilder,
-    ProfileError, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
+    CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
+    ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };

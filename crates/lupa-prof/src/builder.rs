@@ -1,0 +1,221 @@
+//! [`ProfileBuilder`]: how a profiler fills a [`Profile`] while the program runs,
+//! one `enter`/`exit`/`add_self` per event, in O(1) each (see the type's doc).
+
+use crate::ids::{MethodId, NodeId};
+use crate::profile::{MethodInfo, Metric, Node, Profile, ROOT_METHOD, ROOT_NAME, ROOT_NODE};
+use rustc_hash::FxHashMap;
+
+/// Children per node up to which [`ProfileBuilder::enter`] scans linearly; nodes
+/// with more children are indexed in a hash map.
+const LINEAR_CHILDREN: usize = 8;
+
+/// Builds a [`Profile`] from activation events, as a VM's hooks produce them.
+///
+/// The builder keeps the current calling context. [`enter`](Self::enter) moves to
+/// the child context for a method (creating it on first use) and counts an
+/// activation; [`exit`](Self::exit) (or [`exit_unwinding`](Self::exit_unwinding),
+/// identical) returns to the parent; [`add_self`](Self::add_self) charges a value
+/// to the current context. Before any `enter` (and after the matching exits) the
+/// current context is the synthetic root.
+///
+/// Costs: `enter` is O(1) amortised — a linear scan of at most
+/// 8 children, then a hash-map lookup keyed by (parent, method) for nodes with
+/// many callees; `exit` and `add_self` are a few loads and stores.
+///
+/// Methods are registered with [`add_method`](Self::add_method),
+/// [`intern_method`](Self::intern_method) (deduplicated by name) or
+/// [`method_for_key`](Self::method_for_key) (a dense table keyed by the VM's own
+/// small method ids, filled lazily).
+#[derive(Debug, Clone)]
+pub struct ProfileBuilder {
+    profile: Profile,
+    /// Parents of the current context (the current one is `current`).
+    stack: Vec<NodeId>,
+    current: NodeId,
+    /// (parent node, method) -> child node, for nodes with many children.
+    wide: FxHashMap<(NodeId, MethodId), NodeId>,
+    by_name: FxHashMap<String, MethodId>,
+    by_key: Vec<MethodId>,
+    counter_mark: u64,
+    unbalanced_exits: u64,
+}
+
+const NO_METHOD: MethodId = MethodId(usize::MAX);
+
+impl ProfileBuilder {
+    /// A builder for a profile of this metric, positioned at the synthetic root.
+    pub fn new(metric: Metric) -> ProfileBuilder {
+        let profile = Profile::new(metric);
+        let mut by_name = FxHashMap::default();
+        by_name.insert(ROOT_NAME.to_string(), ROOT_METHOD);
+        ProfileBuilder {
+            profile,
+            stack: Vec::with_capacity(256),
+            current: ROOT_NODE,
+            wide: FxHashMap::default(),
+            by_name,
+            by_key: Vec::new(),
+            counter_mark: 0,
+            unbalanced_exits: 0,
+        }
+    }
+
+    /// Register a method (always a new entry) and answer its index.
+    pub fn add_method(&mut self, info: MethodInfo) -> MethodId {
+        let id = MethodId(self.profile.methods.len());
+        self.by_name.entry(info.name.clone()).or_insert(id);
+        self.profile.methods.push(info);
+        id
+    }
+
+    /// The index of the method with this name, registering `info` if there is none.
+    pub fn intern_method(&mut self, info: MethodInfo) -> MethodId {
+        if let Some(&id) = self.by_name.get(&info.name) {
+            return id;
+        }
+        self.add_method(info)
+    }
+
+    /// The method registered for a VM key (e.g. the VM's method id), calling `make`
+    /// and interning its result (by name) the first time the key is seen. Keys
+    /// index a dense table: keep them small.
+    #[inline]
+    pub fn method_for_key(&mut self, key: u32, make: impl FnOnce() -> MethodInfo) -> MethodId {
+        let k = key as usize;
+        if let Some(&m) = self.by_key.get(k)
+            && m != NO_METHOD
+        {
+            return m;
+        }
+        let m = self.intern_method(make());
+        if self.by_key.len() <= k {
+            self.by_key.resize(k + 1, NO_METHOD);
+        }
+        self.by_key[k] = m;
+        m
+    }
+
+    /// Enter `method` (an index answered by the registration functions) from the
+    /// current context.
+    ///
+    /// `method` is not checked here (this is the hot path): an index that was not
+    /// registered makes the finished profile fail [`Profile::validate`], and the
+    /// reports, which expect a valid profile, panic on it.
+    #[inline]
+    pub fn enter(&mut self, method: MethodId) {
+        let parent = self.current;
+        let child = self.child_of(parent, method);
+        self.profile.nodes[child].activations += 1;
+        self.stack.push(parent);
+        self.current = child;
+    }
+
+    #[inline]
+    fn child_of(&mut self, parent: NodeId, method: MethodId) -> NodeId {
+        let nodes = &self.profile.nodes;
+        let children = &nodes[parent].children;
+        if children.len() <= LINEAR_CHILDREN {
+            for &c in children {
+                if nodes[c].method == method {
+                    return c;
+                }
+            }
+        } else if let Some(&c) = self.wide.get(&(parent, method)) {
+            return c;
+        }
+        self.new_child(parent, method)
+    }
+
+    #[cold]
+    fn new_child(&mut self, parent: NodeId, method: MethodId) -> NodeId {
+        let id = NodeId(self.profile.nodes.len());
+        self.profile.nodes.push(Node {
+            method,
+            parent: Some(parent),
+            children: Vec::new(),
+            activations: 0,
+            self_value: 0,
+        });
+        let nodes = &mut self.profile.nodes;
+        nodes[parent].children.push(id);
+        let len = nodes[parent].children.len();
+        if len == LINEAR_CHILDREN + 1 {
+            for &c in &nodes[parent].children {
+                self.wide.insert((parent, nodes[c].method), c);
+            }
+        } else if len > LINEAR_CHILDREN + 1 {
+            self.wide.insert((parent, method), id);
+        }
+        id
+    }
+
+    /// Leave the current context (a return). An exit with no matching enter is
+    /// counted ([`unbalanced_exits`](Self::unbalanced_exits)) and otherwise ignored.
+    #[inline]
+    pub fn exit(&mut self) {
+        match self.stack.pop() {
+            Some(parent) => self.current = parent,
+            None => self.unbalanced_exits += 1,
+        }
+    }
+
+    /// Leave the current context by unwinding (exception, non-local return,
+    /// process termination). Identical to [`exit`](Self::exit): the values charged
+    /// so far stay where they were charged.
+    #[inline]
+    pub fn exit_unwinding(&mut self) {
+        self.exit();
+    }
+
+    /// Charge `value` to the current context's self value.
+    #[inline]
+    pub fn add_self(&mut self, value: u64) {
+        let n = &mut self.profile.nodes[self.current];
+        n.self_value = n.self_value.wrapping_add(value);
+    }
+
+    /// Charge the growth of a monotonic counter (e.g. the VM's send counter) since
+    /// the previous call to the current context, Compteur style: call it with the
+    /// counter's value just before each `enter`/`exit` (and before `finish`). The
+    /// first call charges the counter's whole value (the mark starts at 0; use
+    /// [`set_counter_mark`](Self::set_counter_mark) to start elsewhere). A counter
+    /// that went backwards (reset) charges nothing and moves the mark.
+    #[inline]
+    pub fn advance_counter(&mut self, counter: u64) {
+        if counter > self.counter_mark {
+            self.add_self(counter - self.counter_mark);
+        }
+        self.counter_mark = counter;
+    }
+
+    /// Set the mark [`advance_counter`](Self::advance_counter) measures from.
+    pub fn set_counter_mark(&mut self, counter: u64) {
+        self.counter_mark = counter;
+    }
+
+    /// The current context's node index.
+    pub fn current_node(&self) -> NodeId {
+        self.current
+    }
+
+    /// The number of open activations (0 at the root).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Exits that had no matching enter.
+    pub fn unbalanced_exits(&self) -> u64 {
+        self.unbalanced_exits
+    }
+
+    /// The profile built so far (open activations are included as they are).
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The profile. Open activations need not be closed: their values are
+    /// already charged.
+    pub fn finish(self) -> Profile {
+        self.profile
+    }
+}
