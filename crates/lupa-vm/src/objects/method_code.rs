@@ -1,0 +1,124 @@
+//! Runtime method code: [`MethodCode`] (a compiled method or block ready to
+//! run, as `Vm::make_code` builds it from `lupa_compiler::CompiledCode`), the
+//! per-send-site [`InlineCache`] and the native primitive signature [`PrimFn`].
+//!
+//! Contract: a `MethodCode` is shared (`Rc`) and immutable except through its
+//! `Cell`s: the collector patches `literals` and `object` (both are GC roots),
+//! reflection patches `literals` and `sel_ids` together (`Vm::patch_literal`),
+//! the send path fills `caches`, and installation sets `object`,
+//! `source_range` and (for blocks) `home`. An inline cache is valid only while
+//! its `epoch` equals the class table's epoch.
+
+use crate::objects::Trivial;
+use lupa_compiler::{CodeKind, Const, Op};
+use lupa_heap::Value;
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// A native primitive: the receiver and its arguments are on top of the stack
+/// (read through [`Args`](crate::Args)); `prims/outcome.rs` says what the
+/// send path does with its [`PrimResult`](crate::PrimResult).
+pub type PrimFn = fn(&mut crate::Vm, crate::prims::Args) -> crate::prims::PrimResult;
+
+/// Inline cache of one send site: class index, method-dictionary epoch, method id.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InlineCache {
+    /// Receiver class index (0 = empty).
+    pub class: u32,
+    /// Epoch when filled.
+    pub epoch: u32,
+    /// Target method id.
+    pub method: u32,
+}
+
+/// A method or block ready to run.
+#[derive(Debug)]
+pub struct MethodCode {
+    /// Index in the VM's method table.
+    pub id: u32,
+    /// Method or block.
+    pub kind: CodeKind,
+    /// Selector symbol id (blocks: their home method's).
+    pub selector: u32,
+    /// The selector as text.
+    pub selector_name: Rc<str>,
+    /// Class index of the class whose dictionary holds the (home) method.
+    pub holder: Cell<u32>,
+    /// Number of arguments.
+    pub num_args: usize,
+    /// Stack-resident temporaries.
+    pub num_temps: usize,
+    /// Size of its own env (0 and `!needs_env`: none).
+    pub env_size: usize,
+    /// Allocate an env even if `env_size == 0`.
+    pub needs_env: bool,
+    /// A method with its own env: that env marks the home of non-local returns
+    /// and is flagged dead when the method returns.
+    pub home_env: bool,
+    /// Operand stack bound.
+    pub max_stack: usize,
+    /// Instructions.
+    pub ops: Box<[Op]>,
+    /// Literal frame (patched by the collector and by reflection).
+    pub literals: Box<[Cell<Value>]>,
+    /// Per literal: its symbol id if it is a Symbol (selectors, global names), else `u32::MAX`.
+    /// Kept in step with `literals` by whoever patches them.
+    pub sel_ids: Box<[Cell<u32>]>,
+    /// One inline cache per send site.
+    pub caches: Box<[Cell<InlineCache>]>,
+    /// Nested blocks.
+    pub blocks: Box<[Rc<MethodCode>]>,
+    /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
+    pub trivial: Option<Trivial>,
+    /// Native primitive, if any.
+    pub primitive: Cell<Option<PrimFn>>,
+    /// Declared `= primitive` (no Smalltalk fallback).
+    pub primitive_only: bool,
+    /// `<unwindProtect>`
+    pub unwind_protect: bool,
+    /// `<exceptionHandler>`
+    pub exception_handler: bool,
+    /// `<metaLevel>`: the running process is at the meta level while this method is
+    /// active (the VM maintains the count across returns and unwinds).
+    pub meta_level: bool,
+    /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
+    /// "instrumentation enabled" flag and literal 2 the hidden selector of the
+    /// original. When instrumentation is disabled or the process is at the meta
+    /// level, the VM sends the hidden selector directly instead of activating the
+    /// trap (no hook, no trap frame).
+    pub trap_shortcut: bool,
+    /// Pragmas with their literal arguments.
+    pub pragmas: Vec<(String, Vec<Const>)>,
+    /// Line table, as in `CompiledCode::lines`.
+    pub lines: Vec<(u32, u32)>,
+    /// First source line.
+    pub first_line: u32,
+    /// Source file name for backtraces.
+    pub file: Rc<str>,
+    /// Byte range of the method's definition in `file` (0..0 when unknown).
+    pub source_range: Cell<(u32, u32)>,
+    /// The method object (Method/Primitive instance; nil for blocks).
+    pub object: Cell<Value>,
+    /// For blocks: the home method id.
+    pub home: Cell<u32>,
+    /// Names of arguments and temps.
+    pub local_names: Vec<String>,
+}
+
+impl MethodCode {
+    /// Source line of instruction `pc`.
+    pub fn line_of(&self, pc: usize) -> u32 {
+        lupa_compiler::line_at(&self.lines, self.first_line, pc)
+    }
+
+    /// Has this method the pragma?
+    pub fn has_pragma(&self, name: &str) -> bool {
+        self.pragmas.iter().any(|(p, _)| p == name)
+    }
+
+    /// Does it need an env of its own?
+    #[inline(always)]
+    pub fn has_env(&self) -> bool {
+        self.env_size > 0 || self.needs_env
+    }
+}

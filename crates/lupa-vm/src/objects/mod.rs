@@ -1,0 +1,22 @@
+//! The object model on the Rust side: well-known classes, class descriptions,
+//! symbols and runtime method code, one file each:
+//!
+//! - [`cls`] (`objects/cls.rs`): the fixed indices and names of the kernel classes;
+//! - `objects/classes.rs`: [`Shape`] and [`ClassInfo`], a class as the VM sees it;
+//! - `objects/method_code.rs`: [`MethodCode`], [`InlineCache`] and [`PrimFn`];
+//! - `objects/trivial.rs`: [`Trivial`], methods that run without a frame;
+//! - `objects/symbols.rs`: [`Symbols`], the interned symbol table.
+//!
+//! Every item is re-exported here, so `crate::objects::X` (and
+//! `lupa_vm::objects::X`) is the one path to use.
+
+mod classes;
+pub mod cls;
+mod method_code;
+mod symbols;
+mod trivial;
+
+pub use classes::{ClassInfo, Shape};
+pub use method_code::{InlineCache, MethodCode, PrimFn};
+pub use symbols::Symbols;
+pub use trivial::Trivial;
