@@ -100,6 +100,25 @@ impl ProcessState {
         }
     }
 
+    /// Record an interrupted unwind (its ensure block is about to run); its frame
+    /// index becomes the one whose return resumes it.
+    pub(crate) fn push_pending_unwind(&mut self, u: PendingUnwind) {
+        self.unwind_watch = u.watch;
+        self.pending_unwinds.push(u);
+    }
+
+    /// Take the innermost interrupted unwind; the watch moves to the next one (or
+    /// to none).
+    pub(crate) fn pop_pending_unwind(&mut self) -> Option<PendingUnwind> {
+        let u = self.pending_unwinds.pop();
+        self.unwind_watch = self
+            .pending_unwinds
+            .last()
+            .map(|p| p.watch)
+            .unwrap_or(usize::MAX);
+        u
+    }
+
     /// Report GC roots: every stack slot, every frame's env and closure, and the
     /// values of interrupted unwinds.
     pub fn visit_roots<F: FnMut(&mut Value)>(&mut self, f: &mut F) {

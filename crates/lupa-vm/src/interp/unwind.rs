@@ -55,16 +55,9 @@ impl Vm {
 
     /// An ensure block run during an unwind has returned: continue the unwind.
     pub(super) fn resume_unwind(&mut self) -> Result<(), VmError> {
-        let Some(u) = self.running.pending_unwinds.pop() else {
-            self.running.unwind_watch = usize::MAX;
+        let Some(u) = self.running.pop_pending_unwind() else {
             return Ok(());
         };
-        self.running.unwind_watch = self
-            .running
-            .pending_unwinds
-            .last()
-            .map(|p| p.watch)
-            .unwrap_or(usize::MAX);
         let _ = pop!(self); // the ensure block's value
         self.unwind_to(u.target, u.action)
     }
@@ -84,13 +77,7 @@ impl Vm {
                 .last()
                 .is_some_and(|p| p.watch >= n - 1)
             {
-                self.running.pending_unwinds.pop();
-                self.running.unwind_watch = self
-                    .running
-                    .pending_unwinds
-                    .last()
-                    .map(|p| p.watch)
-                    .unwrap_or(usize::MAX);
+                self.running.pop_pending_unwind();
             }
             let top = n - 1;
             let (protect, bp, nargs) = {
@@ -106,12 +93,11 @@ impl Vm {
             {
                 self.running.stack[flag] = Value::TRUE;
                 let block = self.running.stack[bp + 1 + nargs];
-                self.running.pending_unwinds.push(PendingUnwind {
+                self.running.push_pending_unwind(PendingUnwind {
                     watch: n,
                     target,
                     action,
                 });
-                self.running.unwind_watch = n;
                 self.running.stack.push(block);
                 let value = self.sym_cache.value;
                 self.dispatch(value, 0, None)?;
