@@ -88,6 +88,22 @@ enum Op {
     Ne,
 }
 
+impl Op {
+    /// For a comparison, its result on `x` and `y`; `None` for arithmetic.
+    #[inline(always)]
+    fn compare<T: PartialOrd>(self, x: &T, y: &T) -> Option<bool> {
+        Some(match self {
+            Op::Eq => x == y,
+            Op::Ne => x != y,
+            Op::Lt => x < y,
+            Op::Le => x <= y,
+            Op::Gt => x > y,
+            Op::Ge => x >= y,
+            _ => return None,
+        })
+    }
+}
+
 fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     let a = args.receiver(vm);
     let b = args.get(vm, 1);
@@ -100,6 +116,9 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     }
     // Fast path: both small.
     if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+        if let Some(b) = op.compare(&x, &y) {
+            return Ok(Answer(Value::bool(b)));
+        }
         let r: Option<i64> = match op {
             Op::Add => x.checked_add(y),
             Op::Sub => x.checked_sub(y),
@@ -157,12 +176,8 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
                     x >> y
                 })
             }
-            Op::Eq => return Ok(Answer(Value::bool(x == y))),
-            Op::Ne => return Ok(Answer(Value::bool(x != y))),
-            Op::Lt => return Ok(Answer(Value::bool(x < y))),
-            Op::Le => return Ok(Answer(Value::bool(x <= y))),
-            Op::Gt => return Ok(Answer(Value::bool(x > y))),
-            Op::Ge => return Ok(Answer(Value::bool(x >= y))),
+            // Compared above.
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => None,
         };
         if let Some(v) = r.and_then(Value::from_i64) {
             return Ok(Answer(v));
@@ -196,6 +211,9 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
             };
         }
     };
+    if let Some(b) = op.compare(&x, &y) {
+        return Ok(Answer(Value::bool(b)));
+    }
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,
@@ -229,12 +247,8 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
             Some(s) => x >> s,
             None => return Err(PrimFailure::Fail),
         },
-        Op::Eq => return Ok(Answer(Value::bool(x == y))),
-        Op::Ne => return Ok(Answer(Value::bool(x != y))),
-        Op::Lt => return Ok(Answer(Value::bool(x < y))),
-        Op::Le => return Ok(Answer(Value::bool(x <= y))),
-        Op::Gt => return Ok(Answer(Value::bool(x > y))),
-        Op::Ge => return Ok(Answer(Value::bool(x >= y))),
+        // Compared above.
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => return Err(PrimFailure::Fail),
     };
     Ok(Answer(big_to_value(vm, &r)?))
 }
@@ -247,6 +261,9 @@ fn div_zero() -> PrimFailure {
 }
 
 fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> PrimResult {
+    if let Some(b) = op.compare(&x, &y) {
+        return Ok(Answer(Value::bool(b)));
+    }
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,
@@ -254,12 +271,6 @@ fn double_result(vm: &mut Vm, x: f64, y: f64, op: Op) -> PrimResult {
         Op::Div | Op::FloorDiv => x / y,
         Op::Mod => x % y,
         Op::Rem => x % y,
-        Op::Eq => return Ok(Answer(Value::bool(x == y))),
-        Op::Ne => return Ok(Answer(Value::bool(x != y))),
-        Op::Lt => return Ok(Answer(Value::bool(x < y))),
-        Op::Le => return Ok(Answer(Value::bool(x <= y))),
-        Op::Gt => return Ok(Answer(Value::bool(x > y))),
-        Op::Ge => return Ok(Answer(Value::bool(x >= y))),
         _ => return Err(PrimFailure::Fail),
     };
     Ok(Answer(vm.new_double(r)?))
