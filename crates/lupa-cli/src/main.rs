@@ -283,9 +283,22 @@ fn options(a: &VmArgs) -> VmOptions {
     o
 }
 
+/// The process status for a program's `system exit: code`: 0..=255 as is; any other
+/// value (negative, or too large for a Unix status) is reported and exits 1, so that
+/// it never reads as success.
+fn exit_status(code: i32) -> ExitCode {
+    match u8::try_from(code) {
+        Ok(c) => ExitCode::from(c),
+        Err(_) => {
+            eprintln!("lupa: exit status {code} is outside 0..255; exiting with status 1");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn report(e: &VmError) -> ExitCode {
     match e {
-        VmError::Exit(code) => ExitCode::from((*code).clamp(0, 255) as u8),
+        VmError::Exit(code) => exit_status(*code),
         VmError::Compile(m) => {
             eprintln!("{m}");
             ExitCode::from(65)
@@ -337,7 +350,7 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
     vm.flush();
     print_stats(&mut vm, args);
     match r {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Ok(code) => exit_status(code),
         Err(e) => report(&e),
     }
 }
@@ -357,6 +370,14 @@ fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
             return Ok(2);
         }
         classes.extend(found);
+    }
+    if classes.is_empty() {
+        let looked = match &args.vm.class_path {
+            Some(cp) => format!("the class path {cp}"),
+            None => "the bundled library's Tests folders".to_string(),
+        };
+        eprintln!("lupa: no TestCase subclass found in {looked}");
+        return Ok(1);
     }
     let summary = vm.run_test_classes(&classes)?;
     Ok(if summary.ok() { 0 } else { 1 })

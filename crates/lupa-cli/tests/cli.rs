@@ -341,3 +341,42 @@ fn stability_shows_counting_is_stable() {
         r.stdout
     );
 }
+
+#[test]
+fn exit_status_outside_0_255_is_not_success() {
+    for (code, want) in [("-1", 1), ("256", 1), ("3", 3), ("0", 0)] {
+        let src = format!("Quit = ( run = ( system exit: {code} ) )");
+        let dir = classes(&[("Quit.som", &src)]);
+        let r = lupa_in(dir.path(), &["-cp", ".", "Quit"]);
+        assert_eq!(r.code, want, "system exit: {code}; stderr: {}", r.stderr);
+        if want == 1 {
+            assert!(r.stderr.contains("outside 0..255"), "{}", r.stderr);
+        }
+    }
+}
+
+#[test]
+fn print_string_with_a_bad_radix_is_an_error_not_a_hang() {
+    let dir = classes(&[(
+        "Radix.som",
+        "Radix = ( run = (\n  ([ 255 printString: 1 ] on: Error do: [ :e | e messageText ]) println.\n  (255 printString: 16) println ) )",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Radix"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "printString: the radix must be an Integer from 2 to 36, not 1\nFF\n"
+    );
+}
+
+#[test]
+fn finding_no_test_fails_and_says_where_it_looked() {
+    let r = lupa(&["test", "-cp", "/nonexistent/lupa-tests"]);
+    assert_eq!(r.code, 1, "stdout: {}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("no TestCase subclass found in the class path /nonexistent/lupa-tests"),
+        "{}",
+        r.stderr
+    );
+}
