@@ -125,7 +125,7 @@ pub(crate) fn calibrate(
         }
     ));
     if !vary_seed {
-        out.push_str("  (identity-hash seed fixed: sends cannot vary; use --vary-seed to vary it between runs)\n");
+        out.push_str("  (identity-hash seed fixed: sends cannot vary; run without --fixed-seed to vary it between runs)\n");
     }
     if let Some(path) = save {
         let cal = Calibration {

@@ -380,3 +380,14 @@ fn finding_no_test_fails_and_says_where_it_looked() {
         r.stderr
     );
 }
+
+#[test]
+fn readme_compile_example_compiles() {
+    let dir = classes(&[(
+        "Foo.som",
+        "Foo = ( run = ( Foo compile: 'bar = ( ^42 )'. Foo new bar println ) )",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Foo"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "42\n");
+}
