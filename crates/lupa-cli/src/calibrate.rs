@@ -161,7 +161,13 @@ fn ranking_of(
     lupa_profilers::install(&mut vm);
     vm.load_class_by_name(&p.args[0])?;
     let run = mode.run_main(&mut vm, &p.args);
-    run.result?;
+    let code = run.result?;
+    if code != 0 {
+        return Err(VmError::Fatal(format!(
+            "`{}` failed (exit status {code}): its profiles would not describe a complete run",
+            p.args.join(" ")
+        )));
+    }
     // Ranked by self value (where the sends / the time are spent), as MessageTally's
     // leaves; the total ranking is dominated by the call chain, which never moves.
     let mut entries = Ranking::of(&run.profile).entries;

@@ -391,3 +391,18 @@ fn readme_compile_example_compiles() {
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert_eq!(r.stdout, "42\n");
 }
+
+#[test]
+fn stability_of_a_failing_program_fails() {
+    let dir = classes(&[("Fails.som", "Fails = ( run = ( 1/0 ) )")]);
+    let r = lupa_in(
+        dir.path(),
+        &["stability", "--runs", "2", "-cp", ".", "Fails"],
+    );
+    assert_eq!(r.code, 70, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("`Fails` failed (exit status 1)"),
+        "{}",
+        r.stderr
+    );
+}
