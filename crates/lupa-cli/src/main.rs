@@ -346,8 +346,11 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
     };
     // Smalltalk code may start profilers (`Compteur profile: aBlock`).
     lupa_profilers::install(&mut vm);
-    let r = f(&mut vm);
-    vm.flush();
+    let mut r = f(&mut vm);
+    // Output the program wrote but that never reached its destination is a failure.
+    if let (Ok(_), Err(e)) = (&r, vm.flush()) {
+        r = Err(e);
+    }
     print_stats(&mut vm, args);
     match r {
         Ok(code) => exit_status(code),

@@ -39,7 +39,7 @@ impl Vm {
 
     /// Build a fatal error with a Smalltalk backtrace.
     pub fn fatal(&mut self, msg: &str) -> VmError {
-        self.flush();
+        let _ = self.flush(); // the fatal error is what gets reported
         VmError::Fatal(format!("{msg}\n{}", self.backtrace(30)))
     }
 

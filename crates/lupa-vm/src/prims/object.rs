@@ -83,7 +83,7 @@ fn inspect(vm: &mut Vm, args: Args) -> PrimResult {
     let a = args.receiver(vm);
     let c = vm.class_of(a);
     let line = format!("{} {:?}\n", vm.class_name(c), a);
-    vm.print(&line);
+    vm.print(&line).map_err(PrimFailure::Abort)?;
     Ok(Answer(a))
 }
 

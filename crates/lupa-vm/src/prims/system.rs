@@ -69,19 +69,19 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
             1
         }
     };
-    vm.flush();
+    vm.flush().map_err(PrimFailure::Abort)?;
     vm.exit_code = Some(code);
     Err(PrimFailure::Abort(VmError::Exit(code)))
 }
 
 fn print_string(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1)?;
-    vm.print(&s);
+    vm.print(&s).map_err(PrimFailure::Abort)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 fn print_newline(vm: &mut Vm, args: Args) -> PrimResult {
-    vm.print("\n");
+    vm.print("\n").map_err(PrimFailure::Abort)?;
     Ok(Answer(args.receiver(vm)))
 }
 

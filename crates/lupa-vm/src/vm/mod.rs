@@ -128,7 +128,10 @@ impl Vm {
         let arr = self.new_array(&vals)?;
         let sys = self.system_object;
         let r = self.send_message(sys, "initialize:", &[arr]);
-        self.flush();
+        let flushed = self.flush();
+        if r.is_ok() || matches!(r, Err(VmError::Exit(_))) {
+            flushed?;
+        }
         match r {
             Ok(_) => Ok(0),
             Err(VmError::Exit(code)) => Ok(code),

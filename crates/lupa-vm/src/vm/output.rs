@@ -6,22 +6,26 @@
 //! program wrote them. This file is the only place the VM library writes to the
 //! process's streams.
 
-use super::Vm;
+use super::{Vm, VmError};
 use std::io::Write;
 
 impl Vm {
-    /// Write to standard output (buffered).
-    pub fn print(&mut self, s: &str) {
+    /// Write to standard output (buffered). Fails when standard output cannot be
+    /// written (a closed pipe, a full disk): the program must stop rather than
+    /// run on with its output lost.
+    pub fn print(&mut self, s: &str) -> Result<(), VmError> {
         if let Some(buf) = self.captured.as_mut() {
             buf.push_str(s);
         } else if !self.options.quiet {
-            let _ = self.out.write_all(s.as_bytes());
+            self.out.write_all(s.as_bytes()).map_err(output_error)?;
         }
+        Ok(())
     }
 
-    /// Write to standard error (after flushing standard output).
+    /// Write to standard error (after flushing standard output; a failure to
+    /// write either is ignored here: this reports a problem already).
     pub fn print_err(&mut self, s: &str) {
-        self.flush();
+        let _ = self.flush();
         let _ = std::io::stderr().write_all(s.as_bytes());
     }
 
@@ -38,8 +42,13 @@ impl Vm {
             .unwrap_or_default()
     }
 
-    /// Flush standard output.
-    pub fn flush(&mut self) {
-        let _ = self.out.flush();
+    /// Flush standard output; fails as [`Vm::print`] does.
+    pub fn flush(&mut self) -> Result<(), VmError> {
+        self.out.flush().map_err(output_error)
     }
+}
+
+/// The error that stops a program whose standard output cannot be written.
+fn output_error(e: std::io::Error) -> VmError {
+    VmError::Io(format!("cannot write the program's standard output: {e}"))
 }
