@@ -406,3 +406,17 @@ fn stability_of_a_failing_program_fails() {
         r.stderr
     );
 }
+
+#[test]
+fn source_file_that_is_not_utf8_names_the_file_and_offset() {
+    let dir = classes(&[]);
+    std::fs::write(dir.path().join("Bad.som"), b"Bad = ( run = ( 'caf\xe9' println ) )")
+        .expect("write");
+    let r = lupa_in(dir.path(), &["-cp", ".", "Bad"]);
+    assert_eq!(r.code, 65, "stderr: {}", r.stderr);
+    assert!(
+        r.stderr.contains("Bad.som: not valid UTF-8 (first invalid byte at offset 20)"),
+        "{}",
+        r.stderr
+    );
+}

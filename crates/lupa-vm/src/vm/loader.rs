@@ -133,17 +133,29 @@ impl Vm {
     }
 
     /// Find the source of class `name`: the class path first, then the bundled library.
-    fn find_class_source(&self, name: &str) -> Option<(String, String, String)> {
+    /// A file that exists but cannot be read, or is not UTF-8, is an error naming
+    /// it (with the byte offset of the first invalid byte), not a missing class.
+    fn find_class_source(&self, name: &str) -> Result<Option<(String, String, String)>, VmError> {
         let file = format!("{name}.som");
         for dir in &self.options.class_path {
             let p = dir.join(&file);
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                let cat = dir
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                return Some((p.display().to_string(), text, cat));
-            }
+            let bytes = match std::fs::read(&p) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(VmError::Io(format!("cannot read {}: {e}", p.display()))),
+            };
+            let text = String::from_utf8(bytes).map_err(|e| {
+                VmError::Compile(format!(
+                    "{}: not valid UTF-8 (first invalid byte at offset {})",
+                    p.display(),
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
+            let cat = dir
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            return Ok(Some((p.display().to_string(), text, cat)));
         }
         if self.options.use_bundled {
             for (path, text) in BUNDLED {
@@ -153,11 +165,11 @@ impl Vm {
                         .rsplit_once('/')
                         .map(|(d, _)| d.to_string())
                         .unwrap_or_default();
-                    return Some((format!("<lupa>/{path}"), (*text).to_string(), cat));
+                    return Ok(Some((format!("<lupa>/{path}"), (*text).to_string(), cat)));
                 }
             }
         }
-        None
+        Ok(None)
     }
 
     /// Names of every class the class path and bundled library offer (for `lupa test`).
@@ -201,7 +213,7 @@ impl Vm {
                 self.loading.join(" -> ")
             )));
         }
-        let Some((path, text, category)) = self.find_class_source(name) else {
+        let Some((path, text, category)) = self.find_class_source(name)? else {
             let path = self
                 .options
                 .class_path
