@@ -411,9 +411,21 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
 
 fn main() -> ExitCode {
     // SOM VMs spell the class path option `-cp`; clap would read it as `-c p`.
-    let mut argv: Vec<String> = std::env::args()
-        .map(|a| if a == "-cp" { "--cp".into() } else { a })
-        .collect();
+    // Arguments must be text: Smalltalk receives them as Strings, class paths name files.
+    let mut argv = Vec::new();
+    for (i, a) in std::env::args_os().enumerate() {
+        match a.into_string() {
+            Ok(a) if a == "-cp" => argv.push("--cp".to_string()),
+            Ok(a) => argv.push(a),
+            Err(a) => {
+                eprintln!(
+                    "lupa: argument {i} is not valid UTF-8: {}",
+                    a.to_string_lossy()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
     if argv.len() > 1 {
         let first = argv[1].as_str();

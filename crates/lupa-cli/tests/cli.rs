@@ -410,13 +410,31 @@ fn stability_of_a_failing_program_fails() {
 #[test]
 fn source_file_that_is_not_utf8_names_the_file_and_offset() {
     let dir = classes(&[]);
-    std::fs::write(dir.path().join("Bad.som"), b"Bad = ( run = ( 'caf\xe9' println ) )")
-        .expect("write");
+    std::fs::write(
+        dir.path().join("Bad.som"),
+        b"Bad = ( run = ( 'caf\xe9' println ) )",
+    )
+    .expect("write");
     let r = lupa_in(dir.path(), &["-cp", ".", "Bad"]);
     assert_eq!(r.code, 65, "stderr: {}", r.stderr);
     assert!(
-        r.stderr.contains("Bad.som: not valid UTF-8 (first invalid byte at offset 20)"),
+        r.stderr
+            .contains("Bad.som: not valid UTF-8 (first invalid byte at offset 20)"),
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn argument_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lupa"))
+        .arg("run")
+        .arg("Hello")
+        .arg(std::ffi::OsStr::from_bytes(b"\xff"))
+        .output()
+        .expect("the lupa binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("argument 3 is not valid UTF-8"), "{stderr}");
 }
