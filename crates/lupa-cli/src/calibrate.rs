@@ -134,8 +134,7 @@ pub(crate) fn calibrate(
             lupa_version: env!("CARGO_PKG_VERSION").to_string(),
         };
         let json = cal.to_json().map_err(|e| VmError::Io(e.to_string()))?;
-        std::fs::write(path, json)
-            .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display())))?;
+        crate::save::save(path, json.as_bytes()).map_err(VmError::Io)?;
         out.push_str(&format!(
             "calibration saved to {} (used by `lupa count` to estimate time)\n",
             path.display()

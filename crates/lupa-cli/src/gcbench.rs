@@ -561,8 +561,7 @@ fn bench(a: &GcBenchArgs) -> Result<String, Failure> {
         }
     }
     if let Some(path) = &a.csv {
-        std::fs::write(path, csv_text(configs, &samples))
-            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+        crate::save::save(path, csv_text(configs, &samples).as_bytes()).map_err(Failure::Other)?;
     }
     let allocated = samples
         .iter()

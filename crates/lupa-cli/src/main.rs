@@ -4,6 +4,7 @@ mod calibrate;
 mod gcbench;
 mod proxies;
 mod report_args;
+mod save;
 mod units;
 
 use clap::{Args, Parser, Subcommand};

@@ -55,8 +55,7 @@ pub(crate) fn run(
     let code = vm.run_main(&argv)?;
     let out = vm.take_captured();
     if let Some(path) = csv {
-        std::fs::write(path, &out)
-            .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display())))?;
+        crate::save::save(path, out.as_bytes()).map_err(VmError::Io)?;
     }
     if code != 0 {
         return Err(VmError::Fatal(format!(

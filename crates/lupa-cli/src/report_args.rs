@@ -58,8 +58,7 @@ impl ReportArgs {
         report::write(profile, self.format.0, options, &mut buf)
             .map_err(|e| VmError::Io(format!("cannot encode the report: {e}")))?;
         match &self.output {
-            Some(path) => std::fs::write(path, buf)
-                .map_err(|e| VmError::Io(format!("cannot write {}: {e}", path.display()))),
+            Some(path) => crate::save::save(path, &buf).map_err(VmError::Io),
             None => {
                 print!("{}", String::from_utf8_lossy(&buf));
                 Ok(())

@@ -1,0 +1,55 @@
+//! Saving files atomically: every file Lupa writes (reports, calibrations, CSV
+//! measurements) is written to a temporary file in the same directory, flushed to
+//! disk, then renamed over the target. A run killed mid-write, or a write that
+//! fails (a full disk), never leaves a truncated file nor replaces a good one.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Write `bytes` to `path` atomically; the error names the file.
+pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_and_replaces() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("out.json");
+        save(&p, b"first").expect("save");
+        save(&p, b"second").expect("save");
+        assert_eq!(std::fs::read(&p).expect("read"), b"second");
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
+
+    #[test]
+    fn a_failed_save_keeps_what_was_there() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("taken");
+        std::fs::create_dir(&target).expect("mkdir");
+        std::fs::write(target.join("inside"), b"kept").expect("write");
+        let e = save(&target, b"new").expect_err("a directory cannot be replaced by a file");
+        assert!(e.contains("cannot write"), "{e}");
+        assert_eq!(std::fs::read(target.join("inside")).expect("read"), b"kept");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
+
+    #[test]
+    fn an_unwritable_directory_is_a_clear_error() {
+        let e = save(Path::new("/nonexistent-lupa-dir/out.json"), b"x").expect_err("fails");
+        assert!(e.contains("/nonexistent-lupa-dir/out.json"), "{e}");
+    }
+}
