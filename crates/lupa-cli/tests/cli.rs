@@ -438,3 +438,18 @@ fn argument_that_is_not_utf8_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("argument 3 is not valid UTF-8"), "{stderr}");
 }
+
+#[test]
+fn sizes_larger_than_the_heap_are_smalltalk_errors() {
+    let dir = classes(&[(
+        "Big.som",
+        "Big = ( run = (\n  ([ String new: 4611686018427387903 ] on: Error do: [ :e | e messageText ]) println.\n  ([ Array new: 4611686018427387903 ] on: Error do: [ :e | e messageText ]) println.\n  'still running' println ) )",
+    )]);
+    let r = lupa_in(dir.path(), &["-cp", ".", "Big"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.stdout);
+    assert!(lines[0].starts_with("out of memory"), "{}", r.stdout);
+    assert!(lines[1].starts_with("out of memory"), "{}", r.stdout);
+    assert_eq!(lines[2], "still running");
+}

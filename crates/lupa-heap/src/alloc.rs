@@ -9,6 +9,17 @@ use crate::layout::*;
 use crate::value::Value;
 
 impl Heap {
+    /// Fail now if an object of `bytes` bytes could never fit in this heap (its
+    /// `--max-heap` and reserve): for primitives that would otherwise build a Rust
+    /// buffer of that size before allocating.
+    pub fn check_request(&self, bytes: usize) -> Result<(), OutOfMemory> {
+        if bytes / 8 > self.limit_words() {
+            Err(OutOfMemory { requested: bytes })
+        } else {
+            Ok(())
+        }
+    }
+
     // ------------------------------------------------------------------
     // Allocation
     // ------------------------------------------------------------------
@@ -41,6 +52,13 @@ impl Heap {
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(&mut self, total: usize) -> Result<usize, OutOfMemory> {
+        // A request larger than the whole heap may hold fails at once (and its byte
+        // count must not overflow).
+        if total > self.limit_words() {
+            return Err(OutOfMemory {
+                requested: total.saturating_mul(8),
+            });
+        }
         if self.config.stress {
             self.gc_requested = true;
         }
@@ -72,7 +90,7 @@ impl Heap {
                 // A full GC may make room; the program gets an error now.
                 self.request_full_gc();
                 return Err(OutOfMemory {
-                    requested: total * 8,
+                    requested: total.saturating_mul(8),
                 });
             }
             self.grow_to(end, limit);

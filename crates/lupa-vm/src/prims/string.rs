@@ -146,6 +146,7 @@ fn new_string(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(n) = usize::try_from(n) else {
         return Err(PrimFailure::Fail);
     };
+    vm.heap.check_request(n)?;
     Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &vec![b' '; n])?))
 }
 
