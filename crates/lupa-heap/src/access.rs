@@ -68,6 +68,23 @@ impl Heap {
         (self.mem[v.index() + 1] & SIZE_MASK) as usize
     }
 
+    /// Number of pointer slots (`slot`/`set_slot` indices `0..n`): the size of a
+    /// `Pointers`, `Weak` or `Ephemeron` object, 0 for bytes and raw words. The
+    /// interpreter's field access checks against this, so a method run on a
+    /// receiver of another shape can never read or write past an object or
+    /// store a pointer into raw data.
+    #[inline(always)]
+    pub fn slot_count(&self, v: Value) -> usize {
+        let i = v.index();
+        let fmt = (self.mem[i] >> FORMAT_SHIFT) & FORMAT_MASK;
+        let size = (self.mem[i + 1] & SIZE_MASK) as usize;
+        if fmt == Format::Bytes as u64 || fmt == Format::Words as u64 {
+            0
+        } else {
+            size
+        }
+    }
+
     /// Size in bytes of the whole object, header included.
     pub fn object_bytes(&self, v: Value) -> usize {
         (HEADER_WORDS + self.body_words(v.index())) * 8

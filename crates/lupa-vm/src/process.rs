@@ -43,6 +43,9 @@ pub struct Proc {
     pub name: Value,
     /// `Process>>priority` (recorded; scheduling is round-robin).
     pub priority: i64,
+    /// Bytes charged for it against the stack budget: its record, plus its
+    /// saved stacks while it is not running (see `runtime_limits`).
+    pub charged: usize,
 }
 
 /// A semaphore's VM-side state.
@@ -80,8 +83,10 @@ impl Scheduler {
             terminate_requested: false,
             name: Value::NIL,
             priority: 40,
+            charged: 0,
         });
         vm.procs.current = 0;
+        vm.recharge(0);
         Ok(())
     }
 
@@ -115,7 +120,36 @@ impl Vm {
         self.classes.is_kind_of(c, k)
     }
 
+    /// Why no process can be created now (the stack budget is spent), or `None`.
+    pub(crate) fn process_budget_problem(&self) -> Option<String> {
+        let cost = std::mem::size_of::<Proc>() + 64 * std::mem::size_of::<Value>();
+        (!self.limits.can_charge(cost)).then(|| {
+            format!(
+                "out of memory: {} processes and their stacks fill the stack budget (1/{} of --max-heap, {} MB)",
+                self.procs.procs.len(),
+                crate::interp::STACK_SHARE,
+                self.limits.budget_bytes() >> 20
+            )
+        })
+    }
+
+    /// Charge process `p` what it holds now: its record, and its saved stacks
+    /// unless it is the running process (whose stacks the frame limit bounds).
+    pub(crate) fn recharge(&mut self, p: usize) {
+        let proc = &self.procs.procs[p];
+        let stacks = if p == self.procs.current {
+            0
+        } else {
+            proc.saved.memory_bytes()
+        };
+        let new = std::mem::size_of::<Proc>() + stacks;
+        let others = self.limits.others_bytes() - proc.charged + new;
+        self.procs.procs[p].charged = new;
+        self.limits.set_others(others);
+    }
+
     /// Create a suspended process that will evaluate the 0-argument block `closure`.
+    /// The caller checks [`Vm::process_budget_problem`] first.
     pub(crate) fn new_process(&mut self, closure: Value) -> Result<Value, VmError> {
         let obj = self.instantiate(cls::PROCESS, 0)?;
         let idx = self.procs.procs.len();
@@ -134,7 +168,9 @@ impl Vm {
             terminate_requested: false,
             name: Value::NIL,
             priority: 40,
+            charged: 0,
         });
+        self.recharge(idx);
         Ok(obj)
     }
 
@@ -222,6 +258,8 @@ impl Vm {
             std::mem::swap(&mut self.running, &mut self.procs.procs[cur].saved);
             std::mem::swap(&mut self.running, &mut self.procs.procs[next].saved);
             self.procs.current = next;
+            self.recharge(cur);
+            self.recharge(next);
             if crate::interp::OBSERVE && self.obs.hooks_on {
                 self.obs.process_switch(cur, next);
             }
@@ -238,7 +276,8 @@ impl Vm {
     pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = Status::Terminated;
-        self.running.stack.clear();
+        // Its stacks are freed, not kept with their capacity in the tombstone.
+        self.running = crate::interp::ProcessState::default();
         if self.procs.ready.is_empty() {
             return Err(self.fatal("deadlock: a process ended and no other process can run"));
         }
@@ -258,6 +297,8 @@ impl Vm {
                 self.procs.ready.retain(|&p| p != i);
                 if self.procs.procs[i].saved.frames.is_empty() {
                     self.procs.procs[i].status = Status::Terminated;
+                    self.procs.procs[i].saved = crate::interp::ProcessState::default();
+                    self.recharge(i);
                     return Ok(());
                 }
                 // Run it now, unwinding, then come back.

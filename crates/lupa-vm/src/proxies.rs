@@ -156,11 +156,82 @@ impl Vm {
     /// Set literal `i` (0-based, in range) of method `code` to `v`. A patched
     /// selector literal changes what its send sites call: its symbol id follows
     /// and the method's inline caches are flushed.
-    pub fn patch_literal(&mut self, code: &MethodCode, i: usize, v: Value) {
+    ///
+    /// Fails (changing nothing) when literal `i` names a selector or a global
+    /// and `v` is not a Symbol of the same arity: a send site's argument count
+    /// is fixed in its instruction, so any other value would make it call a
+    /// method with the wrong number of arguments.
+    pub fn patch_literal(&mut self, code: &MethodCode, i: usize, v: Value) -> Result<(), String> {
+        let role = literal_role(code, i);
+        if role != LiteralRole::Constant {
+            let Some(id) = self.symbol_id(v) else {
+                return Err(format!(
+                    "literal {} of {} is a {}: it can only be replaced by a Symbol",
+                    i + 1,
+                    code.selector_name,
+                    role.describe()
+                ));
+            };
+            if let LiteralRole::Selector(argc) = role {
+                let arity = crate::prims::perform::selector_arity(self.symbols.name(id));
+                if arity != argc {
+                    return Err(format!(
+                        "literal {} of {} is a selector sent with {argc} argument(s); #{} takes {arity}",
+                        i + 1,
+                        code.selector_name,
+                        self.symbols.name(id)
+                    ));
+                }
+            }
+        }
         code.literals[i].set(v);
         code.sel_ids[i].set(self.symbol_id(v).unwrap_or(u32::MAX));
         for c in code.caches.iter() {
             c.set(Default::default());
         }
+        Ok(())
     }
+}
+
+/// What the instructions of a method use a literal for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LiteralRole {
+    /// Pushed as a value (or unused): anything may replace it.
+    Constant,
+    /// The name of a global.
+    Global,
+    /// A selector sent with this many arguments.
+    Selector(usize),
+}
+
+impl LiteralRole {
+    fn describe(self) -> &'static str {
+        match self {
+            LiteralRole::Constant => "constant",
+            LiteralRole::Global => "global name",
+            LiteralRole::Selector(_) => "selector",
+        }
+    }
+}
+
+/// The role of literal `i` in `code` (its instructions and a trap's hidden
+/// selector, literal 2, sent with the method's own arguments).
+fn literal_role(code: &MethodCode, i: usize) -> LiteralRole {
+    use lupa_compiler::Op;
+    if code.trap_shortcut && i == 1 {
+        return LiteralRole::Selector(code.num_args);
+    }
+    for op in code.ops.iter() {
+        match *op {
+            Op::Send { sel, argc, .. } | Op::SuperSend { sel, argc, .. } if sel as usize == i => {
+                return LiteralRole::Selector(argc as usize);
+            }
+            Op::Special { op, sel, .. } if sel as usize == i => {
+                return LiteralRole::Selector(op.selector().1 as usize);
+            }
+            Op::PushGlobal(g) if g as usize == i => return LiteralRole::Global,
+            _ => {}
+        }
+    }
+    LiteralRole::Constant
 }

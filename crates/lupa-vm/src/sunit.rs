@@ -91,7 +91,9 @@ impl Vm {
         let arr = self.handles.pop().unwrap_or(Value::NIL);
         let runner = runner?;
         self.handles.push(runner);
+        self.running_tests = true;
         let ran = self.send_message(runner, "runClasses:", &[arr]);
+        self.running_tests = false;
         let runner = self.handles.pop().unwrap_or(Value::NIL);
         ran?;
         let result = self.send_message(runner, "result", &[])?;

@@ -13,10 +13,19 @@ impl Vm {
         if !self.limits.enter_overflow() {
             return Err(self.fatal("stack overflow while handling a stack overflow"));
         }
-        let msg = format!(
-            "stack overflow: more than {} nested activations (--max-stack-depth)",
-            self.limits.max_frames()
-        );
+        let msg = if self.limits.limited_by_budget() {
+            format!(
+                "stack overflow: more than {} nested activations (the stacks of all processes may use 1/{} of --max-heap, {} MB)",
+                self.limits.effective_max_frames(),
+                crate::interp::runtime_limits::STACK_SHARE,
+                self.limits.budget_bytes() >> 20
+            )
+        } else {
+            format!(
+                "stack overflow: more than {} nested activations (--max-stack-depth)",
+                self.limits.max_frames()
+            )
+        };
         self.send_error(argc, &msg)
     }
 

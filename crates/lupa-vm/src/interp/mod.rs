@@ -26,14 +26,14 @@ macro_rules! pop {
 mod failures;
 mod fast_path_cache;
 mod run;
-mod runtime_limits;
+pub(crate) mod runtime_limits;
 mod send;
 mod special;
 mod state;
 mod unwind;
 
 pub use fast_path_cache::{FastPath, FastPathCache};
-pub use runtime_limits::{OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits};
+pub use runtime_limits::{FRAME_COST, OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits, STACK_SHARE};
 pub(crate) use special::floor_div;
 pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
 

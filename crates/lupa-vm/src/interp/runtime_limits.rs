@@ -10,13 +10,32 @@
 //!   while in overflow is fatal;
 //! - the state resets (limit back to `max_frames`) once the frame stack has come
 //!   back more than [`RESET_MARGIN`] frames below `max_frames`, checked after every
-//!   return and unwind through [`RuntimeLimits::note_depth`].
+//!   return and unwind through [`RuntimeLimits::note_depth`];
+//! - processes and their stacks live outside the object heap but count against
+//!   `--max-heap`: together they may use [`STACK_SHARE`] of it (the stack
+//!   budget). The processes that are not running are charged their exact
+//!   memory ([`RuntimeLimits::set_others`], kept up to date by the scheduler);
+//!   the running one gets what is left, as a frame count at
+//!   [`FRAME_COST`] bytes a frame, so a deep recursion under a huge
+//!   `--max-stack-depth` is a stack-overflow error and a fork bomb an
+//!   out-of-memory error, never an allocation failure that aborts the VM.
+//!   The budget changes only at process switches, creation and termination:
+//!   the activation path still compares one number.
 
 /// Frames of headroom granted to handle a stack-overflow error.
 pub const OVERFLOW_HEADROOM: usize = 10_000;
 
 /// How far below the limit the frame stack must come back to leave the overflow state.
 pub const RESET_MARGIN: usize = 1000;
+
+/// The share of `--max-heap` that processes and their stacks may use (1/4).
+pub const STACK_SHARE: usize = 4;
+
+/// Bytes one activation costs the running process's stacks, an upper estimate:
+/// the frame record plus the operand-stack slots of a typical method, with
+/// the slack of a growing vector (measured: about 125 bytes a frame in a deep
+/// recursion).
+pub const FRAME_COST: usize = 160;
 
 /// The stack-depth limit and the overflow state of one VM.
 #[derive(Debug, Clone)]
@@ -27,21 +46,77 @@ pub struct RuntimeLimits {
     frame_limit: usize,
     /// A stack-overflow error is being handled.
     in_overflow: bool,
+    /// Bytes all processes and their stacks may use ([`STACK_SHARE`] of the heap limit).
+    budget_bytes: usize,
+    /// Bytes charged to the processes that are not running.
+    others_bytes: usize,
 }
 
 impl RuntimeLimits {
-    /// Limits for at most `max_frames` frames per process.
-    pub fn new(max_frames: usize) -> Self {
-        RuntimeLimits {
+    /// Limits for at most `max_frames` frames per process, with every process
+    /// and stack together within [`STACK_SHARE`] of `max_heap_bytes`.
+    pub fn new(max_frames: usize, max_heap_bytes: usize) -> Self {
+        let mut limits = RuntimeLimits {
             max_frames,
             frame_limit: max_frames,
             in_overflow: false,
-        }
+            budget_bytes: max_heap_bytes / STACK_SHARE,
+            others_bytes: 0,
+        };
+        limits.recompute();
+        limits
     }
 
     /// The configured maximum number of frames.
     pub fn max_frames(&self) -> usize {
         self.max_frames
+    }
+
+    /// The frames the running process may hold now: `max_frames`, or fewer when
+    /// the stack budget left by the other processes is smaller.
+    pub fn effective_max_frames(&self) -> usize {
+        let left = self.budget_bytes.saturating_sub(self.others_bytes);
+        self.max_frames.min(left / FRAME_COST)
+    }
+
+    /// Is the running process's limit lower than `--max-stack-depth` because of
+    /// the stack budget?
+    pub fn limited_by_budget(&self) -> bool {
+        self.effective_max_frames() < self.max_frames
+    }
+
+    /// The stack budget in bytes.
+    pub fn budget_bytes(&self) -> usize {
+        self.budget_bytes
+    }
+
+    /// Bytes charged to the processes that are not running.
+    pub fn others_bytes(&self) -> usize {
+        self.others_bytes
+    }
+
+    /// Would charging `bytes` more to the processes that are not running stay
+    /// within the budget, leaving the running process room for a few frames?
+    pub fn can_charge(&self, bytes: usize) -> bool {
+        self.others_bytes
+            .saturating_add(bytes)
+            .saturating_add(RESET_MARGIN * FRAME_COST)
+            <= self.budget_bytes
+    }
+
+    /// The processes that are not running now use `bytes`.
+    pub fn set_others(&mut self, bytes: usize) {
+        self.others_bytes = bytes;
+        self.recompute();
+    }
+
+    fn recompute(&mut self) {
+        let base = self.effective_max_frames();
+        self.frame_limit = if self.in_overflow {
+            base + OVERFLOW_HEADROOM
+        } else {
+            base
+        };
     }
 
     /// May a process with `depth` frames push one more?
@@ -57,7 +132,7 @@ impl RuntimeLimits {
             return false;
         }
         self.in_overflow = true;
-        self.frame_limit = self.max_frames + OVERFLOW_HEADROOM;
+        self.recompute();
         true
     }
 
@@ -65,9 +140,9 @@ impl RuntimeLimits {
     /// the stack is back well below the limit.
     #[inline(always)]
     pub fn note_depth(&mut self, depth: usize) {
-        if self.in_overflow && depth + RESET_MARGIN < self.max_frames {
+        if self.in_overflow && depth + RESET_MARGIN < self.frame_limit - OVERFLOW_HEADROOM {
             self.in_overflow = false;
-            self.frame_limit = self.max_frames;
+            self.frame_limit -= OVERFLOW_HEADROOM;
         }
     }
 }

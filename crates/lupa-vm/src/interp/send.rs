@@ -17,6 +17,10 @@ use lupa_compiler::CodeKind;
 use lupa_heap::{OutOfMemory, Value};
 use std::rc::Rc;
 
+/// How many objects-as-methods a send may go through (each one's
+/// `run:with:in:` being found as another object) before it is an error.
+pub(crate) const MAX_OBJECT_METHOD_CHAIN: usize = 64;
+
 impl Vm {
     /// Is the value a block closure? Answers its code.
     #[inline]
@@ -76,40 +80,64 @@ impl Vm {
                 let m = self.methods[id as usize].clone();
                 self.invoke(m, argc)
             }
-            Lookup::Object(obj) => {
-                // objects as methods: obj run: selector with: args in: receiver
-                let args = self
-                    .running
-                    .stack
-                    .split_off(self.running.stack.len() - argc);
-                let recv = pop!(self);
-                let arr = self.new_array(&args)?;
-                let s = self.symbol_object(sel)?;
-                self.running.stack.extend_from_slice(&[obj, s, arr, recv]);
-                let rwi = self.sym_cache.run_with_in;
-                let oc = self.class_of(obj);
-                self.dispatch_in(oc, rwi, 3, None)
-            }
-            Lookup::NotFound => {
-                let dnu = self.sym_cache.dnu;
-                if sel == dnu {
-                    let recv = self.running.stack[self.running.stack.len() - 1 - argc];
-                    let name = self.class_name(self.class_of(recv)).to_string();
-                    return Err(self.fatal(&format!(
-                        "{name} does not understand #doesNotUnderstand:arguments:"
-                    )));
-                }
-                let args = self
-                    .running
-                    .stack
-                    .split_off(self.running.stack.len() - argc);
-                let arr = self.new_array(&args)?;
-                let s = self.symbol_object(sel)?;
-                self.running.stack.push(s);
-                self.running.stack.push(arr);
-                self.dispatch_in(c, dnu, 2, None)
+            Lookup::Object(obj) => self.run_object_as_method(obj, sel, argc),
+            Lookup::NotFound => self.does_not_understand(c, sel, argc),
+        }
+    }
+
+    /// An object found in a method dictionary runs the send:
+    /// `obj run: selector with: args in: receiver`. If `run:with:in:` is
+    /// itself an object in a method dictionary, that object runs it, and so on;
+    /// the chain is followed in a loop (never on the Rust stack) and a chain
+    /// longer than [`MAX_OBJECT_METHOD_CHAIN`] is an error (the usual cause is
+    /// an object installed as its own `run:with:in:`).
+    #[cold]
+    fn run_object_as_method(&mut self, obj: Value, sel: u32, argc: usize) -> Result<(), VmError> {
+        let (mut obj, mut sel, mut argc) = (obj, sel, argc);
+        let rwi = self.sym_cache.run_with_in;
+        for _ in 0..MAX_OBJECT_METHOD_CHAIN {
+            let args = self
+                .running
+                .stack
+                .split_off(self.running.stack.len() - argc);
+            let recv = pop!(self);
+            let arr = self.new_array(&args)?;
+            let s = self.symbol_object(sel)?;
+            self.running.stack.extend_from_slice(&[obj, s, arr, recv]);
+            let oc = self.class_of(obj);
+            match self.lookup(oc, rwi) {
+                Lookup::Object(next) => (obj, sel, argc) = (next, rwi, 3),
+                Lookup::Method(_) => return self.dispatch_in(oc, rwi, 3, None),
+                Lookup::NotFound => return self.does_not_understand(oc, rwi, 3),
             }
         }
+        let msg = format!(
+            "objects as methods nested more than {MAX_OBJECT_METHOD_CHAIN} deep: #run:with:in: of an instance of {} is itself an object, not a method",
+            self.class_name(self.class_of(obj))
+        );
+        self.send_error(argc, &msg)
+    }
+
+    /// No method for `sel` in class `c`: `receiver doesNotUnderstand: sel
+    /// arguments: args` (a fatal error if that is not understood either).
+    fn does_not_understand(&mut self, c: u32, sel: u32, argc: usize) -> Result<(), VmError> {
+        let dnu = self.sym_cache.dnu;
+        if sel == dnu {
+            let recv = self.running.stack[self.running.stack.len() - 1 - argc];
+            let name = self.class_name(self.class_of(recv)).to_string();
+            return Err(self.fatal(&format!(
+                "{name} does not understand #doesNotUnderstand:arguments:"
+            )));
+        }
+        let args = self
+            .running
+            .stack
+            .split_off(self.running.stack.len() - argc);
+        let arr = self.new_array(&args)?;
+        let s = self.symbol_object(sel)?;
+        self.running.stack.push(s);
+        self.running.stack.push(arr);
+        self.dispatch_in(c, dnu, 2, None)
     }
 
     /// Run a trivial method without a frame: receiver and arguments are replaced by its answer.
@@ -159,15 +187,12 @@ impl Vm {
                 }
                 Ok(Reply::Done) => return Ok(()),
                 Err(PrimFailure::Abort(e)) => return Err(e),
+                Err(PrimFailure::Limit(msg)) => return self.send_error(argc, &msg),
                 // A failing primitive with a Smalltalk body runs the body (the fallback).
                 Err(_) if !m.primitive_only => {}
                 Err(PrimFailure::Error(msg)) => return self.send_error(argc, &msg),
-                Err(PrimFailure::WrongArg { .. } | PrimFailure::Fail) => {
-                    let msg = format!(
-                        "primitive {}>>{} failed",
-                        self.class_name(m.holder.get()),
-                        m.selector_name
-                    );
+                Err(failure) => {
+                    let msg = self.primitive_failure_message(&m, argc, &failure);
                     return self.send_error(argc, &msg);
                 }
             }
@@ -181,6 +206,36 @@ impl Vm {
             return self.send_error(argc, &msg);
         }
         self.activate(m, argc, Value::NIL, Value::NIL)
+    }
+
+    /// What went wrong in primitive `m` (receiver and `argc` arguments still on
+    /// the stack): which argument is not of the kind it takes, and what it got.
+    #[cold]
+    fn primitive_failure_message(
+        &self,
+        m: &MethodCode,
+        argc: usize,
+        failure: &PrimFailure,
+    ) -> String {
+        let name = format!("{}>>{}", self.class_name(m.holder.get()), m.selector_name);
+        let PrimFailure::WrongArg { index, expected } = failure else {
+            return format!("primitive {name} failed: it cannot handle these arguments");
+        };
+        let index = *index as usize;
+        let base = self.running.stack.len() - 1 - argc;
+        let got = self
+            .running
+            .stack
+            .get(base + index)
+            .copied()
+            .unwrap_or(Value::NIL);
+        let got = self.class_name(self.class_of(got));
+        let which = if index == 0 {
+            "the receiver".to_string()
+        } else {
+            format!("argument {index}")
+        };
+        format!("primitive {name} failed: {which} must be {expected}, not an instance of {got}")
     }
 
     /// Replace the pending send (receiver + argc args on the stack) by `receiver error: msg`.

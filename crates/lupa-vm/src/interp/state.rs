@@ -91,6 +91,14 @@ impl Default for ProcessState {
 }
 
 impl ProcessState {
+    /// Bytes its stacks hold (their capacities): what a process that is not
+    /// running is charged against the stack budget (see `runtime_limits`).
+    pub fn memory_bytes(&self) -> usize {
+        self.stack.capacity() * std::mem::size_of::<Value>()
+            + self.frames.capacity() * std::mem::size_of::<Frame>()
+            + self.pending_unwinds.capacity() * std::mem::size_of::<PendingUnwind>()
+    }
+
     /// An empty state with room for `stack` values and `frames` frames.
     pub fn with_capacity(stack: usize, frames: usize) -> Self {
         ProcessState {

@@ -116,6 +116,26 @@ impl MethodCode {
         self.pragmas.iter().any(|(p, _)| p == name)
     }
 
+    /// How many named fields of its receiver the method (with its blocks)
+    /// reads or writes: the highest field index it uses, plus one (0 when it
+    /// touches none). Method installation and `invokeOn:with:` check it
+    /// against the receiver's shape.
+    pub fn fields_used(&self) -> usize {
+        let own = self
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::PushField(i) | Op::StoreField(i) | Op::PopField(i) => Some(*i as usize + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        self.blocks
+            .iter()
+            .map(|b| b.fields_used())
+            .fold(own, usize::max)
+    }
+
     /// Does it need an env of its own?
     #[inline(always)]
     pub fn has_env(&self) -> bool {

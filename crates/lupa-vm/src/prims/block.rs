@@ -43,6 +43,16 @@ fn restart(vm: &mut Vm, args: Args) -> PrimResult {
     let Some(top) = vm.running.frames.len().checked_sub(1) else {
         return Err(PrimFailure::Fail);
     };
+    // Only the frame the receiver runs in may restart: a block's own frame,
+    // or a Block method sending `self restart` (SOM's loops); any other
+    // receiver would restart its caller's frame.
+    let frame = &vm.running.frames[top];
+    let recv = args.receiver(vm);
+    if frame.closure != recv && vm.running.stack[frame.bp] != recv {
+        return Err(PrimFailure::error(
+            "restart: a block can only restart the frame it is running in",
+        ));
+    }
     let n = vm.running.stack.len() - args.count() - 1;
     vm.running.stack.truncate(n);
     vm.unwind_to(top, UnwindAction::Restart)

@@ -86,6 +86,9 @@ fn class_at_put(vm: &mut Vm, args: Args) -> PrimResult {
         .symbol(vm, 1)
         .or_error("methodAt:put: needs a Symbol")?;
     let m = args.get(vm, 2);
+    if let Some(problem) = vm.install_problem(c, id, m) {
+        return Err(PrimFailure::Error(format!("methodAt:put: {problem}")));
+    }
     vm.put_method(c, id, m);
     Ok(Answer(m))
 }

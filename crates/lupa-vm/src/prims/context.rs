@@ -1,39 +1,67 @@
 //! `Context class` primitives: the frames of the running process seen from
 //! Smalltalk, for exceptions, debugging and profilers.
 //!
-//! A frame is named by its index in the running process's frame list (0 = the
-//! bottom frame); `currentFrame` is the frame that sent the primitive, because
-//! primitives run without a frame of their own. Frame indices are only valid
-//! while the frames they name are alive: the kernel's exception code reads them
-//! right away. `unwindTo:return:` and `restart:` unwind the stack (running the
+//! A frame is named by a SmallInteger handle: the running process's number in
+//! the high bits and the frame's index in its frame list (0 = the bottom
+//! frame) in the low 32; `currentFrame` is the frame that sent the primitive,
+//! because primitives run without a frame of their own. Every primitive checks
+//! that a handle names a frame of the running process that is still on its
+//! stack (another process's frame is an error, never a frame of this stack);
+//! the kernel's exception code reads handles right away. `unwindTo:return:` and `restart:` unwind the stack (running the
 //! `<unwindProtect>` actions on the way) and answer [`Reply::Done`](super::Reply::Done).
 
 use super::outcome::Reply::{Answer, Done};
-use super::outcome::{Expected, OrError, PrimFailure};
+use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
 use crate::interp::UnwindAction;
 use crate::vm::Vm;
 use lupa_compiler::CodeKind;
 use lupa_heap::Value;
 
-/// Argument `i` as the index of a live frame of the running process.
+/// The Smalltalk handle of frame `index` of the running process: the
+/// process's number in the high bits, the frame index in the low 32, so a
+/// frame captured in one process is never taken for a frame of another.
+fn frame_handle(vm: &Vm, index: usize) -> Value {
+    Value::small(((vm.procs.current as i64 + 1) << 32) | index as i64)
+}
+
+/// Argument `i` as the index of a live frame of the running process. A
+/// handle of another process's frame is an error (unwinding or restarting it
+/// would act on the wrong stack), as is a frame that has since returned.
 fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure> {
-    args.get(vm, i)
+    let handle = args
+        .get(vm, i)
         .as_int()
-        .and_then(|f| usize::try_from(f).ok())
-        .filter(|&f| f < vm.running.frames.len())
-        .ok_or_else(|| PrimFailure::wrong(i, Expected::Frame))
+        .filter(|h| *h >= 1 << 32)
+        .ok_or_else(|| PrimFailure::wrong(i, Expected::Frame))?;
+    let (proc, index) = ((handle >> 32) as usize - 1, (handle & 0xFFFF_FFFF) as usize);
+    if proc != vm.procs.current {
+        return Err(PrimFailure::Error(format!(
+            "the frame belongs to another process (process {}, not the running process {})",
+            proc + 1,
+            vm.procs.current + 1
+        )));
+    }
+    if index >= vm.running.frames.len() {
+        return Err(PrimFailure::error(
+            "the frame has returned (it is no longer on the stack)",
+        ));
+    }
+    Ok(index)
 }
 
 /// The frame that sent the primitive is the top frame (primitives have none).
 fn current_frame(vm: &mut Vm, _args: Args) -> PrimResult {
-    Ok(Answer(Value::small(vm.running.frames.len() as i64 - 1)))
+    match vm.running.frames.len().checked_sub(1) {
+        Some(top) => Ok(Answer(frame_handle(vm, top))),
+        None => Ok(Answer(Value::NIL)),
+    }
 }
 
 fn sender_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     Ok(Answer(if f > 0 {
-        Value::small(f as i64 - 1)
+        frame_handle(vm, f - 1)
     } else {
         Value::NIL
     }))
@@ -48,7 +76,7 @@ fn handler_frame_below(vm: &mut Vm, args: Args) -> PrimResult {
         .rev()
         .find(|&i| vm.running.frames[i].code.exception_handler);
     Ok(Answer(
-        found.map(|i| Value::small(i as i64)).unwrap_or(Value::NIL),
+        found.map(|i| frame_handle(vm, i)).unwrap_or(Value::NIL),
     ))
 }
 
@@ -112,7 +140,7 @@ fn line_of(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
-    let f = frame(vm, args, 1).or_error("unwindTo:return: invalid frame")?;
+    let f = frame(vm, args, 1)?;
     let v = args.get(vm, 2);
     let n = vm.running.stack.len() - args.count() - 1;
     vm.running.stack.truncate(n);
@@ -122,7 +150,7 @@ fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn restart_frame(vm: &mut Vm, args: Args) -> PrimResult {
-    let f = frame(vm, args, 1).or_error("restart: invalid frame")?;
+    let f = frame(vm, args, 1)?;
     let n = vm.running.stack.len() - args.count() - 1;
     vm.running.stack.truncate(n);
     vm.unwind_to(f, UnwindAction::Restart)
@@ -136,6 +164,42 @@ fn backtrace(vm: &mut Vm, _args: Args) -> PrimResult {
     for i in (0..n).rev() {
         s.push_str(&vm.describe_frame(i));
         s.push('\n');
+    }
+    Ok(Answer(vm.new_string(&s)?))
+}
+
+/// Frames of a backtrace shown in full; a longer one keeps its first
+/// [`BACKTRACE_HEAD`] and last [`BACKTRACE_TAIL`] lines around a count of
+/// the frames left out.
+const BACKTRACE_FULL: usize = 100;
+const BACKTRACE_HEAD: usize = 60;
+const BACKTRACE_TAIL: usize = 20;
+
+/// `Context backtraceFrom: frame`: the backtrace from `frame` downwards, one
+/// line per frame, with the middle left out when it is longer than
+/// [`BACKTRACE_FULL`] lines. Built here rather than in Smalltalk so that
+/// reporting a stack overflow a million frames deep takes milliseconds.
+fn backtrace_from(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = frame(vm, args, 1)?;
+    let lines = f + 1;
+    let mut s = String::new();
+    let line = |vm: &Vm, i: usize, s: &mut String| {
+        s.push_str(&vm.describe_frame(i));
+        s.push('\n');
+    };
+    if lines > BACKTRACE_FULL {
+        for i in (f + 1 - BACKTRACE_HEAD..=f).rev() {
+            line(vm, i, &mut s);
+        }
+        let left_out = lines - BACKTRACE_HEAD - BACKTRACE_TAIL;
+        s.push_str(&format!("... {left_out} more frames ...\n"));
+        for i in (0..BACKTRACE_TAIL).rev() {
+            line(vm, i, &mut s);
+        }
+    } else {
+        for i in (0..=f).rev() {
+            line(vm, i, &mut s);
+        }
     }
     Ok(Answer(vm.new_string(&s)?))
 }
@@ -159,6 +223,7 @@ pub(crate) fn register(vm: &mut Vm) {
         ("unwindTo:return:", unwind_to_return),
         ("restart:", restart_frame),
         ("backtrace", backtrace),
+        ("backtraceFrom:", backtrace_from),
         ("depth", depth),
     ];
     for (sel, f) in ctx {

@@ -214,6 +214,13 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     if let Some(b) = op.compare(&x, &y) {
         return Ok(Answer(Value::bool(b)));
     }
+    // Results that can grow past what the heap may hold fail before the
+    // arithmetic runs (it would allocate outside the heap, and take minutes).
+    match op {
+        Op::Mul => check_result_bits(vm, x.bits() + y.bits())?,
+        Op::Shl => check_result_bits(vm, x.bits().saturating_add(y.to_u64().unwrap_or(u64::MAX)))?,
+        _ => {}
+    }
     let r = match op {
         Op::Add => x + y,
         Op::Sub => x - y,
@@ -240,8 +247,8 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
         Op::Or => x | y,
         Op::Xor => x ^ y,
         Op::Shl => match y.to_usize() {
-            Some(s) if s < 1 << 24 => x << s,
-            _ => return Err(PrimFailure::Fail),
+            Some(s) => x << s,
+            None => return Err(PrimFailure::Fail),
         },
         Op::Shr | Op::Sar => match y.to_usize() {
             Some(s) => x >> s,
@@ -251,6 +258,39 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
         Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => return Err(PrimFailure::Fail),
     };
     Ok(Answer(big_to_value(vm, &r)?))
+}
+
+/// The largest Integer a program may build: 1/[`LARGE_INTEGER_SHARE`] of
+/// `--max-heap` (256 MB, about 646 million decimal digits, by default).
+pub(crate) const LARGE_INTEGER_SHARE: usize = 16;
+
+/// Fail with an out-of-memory error when an Integer of `bits` bits would be
+/// larger than [`LARGE_INTEGER_SHARE`] allows.
+fn check_result_bits(vm: &Vm, bits: u64) -> Result<(), PrimFailure> {
+    let max_bytes = vm.heap.config().max_bytes / LARGE_INTEGER_SHARE;
+    if bits / 8 > max_bytes as u64 {
+        return Err(PrimFailure::Limit(format!(
+            "out of memory: the result would have {bits} bits; an Integer may take at most 1/{LARGE_INTEGER_SHARE} of --max-heap ({} MB)",
+            max_bytes >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// The most decimal digits `printString` writes (one million): converting
+/// an Integer to text takes time quadratic in its length, so a larger one is
+/// an error instead of minutes of work.
+pub(crate) const MAX_PRINTED_DIGITS: u64 = 1_000_000;
+
+fn check_printable(b: &BigInt) -> Result<(), PrimFailure> {
+    // log10(2) < 0.30103: an upper bound of the number of digits.
+    let digits = b.bits() * 30103 / 100_000 + 1;
+    if digits > MAX_PRINTED_DIGITS {
+        return Err(PrimFailure::Limit(format!(
+            "printString: the Integer has about {digits} digits; Lupa prints at most {MAX_PRINTED_DIGITS}"
+        )));
+    }
+    Ok(())
 }
 
 const DIV_ZERO: &str = "Division by zero.";
@@ -291,6 +331,7 @@ ops! {
 
 fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
     let b = args.integer(vm, 0)?;
+    check_printable(&b)?;
     Ok(Answer(vm.new_string(&b.to_string())?))
 }
 
@@ -300,6 +341,7 @@ fn print_string_radix(vm: &mut Vm, args: Args) -> PrimResult {
     if !(2..=36).contains(&r) {
         return Err(PrimFailure::Fail);
     }
+    check_printable(&b)?;
     Ok(Answer(
         vm.new_string(&b.to_str_radix(r as u32).to_uppercase())?,
     ))

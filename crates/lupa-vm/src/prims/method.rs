@@ -67,6 +67,21 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
             arguments.len()
         )));
     }
+    let used = code.fields_used();
+    let slots = if recv.is_ptr() {
+        vm.heap.slot_count(recv)
+    } else {
+        0
+    };
+    if used > slots {
+        let class = vm.class_of(recv);
+        return Err(PrimFailure::Error(format!(
+            "invokeOn:with: {}>>{} uses {used} named field(s) but the receiver (a {}) has {slots}",
+            vm.class_name(code.holder.get()),
+            code.selector_name,
+            vm.class_name(class)
+        )));
+    }
     let n = vm.running.stack.len() - args.count() - 1;
     vm.running.stack.truncate(n);
     vm.running.stack.push(recv);

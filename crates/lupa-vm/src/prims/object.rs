@@ -89,11 +89,7 @@ fn inspect(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// Number of named and indexed slots of `a` (0 for an object without slots).
 fn slot_count(vm: &Vm, a: Value) -> usize {
-    if a.is_ptr() && vm.heap.format(a).has_slots() {
-        vm.heap.size(a)
-    } else {
-        0
-    }
+    if a.is_ptr() { vm.heap.slot_count(a) } else { 0 }
 }
 
 fn inst_var_at(vm: &mut Vm, args: Args) -> PrimResult {
@@ -131,7 +127,9 @@ fn field_index(vm: &Vm, args: Args) -> Option<(Value, usize)> {
         .fields
         .iter()
         .position(|f| **f == *name)?;
-    Some((a, idx))
+    // A class's field list describes its ordinary instances; an immediate or
+    // a bytes object of a redefined class has no such slot.
+    (idx < slot_count(vm, a)).then_some((a, idx))
 }
 
 fn inst_var_named(vm: &mut Vm, args: Args) -> PrimResult {

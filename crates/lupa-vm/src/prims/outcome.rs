@@ -9,9 +9,11 @@
 //!   switched processes);
 //! - `Err(PrimFailure::WrongArg { .. })` or `Err(PrimFailure::Fail)`: runs the
 //!   method's Smalltalk body (the fallback of a `<primitive>` method), or, for a
-//!   `= primitive` method, sends `error: 'primitive Class>>selector failed'`;
+//!   `= primitive` method, sends `error: 'primitive Class>>selector failed'`,
+//!   saying which argument was wrong, what was expected and what came;
 //! - `Err(PrimFailure::Error(message))`: runs the fallback, or sends
 //!   `error: message`;
+//! - `Err(PrimFailure::Limit(message))`: sends `error: message` (no fallback);
 //! - `Err(PrimFailure::Abort(e))`: stops the program with `e`.
 //!
 //! A primitive that fails has not changed the stack. `?` works on the argument
@@ -48,6 +50,11 @@ pub enum PrimFailure {
     /// Failed with a message: the fallback runs, or the VM sends `error:` with
     /// the message to the receiver.
     Error(String),
+    /// A resource limit was hit (an Integer or a process past the share of
+    /// `--max-heap` it may use...): no fallback runs (it could not do
+    /// better, and would hide the reason); the VM sends `error:` with the
+    /// message to the receiver.
+    Limit(String),
     /// Stop the program.
     Abort(VmError),
 }
@@ -146,7 +153,7 @@ impl fmt::Display for Expected {
             Expected::Indexable => "an indexable object",
             Expected::Process => "a Process",
             Expected::Semaphore => "a Semaphore",
-            Expected::Frame => "a frame index",
+            Expected::Frame => "a frame (from Context currentFrame or senderOf:)",
         })
     }
 }

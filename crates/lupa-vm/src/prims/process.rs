@@ -20,6 +20,9 @@ fn new_process(vm: &mut Vm, args: Args) -> PrimResult {
             "newProcess needs a block without arguments",
         ));
     }
+    if let Some(problem) = vm.process_budget_problem() {
+        return Err(PrimFailure::Limit(problem));
+    }
     Ok(Answer(vm.new_process(b).map_err(PrimFailure::Abort)?))
 }
 

@@ -20,8 +20,8 @@
 //! proxy, or one called at the meta level, goes straight to the original) and the
 //! per-process meta-level count.
 
-use super::outcome::OrError;
 use super::outcome::Reply::Answer;
+use super::outcome::{OrError, PrimFailure};
 use super::{Args, PrimResult};
 use crate::objects::MethodCode;
 use crate::proxies::HIDDEN_PREFIX;
@@ -57,7 +57,8 @@ fn method_literal_at_put(vm: &mut Vm, args: Args) -> PrimResult {
     let v = args.get(vm, 2);
     let (code, i) = literal_index(vm, args).or_error("literalAt:put: index out of bounds")?;
     // A patched selector literal changes what its send sites call.
-    vm.patch_literal(&code, i, v);
+    vm.patch_literal(&code, i, v)
+        .map_err(|e| PrimFailure::Error(format!("literalAt:put: {e}")))?;
     Ok(Answer(v))
 }
 

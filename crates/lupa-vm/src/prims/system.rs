@@ -48,6 +48,15 @@ fn load_file(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn exit(vm: &mut Vm, args: Args) -> PrimResult {
+    if vm.running_tests {
+        let what = match args.get(vm, 1).as_int() {
+            Some(c) => c.to_string(),
+            None => "...".to_string(),
+        };
+        return Err(PrimFailure::Limit(format!(
+            "system exit: {what} inside a test: tests may not end the run (the test is an error; the other tests go on)"
+        )));
+    }
     let code = match args.get(vm, 1).as_int() {
         Some(c) if (i32::MIN as i64..=i32::MAX as i64).contains(&c) => c as i32,
         Some(c) => {

@@ -139,6 +139,18 @@ impl Vm {
         let file = format!("{name}.som");
         for dir in &self.options.class_path {
             let p = dir.join(&file);
+            // Only a regular file is read: opening a FIFO or a device would
+            // block or never end.
+            match std::fs::metadata(&p) {
+                Ok(meta) if !meta.is_file() => {
+                    return Err(VmError::Io(format!(
+                        "cannot read {}: not a regular file",
+                        p.display()
+                    )));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                _ => {}
+            }
             let bytes = match std::fs::read(&p) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -290,8 +302,26 @@ impl Vm {
             Some(c) => c,
             None => self.create_class_pair(name)?,
         };
-        if name == "Object" && sup.is_some() {
-            // Object must be the root.
+        // The new superclass link must not close a cycle (`Object = Integer ( )`
+        // on the class path: Integer's implicit superclass is Object), or every
+        // lookup that misses would walk it forever.
+        let mut ancestor = sup;
+        let mut chain = vec![name.to_string()];
+        while let Some(a) = ancestor {
+            chain.push(self.classes[a as usize].name.to_string());
+            if a == c {
+                let (l, col) = def
+                    .superclass
+                    .as_ref()
+                    .map(|id| src.line_col(id.span.start))
+                    .unwrap_or((1, 1));
+                return Err(VmError::Compile(format!(
+                    "{}:{l}:{col}: class {name} would inherit from itself ({})",
+                    src.name,
+                    chain.join(" -> ")
+                )));
+            }
+            ancestor = self.classes[a as usize].superclass;
         }
         self.classes.set_superclass(c, sup);
         let m = self.classes[c as usize].partner;

@@ -8,7 +8,7 @@
 //! epoch (see `class_table`).
 
 use super::{Lookup, Vm};
-use crate::objects::{InlineCache, MethodCode, cls};
+use crate::objects::{InlineCache, MethodCode, Shape, cls};
 use lupa_compiler::{CodeKind, CompiledCode, Const};
 use lupa_heap::{Heap, OutOfMemory, Value};
 use std::cell::Cell;
@@ -128,6 +128,40 @@ impl Vm {
     /// Put any object into class `c`'s method dictionary under `sel`.
     pub fn put_method(&mut self, c: u32, sel: u32, obj: Value) {
         self.classes.put_method(c, sel, obj);
+    }
+
+    /// Why a method object cannot go into class `c`'s method dictionary under
+    /// `sel`, or `None` when it can: a method must take as many arguments as
+    /// the selector does, and must use no more named fields than instances of
+    /// `c` have (the interpreter also checks each field access, so a mismatch
+    /// that slips past this reads nil instead of another object's memory).
+    /// Objects that are not methods (run with `run:with:in:`) always fit.
+    pub fn install_problem(&mut self, c: u32, sel: u32, obj: Value) -> Option<String> {
+        let code = self.method_code_of(obj)?;
+        let sel_name = self.symbols.name(sel).to_string();
+        let arity = crate::prims::perform::selector_arity(&sel_name);
+        if arity != code.num_args {
+            return Some(format!(
+                "the selector #{sel_name} takes {arity} argument(s) but {}>>{} takes {}",
+                self.class_name(code.holder.get()),
+                code.selector_name,
+                code.num_args
+            ));
+        }
+        let used = code.fields_used();
+        let info = &self.classes[c as usize];
+        let fields = match info.shape {
+            Shape::Bytes | Shape::Words => 0,
+            _ => info.fields.len(),
+        };
+        (used > fields).then(|| {
+            format!(
+                "{}>>{} uses {used} named field(s) but instances of {} have {fields}",
+                self.class_name(code.holder.get()),
+                code.selector_name,
+                info.name
+            )
+        })
     }
 
     /// Remove a selector from class `c`; answers what was there.

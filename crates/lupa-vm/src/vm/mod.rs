@@ -71,6 +71,10 @@ pub struct Vm {
     pub(crate) rng_state: u64,
     pub(crate) sources: HashMap<Rc<str>, Rc<SourceFile>>,
     pub(crate) exit_code: Option<i32>,
+    /// SUnit tests are running (`run_test_classes`): `system exit:` is then an
+    /// error of the test that sent it, so it cannot end the run and hide the
+    /// results of the other tests.
+    pub(crate) running_tests: bool,
     captured: Option<String>,
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
     /// The profiler door of the Smalltalk side (`profiling.rs`).
@@ -81,7 +85,7 @@ impl Vm {
     /// A VM with the kernel loaded, ready to run programs.
     pub fn new(options: VmOptions) -> Result<Vm, VmError> {
         let heap = Heap::new(options.heap.clone());
-        let limits = crate::interp::RuntimeLimits::new(options.max_frames);
+        let limits = crate::interp::RuntimeLimits::new(options.max_frames, options.heap.max_bytes);
         let seed = options.heap.hash_seed;
         let mut vm = Vm {
             heap,
@@ -108,6 +112,7 @@ impl Vm {
             rng_state: seed | 1,
             sources: HashMap::new(),
             exit_code: None,
+            running_tests: false,
             captured: None,
             sym_cache: Default::default(),
             profilers: Default::default(),
