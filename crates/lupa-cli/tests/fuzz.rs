@@ -496,7 +496,11 @@ fn hostile_programs_never_crash_the_vm() {
             let file = findings.join(format!("{program_seed}.som"));
             let note = why.replace('"', "'");
             let _ = std::fs::write(&file, format!("\"{note}\"\n{source}"));
+            eprintln!("fuzz: finding {}: {why}", file.display());
             failures.push(format!("{}: {why}", file.display()));
+        }
+        if generated.is_multiple_of(1000) {
+            eprintln!("fuzz: {generated} programs in {:.0?}", start.elapsed());
         }
     }
     eprintln!(
