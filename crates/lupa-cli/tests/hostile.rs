@@ -56,8 +56,8 @@ fn a_method_invoked_on_a_receiver_without_its_fields_is_refused() {
 
 #[test]
 fn field_access_never_leaves_the_receiver() {
-    // A method installed where it fits, run on a subclass instance of another
-    // shape: the interpreter's own check answers nil instead of reading past it.
+    // Reflective field access stays inside the object: by index within its
+    // slots, by name only for a receiver whose class declares the field.
     let r = run(
         "T",
         "T = ( run = ( | p | Object methodAt: #k put: (Object >> #yourself). p := Pair new. p value: 7. (p instVarAt: 2) println. (3 instVarNamed: 'key') println ) )\n",
@@ -224,4 +224,82 @@ fn wrong_primitive_arguments_say_which_and_why() {
         &r,
         "primitive Context class>>senderOf: failed: argument 1 must be a frame (from Context currentFrame or senderOf:), not an instance of String",
     );
+}
+
+#[test]
+fn a_byte_class_cannot_declare_fields() {
+    let dir = classes(&[
+        ("MyStr.som", "MyStr = String ( | x | foo = ( ^x ) )\n"),
+        ("T.som", "T = ( run = ( (MyStr new: 5) foo println ) )\n"),
+    ]);
+    let r = lupa_in(dir.path(), &["run", "-cp", ".", "T"]);
+    assert_eq!(r.code, 65, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("MyStr cannot have instance variables (x): its instances hold raw bytes"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn blocks_are_made_only_by_the_vm() {
+    let r = run("T", "T = ( run = ( Block1 new value ) )\n", &[]);
+    assert_error(&r, "Block1 cannot be instantiated with new");
+    let r = run(
+        "T",
+        "T = ( run = ( ((Array class) >> #new:) invokeOn: Block2 with: #(3) ) )\n",
+        &[],
+    );
+    assert_error(&r, "Block2 cannot be instantiated with new:");
+}
+
+#[test]
+fn a_superclass_cycle_is_a_compile_error() {
+    let dir = classes(&[
+        ("Object.som", "Object = Integer ( )\n"),
+        ("T.som", "T = ( run = ( 3 println ) )\n"),
+    ]);
+    let r = lupa_in(dir.path(), &["run", "-cp", ".", "T"]);
+    assert_eq!(r.code, 65, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("class Object would inherit from itself (Object -> Integer -> Object)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_fifo_on_the_class_path_is_refused_not_waited_on() {
+    let dir = classes(&[]);
+    let fifo = dir.path().join("T.som");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let r = lupa_in(dir.path(), &["run", "-cp", ".", "T"]);
+    assert_eq!(r.code, 74, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("T.som: not a regular file"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn system_exit_inside_a_test_does_not_hide_the_other_tests() {
+    let dir = classes(&[(
+        "ExitTest.som",
+        "ExitTest = TestCase ( testFails = ( self assert: false ) testExits = ( system exit: 0 ) testZ = ( self assert: true ) )\n",
+    )]);
+    let r = lupa_in(dir.path(), &["test", "-cp", ".", "ExitTest"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains("system exit: 0 inside a test: tests may not end the run"),
+        "{all}"
+    );
+    assert!(all.contains("1 passed, 2 failed"), "{all}");
 }

@@ -78,11 +78,9 @@ impl Heap {
         let i = v.index();
         let fmt = (self.mem[i] >> FORMAT_SHIFT) & FORMAT_MASK;
         let size = (self.mem[i + 1] & SIZE_MASK) as usize;
-        if fmt == Format::Bytes as u64 || fmt == Format::Words as u64 {
-            0
-        } else {
-            size
-        }
+        // Bytes (1) and Words (2) in one comparison.
+        const _: () = assert!(Format::Bytes as u64 == 1 && Format::Words as u64 == 2);
+        if fmt.wrapping_sub(1) < 2 { 0 } else { size }
     }
 
     /// Size in bytes of the whole object, header included.

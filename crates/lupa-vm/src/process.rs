@@ -246,6 +246,7 @@ impl Vm {
     }
 
     /// Perform a pending switch to the front of the ready queue.
+    #[inline(never)]
     pub(crate) fn switch_process(&mut self) -> Result<(), VmError> {
         self.procs.switch_pending = false;
         let Some(next) = self.procs.ready.pop_front() else {
@@ -273,6 +274,9 @@ impl Vm {
     }
 
     /// The running process has no frames left: end it and run the next one.
+    /// Out of line: the interpreter loop checks for it at every frame change.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = Status::Terminated;

@@ -9,6 +9,8 @@ impl Vm {
     /// The running process is at its stack-depth limit: replace the pending
     /// activation (receiver and `argc` arguments on the stack) by `error:`, or stop
     /// if this happens while handling a stack overflow (see `runtime_limits`).
+    #[cold]
+    #[inline(never)]
     pub(super) fn stack_overflow(&mut self, argc: usize) -> Result<(), VmError> {
         if !self.limits.enter_overflow() {
             return Err(self.fatal("stack overflow while handling a stack overflow"));
@@ -30,6 +32,8 @@ impl Vm {
     }
 
     /// The heap went past `--max-heap`: send `error:` to the running frame's receiver.
+    #[cold]
+    #[inline(never)]
     pub(super) fn signal_out_of_memory(&mut self) -> Result<(), VmError> {
         let Some(f) = self.running.frames.last() else {
             return Ok(());

@@ -402,7 +402,7 @@ impl Vm {
 
     #[inline(always)]
     pub(super) fn field(&self, r: Value, i: usize) -> Value {
-        if r.is_ptr() && i < self.heap.slot_count(r) {
+        if r.is_ptr() && i < self.heap.size(r) {
             self.heap.slot(r, i)
         } else {
             Value::NIL
@@ -411,7 +411,7 @@ impl Vm {
 
     #[inline(always)]
     pub(super) fn set_field(&mut self, r: Value, i: usize, v: Value) {
-        if r.is_ptr() && i < self.heap.slot_count(r) {
+        if r.is_ptr() && i < self.heap.size(r) {
             self.heap.set_slot(r, i, v);
         }
     }

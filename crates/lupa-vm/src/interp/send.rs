@@ -61,6 +61,7 @@ impl Vm {
         self.dispatch_in(c, sel, argc, cache)
     }
 
+    #[inline(never)]
     pub(crate) fn dispatch_in(
         &mut self,
         c: u32,
@@ -92,6 +93,7 @@ impl Vm {
     /// longer than [`MAX_OBJECT_METHOD_CHAIN`] is an error (the usual cause is
     /// an object installed as its own `run:with:in:`).
     #[cold]
+    #[inline(never)]
     fn run_object_as_method(&mut self, obj: Value, sel: u32, argc: usize) -> Result<(), VmError> {
         let (mut obj, mut sel, mut argc) = (obj, sel, argc);
         let rwi = self.sym_cache.run_with_in;
@@ -120,6 +122,8 @@ impl Vm {
 
     /// No method for `sel` in class `c`: `receiver doesNotUnderstand: sel
     /// arguments: args` (a fatal error if that is not understood either).
+    #[cold]
+    #[inline(never)]
     fn does_not_understand(&mut self, c: u32, sel: u32, argc: usize) -> Result<(), VmError> {
         let dnu = self.sym_cache.dnu;
         if sel == dnu {
@@ -211,6 +215,7 @@ impl Vm {
     /// What went wrong in primitive `m` (receiver and `argc` arguments still on
     /// the stack): which argument is not of the kind it takes, and what it got.
     #[cold]
+    #[inline(never)]
     fn primitive_failure_message(
         &self,
         m: &MethodCode,
@@ -239,6 +244,8 @@ impl Vm {
     }
 
     /// Replace the pending send (receiver + argc args on the stack) by `receiver error: msg`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn send_error(&mut self, argc: usize, msg: &str) -> Result<(), VmError> {
         let n = self.running.stack.len() - argc;
         self.running.stack.truncate(n);

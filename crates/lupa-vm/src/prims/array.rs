@@ -63,6 +63,12 @@ fn length(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
+    if (cls::BLOCK..=cls::BLOCK4).contains(&c) || c == cls::SYMBOL {
+        return Err(PrimFailure::Error(format!(
+            "{} cannot be instantiated with new:",
+            vm.class_name(c)
+        )));
+    }
     let n = args.int(vm, 1)?;
     if n < 0 {
         return Err(PrimFailure::Error(format!(

@@ -356,6 +356,23 @@ impl Vm {
         {
             self.classes[c as usize].shape = self.classes[s as usize].shape;
         }
+        // Instances of byte and word classes have no pointer slots: a named
+        // field there would make field access read raw data as objects.
+        if !fields.is_empty()
+            && matches!(self.classes[c as usize].shape, Shape::Bytes | Shape::Words)
+        {
+            let (l, col) = src.line_col(def.name.span.start);
+            return Err(VmError::Compile(format!(
+                "{}:{l}:{col}: error: {name} cannot have instance variables ({}): its instances hold raw {}",
+                src.name,
+                fields.join(", "),
+                if self.classes[c as usize].shape == Shape::Bytes {
+                    "bytes"
+                } else {
+                    "words"
+                }
+            )));
+        }
         self.classes[c as usize].fields = fields;
         self.classes[c as usize].source = Rc::from(src.name.as_str());
         self.classes[c as usize].category = Rc::from(category);
