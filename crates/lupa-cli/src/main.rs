@@ -389,6 +389,7 @@ fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
 
 fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     use lupa_profilers::{ProfileMode, compteur};
+    let dest = a.report.prepare(vm, &a.class)?;
     vm.load_class_by_name(&a.class)?;
     let mut args = vec![a.class.clone()];
     args.extend(a.args.iter().cloned());
@@ -406,7 +407,8 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
         top: Some(a.top),
         cutoff: a.cutoff / 100.0,
     };
-    a.report.write(&profile, &options)?;
+    vm.flush()?;
+    a.report.write(&profile, &options, &dest)?;
     Ok(code)
 }
 

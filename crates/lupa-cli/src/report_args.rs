@@ -8,7 +8,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use lupa_prof::Profile;
 use lupa_prof::report::{self, Format, ReportOptions};
-use lupa_vm::VmError;
+use lupa_vm::{Vm, VmError};
 use std::path::PathBuf;
 
 /// `--format` and `-o` of a profiler command.
@@ -17,9 +17,29 @@ pub(crate) struct ReportArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: ReportFormat,
-    /// Write the report to FILE instead of standard output.
+    /// Write the report to FILE (checked before the program runs). `-o -`
+    /// writes it to standard output and sends the program's own output to
+    /// standard error. Without -o, text reports go to standard output after
+    /// the program's output, and machine-readable formats to a file named
+    /// after the class (e.g. `Foo.callgrind.out`), announced on standard error.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+}
+
+/// Where a report goes, decided before the program runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Destination {
+    /// Standard output, after the program's own output (text reports).
+    Stdout,
+    /// Standard output only; the program's output was sent to standard error.
+    StdoutOnly,
+    /// A file (given with -o, or the default for a machine format).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Chosen by Lupa (announced on standard error once written).
+        default: bool,
+    },
 }
 
 /// [`Format`] as a clap value (names and help from `lupa_prof`).
@@ -51,17 +71,62 @@ impl ValueEnum for ReportFormat {
 }
 
 impl ReportArgs {
-    /// Write `profile` in the chosen format to the chosen output (a file, or
-    /// standard output).
-    pub(crate) fn write(&self, profile: &Profile, options: &ReportOptions) -> Result<(), VmError> {
+    /// Decide where the report of a run of `class` goes, and prepare for it
+    /// before the program runs: an unwritable file is an error now (exit 74),
+    /// and `-o -` sends the program's output to standard error so standard
+    /// output holds the report alone. Machine-readable output never mixes
+    /// with the program's output.
+    pub(crate) fn prepare(&self, vm: &mut Vm, class: &str) -> Result<Destination, VmError> {
+        let dest = match &self.output {
+            Some(p) if p.as_os_str() == "-" => Destination::StdoutOnly,
+            Some(p) => Destination::File {
+                path: p.clone(),
+                default: false,
+            },
+            None if self.format.0.is_terminal_text() => Destination::Stdout,
+            None => Destination::File {
+                path: PathBuf::from(self.format.0.default_file_name(class)),
+                default: true,
+            },
+        };
+        match &dest {
+            Destination::File { path, .. } => {
+                crate::save::check_writable(path).map_err(VmError::Io)?;
+            }
+            Destination::StdoutOnly => vm.send_output_to_stderr()?,
+            Destination::Stdout => {}
+        }
+        Ok(dest)
+    }
+
+    /// Write `profile` in the chosen format to `dest` (from [`ReportArgs::prepare`]).
+    pub(crate) fn write(
+        &self,
+        profile: &Profile,
+        options: &ReportOptions,
+        dest: &Destination,
+    ) -> Result<(), VmError> {
         let mut buf = Vec::new();
         report::write(profile, self.format.0, options, &mut buf)
             .map_err(|e| VmError::Io(format!("cannot encode the report: {e}")))?;
-        match &self.output {
-            Some(path) => crate::save::save(path, &buf).map_err(VmError::Io),
-            None => {
-                print!("{}", String::from_utf8_lossy(&buf));
+        match dest {
+            Destination::File { path, default } => {
+                crate::save::save(path, &buf).map_err(VmError::Io)?;
+                if *default {
+                    eprintln!(
+                        "lupa: wrote the {} report to {} (-o FILE to choose, -o - for standard output)",
+                        self.format.0,
+                        path.display()
+                    );
+                }
                 Ok(())
+            }
+            Destination::Stdout | Destination::StdoutOnly => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                out.write_all(&buf).and_then(|()| out.flush()).map_err(|e| {
+                    VmError::Io(format!("cannot write the report to standard output: {e}"))
+                })
             }
         }
     }

@@ -20,6 +20,22 @@ pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// Check, before any work, that [`save`] will be able to write `path`: its
+/// directory exists and takes a new file, and `path` is not a directory.
+pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
+    let fail = |e: String| format!("cannot write {}: {e}", path.display());
+    if path.is_dir() {
+        return Err(fail("it is a directory".to_string()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::NamedTempFile::new_in(dir)
+        .map(drop)
+        .map_err(|e| fail(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +61,15 @@ mod tests {
         assert!(e.contains("cannot write"), "{e}");
         assert_eq!(std::fs::read(target.join("inside")).expect("read"), b"kept");
         assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
+    }
+
+    #[test]
+    fn writability_is_checked_without_writing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        check_writable(&dir.path().join("new.json")).expect("writable");
+        assert!(check_writable(dir.path()).is_err());
+        assert!(check_writable(Path::new("/nonexistent-lupa-dir/out.json")).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
     }
 
     #[test]

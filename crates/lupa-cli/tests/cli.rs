@@ -270,7 +270,9 @@ fn count_is_identical_with_and_without_gc_stress() {
     let dir = classes(&[("Counted.som", COUNTED)]);
     let a = lupa_in(
         dir.path(),
-        &["count", "-cp", ".", "--format", "json", "Counted"],
+        &[
+            "count", "-cp", ".", "--format", "json", "-o", "-", "Counted",
+        ],
     );
     let b = lupa_in(
         dir.path(),
@@ -280,6 +282,8 @@ fn count_is_identical_with_and_without_gc_stress() {
             ".",
             "--format",
             "json",
+            "-o",
+            "-",
             "--gc-stress",
             "Counted",
         ],
@@ -452,4 +456,116 @@ fn sizes_larger_than_the_heap_are_smalltalk_errors() {
     assert!(lines[0].starts_with("out of memory"), "{}", r.stdout);
     assert!(lines[1].starts_with("out of memory"), "{}", r.stdout);
     assert_eq!(lines[2], "still running");
+}
+
+/// Each process has its own calling-context tree: a process that forks twice
+/// keeps its own work under its own methods, and each forked block's work is
+/// charged to the forked process (exact counts).
+#[test]
+fn forked_processes_get_their_own_trees() {
+    let dir = classes(&[(
+        "Forker.som",
+        "Forker = (\n    run = ( | s | s := Semaphore new. [ self work: 3. s signal ] fork. [ self work: 5. s signal ] fork. self work: 2. s wait. s wait. self leaf )\n    work: n = ( 1 to: n do: [ :i | self leaf ] )\n    leaf = ( ^self yourself )\n)\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count", "--format", "folded", "-o", "-", "-cp", ".", "Forker",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let expected = "\
+System>>initialize: 9
+System>>initialize:;Forker>>run 7
+System>>initialize:;Forker>>run;Block>>fork 6
+System>>initialize:;Forker>>run;Forker>>work: 2
+System>>initialize:;Forker>>run;Forker>>work:;Forker>>leaf 2
+System>>initialize:;Forker>>run;Forker>>leaf 1
+System>>initialize:;System>>resolve: 2
+System>>initialize:;System>>installProcessor 1
+<process 2>;[]#2 in Forker>>run 2
+<process 2>;[]#2 in Forker>>run;Forker>>work: 5
+<process 2>;[]#2 in Forker>>run;Forker>>work:;Forker>>leaf 5
+<process 1>;[]#1 in Forker>>run 2
+<process 1>;[]#1 in Forker>>run;Forker>>work: 3
+<process 1>;[]#1 in Forker>>run;Forker>>work:;Forker>>leaf 3
+";
+    assert_eq!(r.stdout, expected);
+}
+
+/// What the program prints never mixes with a machine-readable report: with
+/// `-o -` the program's output goes to standard error; without -o a machine
+/// format goes to a default file named on standard error; text reports
+/// follow the program's output on standard output.
+#[test]
+fn program_output_never_mixes_with_a_machine_report() {
+    let dir = classes(&[(
+        "Chatty.som",
+        "Chatty = ( run = ( 1 to: 3 do: [ :i | ('progress ' + i printString) println ] ) )\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &["count", "-cp", ".", "--format", "json", "-o", "-", "Chatty"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).expect("stdout is only the JSON report");
+    assert!(v.is_object());
+    assert!(r.stderr.contains("progress 3"), "{}", r.stderr);
+
+    let r = lupa_in(
+        dir.path(),
+        &["count", "-cp", ".", "--format", "folded", "Chatty"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "progress 1\nprogress 2\nprogress 3\n");
+    assert!(
+        r.stderr
+            .contains("wrote the folded report to Chatty.folded"),
+        "{}",
+        r.stderr
+    );
+    let folded = std::fs::read_to_string(dir.path().join("Chatty.folded")).expect("default file");
+    assert!(
+        folded.lines().all(|l| !l.starts_with("progress")),
+        "{folded}"
+    );
+
+    let r = lupa_in(
+        dir.path(),
+        &["count", "-cp", ".", "--format", "ranking", "Chatty"],
+    );
+    assert!(
+        r.stdout.starts_with("progress 1\nprogress 2\nprogress 3\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("| # | Method"), "{}", r.stdout);
+}
+
+/// An unwritable -o is reported before the program runs (exit 74).
+#[test]
+fn an_unwritable_output_is_refused_before_running() {
+    let dir = classes(&[("Loud.som", "Loud = ( run = ( 'ran' println ) )\n")]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count",
+            "-cp",
+            ".",
+            "-o",
+            "/nonexistent-lupa-dir/p.json",
+            "--format",
+            "json",
+            "Loud",
+        ],
+    );
+    assert_eq!(r.code, 74, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot write /nonexistent-lupa-dir/p.json"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stdout, "", "the program must not have run");
 }

@@ -91,10 +91,17 @@ struct Hooks(Rc<RefCell<ContextTrees>>);
 impl ActivationHooks for Hooks {
     fn enter(&mut self, ev: &Activation) {
         let mut c = self.0.borrow_mut();
-        c.current = ev.process;
         let now = c.clock.read(ev.sends);
+        // A process seen for the first time is being created (its block's
+        // first activation, made while its creator runs): its tree starts
+        // now, and its creator stays the current process.
+        let first = !c.builders.contains_key(&ev.process);
         let b = c.builder(ev.process);
-        b.advance_counter(now);
+        if first {
+            b.set_counter_mark(now);
+        } else {
+            b.advance_counter(now);
+        }
         let m = b.method_for_key(ev.method, || {
             MethodInfo::named(crate::naming::placeholder(ev.method))
         });

@@ -154,15 +154,8 @@ impl Vm {
         let obj = self.instantiate(cls::PROCESS, 0)?;
         let idx = self.procs.procs.len();
         self.heap.set_identity_hash(obj, idx as u32 + 1);
-        // Build its first frame by activating the block on a fresh stack.
-        let mut fresh = ProcessState::default();
-        std::mem::swap(&mut self.running, &mut fresh);
-        self.running.stack.push(closure);
-        let r = self.activate_block(closure, 0);
-        std::mem::swap(&mut self.running, &mut fresh);
-        r?;
         self.procs.procs.push(Proc {
-            saved: fresh,
+            saved: ProcessState::default(),
             object: obj,
             status: Status::Suspended,
             terminate_requested: false,
@@ -170,6 +163,24 @@ impl Vm {
             priority: 40,
             charged: 0,
         });
+        // Build its first frame by activating the block on a fresh stack, as
+        // the new process: observers see that activation in the new process,
+        // not in its creator's calling context.
+        let creator = self.procs.current;
+        let mut fresh = ProcessState::default();
+        std::mem::swap(&mut self.running, &mut fresh);
+        self.procs.current = idx;
+        self.running.stack.push(closure);
+        let r = self.activate_block(closure, 0);
+        self.procs.current = creator;
+        std::mem::swap(&mut self.running, &mut fresh);
+        self.procs.procs[idx].saved = fresh;
+        if let Err(e) = r {
+            self.procs.procs[idx].status = Status::Terminated;
+            self.procs.procs[idx].saved = ProcessState::default();
+            self.recharge(idx);
+            return Err(e);
+        }
         self.recharge(idx);
         Ok(obj)
     }

@@ -88,6 +88,20 @@ impl Format {
     pub fn is_terminal_text(self) -> bool {
         matches!(self, Format::Text | Format::Ranking | Format::Tree)
     }
+
+    /// The file a report of a run of `class` goes to when none is named:
+    /// what the tool that opens it looks for (`callgrind.out.*` for
+    /// KCachegrind and callgrind_annotate) or `CLASS.<extension>`.
+    pub fn default_file_name(self, class: &str) -> String {
+        match self {
+            Format::Text | Format::Ranking | Format::Tree => format!("{class}.txt"),
+            Format::Json => format!("{class}.profile.json"),
+            Format::Callgrind => format!("callgrind.out.{class}"),
+            Format::Folded => format!("{class}.folded"),
+            Format::Svg => format!("{class}.svg"),
+            Format::Speedscope => format!("{class}.speedscope.json"),
+        }
+    }
 }
 
 impl fmt::Display for Format {

@@ -51,7 +51,7 @@ pub struct Vm {
     pub options: VmOptions,
     /// Observation points (counters, hooks, sampling register).
     pub obs: Observation,
-    pub(crate) out: std::io::BufWriter<std::io::Stdout>,
+    pub(crate) out: std::io::BufWriter<Box<dyn std::io::Write>>,
     pub(crate) prims: HashMap<String, crate::objects::PrimFn>,
     pub(crate) loading: Vec<String>,
     pub(crate) system_object: Value,
@@ -98,7 +98,7 @@ impl Vm {
             procs: crate::process::Scheduler::default(),
             options,
             obs: Observation::default(),
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            out: std::io::BufWriter::with_capacity(1 << 16, Box::new(std::io::stdout())),
             prims: HashMap::new(),
             loading: Vec::new(),
             system_object: Value::NIL,

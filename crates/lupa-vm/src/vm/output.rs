@@ -29,6 +29,14 @@ impl Vm {
         let _ = std::io::stderr().write_all(s.as_bytes());
     }
 
+    /// Send the program's standard output to standard error from now on (a
+    /// profiler writing its report to standard output keeps the two apart).
+    pub fn send_output_to_stderr(&mut self) -> Result<(), VmError> {
+        self.flush()?;
+        self.out = std::io::BufWriter::with_capacity(1 << 16, Box::new(std::io::stderr()));
+        Ok(())
+    }
+
     /// Capture the program's standard output in memory from now on.
     pub fn capture_output(&mut self) {
         self.captured = Some(String::new());
