@@ -138,6 +138,10 @@ struct CountArgs {
     /// Number of methods in the ranking.
     #[arg(long, default_value_t = 25)]
     top: usize,
+    /// Deepest level of the call tree printed by the text and tree reports
+    /// (deeper contexts are summarised in one line); 0 for no limit.
+    #[arg(long, default_value_t = lupa_prof::report::DEFAULT_TREE_DEPTH)]
+    depth: usize,
     /// Tree: leave out subtrees below this percentage of all sends.
     #[arg(long, default_value_t = 1.0)]
     cutoff: f64,
@@ -406,6 +410,7 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
         command,
         top: Some(a.top),
         cutoff: a.cutoff / 100.0,
+        max_depth: (a.depth > 0).then_some(a.depth),
     };
     vm.flush()?;
     a.report.write(&profile, &options, &dest)?;

@@ -303,3 +303,24 @@ fn system_exit_inside_a_test_does_not_hide_the_other_tests() {
     );
     assert!(all.contains("1 passed, 2 failed"), "{all}");
 }
+
+#[test]
+fn the_report_of_a_very_deep_recursion_stays_small() {
+    // A 50,000-deep recursion: the tree report is cut at --depth (100), so the
+    // report is a few kilobytes, not gigabytes of indentation.
+    let dir = classes(&[(
+        "Deep.som",
+        "Deep = ( run = ( self rec: 0 ) rec: n = ( n = 50000 ifTrue: [ ^0 ]. ^(self rec: n + 1) + 1 ) )\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &["count", "--max-stack-depth", "100000", "-cp", ".", "Deep"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("... deeper contexts not shown"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.len() < 200_000, "{} bytes", r.stdout.len());
+}

@@ -38,6 +38,7 @@ impl ProfilerSession for Session {
                 profile.methods.len().saturating_sub(1)
             )],
             top: Some(25),
+            max_depth: Some(lupa_prof::report::DEFAULT_TREE_DEPTH),
             cutoff: 0.01,
         };
         report::render(&profile, Format::Ranking, &options)

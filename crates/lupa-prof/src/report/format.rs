@@ -142,7 +142,15 @@ pub struct ReportOptions {
     /// Tree: leave out subtrees below this fraction of the grand total
     /// (`0.01` = 1%).
     pub cutoff: f64,
+    /// Tree: contexts deeper than this are summarised in one line (`None`:
+    /// all). A tree prints each context on a line indented by its depth, so
+    /// its size grows with the square of the depth: a 50,000-deep recursion
+    /// would take gigabytes.
+    pub max_depth: Option<usize>,
 }
+
+/// The tree depth the terminal reports show by default.
+pub const DEFAULT_TREE_DEPTH: usize = 100;
 
 impl Default for ReportOptions {
     fn default() -> Self {
@@ -151,6 +159,7 @@ impl Default for ReportOptions {
             header: Vec::new(),
             top: Some(25),
             cutoff: 0.01,
+            max_depth: Some(DEFAULT_TREE_DEPTH),
         }
     }
 }
@@ -188,7 +197,7 @@ pub fn write(
                 out.push('\n');
                 let opts = tree::TreeOptions {
                     cutoff: options.cutoff,
-                    max_depth: None,
+                    max_depth: options.max_depth,
                 };
                 out.push_str(&tree::to_string(profile, &opts));
             }
@@ -237,6 +246,7 @@ mod tests {
 
     fn opts() -> ReportOptions {
         ReportOptions {
+            max_depth: None,
             command: "lupa count Main".into(),
             header: vec!["lupa count Main".into(), "72 sends".into()],
             top: Some(3),

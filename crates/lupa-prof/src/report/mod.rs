@@ -22,7 +22,7 @@ pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
-pub use format::{Format, ReportOptions, UnknownFormat, render, write};
+pub use format::{DEFAULT_TREE_DEPTH, Format, ReportOptions, UnknownFormat, render, write};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::{NodeId, Profile};
