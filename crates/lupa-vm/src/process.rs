@@ -270,6 +270,10 @@ impl Vm {
             std::mem::swap(&mut self.running, &mut self.procs.procs[cur].saved);
             std::mem::swap(&mut self.running, &mut self.procs.procs[next].saved);
             self.procs.current = next;
+            if self.procs.procs[cur].status == Status::Terminated {
+                // A finished process keeps no stacks in its tombstone.
+                self.procs.procs[cur].saved = ProcessState::default();
+            }
             self.recharge(cur);
             self.recharge(next);
             if crate::interp::OBSERVE && self.obs.hooks_on {
@@ -285,14 +289,13 @@ impl Vm {
     }
 
     /// The running process has no frames left: end it and run the next one.
-    /// Out of line: the interpreter loop checks for it at every frame change.
-    #[cold]
-    #[inline(never)]
     pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = Status::Terminated;
-        // Its stacks are freed, not kept with their capacity in the tombstone.
-        self.running = crate::interp::ProcessState::default();
+        // Its stacks are freed by the switch (not here: replacing the running
+        // state in this function, which the interpreter loop inlines, made the
+        // whole loop 2-5% slower).
+        self.running.stack.clear();
         if self.procs.ready.is_empty() {
             return Err(self.fatal("deadlock: a process ended and no other process can run"));
         }
