@@ -411,6 +411,7 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
         top: Some(a.top),
         cutoff: a.cutoff / 100.0,
         max_depth: (a.depth > 0).then_some(a.depth),
+        estimate: compteur::estimate(profile.grand_total(), &a.calibration),
     };
     vm.flush()?;
     a.report.write(&profile, &options, &dest)?;

@@ -43,11 +43,13 @@
 mod builder;
 mod graft;
 mod ids;
+mod processes;
 pub mod profile;
 pub mod report;
 pub mod stats;
 
 pub use builder::ProfileBuilder;
+pub use processes::{ProcessTree, process_label, process_number};
 pub use profile::{
     CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
     ROOT_METHOD, ROOT_NAME, ROOT_NODE,

@@ -9,6 +9,7 @@
 
 use crate::calibration::Calibration;
 use lupa_prof::Profile;
+use lupa_prof::report::TimeEstimate;
 use std::path::Path;
 
 /// Report only methods of these packages (class directories, e.g.
@@ -47,4 +48,17 @@ pub fn header(profile: &Profile, command: &str, inlined: u64, calibration: &Path
         Err(_) => {}
     }
     lines
+}
+
+/// The time estimate of a run that sent `sends` messages, from the
+/// calibration at `calibration` (none when it is missing or unusable).
+pub fn estimate(sends: u64, calibration: &Path) -> Option<TimeEstimate> {
+    let cal = Calibration::load(calibration).ok()?;
+    let e = cal.rate.predict_time(sends as f64, 0.95).ok()?;
+    Some(TimeEstimate {
+        milliseconds: e.estimate,
+        lower: e.lower,
+        upper: e.upper,
+        confidence: 0.95,
+    })
 }

@@ -130,7 +130,7 @@ impl RunningProfiler {
             merged = Some(match merged {
                 None => prof,
                 Some(mut main) => {
-                    main.graft(&prof, &format!("<process {p}>"));
+                    main.graft(&prof, &lupa_prof::process_label(p));
                     main
                 }
             });

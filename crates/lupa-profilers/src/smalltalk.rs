@@ -39,6 +39,7 @@ impl ProfilerSession for Session {
             )],
             top: Some(25),
             max_depth: Some(lupa_prof::report::DEFAULT_TREE_DEPTH),
+            estimate: None,
             cutoff: 0.01,
         };
         report::render(&profile, Format::Ranking, &options)

@@ -73,7 +73,9 @@ impl Format {
             }
             Format::Ranking => "Ranking table only",
             Format::Tree => "Call tree only",
-            Format::Json => "The whole profile as JSON (calling-context tree, methods, metric)",
+            Format::Json => {
+                "Versioned JSON (schema lupa-profile/1, docs/profile.schema.json): methods, processes and their calling-context trees"
+            }
             Format::Callgrind => {
                 "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
             }
@@ -147,6 +149,21 @@ pub struct ReportOptions {
     /// its size grows with the square of the depth: a 50,000-deep recursion
     /// would take gigabytes.
     pub max_depth: Option<usize>,
+    /// The calibrated time estimate of the run, if any (JSON's `estimate`).
+    pub estimate: Option<TimeEstimate>,
+}
+
+/// A time estimate of a run from its metric (Compteur's calibration).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TimeEstimate {
+    /// The estimate.
+    pub milliseconds: f64,
+    /// Lower bound of the interval, if known.
+    pub lower: Option<f64>,
+    /// Upper bound of the interval, if known.
+    pub upper: Option<f64>,
+    /// Confidence level of the interval (0.95).
+    pub confidence: f64,
 }
 
 /// The tree depth the terminal reports show by default.
@@ -160,6 +177,7 @@ impl Default for ReportOptions {
             top: Some(25),
             cutoff: 0.01,
             max_depth: Some(DEFAULT_TREE_DEPTH),
+            estimate: None,
         }
     }
 }
@@ -203,12 +221,7 @@ pub fn write(
             }
             w.write_all(out.as_bytes())
         }
-        Format::Json => {
-            let json = profile
-                .to_json()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            w.write_all(json.as_bytes())
-        }
+        Format::Json => super::json::write(profile, options, w),
         Format::Callgrind => {
             let opts = callgrind::CallgrindOptions {
                 cmd: Some(options.command.clone()),
@@ -247,6 +260,7 @@ mod tests {
     fn opts() -> ReportOptions {
         ReportOptions {
             max_depth: None,
+            estimate: None,
             command: "lupa count Main".into(),
             header: vec!["lupa count Main".into(), "72 sends".into()],
             top: Some(3),
@@ -296,9 +310,11 @@ mod tests {
     fn exports_are_the_writers_bytes() {
         let p = sample_profile();
         let o = opts();
+        let mut json = Vec::new();
+        super::super::json::write(&p, &o, &mut json).expect("json");
         assert_eq!(
             render(&p, Format::Json, &o),
-            p.to_json().unwrap_or_default()
+            String::from_utf8_lossy(&json)
         );
         assert_eq!(
             render(&p, Format::Callgrind, &o),

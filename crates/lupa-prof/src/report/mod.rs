@@ -6,6 +6,7 @@
 //! | --- | --- | --- |
 //! | [`ranking`] | table of methods by total (text, JSON) | a terminal, `jq` |
 //! | [`tree`] | MessageTally-style indented tree of totals | a terminal |
+//! | [`json`] | versioned JSON (`lupa-profile/1`, `docs/profile.schema.json`) | `jq`, any JSON reader |
 //! | [`callgrind`] | callgrind profile format | KCachegrind/QCachegrind, `callgrind_annotate` |
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
 //! | [`flamegraph`] | standalone flame graph SVG | any web browser |
@@ -18,11 +19,14 @@ pub mod callgrind;
 pub mod flamegraph;
 pub mod folded;
 pub mod format;
+pub mod json;
 pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
-pub use format::{DEFAULT_TREE_DEPTH, Format, ReportOptions, UnknownFormat, render, write};
+pub use format::{
+    DEFAULT_TREE_DEPTH, Format, ReportOptions, TimeEstimate, UnknownFormat, render, write,
+};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::{NodeId, Profile};

@@ -1,6 +1,6 @@
 //! speedscope's JSON file format
 //! (<https://www.speedscope.app/file-format-schema.json>), with one "evented"
-//! profile.
+//! profile per process.
 //!
 //! The calling-context tree is replayed as a depth-first walk: each context is
 //! opened (`"O"`) at the current value, its children follow (by total descending,
@@ -8,6 +8,8 @@
 //! (`"C"`). The "time" axis is thus the metric (sends, samples, ns...), and a
 //! context spans exactly its total. A synthetic root is not a frame. The unit is
 //! the metric's speedscope unit (`nanoseconds`, `bytes`, otherwise `none`).
+//! Each Smalltalk process is a profile of its own ([`Profile::processes`]),
+//! main first, so speedscope lists them apart; all share one frame table.
 
 use std::io::{self, Write};
 
@@ -27,7 +29,7 @@ pub struct File {
     pub schema: String,
     /// Frames shared by the profiles.
     pub shared: Shared,
-    /// The profiles (one).
+    /// The profiles (one per process).
     pub profiles: Vec<EventedProfile>,
     /// Name of the profile group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,10 +125,50 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
             });
         }
     }
-    let mut roots: Vec<NodeId> = profile.roots().collect();
-    super::sort_nodes(profile, &totals, &mut roots);
-    let mut events = Vec::with_capacity(profile.nodes.len() * 2);
-    let mut at: u64 = 0;
+    let processes = profile.processes();
+    let several = processes.len() > 1;
+    let profiles = processes
+        .iter()
+        .map(|p| {
+            let mut roots = p.roots.clone();
+            super::sort_nodes(profile, &totals, &mut roots);
+            let (events, end) = replay(profile, &totals, &roots, &frame_of, p.outside);
+            EventedProfile {
+                kind: "evented".to_string(),
+                name: if several {
+                    format!("{name} ({})", p.name)
+                } else {
+                    name.to_string()
+                },
+                unit: profile.metric.speedscope_unit().to_string(),
+                start_value: 0,
+                end_value: end,
+                events,
+            }
+        })
+        .collect();
+    File {
+        schema: SCHEMA.to_string(),
+        shared: Shared { frames },
+        profiles,
+        name: Some(name.to_string()),
+        active_profile_index: Some(0),
+        exporter: Some(format!("lupa-prof {}", env!("CARGO_PKG_VERSION"))),
+    }
+}
+
+/// The open/close events of the contexts under `roots` (one process), as a
+/// depth-first walk from `outside` (the value spent outside any context,
+/// shown first), and the last value.
+fn replay(
+    profile: &Profile,
+    totals: &[u64],
+    roots: &[NodeId],
+    frame_of: &[usize],
+    outside: u64,
+) -> (Vec<Event>, u64) {
+    let mut events = Vec::new();
+    let mut at: u64 = outside;
     // (node, closing?)
     let mut stack: Vec<(NodeId, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
     while let Some((n, closing)) = stack.pop() {
@@ -151,25 +193,11 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
             });
         }
         stack.push((n, true));
-        for c in sorted_children(profile, &totals, n).into_iter().rev() {
+        for c in sorted_children(profile, totals, n).into_iter().rev() {
             stack.push((c, false));
         }
     }
-    File {
-        schema: SCHEMA.to_string(),
-        shared: Shared { frames },
-        profiles: vec![EventedProfile {
-            kind: "evented".to_string(),
-            name: name.to_string(),
-            unit: profile.metric.speedscope_unit().to_string(),
-            start_value: 0,
-            end_value: at,
-            events,
-        }],
-        name: Some(name.to_string()),
-        active_profile_index: Some(0),
-        exporter: Some(format!("lupa-prof {}", env!("CARGO_PKG_VERSION"))),
-    }
+    (events, at)
 }
 
 /// Write the speedscope JSON (compact).
@@ -246,5 +274,23 @@ mod tests {
             }
         }
         assert!(open.is_empty());
+    }
+
+    #[test]
+    fn one_profile_per_process() {
+        let mut p = sample_profile();
+        p.graft(&sample_profile(), &crate::process_label(3));
+        let f = to_file(&p, "lupa count Main");
+        let names: Vec<&str> = f.profiles.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["lupa count Main (main)", "lupa count Main (process 3)"]
+        );
+        for prof in &f.profiles {
+            assert_eq!(prof.end_value, 72);
+            assert_eq!(prof.unit, "none");
+            let opens = prof.events.iter().filter(|e| e.kind == EventKind::Open).count();
+            assert_eq!(opens * 2, prof.events.len());
+        }
     }
 }
