@@ -46,7 +46,7 @@ pub(crate) enum Destination {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReportFormat(pub(crate) Format);
 
-const FORMATS: [ReportFormat; 8] = {
+const FORMATS: [ReportFormat; 9] = {
     let a = Format::ALL;
     [
         ReportFormat(a[0]),
@@ -57,6 +57,7 @@ const FORMATS: [ReportFormat; 8] = {
         ReportFormat(a[5]),
         ReportFormat(a[6]),
         ReportFormat(a[7]),
+        ReportFormat(a[8]),
     ]
 };
 

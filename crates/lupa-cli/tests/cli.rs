@@ -569,3 +569,42 @@ fn an_unwritable_output_is_refused_before_running() {
     );
     assert_eq!(r.stdout, "", "the program must not have run");
 }
+
+/// The pprof export is read back by `go tool pprof` (Debian `golang-go`,
+/// installed by `.ci/run`), which must find the hottest method and the
+/// activations sample type.
+#[test]
+fn pprof_export_opens_in_go_tool_pprof() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count", "-cp", ".", "--format", "pprof", "-o", "p.pb.gz", "Counted",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bytes = std::fs::read(dir.path().join("p.pb.gz")).expect("written");
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
+    let go = ["/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let Some(go) = go else {
+        eprintln!("skipped the go tool pprof check: go is not installed (Debian golang-go)");
+        return;
+    };
+    for index in ["sends", "activations"] {
+        let out = std::process::Command::new(go)
+            .args(["tool", "pprof", "-top", &format!("-sample_index={index}")])
+            .arg(dir.path().join("p.pb.gz"))
+            .env("HOME", dir.path())
+            .output()
+            .expect("go tool pprof runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("Counted>>fib:"), "{stdout}");
+    }
+}

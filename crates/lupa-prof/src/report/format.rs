@@ -26,8 +26,10 @@ pub enum Format {
     Ranking,
     /// Header and call tree only.
     Tree,
-    /// The whole profile as JSON (calling-context tree, methods, metric).
+    /// Versioned JSON (`lupa-profile/1`, see `docs/profile.schema.json`).
     Json,
+    /// pprof's gzipped profile.proto (binary).
+    Pprof,
     /// Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate.
     Callgrind,
     /// Folded stacks (flamegraph.pl, inferno, speedscope).
@@ -40,11 +42,12 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order the command line lists them.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Text,
         Format::Ranking,
         Format::Tree,
         Format::Json,
+        Format::Pprof,
         Format::Callgrind,
         Format::Folded,
         Format::Svg,
@@ -58,6 +61,7 @@ impl Format {
             Format::Ranking => "ranking",
             Format::Tree => "tree",
             Format::Json => "json",
+            Format::Pprof => "pprof",
             Format::Callgrind => "callgrind",
             Format::Folded => "folded",
             Format::Svg => "svg",
@@ -75,6 +79,9 @@ impl Format {
             Format::Tree => "Call tree only",
             Format::Json => {
                 "Versioned JSON (schema lupa-profile/1, docs/profile.schema.json): methods, processes and their calling-context trees"
+            }
+            Format::Pprof => {
+                "pprof's gzipped profile.proto: go tool pprof, pprof web UI, Pyroscope"
             }
             Format::Callgrind => {
                 "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
@@ -98,6 +105,7 @@ impl Format {
         match self {
             Format::Text | Format::Ranking | Format::Tree => format!("{class}.txt"),
             Format::Json => format!("{class}.profile.json"),
+            Format::Pprof => format!("{class}.pb.gz"),
             Format::Callgrind => format!("callgrind.out.{class}"),
             Format::Folded => format!("{class}.folded"),
             Format::Svg => format!("{class}.svg"),
@@ -115,7 +123,7 @@ impl fmt::Display for Format {
 /// A format name that [`Format::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown report format `{0}` (expected one of: text, ranking, tree, json, callgrind, folded, svg, speedscope)"
+    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, callgrind, folded, svg, speedscope)"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -222,6 +230,7 @@ pub fn write(
             w.write_all(out.as_bytes())
         }
         Format::Json => super::json::write(profile, options, w),
+        Format::Pprof => super::pprof::write(profile, &options.command, w),
         Format::Callgrind => {
             let opts = callgrind::CallgrindOptions {
                 cmd: Some(options.command.clone()),
@@ -312,10 +321,7 @@ mod tests {
         let o = opts();
         let mut json = Vec::new();
         super::super::json::write(&p, &o, &mut json).expect("json");
-        assert_eq!(
-            render(&p, Format::Json, &o),
-            String::from_utf8_lossy(&json)
-        );
+        assert_eq!(render(&p, Format::Json, &o), String::from_utf8_lossy(&json));
         assert_eq!(
             render(&p, Format::Callgrind, &o),
             callgrind::to_string(

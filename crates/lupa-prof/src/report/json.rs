@@ -159,7 +159,11 @@ pub fn to_document(profile: &Profile, options: &ReportOptions) -> Document {
 }
 
 /// Write the document (pretty JSON, newline-terminated).
-pub fn write<W: Write + ?Sized>(profile: &Profile, options: &ReportOptions, w: &mut W) -> io::Result<()> {
+pub fn write<W: Write + ?Sized>(
+    profile: &Profile,
+    options: &ReportOptions,
+    w: &mut W,
+) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &to_document(profile, options))?;
     writeln!(w)
 }
@@ -202,7 +206,12 @@ mod tests {
             assert!(ok, "{path}: {value} is not {types:?}");
         }
         if let (Some(req), Some(obj)) = (schema.get("required"), value.as_object()) {
-            for k in req.as_array().into_iter().flatten().filter_map(|k| k.as_str()) {
+            for k in req
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str())
+            {
                 assert!(obj.contains_key(k), "{path}: missing {k}");
             }
         }

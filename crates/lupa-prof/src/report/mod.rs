@@ -8,6 +8,7 @@
 //! | [`tree`] | MessageTally-style indented tree of totals | a terminal |
 //! | [`json`] | versioned JSON (`lupa-profile/1`, `docs/profile.schema.json`) | `jq`, any JSON reader |
 //! | [`callgrind`] | callgrind profile format | KCachegrind/QCachegrind, `callgrind_annotate` |
+//! | [`pprof`] | gzipped `profile.proto` (metric and activations per stack, process labels) | `go tool pprof`, pprof web UI, Pyroscope |
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
 //! | [`flamegraph`] | standalone flame graph SVG | any web browser |
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
@@ -20,6 +21,7 @@ pub mod flamegraph;
 pub mod folded;
 pub mod format;
 pub mod json;
+pub mod pprof;
 pub mod ranking;
 pub mod speedscope;
 pub mod tree;

@@ -289,7 +289,11 @@ mod tests {
         for prof in &f.profiles {
             assert_eq!(prof.end_value, 72);
             assert_eq!(prof.unit, "none");
-            let opens = prof.events.iter().filter(|e| e.kind == EventKind::Open).count();
+            let opens = prof
+                .events
+                .iter()
+                .filter(|e| e.kind == EventKind::Open)
+                .count();
             assert_eq!(opens * 2, prof.events.len());
         }
     }
