@@ -220,7 +220,8 @@ struct ProxiesArgs {
     /// noise of a busy machine).
     #[arg(long, value_name = "K", default_value_t = 3)]
     best_of: usize,
-    /// Also write the raw CSV measurements to FILE.
+    /// Also write the raw measurements to FILE as plain CSV (a header, one row per run); the
+    /// configuration and summary go to FILE.summary.txt.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
     /// No progress lines on stderr.

@@ -42,6 +42,16 @@ fn parse(line: &str) -> Option<Row> {
 
 type Key = (String, String, String);
 
+/// The columns of the CSV file (one row per run).
+pub(crate) const CSV_HEADER: &str = "project,technique,handler,run,methods,skipped,instrument_us,execute_us,uninstrument_us,baseline_us,ok";
+
+/// Where the configuration and summary of a CSV file go: `FILE.summary.txt`.
+pub(crate) fn summary_path(csv: &std::path::Path) -> std::path::PathBuf {
+    let mut name = csv.as_os_str().to_owned();
+    name.push(".summary.txt");
+    std::path::PathBuf::from(name)
+}
+
 /// Run the driver with `args` (`key=value` options of MpBenchmark) and render the tables.
 pub(crate) fn run(
     vm: &mut Vm,
@@ -55,7 +65,20 @@ pub(crate) fn run(
     let code = vm.run_main(&argv)?;
     let out = vm.take_captured();
     if let Some(path) = csv {
-        crate::save::save(path, out.as_bytes()).map_err(VmError::Io)?;
+        // Plain CSV (the header and the rows); the driver's `#` comment
+        // lines (configuration, summary) go to a file of their own beside it.
+        let (comments, rows): (Vec<&str>, Vec<&str>) =
+            out.lines().partition(|l| l.starts_with('#'));
+        let mut table = String::from(CSV_HEADER);
+        table.push('\n');
+        for r in rows.iter().filter(|l| parse(l).is_some()) {
+            table.push_str(r);
+            table.push('\n');
+        }
+        crate::save::save(path, table.as_bytes()).map_err(VmError::Io)?;
+        let notes = summary_path(path);
+        let text: String = comments.iter().map(|c| format!("{c}\n")).collect();
+        crate::save::save(&notes, text.as_bytes()).map_err(VmError::Io)?;
     }
     if code != 0 {
         return Err(VmError::Fatal(format!(

@@ -28,6 +28,19 @@ fn proxies_bench_prints_the_three_tables_and_verifies_every_run() {
         assert!(r.stdout.contains(title), "no {title} in:\n{}", r.stdout);
     }
     let raw = std::fs::read_to_string(csv.path()).expect("csv written");
+    // Plain CSV: a header, then rows with the same number of fields; the
+    // driver's comments and summary are in FILE.summary.txt.
+    let mut lines = raw.lines();
+    let header = lines.next().expect("header");
+    assert!(
+        header.starts_with("project,technique,handler,run,"),
+        "{raw}"
+    );
+    assert!(lines.clone().all(|l| l.split(',').count() == 11), "{raw}");
+    assert!(!raw.contains('#'), "{raw}");
+    let summary = std::fs::read_to_string(format!("{path}.summary.txt")).expect("summary written");
+    assert!(summary.contains("# summary"), "{summary}");
+    let _ = std::fs::remove_file(format!("{path}.summary.txt"));
     let rows: Vec<&str> = raw.lines().filter(|l| l.starts_with("Richards,")).collect();
     assert_eq!(rows.len(), 6, "{raw}");
     for row in rows {
