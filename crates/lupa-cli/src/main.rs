@@ -14,9 +14,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use units::{parse_ratio, parse_size, size_label};
 
+/// The exit codes every command shares, shown in `--help`.
+const EXIT_CODES: &str = "Exit codes:
+  0    success (run: the program ended normally or with `system exit: 0`)
+  1    an uncaught Smalltalk error (with a backtrace), failed tests, or `system exit:`
+       with a status outside 0..255 (reported); run: the program's own `system exit: N`
+  2    bad usage (unknown option, missing argument, argument that is not UTF-8)
+  65   a syntax or compile error in a class file (file:line:col)
+  66   a class that cannot be found
+  70   a fatal runtime error (deadlock, error while handling an error); stability: the
+       profiled program failed
+  74   a file or the standard output cannot be read or written (checked before the run
+       for -o FILE)";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "lupa",
+    after_help = EXIT_CODES,
     version,
     about = "Lupa: a SOM Smalltalk VM built to observe programs",
     long_about = "Lupa runs SOM Smalltalk programs. Classes are looked up along the class path \
@@ -31,31 +45,37 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a program: load CLASS, send it `new run` (or `new run: args` if it understands run:).
+    #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
     /// Run SUnit tests: the named TestCase classes, or every TestCase subclass on the class path
     /// (the bundled test suites when no class path is given). Ends with `N passed, M failed`.
+    #[command(after_help = EXIT_CODES)]
     Test(TestArgs),
     /// Count message sends per method (Compteur): run CLASS like `run`, charging every executed send
     /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
+    #[command(after_help = EXIT_CODES)]
     Count(CountArgs),
     /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
     /// times, measure wall time and sends, and fit the message rate with its confidence interval.
+    #[command(after_help = EXIT_CODES)]
     Calibrate(CalibrateArgs),
     /// Ranking stability (Compteur, section 4.4): profile a program several times by counting and
     /// by timing, and compare the instability psi of the first methods of each ranking.
+    #[command(after_help = EXIT_CODES)]
     Stability(StabilityArgs),
     /// MethodProxies benchmark (the paper's tables 2, 3 and 5): instrument every method of several
     /// bundled projects with each technique (trap methods, run:with:in:, source rewriting) and each
     /// handler, and report instrumentation, execution and uninstrumentation overheads.
-    #[command(name = "proxies-bench")]
+    #[command(name = "proxies-bench", after_help = EXIT_CODES)]
     ProxiesBench(ProxiesArgs),
     /// GC parameter benchmark (the Illimani paper's tables 3-5): run an allocation-heavy workload
     /// under the default GC parameters and under larger configurations, and report GC time, total
     /// time, scavenges and full GCs.
-    #[command(name = "gc-bench")]
+    #[command(name = "gc-bench", after_help = EXIT_CODES)]
     GcBench(gcbench::GcBenchArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
+    #[command(after_help = EXIT_CODES)]
     Bench(BenchArgs),
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct ReportArgs {
     /// writes it to standard output and sends the program's own output to
     /// standard error. Without -o, text reports go to standard output after
     /// the program's output, and machine-readable formats to a file named
-    /// after the class (e.g. `Foo.callgrind.out`), announced on standard error.
+    /// after the class (e.g. `callgrind.out.Foo`, `Foo.pb.gz`), announced on standard error.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 }
