@@ -433,6 +433,9 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
         cutoff: a.cutoff / 100.0,
         max_depth: (a.depth > 0).then_some(a.depth),
         estimate: compteur::estimate(profile.grand_total(), &a.calibration),
+        title: a.report.title.clone(),
+        width: a.report.width,
+        min_width: a.report.min_width,
     };
     vm.flush()?;
     a.report.write(&profile, &options, &dest)?;

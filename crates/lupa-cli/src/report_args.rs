@@ -24,6 +24,15 @@ pub(crate) struct ReportArgs {
     /// after the class (e.g. `callgrind.out.Foo`, `Foo.pb.gz`), announced on standard error.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Flame graph (svg): its title (default: the command and the metric).
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+    /// Flame graph (svg): its width in pixels (default 1200).
+    #[arg(long, value_name = "PIXELS")]
+    pub(crate) width: Option<f64>,
+    /// Flame graph (svg): leave out frames narrower than this many pixels (default 0.1).
+    #[arg(long, value_name = "PIXELS")]
+    pub(crate) min_width: Option<f64>,
 }
 
 /// Where a report goes, decided before the program runs.
@@ -46,7 +55,7 @@ pub(crate) enum Destination {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReportFormat(pub(crate) Format);
 
-const FORMATS: [ReportFormat; 9] = {
+const FORMATS: [ReportFormat; 10] = {
     let a = Format::ALL;
     [
         ReportFormat(a[0]),
@@ -58,6 +67,7 @@ const FORMATS: [ReportFormat; 9] = {
         ReportFormat(a[6]),
         ReportFormat(a[7]),
         ReportFormat(a[8]),
+        ReportFormat(a[9]),
     ]
 };
 

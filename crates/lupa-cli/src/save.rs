@@ -13,7 +13,15 @@ pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    // Readable by others like any file a program writes (0644 less the
+    // umask), not the 0600 of a temporary file.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
     tmp.write_all(bytes).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
@@ -49,6 +57,16 @@ mod tests {
         assert_eq!(std::fs::read(&p).expect("read"), b"second");
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).expect("meta").permissions().mode();
+            assert_eq!(
+                mode & 0o044,
+                0o044,
+                "readable by group and others: {mode:o}"
+            );
+        }
     }
 
     #[test]

@@ -608,3 +608,89 @@ fn pprof_export_opens_in_go_tool_pprof() {
         assert!(stdout.contains("Counted>>fib:"), "{stdout}");
     }
 }
+
+/// The HTML report and the flame-graph SVG open in headless Chromium (Debian
+/// `chromium`, installed by `.ci/run`): their scripts run to the end without a
+/// console error, and a screenshot of the page is not blank.
+#[test]
+fn html_and_svg_reports_open_in_chromium() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    for (format, file) in [("html", "p.html"), ("svg", "p.svg")] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "count", "-cp", ".", "--format", format, "-o", file, "Counted",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let html = std::fs::read_to_string(dir.path().join("p.html")).expect("page");
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Counted&gt;&gt;fib:"));
+    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped the Chromium check: chromium is not installed (Debian chromium)");
+        return;
+    };
+    let browse = |args: &[&str], file: &str| {
+        std::process::Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.path().join("chrome").display()
+            ))
+            .args(args)
+            .arg(format!("file://{}", dir.path().join(file).display()))
+            .output()
+            .expect("chromium runs")
+    };
+    for (file, marker) in [
+        ("p.html", "data-page-ready=\"true\""),
+        ("p.svg", "data-ready=\"true\""),
+    ] {
+        let out = browse(&["--dump-dom"], file);
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            dom.contains(marker),
+            "{file}: the script did not finish:\n{log}"
+        );
+        assert!(!log.contains("Uncaught"), "{file}: console error:\n{log}");
+        assert!(
+            !log.contains(":ERROR:CONSOLE"),
+            "{file}: console error:\n{log}"
+        );
+    }
+    let shot = dir.path().join("shot.png");
+    let out = browse(
+        &[
+            "--hide-scrollbars",
+            "--window-size=1280,900",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        "p.html",
+    );
+    assert!(shot.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&shot).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("pixels");
+    let pixels = &buf[..info.buffer_size()];
+    let step = info.color_type.samples();
+    let colours: std::collections::HashSet<&[u8]> = pixels.chunks(step).collect();
+    assert!(
+        colours.len() > 16,
+        "the screenshot is blank ({} colours)",
+        colours.len()
+    );
+}

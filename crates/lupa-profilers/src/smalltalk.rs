@@ -39,8 +39,8 @@ impl ProfilerSession for Session {
             )],
             top: Some(25),
             max_depth: Some(lupa_prof::report::DEFAULT_TREE_DEPTH),
-            estimate: None,
             cutoff: 0.01,
+            ..ReportOptions::default()
         };
         report::render(&profile, Format::Ranking, &options)
     }

@@ -1,5 +1,11 @@
-//! A standalone flame graph SVG, written by hand: no script, no external
-//! resources; opens in any browser or SVG viewer.
+//! A standalone flame graph SVG, written by hand: no external resources; opens
+//! in any browser or SVG viewer. A small self-contained script (written here)
+//! makes it interactive in a browser, like the flame graphs people know:
+//! click a frame to zoom into it (its ancestors stay, dimmed; frames outside
+//! it hide), "Reset zoom" or a click on "all" to go back, "Search" (or
+//! Ctrl-F) highlights the frames whose name matches a regular expression and
+//! shows the share of the total they account for. Without script the image
+//! is the same, static.
 //!
 //! The bottom frame ("all") is the grand total; each calling context is a
 //! rectangle above its caller, as wide as its total value. Siblings are ordered
@@ -270,9 +276,13 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
                 )
             }
         };
+        let total = f.node.map(|n| totals[n.index()]).unwrap_or(grand);
         let _ = write!(
             s,
-            r#"<g class="f"><title>{title}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" rx="2" ry="2"/>"#,
+            r#"<g class="f" data-n="{}" data-d="{}" data-v="{}"><title>{title}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" rx="2" ry="2"/>"#,
+            escape_xml(&label),
+            f.depth,
+            total,
             fmt(f.x),
             fmt(y),
             fmt(f.width),
@@ -312,9 +322,120 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
             escape_xml(category_label(c))
         );
     }
+    let _ = writeln!(
+        s,
+        r#"<text id="reset" x="{}" y="24" style="cursor:pointer;opacity:0">Reset zoom</text><text id="search" x="{}" y="24" text-anchor="end" style="cursor:pointer">Search</text><text id="matched" x="{}" y="44" text-anchor="end"></text>"#,
+        fmt(pad),
+        fmt(width - pad),
+        fmt(width - pad)
+    );
+    let _ = writeln!(
+        s,
+        "<script type=\"text/ecmascript\"><![CDATA[\nvar PAD = {}, WIDTH = {}, CHAR_W = {}, GRAND = {};\n{}]]></script>",
+        fmt(pad),
+        fmt(width),
+        fmt(char_w),
+        grand,
+        SCRIPT
+    );
     s.push_str("</svg>\n");
     s
 }
+
+/// The interactive part (zoom, reset, search), self-contained. Frames are
+/// `<g class="f">` with the name (`data-n`), depth (`data-d`) and total
+/// (`data-v`); their rectangle's original geometry is kept in `data-x`/`data-w`
+/// on first use.
+const SCRIPT: &str = r#"(function () {
+  var frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));
+  var reset = document.getElementById('reset');
+  var search = document.getElementById('search');
+  var matched = document.getElementById('matched');
+  function rect(g) { return g.querySelector('rect'); }
+  function orig(g) {
+    var r = rect(g);
+    if (!r.hasAttribute('data-x')) {
+      r.setAttribute('data-x', r.getAttribute('x'));
+      r.setAttribute('data-w', r.getAttribute('width'));
+    }
+    return { x: parseFloat(r.getAttribute('data-x')), w: parseFloat(r.getAttribute('data-w')) };
+  }
+  function label(g, w) {
+    var t = g.querySelector('text');
+    var name = g.getAttribute('data-n');
+    var fit = Math.floor((w - 6) / CHAR_W);
+    if (!t) {
+      if (fit < 3) return;
+      t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+      var r = rect(g);
+      t.setAttribute('y', parseFloat(r.getAttribute('y')) + parseFloat(r.getAttribute('height')) - 3.5);
+      g.appendChild(t);
+    }
+    t.setAttribute('x', parseFloat(rect(g).getAttribute('x')) + 3);
+    t.textContent = fit < 3 ? '' : (name.length <= fit ? name : name.substring(0, fit - 2) + '..');
+  }
+  function place(g, x, w, visible, dim) {
+    var r = rect(g);
+    r.setAttribute('x', x);
+    r.setAttribute('width', Math.max(w, 0));
+    g.style.display = visible ? '' : 'none';
+    g.style.opacity = dim ? '0.5' : '';
+    if (visible) label(g, w);
+  }
+  function zoom(target) {
+    var t = orig(target), d = +target.getAttribute('data-d');
+    var scale = (WIDTH - 2 * PAD) / t.w;
+    frames.forEach(function (g) {
+      var o = orig(g), gd = +g.getAttribute('data-d');
+      var inside = o.x >= t.x - 1e-6 && o.x + o.w <= t.x + t.w + 1e-6;
+      var below = o.x <= t.x + 1e-6 && o.x + o.w >= t.x + t.w - 1e-6 && gd < d;
+      if (gd >= d && inside) place(g, PAD + (o.x - t.x) * scale, o.w * scale, true, false);
+      else if (below) place(g, PAD, WIDTH - 2 * PAD, true, true);
+      else place(g, o.x, o.w, false, false);
+    });
+    reset.style.opacity = d > 0 ? '1' : '0';
+  }
+  function unzoom() {
+    frames.forEach(function (g) { var o = orig(g); place(g, o.x, o.w, true, false); });
+    reset.style.opacity = '0';
+  }
+  function find(re) {
+    var sum = 0, spans = [];
+    frames.forEach(function (g) {
+      var r = rect(g);
+      if (!r.hasAttribute('data-fill')) r.setAttribute('data-fill', r.getAttribute('fill'));
+      var hit = re !== null && +g.getAttribute('data-d') > 0 && re.test(g.getAttribute('data-n'));
+      r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.getAttribute('data-fill'));
+      if (hit) {
+        var o = orig(g);
+        var covered = spans.some(function (s) { return o.x >= s[0] - 1e-6 && o.x + o.w <= s[1] + 1e-6; });
+        if (!covered) { spans.push([o.x, o.x + o.w]); sum += +g.getAttribute('data-v'); }
+      }
+    });
+    matched.textContent = re === null ? '' : 'Matched: ' + (GRAND ? (100 * sum / GRAND).toFixed(2) : '0.00') + '%';
+    search.textContent = re === null ? 'Search' : 'Reset search';
+  }
+  frames.forEach(function (g) {
+    g.style.cursor = 'pointer';
+    g.addEventListener('click', function () {
+      if (+g.getAttribute('data-d') === 0) unzoom(); else zoom(g);
+    });
+  });
+  reset.addEventListener('click', unzoom);
+  function ask() {
+    if (search.textContent !== 'Search') { find(null); return; }
+    var term = window.prompt('Search for (regular expression):', '');
+    if (term) {
+      try { find(new RegExp(term)); } catch (e) { matched.textContent = 'Bad expression'; }
+    }
+  }
+  search.addEventListener('click', ask);
+  window.addEventListener('keydown', function (e) {
+    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); ask(); }
+  });
+  document.documentElement.setAttribute('data-ready', 'true');
+})();
+"#;
 
 /// Coordinates with at most two decimals, trailing zeros trimmed.
 fn fmt(v: f64) -> String {

@@ -38,11 +38,13 @@ pub enum Format {
     Svg,
     /// speedscope JSON (<https://www.speedscope.app>).
     Speedscope,
+    /// A self-contained HTML page: ranking, call tree, flame graph.
+    Html,
 }
 
 impl Format {
     /// Every format, in the order the command line lists them.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Text,
         Format::Ranking,
         Format::Tree,
@@ -52,6 +54,7 @@ impl Format {
         Format::Folded,
         Format::Svg,
         Format::Speedscope,
+        Format::Html,
     ];
 
     /// The command-line name: `text`, `ranking`, `tree`, `json`, ...
@@ -66,6 +69,7 @@ impl Format {
             Format::Folded => "folded",
             Format::Svg => "svg",
             Format::Speedscope => "speedscope",
+            Format::Html => "html",
         }
     }
 
@@ -87,8 +91,15 @@ impl Format {
                 "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
             }
             Format::Folded => "Folded stacks (flamegraph.pl, inferno, speedscope)",
-            Format::Svg => "A standalone flame-graph SVG",
-            Format::Speedscope => "speedscope JSON (https://www.speedscope.app)",
+            Format::Svg => {
+                "A standalone flame-graph SVG: click to zoom, search (--title, --width, --min-width)"
+            }
+            Format::Speedscope => {
+                "speedscope JSON, one profile per process (https://www.speedscope.app)"
+            }
+            Format::Html => {
+                "One self-contained HTML page: sortable ranking, expandable call tree, interactive flame graph"
+            }
         }
     }
 
@@ -110,6 +121,7 @@ impl Format {
             Format::Folded => format!("{class}.folded"),
             Format::Svg => format!("{class}.svg"),
             Format::Speedscope => format!("{class}.speedscope.json"),
+            Format::Html => format!("{class}.html"),
         }
     }
 }
@@ -123,7 +135,7 @@ impl fmt::Display for Format {
 /// A format name that [`Format::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, callgrind, folded, svg, speedscope)"
+    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, callgrind, folded, svg, speedscope, html)"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -159,6 +171,12 @@ pub struct ReportOptions {
     pub max_depth: Option<usize>,
     /// The calibrated time estimate of the run, if any (JSON's `estimate`).
     pub estimate: Option<TimeEstimate>,
+    /// Flame graph: the title (default: the command and the metric).
+    pub title: Option<String>,
+    /// Flame graph: the width in pixels (default 1200).
+    pub width: Option<f64>,
+    /// Flame graph: frames narrower than this many pixels are left out (default 0.1).
+    pub min_width: Option<f64>,
 }
 
 /// A time estimate of a run from its metric (Compteur's calibration).
@@ -186,6 +204,9 @@ impl Default for ReportOptions {
             cutoff: 0.01,
             max_depth: Some(DEFAULT_TREE_DEPTH),
             estimate: None,
+            title: None,
+            width: None,
+            min_width: None,
         }
     }
 }
@@ -239,19 +260,40 @@ pub fn write(
         }
         Format::Folded => w.write_all(folded::to_string(profile).as_bytes()),
         Format::Svg => {
-            let opts = flamegraph::FlameGraphOptions {
-                title: format!("{} ({})", options.command, metric_phrase(&profile.metric)),
-                ..Default::default()
-            };
+            let opts = flame_options(profile, options);
             w.write_all(flamegraph::to_string(profile, &opts).as_bytes())
         }
         Format::Speedscope => {
             w.write_all(speedscope::to_string(profile, &options.command, false).as_bytes())
         }
+        Format::Html => {
+            let opts = super::html::HtmlOptions {
+                title: options.command.clone(),
+                header: options.header.iter().skip(1).cloned().collect(),
+                cutoff: options.cutoff,
+                max_depth: options.max_depth,
+                flame: flame_options(profile, options),
+            };
+            super::html::write(profile, &opts, w)
+        }
     }
 }
 
-/// [`write()`] into a `String` (every format is UTF-8 text).
+/// The flame graph's options from the report's.
+fn flame_options(profile: &Profile, options: &ReportOptions) -> flamegraph::FlameGraphOptions {
+    let defaults = flamegraph::FlameGraphOptions::default();
+    flamegraph::FlameGraphOptions {
+        title: options
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("{} ({})", options.command, metric_phrase(&profile.metric))),
+        width: options.width.unwrap_or(defaults.width),
+        min_width: options.min_width.unwrap_or(defaults.min_width),
+        ..defaults
+    }
+}
+
+/// [`write()`] into a `String` (every format but pprof, which is binary, is UTF-8 text).
 pub fn render(profile: &Profile, format: Format, options: &ReportOptions) -> String {
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail; JSON encoding of a valid profile does not either.
@@ -270,6 +312,9 @@ mod tests {
         ReportOptions {
             max_depth: None,
             estimate: None,
+            title: None,
+            width: None,
+            min_width: None,
             command: "lupa count Main".into(),
             header: vec!["lupa count Main".into(), "72 sends".into()],
             top: Some(3),

@@ -10,7 +10,8 @@
 //! | [`callgrind`] | callgrind profile format | KCachegrind/QCachegrind, `callgrind_annotate` |
 //! | [`pprof`] | gzipped `profile.proto` (metric and activations per stack, process labels) | `go tool pprof`, pprof web UI, Pyroscope |
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
-//! | [`flamegraph`] | standalone flame graph SVG | any web browser |
+//! | [`flamegraph`] | standalone flame graph SVG (click to zoom, search) | any web browser |
+//! | [`html`] | one self-contained page: sortable ranking, expandable tree, interactive flame graph | any web browser |
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
 //!
 //! Callers choose among them through one API ([`format`](mod@format)): a [`Format`], its
@@ -20,6 +21,7 @@ pub mod callgrind;
 pub mod flamegraph;
 pub mod folded;
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod pprof;
 pub mod ranking;
