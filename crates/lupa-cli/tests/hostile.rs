@@ -251,7 +251,7 @@ fn blocks_are_made_only_by_the_vm() {
         "T = ( run = ( ((Array class) >> #new:) invokeOn: Block2 with: #(3) ) )\n",
         &[],
     );
-    assert_error(&r, "Block2 cannot be instantiated with new:");
+    assert_error(&r, "Array class>>new: is a primitive of Array class");
 }
 
 #[test]
@@ -323,4 +323,29 @@ fn the_report_of_a_very_deep_recursion_stays_small() {
         r.stdout
     );
     assert!(r.stdout.len() < 200_000, "{} bytes", r.stdout.len());
+}
+
+#[test]
+fn a_primitive_runs_only_on_instances_of_its_class() {
+    let r = run(
+        "T",
+        "T = ( run = ( (String >> #=) invokeOn: 4611686018427387903 with: #(#sym) ) )\n",
+        &[],
+    );
+    assert_error(
+        &r,
+        "invokeOn:with: String>>= is a primitive of String: it cannot run on instances of Integer",
+    );
+    let r = run(
+        "T",
+        "T = ( run = ( Object methodAt: #same: put: (String >> #=). 3 same: #sym ) )\n",
+        &[],
+    );
+    assert_error(&r, "methodAt:put: String>>= is a primitive of String");
+    let r = run(
+        "T",
+        "T = ( run = ( (String >> #=) copyFor: Object selector: #same: ) )\n",
+        &[],
+    );
+    assert_error(&r, "copyFor:selector: String>>= is a primitive of String");
 }

@@ -67,6 +67,10 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
             arguments.len()
         )));
     }
+    let class = vm.class_of(recv);
+    if let Some(problem) = vm.primitive_holder_problem(&code, class) {
+        return Err(PrimFailure::Error(format!("invokeOn:with: {problem}")));
+    }
     let used = code.fields_used();
     let slots = if recv.is_ptr() {
         vm.heap.slot_count(recv)

@@ -37,6 +37,9 @@ fn method_copy_for(vm: &mut Vm, args: Args) -> PrimResult {
     let sel = args
         .symbol(vm, 2)
         .or_error("copyFor:selector: needs a Symbol")?;
+    if let Some(problem) = vm.primitive_holder_problem(&code, holder) {
+        return Err(PrimFailure::Error(format!("copyFor:selector: {problem}")));
+    }
     let copy = vm.copy_method(&code, holder, sel)?;
     Ok(Answer(copy.object.get()))
 }

@@ -148,6 +148,9 @@ impl Vm {
                 code.num_args
             ));
         }
+        if let Some(problem) = self.primitive_holder_problem(&code, c) {
+            return Some(problem);
+        }
         let used = code.fields_used();
         let info = &self.classes[c as usize];
         let fields = match info.shape {
@@ -160,6 +163,23 @@ impl Vm {
                 self.class_name(code.holder.get()),
                 code.selector_name,
                 info.name
+            )
+        })
+    }
+
+    /// A primitive trusts its receiver to be what its class makes (a String's
+    /// bytes, an Array's slots...): a method with a primitive may only run on
+    /// instances of its class and subclasses. Answers why instances of class
+    /// `c` are not such receivers, or `None`.
+    pub fn primitive_holder_problem(&self, code: &MethodCode, c: u32) -> Option<String> {
+        let holder = code.holder.get();
+        (code.primitive.get().is_some() && !self.is_kind_of(c, holder)).then(|| {
+            format!(
+                "{}>>{} is a primitive of {}: it cannot run on instances of {}",
+                self.class_name(holder),
+                code.selector_name,
+                self.class_name(holder),
+                self.class_name(c)
             )
         })
     }
