@@ -55,7 +55,7 @@ pub(crate) enum Destination {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReportFormat(pub(crate) Format);
 
-const FORMATS: [ReportFormat; 10] = {
+const FORMATS: [ReportFormat; 11] = {
     let a = Format::ALL;
     [
         ReportFormat(a[0]),
@@ -68,6 +68,7 @@ const FORMATS: [ReportFormat; 10] = {
         ReportFormat(a[7]),
         ReportFormat(a[8]),
         ReportFormat(a[9]),
+        ReportFormat(a[10]),
     ]
 };
 

@@ -30,6 +30,8 @@ pub enum Format {
     Json,
     /// pprof's gzipped profile.proto (binary).
     Pprof,
+    /// The Firefox Profiler's processed format.
+    Firefox,
     /// Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate.
     Callgrind,
     /// Folded stacks (flamegraph.pl, inferno, speedscope).
@@ -44,12 +46,13 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order the command line lists them.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Text,
         Format::Ranking,
         Format::Tree,
         Format::Json,
         Format::Pprof,
+        Format::Firefox,
         Format::Callgrind,
         Format::Folded,
         Format::Svg,
@@ -65,6 +68,7 @@ impl Format {
             Format::Tree => "tree",
             Format::Json => "json",
             Format::Pprof => "pprof",
+            Format::Firefox => "firefox",
             Format::Callgrind => "callgrind",
             Format::Folded => "folded",
             Format::Svg => "svg",
@@ -86,6 +90,9 @@ impl Format {
             }
             Format::Pprof => {
                 "pprof's gzipped profile.proto: go tool pprof, pprof web UI, Pyroscope"
+            }
+            Format::Firefox => {
+                "Firefox Profiler processed format, one thread per process (https://profiler.firefox.com)"
             }
             Format::Callgrind => {
                 "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
@@ -117,6 +124,7 @@ impl Format {
             Format::Text | Format::Ranking | Format::Tree => format!("{class}.txt"),
             Format::Json => format!("{class}.profile.json"),
             Format::Pprof => format!("{class}.pb.gz"),
+            Format::Firefox => format!("{class}.firefox.json"),
             Format::Callgrind => format!("callgrind.out.{class}"),
             Format::Folded => format!("{class}.folded"),
             Format::Svg => format!("{class}.svg"),
@@ -135,7 +143,7 @@ impl fmt::Display for Format {
 /// A format name that [`Format::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, callgrind, folded, svg, speedscope, html)"
+    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, firefox, callgrind, folded, svg, speedscope, html)"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -252,6 +260,7 @@ pub fn write(
         }
         Format::Json => super::json::write(profile, options, w),
         Format::Pprof => super::pprof::write(profile, &options.command, w),
+        Format::Firefox => super::firefox::write(profile, &options.command, w),
         Format::Callgrind => {
             let opts = callgrind::CallgrindOptions {
                 cmd: Some(options.command.clone()),

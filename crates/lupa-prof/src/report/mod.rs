@@ -7,6 +7,7 @@
 //! | [`ranking`] | table of methods by total (text, JSON) | a terminal, `jq` |
 //! | [`tree`] | MessageTally-style indented tree of totals | a terminal |
 //! | [`json`] | versioned JSON (`lupa-profile/1`, `docs/profile.schema.json`) | `jq`, any JSON reader |
+//! | [`firefox`] | Firefox Profiler processed format, one thread per Smalltalk process | <https://profiler.firefox.com> |
 //! | [`callgrind`] | callgrind profile format | KCachegrind/QCachegrind, `callgrind_annotate` |
 //! | [`pprof`] | gzipped `profile.proto` (metric and activations per stack, process labels) | `go tool pprof`, pprof web UI, Pyroscope |
 //! | [`folded`] | folded stacks (`a;b;c 123`) | `flamegraph.pl`, inferno, speedscope |
@@ -18,6 +19,7 @@
 //! [`ReportOptions`], and [`write()`] (or [`render`] for a `String`).
 
 pub mod callgrind;
+pub mod firefox;
 pub mod flamegraph;
 pub mod folded;
 pub mod format;
