@@ -420,7 +420,22 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     args.extend(a.args.iter().cloned());
     let run = ProfileMode::Compteur.run_main(vm, &args);
     let code = run.result?;
-    let profile = compteur::keep_only(run.profile, &a.packages, &a.classes);
+    let mut profile = compteur::keep_only(run.profile, &a.packages, &a.classes);
+    // A callgrind file names its sources for annotation: the bundled ones
+    // are written beside it (FILE.sources/) so the tools can open them.
+    if a.report.format.0 == lupa_prof::report::Format::Callgrind
+        && let report_args::Destination::File { path, .. } = &dest
+    {
+        let mut dir = path.as_os_str().to_owned();
+        dir.push(".sources");
+        lupa_profilers::sources::export_bundled(vm, &mut profile, std::path::Path::new(&dir))
+            .map_err(|e| {
+                VmError::Io(format!(
+                    "cannot write the sources beside {}: {e}",
+                    path.display()
+                ))
+            })?;
+    }
     let command = format!("lupa count {}", args.join(" "));
     let options = lupa_prof::report::ReportOptions {
         header: if a.report.format.0.is_terminal_text() {

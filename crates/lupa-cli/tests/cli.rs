@@ -694,3 +694,45 @@ fn html_and_svg_reports_open_in_chromium() {
         colours.len()
     );
 }
+
+/// A callgrind file's bundled sources are written beside it, so
+/// callgrind_annotate (valgrind) annotates the kernel's methods too.
+#[test]
+fn callgrind_sources_are_reachable() {
+    let dir = classes(&[("Counted.som", COUNTED)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count",
+            "-cp",
+            ".",
+            "--format",
+            "callgrind",
+            "-o",
+            "cg.out",
+            "Counted",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.path().join("cg.out")).expect("written");
+    let kernel = dir.path().join("cg.out.sources/Kernel");
+    assert!(kernel.is_dir(), "no sources beside the profile");
+    assert!(
+        !text.contains("<lupa>/"),
+        "a bundled file is not reachable:\n{text}"
+    );
+    if std::path::Path::new("/usr/bin/callgrind_annotate").exists() {
+        let out = std::process::Command::new("callgrind_annotate")
+            .args(["--auto=yes", "cg.out"])
+            .current_dir(dir.path())
+            .output()
+            .expect("callgrind_annotate runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("Auto-annotated source:") && stdout.contains(".sources/Kernel/"),
+            "{stdout}"
+        );
+    } else {
+        eprintln!("skipped the callgrind_annotate check: valgrind is not installed");
+    }
+}

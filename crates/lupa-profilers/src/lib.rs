@@ -45,6 +45,7 @@ pub mod measure;
 pub mod mode;
 pub mod naming;
 pub mod smalltalk;
+pub mod sources;
 
 pub use measure::{Capture, Measurement, measure};
 pub use mode::{ProfileMode, Profiled, RunningProfiler, UnknownProfiler};
