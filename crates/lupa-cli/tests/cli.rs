@@ -736,3 +736,61 @@ fn callgrind_sources_are_reachable() {
         eprintln!("skipped the callgrind_annotate check: valgrind is not installed");
     }
 }
+
+/// callgrind places the cost of each call on the line of its send
+/// (`positions: line`), so annotated sources show it there.
+#[test]
+fn callgrind_costs_calls_on_the_line_of_the_send() {
+    let dir = classes(&[(
+        "Lines.som",
+        "Lines = (\n    run = (\n        self a.\n        self b\n    )\n    a = ( ^1 )\n    b = ( ^self a )\n)\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count",
+            "-cp",
+            ".",
+            "--format",
+            "callgrind",
+            "-o",
+            "-",
+            "Lines",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = r.stdout;
+    // Names are compressed: `(id) name` once, `(id)` afterwards.
+    let id_of = |name: &str| {
+        text.lines()
+            .find_map(|l| {
+                let (_, rest) = l.split_once('=')?;
+                let (id, n) = rest.split_once(' ')?;
+                (n == name).then(|| id.to_string())
+            })
+            .unwrap_or_else(|| panic!("{name} not in:\n{text}"))
+    };
+    let run = id_of("Lines>>run");
+    let start = text
+        .lines()
+        .position(|l| l == format!("fn={run}") || l == format!("fn={run} Lines>>run"))
+        .expect("the function of Lines>>run");
+    let body: Vec<&str> = text
+        .lines()
+        .skip(start)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let body = body.join("\n");
+    // calls=1 <callee's line>, then "<line of the send> <cost>".
+    let lines: Vec<&str> = body.lines().collect();
+    let after = |callee: &str| {
+        let id = id_of(callee);
+        let i = lines
+            .iter()
+            .position(|l| *l == format!("cfn={id}") || *l == format!("cfn={id} {callee}"))
+            .unwrap_or_else(|| panic!("no call of {callee} in:\n{body}"));
+        lines[i + 2].split(' ').next().unwrap_or("").to_string()
+    };
+    assert_eq!(after("Lines>>a"), "3", "{body}");
+    assert_eq!(after("Lines>>b"), "4", "{body}");
+}

@@ -95,6 +95,17 @@ impl ProfileBuilder {
         m
     }
 
+    /// [`enter`](Self::enter), recording `line` (the line of the call in the
+    /// caller's source) on the context if this is its first activation.
+    #[inline]
+    pub fn enter_from(&mut self, method: MethodId, line: Option<u32>) {
+        self.enter(method);
+        let node = &mut self.profile.nodes[self.current];
+        if node.call_line.is_none() {
+            node.call_line = line;
+        }
+    }
+
     /// Enter `method` (an index answered by the registration functions) from the
     /// current context.
     ///
@@ -135,6 +146,7 @@ impl ProfileBuilder {
             children: Vec::new(),
             activations: 0,
             self_value: 0,
+            call_line: None,
         });
         let nodes = &mut self.profile.nodes;
         nodes[parent].children.push(id);

@@ -25,6 +25,7 @@ impl Profile {
             children: Vec::new(),
             activations: 0,
             self_value: 0,
+            call_line: None,
         });
         self.nodes[ROOT_NODE].children.push(label_node);
         // Methods of `other`, by name, in `self`.
@@ -61,6 +62,7 @@ impl Profile {
                 children: n.children.iter().map(|&k| map_node(k)).collect(),
                 activations: n.activations,
                 self_value: n.self_value,
+                call_line: n.call_line,
             });
         }
     }

@@ -219,6 +219,11 @@ pub struct Node {
     pub activations: u64,
     /// Metric attributed to this context directly (not to its callees).
     pub self_value: u64,
+    /// The source line, in the parent context's method, of the call that
+    /// first entered this context (a context stands for every call of its
+    /// method from its parent; callgrind places the call cost on this line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_line: Option<u32>,
 }
 
 /// A profile: methods, a calling-context tree and the metric of its values.
@@ -264,6 +269,9 @@ pub struct CallEdge {
     /// `outer_total`s of a method's incoming edges add up to its
     /// [`MethodStats::total`].
     pub outer_total: u64,
+    /// The caller's source line of these calls, when the profiler recorded it
+    /// (the first recorded call line of the contributing contexts).
+    pub line: Option<u32>,
 }
 
 /// A structural problem found by [`Profile::validate`].
@@ -319,6 +327,7 @@ impl Profile {
                 children: Vec::new(),
                 activations: 0,
                 self_value: 0,
+                call_line: None,
             }],
         }
     }
@@ -504,28 +513,33 @@ impl Profile {
     /// [`Profile::call_edges`] with precomputed [`Profile::node_totals`].
     pub fn call_edges_with(&self, totals: &[u64]) -> Vec<CallEdge> {
         let outermost = self.outermost_contexts();
-        let mut edges: FxHashMap<(MethodId, MethodId), (u64, u64, u64)> = FxHashMap::default();
+        type Sums = (u64, u64, u64, Option<u32>);
+        let mut edges: FxHashMap<(MethodId, MethodId), Sums> = FxHashMap::default();
         for (i, node) in self.nodes.iter().enumerate() {
             if let Some(p) = node.parent {
                 let e = edges
                     .entry((self.nodes[p].method, node.method))
-                    .or_insert((0, 0, 0));
+                    .or_insert((0, 0, 0, None));
                 e.0 = e.0.saturating_add(node.activations);
                 e.1 = e.1.saturating_add(totals[i]);
                 if outermost[i] {
                     e.2 = e.2.saturating_add(totals[i]);
                 }
+                e.3 = e.3.or(node.call_line);
             }
         }
         let mut out: Vec<CallEdge> = edges
             .into_iter()
-            .map(|((caller, callee), (calls, total, outer_total))| CallEdge {
-                caller,
-                callee,
-                calls,
-                total,
-                outer_total,
-            })
+            .map(
+                |((caller, callee), (calls, total, outer_total, line))| CallEdge {
+                    caller,
+                    callee,
+                    calls,
+                    total,
+                    outer_total,
+                    line,
+                },
+            )
             .collect();
         out.sort_by_key(|e| (e.caller, e.callee));
         out
@@ -611,6 +625,7 @@ impl Profile {
                             children: Vec::new(),
                             activations: 0,
                             self_value: 0,
+                            call_line: None,
                         });
                         if let Some(a) = anc {
                             out.nodes[a].children.push(id);
@@ -873,6 +888,7 @@ pub(crate) mod tests {
             children: children.into_iter().map(NodeId).collect(),
             activations: 1,
             self_value,
+            call_line: None,
         };
         let p = Profile {
             metric: Metric::Sends,

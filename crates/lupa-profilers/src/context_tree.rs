@@ -105,7 +105,7 @@ impl ActivationHooks for Hooks {
         let m = b.method_for_key(ev.method, || {
             MethodInfo::named(crate::naming::placeholder(ev.method))
         });
-        b.enter(m);
+        b.enter_from(m, (ev.call_line > 0).then_some(ev.call_line));
     }
 
     fn exit(&mut self, ev: &Activation, unwinding: bool) {

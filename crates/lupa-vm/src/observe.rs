@@ -33,6 +33,9 @@ pub struct Activation {
     pub process: usize,
     /// The send counter at the event.
     pub sends: u64,
+    /// At an enter: the source line of the send in the calling frame that
+    /// made this activation (0 when unknown: no caller, or an exit event).
+    pub call_line: u32,
 }
 
 /// Receives activation enter/exit events (including exits by unwinding) and

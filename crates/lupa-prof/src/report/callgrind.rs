@@ -5,7 +5,9 @@
 //! function (`fn=`) in its source file (`fl=`, `???` when unknown) at its
 //! definition line (`positions: line`, 0 when unknown). Its cost line is its self
 //! value; each callee gets a `cfl=`/`cfn=`/`calls=` block whose cost line is the
-//! inclusive value of those calls. Recursion: a call nested in an activation of
+//! inclusive value of those calls, on the line of the send that made them when
+//! the profiler recorded it ([`CallEdge::line`]; otherwise the caller's first
+//! line), so annotated sources show the cost of each send where it is written. Recursion: a call nested in an activation of
 //! the callee's own method costs 0 there ([`CallEdge::outer_total`]), so the
 //! inclusive cost KCachegrind and `callgrind_annotate --inclusive=yes` compute
 //! by adding incoming call costs is the method's total, recursion counted once
@@ -14,6 +16,7 @@
 //! the entry point whose inclusive cost is the grand total.
 //!
 //! [`CallEdge::outer_total`]: crate::CallEdge::outer_total
+//! [`CallEdge::line`]: crate::CallEdge::line
 //!
 //! Format reference: the "Callgrind Format Specification" of the Valgrind manual.
 
@@ -129,7 +132,7 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
             writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
             writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
             writeln!(w, "calls={} {}", e.calls, line_of(e.callee.index()))?;
-            writeln!(w, "{} {}", line_of(m), e.outer_total)?;
+            writeln!(w, "{} {}", e.line.unwrap_or(line_of(m)), e.outer_total)?;
         }
     }
     writeln!(w)?;

@@ -7,7 +7,7 @@
 //!
 //! Contract: the page is valid HTML5 (escaped text everywhere); the tree
 //! obeys the same cutoff and depth limit as the text tree; the flame graph is
-//! [`flamegraph::to_string`](super::flamegraph::to_string) without its XML
+//! [`flamegraph::to_string`] without its XML
 //! declaration.
 
 use std::fmt::Write as _;

@@ -293,6 +293,12 @@ impl Vm {
                 depth,
                 process: self.procs.current,
                 sends: self.obs.sends,
+                call_line: self
+                    .running
+                    .frames
+                    .last()
+                    .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
+                    .unwrap_or(0),
             };
             self.obs.enter(ev);
         }

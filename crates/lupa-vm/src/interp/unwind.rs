@@ -50,6 +50,7 @@ impl Vm {
             depth: self.running.frames.len(),
             process: self.procs.current,
             sends: self.obs.sends,
+            call_line: 0,
         }
     }
 
