@@ -264,4 +264,16 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn snapshot() {
+        let options = ReportOptions {
+            command: "lupa count Main".into(),
+            ..ReportOptions::default()
+        };
+        let mut buf = Vec::new();
+        write(&sample_profile(), &options, &mut buf).expect("write");
+        let text = String::from_utf8_lossy(&buf).replace(env!("CARGO_PKG_VERSION"), "<version>");
+        insta::assert_snapshot!(text);
+    }
 }
