@@ -669,6 +669,30 @@ fn html_and_svg_reports_open_in_chromium() {
             "{file}: console error:\n{log}"
         );
     }
+    // Interaction: a click zooms a frame to the full width and hides the
+    // frames outside it; a search reports the share of the matched frames.
+    let svg = std::fs::read_to_string(dir.path().join("p.svg")).expect("svg");
+    let svg = svg.split_once("?>").map(|(_, s)| s).unwrap_or(&svg);
+    let probe = format!(
+        "<!DOCTYPE html><html><body>{svg}<script>\
+         var g = [].slice.call(document.querySelectorAll('g.f')).filter(function (x) {{ return x.getAttribute('data-n') === 'Counted>>fib:'; }})[0];\
+         var before = +g.querySelector('rect').getAttribute('width');\
+         g.dispatchEvent(new MouseEvent('click', {{ bubbles: true }}));\
+         var after = +g.querySelector('rect').getAttribute('width');\
+         var hidden = [].slice.call(document.querySelectorAll('g.f')).filter(function (x) {{ return x.style.display === 'none'; }}).length;\
+         window.prompt = function () {{ return 'fib'; }};\
+         document.getElementById('search').dispatchEvent(new MouseEvent('click', {{ bubbles: true }}));\
+         document.body.setAttribute('data-result', (after > before) + '|' + (hidden > 0) + '|' + document.getElementById('matched').textContent);\
+         </script></body></html>"
+    );
+    std::fs::write(dir.path().join("probe.html"), probe).expect("probe page");
+    let out = browse(&["--dump-dom"], "probe.html");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("data-result=\"true|true|Matched: "),
+        "zoom or search did not work:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let shot = dir.path().join("shot.png");
     let out = browse(
         &[
