@@ -38,19 +38,18 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
+/// The program generator's random numbers: seeded, so a run repeats.
+struct Rng(rand::rngs::StdRng);
 
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(rand::SeedableRng::seed_from_u64(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        rand::Rng::random(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        rand::Rng::random_range(&mut self.0, 0..n)
     }
     fn pick<'a>(&mut self, items: &'a [&'a str]) -> &'a str {
         items[self.below(items.len())]
@@ -494,10 +493,10 @@ fn hostile_programs_never_crash_the_vm() {
     let budget = Duration::from_secs(seconds());
     let start = Instant::now();
     let mut generated = 0u64;
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     while start.elapsed() < budget && failures.len() < 5 {
         let program_seed = rng.next();
-        let mut prng = Rng(program_seed);
+        let mut prng = Rng::new(program_seed);
         let n = 4 + prng.below(12);
         let source = program(&mut prng, &prims, n);
         generated += 1;
