@@ -132,5 +132,8 @@ fn decoders_that_report_with_a_message_keep_it() {
 #[test]
 fn wrong_arg_displays_what_was_expected() {
     assert_eq!(Expected::SmallInteger.to_string(), "a SmallInteger");
-    assert_eq!(Expected::Frame.to_string(), "a frame index");
+    assert_eq!(
+        Expected::Frame.to_string(),
+        "a frame (from Context currentFrame or senderOf:)"
+    );
 }
