@@ -349,3 +349,12 @@ fn a_primitive_runs_only_on_instances_of_its_class() {
     );
     assert_error(&r, "copyFor:selector: String>>= is a primitive of String");
 }
+
+#[test]
+fn literal_index_zero_and_negative_are_errors() {
+    for index in ["0", "-1", "4611686018427387903"] {
+        let src = format!("T = ( run = ( (T >> #run) literalAt: {index} ) )\n");
+        let r = run("T", &src, &[]);
+        assert_error(&r, "literalAt: index out of bounds");
+    }
+}

@@ -48,7 +48,11 @@ fn method_copy_for(vm: &mut Vm, args: Args) -> PrimResult {
 fn literal_index(vm: &mut Vm, args: Args) -> Option<(Rc<MethodCode>, usize)> {
     let code = args.method(vm, 0).ok()?;
     let i = args.int(vm, 1).ok()?;
-    (i >= 1 && i as usize <= code.literals.len()).then_some((code, i as usize - 1))
+    // 1-based; checked before subtracting (0 must not compute `0 - 1`).
+    let i = usize::try_from(i)
+        .ok()
+        .filter(|&i| i >= 1 && i <= code.literals.len())?;
+    Some((code, i - 1))
 }
 
 fn method_literal_at(vm: &mut Vm, args: Args) -> PrimResult {
