@@ -11,8 +11,11 @@
 //! - Every program in `fuzz/corpus/` (everything the fuzzer ever found, kept
 //!   after the fix) is replayed first.
 //! - Then programs are generated for `LUPA_FUZZ_SECONDS` seconds (default 20;
-//!   CI sets 120; `LUPA_FUZZ_SECONDS=3600` for a long local run) from
-//!   `LUPA_FUZZ_SEED` (default: the clock; printed, so a run can be repeated).
+//!   `LUPA_FUZZ_SECONDS=3600` for a long local run), at most
+//!   `LUPA_FUZZ_PROGRAMS` of them, from `LUPA_FUZZ_SEED` (default: the clock;
+//!   printed, so a run can be repeated). CI fixes the seed and the number of
+//!   programs, so that it runs the same programs every time (never flaky);
+//!   the long local runs explore new seeds.
 //! - A finding is written to `fuzz/findings/<seed>.som` (with the run's output
 //!   in a comment) and fails the test; once fixed, move it to `fuzz/corpus/`.
 
@@ -494,7 +497,11 @@ fn hostile_programs_never_crash_the_vm() {
     let start = Instant::now();
     let mut generated = 0u64;
     let mut rng = Rng::new(seed);
-    while start.elapsed() < budget && failures.len() < 5 {
+    let max_programs: u64 = std::env::var("LUPA_FUZZ_PROGRAMS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(u64::MAX);
+    while start.elapsed() < budget && generated < max_programs && failures.len() < 5 {
         let program_seed = rng.next();
         let mut prng = Rng::new(program_seed);
         let n = 4 + prng.below(12);
