@@ -818,3 +818,17 @@ fn callgrind_costs_calls_on_the_line_of_the_send() {
     assert_eq!(after("Lines>>a"), "3", "{body}");
     assert_eq!(after("Lines>>b"), "4", "{body}");
 }
+
+/// Starting and stopping a profiler from Smalltalk changes the interpreter's
+/// observation mode at the next safepoint, through the scheduler's pending
+/// flag: a process that is merely ready must not run because of it.
+#[test]
+fn a_profiler_started_from_smalltalk_switches_no_process() {
+    let dir = classes(&[(
+        "Sw.som",
+        "Sw = (\n    run = (\n        [ 'forked' println ] fork.\n        (Compteur profile: [ 3 + 4 ]) size > 0 ifTrue: [ 'profiled' println ].\n        'main' println.\n        Processor yield.\n        'end' println\n    )\n)\n",
+    )]);
+    let r = lupa_in(dir.path(), &["run", "-cp", ".", "Sw"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "profiled\nmain\nforked\nend\n");
+}

@@ -153,6 +153,13 @@ pub struct MethodInfo {
     /// Line of the method's definition in `file`, if known (1-based).
     #[serde(default)]
     pub line: Option<u32>,
+    /// The method's self value split by source line, `(line, value)` in line
+    /// order, when the profiler knows where in the method its own cost arose
+    /// (Compteur: the line of each executed send). Empty when unknown. Summed
+    /// over lines it is at most the method's self value summed over its
+    /// contexts; exports put any rest on the definition line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub line_costs: Vec<(u32, u64)>,
 }
 
 impl MethodInfo {
@@ -167,6 +174,7 @@ impl MethodInfo {
             category: String::new(),
             file: None,
             line: None,
+            line_costs: Vec::new(),
         }
     }
 
@@ -179,6 +187,7 @@ impl MethodInfo {
             category: String::new(),
             file: None,
             line: None,
+            line_costs: Vec::new(),
         }
     }
 

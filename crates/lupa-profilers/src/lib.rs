@@ -44,6 +44,7 @@ mod context_tree;
 pub mod measure;
 pub mod mode;
 pub mod naming;
+mod site_lines;
 pub mod smalltalk;
 pub mod sources;
 

@@ -22,7 +22,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProfileMode {
     /// Compteur (Bergel, ECOOP 2011): every executed message send is charged to
-    /// the activation that executed it. Deterministic for a given hash seed.
+    /// the activation that executed it, and counted at its source line (the
+    /// profile's per-line self costs). Deterministic for a given hash seed.
     Compteur,
     /// Exact wall-clock timing: elapsed nanoseconds measured at every enter and
     /// exit (MessageTally-like, without sampling); the time-based reference of
@@ -45,7 +46,10 @@ impl ProfileMode {
     /// Start profiling `vm` now.
     pub fn start(self, vm: &mut Vm) -> RunningProfiler {
         let clock = match self {
-            ProfileMode::Compteur => Clock::Sends,
+            ProfileMode::Compteur => {
+                vm.start_site_counts();
+                Clock::Sends
+            }
             ProfileMode::Timing => Clock::Time(Instant::now()),
         };
         RunningProfiler {
@@ -123,6 +127,10 @@ impl RunningProfiler {
     /// sends executed meanwhile (not in a Compteur profile: they are not sends).
     fn finish_counting_inlined(self, vm: &mut Vm) -> (Profile, u64) {
         let procs = ContextTrees::take(vm, &self.trees);
+        let sites = match self.mode {
+            ProfileMode::Compteur => vm.take_site_counts(),
+            ProfileMode::Timing => Vec::new(),
+        };
         let inlined = vm.obs.inlined - self.inlined_before;
         let mut merged: Option<Profile> = None;
         for (p, mut prof) in procs {
@@ -135,7 +143,8 @@ impl RunningProfiler {
                 }
             });
         }
-        let profile = merged.unwrap_or_else(|| Profile::new(self.metric_clock.metric()));
+        let mut profile = merged.unwrap_or_else(|| Profile::new(self.metric_clock.metric()));
+        crate::site_lines::attach(vm, &sites, &mut profile);
         (profile, inlined)
     }
 }

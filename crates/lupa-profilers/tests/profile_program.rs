@@ -81,3 +81,59 @@ fn measure_one_run() {
     assert!(m.sends > 0);
     assert!(measure(options(&dir), &["Nope".to_string()], Capture::None).is_err());
 }
+
+const LINES: &str = "Lines = (
+    run = (
+        | s p |
+        s := 0.
+        1 to: 10 do: [:i |
+            s := s + (self twice: i)].
+        s := s + (self perform: #twice: with: 3).
+        p := [ s := s + 1. s := s + 2 ] fork.
+        Processor yield.
+        ^ s printString
+    )
+    twice: x = ( ^ x * 2 )
+)
+";
+
+/// Compteur counts each send at its line: the line costs of every method add
+/// up to its self value (over processes, perform:, blocks and fast paths),
+/// and the lines of one method are exactly where its sends are written.
+#[test]
+fn compteur_counts_sends_by_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("Lines.som"), LINES).expect("write Lines.som");
+    let mut vm = Vm::new(options(&dir)).expect("vm");
+    vm.load_class_by_name("Lines").expect("Lines");
+    let run = ProfileMode::Compteur.run_main(&mut vm, &["Lines".to_string()]);
+    assert_eq!(run.result.expect("run"), 0);
+    let p = &run.profile;
+    let stats = p.method_stats();
+    for (m, info) in p.methods.iter().enumerate() {
+        if info.is_synthetic_root() || info.class.is_empty() {
+            continue;
+        }
+        let by_line: u64 = info.line_costs.iter().map(|&(_, v)| v).sum();
+        assert_eq!(
+            by_line, stats[m].self_value,
+            "{}: {:?}",
+            info.name, info.line_costs
+        );
+    }
+    let run_m = p.method_index("Lines>>run").expect("run");
+    // Line 6 (the inlined loop's body), ten times: + and twice:; 7: + and
+    // perform:with:; 8: fork; 9: yield; 10: printString.
+    assert_eq!(
+        p.methods[run_m.index()].line_costs,
+        [(6, 20), (7, 2), (8, 1), (9, 1), (10, 1)]
+    );
+    let forked = p
+        .methods
+        .iter()
+        .find(|m| m.name.contains("in Lines>>run"))
+        .expect("the forked block");
+    assert_eq!(forked.line_costs, [(8, 2)]);
+    let twice = p.method_index("Lines>>twice:").expect("twice:");
+    assert_eq!(p.methods[twice.index()].line_costs, [(12, 11)]);
+}

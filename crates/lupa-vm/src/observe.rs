@@ -13,7 +13,8 @@
 //! plain increments of a field the interpreter already has in cache, the hooks
 //! are behind one predictable branch (`hooks_on`), and the sampling register is
 //! written (one relaxed atomic store) only while a sampler is attached — behind
-//! one predictable branch (`sampling`) otherwise. What the register holds today
+//! one predictable branch (`per_send`, which also serves counting sends per
+//! site) otherwise. What the register holds today
 //! and how the sampler will grow it (a state block, stack requests honoured at
 //! safepoints) is written down once, in ARCHITECTURE.md, "The sampling decision".
 
@@ -76,9 +77,8 @@ pub trait GcHooks {
 /// What a sampler can read at any time from another thread.
 #[derive(Debug, Default)]
 pub struct SampleRegister {
-    /// `method id << 32 | pc` of the last send instruction that went through a
-    /// lookup (`Send`, `SuperSend`, an `Op::Special` whose fast path did not
-    /// apply), written only while a sampler is attached.
+    /// `method id << 32 | pc` of the last executed send instruction (`pc` is
+    /// the index after it), written only while a sampler is attached.
     pub last: AtomicU64,
 }
 
@@ -103,8 +103,14 @@ pub struct Observation {
     /// The sampling register (shared with sampler threads). Written at every send
     /// while a sampler is attached ([`Observation::attach_sampler`]).
     pub sample: Arc<SampleRegister>,
-    /// Is a sampler attached? (Then every send writes the sampling register.)
-    pub sampling: bool,
+    /// Does every send call [`Observation::on_send`]? True while a sampler is
+    /// attached or sends are counted per site: the one branch the interpreter
+    /// tests at each send for both.
+    pub per_send: bool,
+    sampler_attached: bool,
+    /// Sends per send site, indexed by method id then instruction index
+    /// (grown on demand), while counting ([`Observation::start_site_counts`]).
+    sites: Option<Vec<Vec<u64>>>,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
     gc_hooks: Option<Box<dyn GcHooks>>,
@@ -113,14 +119,42 @@ pub struct Observation {
 impl Observation {
     /// Attach a sampler: from now on every send records its method and pc in the
     /// sampling register, which the returned handle reads from any thread.
-    pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
-        self.sampling = true;
+    pub(crate) fn attach_sampler(&mut self) -> Arc<SampleRegister> {
+        self.sampler_attached = true;
+        self.per_send = true;
         self.sample.clone()
     }
 
     /// Stop writing the sampling register.
-    pub fn detach_sampler(&mut self) {
-        self.sampling = false;
+    pub(crate) fn detach_sampler(&mut self) {
+        self.sampler_attached = false;
+        self.per_send = self.sites.is_some();
+    }
+
+    /// Count every send from now on by its site: the method and the index of
+    /// the send instruction that executed it (for a `perform:` or
+    /// `invokeOn:with:`, the instruction that called the primitive). Restarts
+    /// the counts when already counting.
+    pub(crate) fn start_site_counts(&mut self) {
+        self.sites = Some(Vec::new());
+        self.per_send = true;
+    }
+
+    /// Stop counting sends by site and answer the counts: `(method id,
+    /// instruction index, sends)`, in no particular order (empty when not
+    /// counting). Every counted send is in exactly one site.
+    pub(crate) fn take_site_counts(&mut self) -> Vec<(u32, u32, u64)> {
+        self.per_send = self.sampler_attached;
+        let sites = self.sites.take().unwrap_or_default();
+        let mut out = Vec::new();
+        for (method, counts) in sites.into_iter().enumerate() {
+            for (index, n) in counts.into_iter().enumerate() {
+                if n > 0 {
+                    out.push((method as u32, index as u32, n));
+                }
+            }
+        }
+        out
     }
 
     /// Install activation hooks (replacing any).
@@ -177,11 +211,72 @@ impl Observation {
         }
     }
 
-    #[inline(always)]
-    pub(crate) fn sample(&self, method: u32, pc: usize) {
-        self.sample.last.store(
-            ((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF),
-            Ordering::Relaxed,
-        );
+    /// A send is executed by the instruction before `pc` of `method` (called
+    /// only while [`per_send`](Self::per_send); kept out of line so the
+    /// interpreter's send paths stay small).
+    #[inline(never)]
+    pub(crate) fn on_send(&mut self, method: u32, pc: usize) {
+        if self.sampler_attached {
+            self.sample.last.store(
+                ((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF),
+                Ordering::Relaxed,
+            );
+        }
+        if let Some(sites) = self.sites.as_mut() {
+            let (m, i) = (method as usize, pc.saturating_sub(1));
+            if sites.len() <= m {
+                sites.resize_with(m + 1, Vec::new);
+            }
+            let counts = &mut sites[m];
+            if counts.len() <= i {
+                counts.resize(i + 1, 0);
+            }
+            counts[i] += 1;
+        }
+    }
+}
+
+/// Switching per-send observation on and off. The interpreter runs one of two
+/// loops depending on [`Observation::per_send`]; these methods change it and
+/// ask for a safepoint ([`Vm::observation_changed`]), where the running loop
+/// hands over to the other, so neither loop tests the mode at every send.
+impl crate::vm::Vm {
+    /// Attach a sampler: from now on every send records its method and pc in
+    /// the sampling register, which the returned handle reads from any thread.
+    pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
+        let r = self.obs.attach_sampler();
+        self.observation_changed();
+        r
+    }
+
+    /// Stop writing the sampling register.
+    pub fn detach_sampler(&mut self) {
+        self.obs.detach_sampler();
+        self.observation_changed();
+    }
+
+    /// Count every send from now on by its site: the method and the index of
+    /// the send instruction that executed it (for a `perform:` or
+    /// `invokeOn:with:`, the instruction that called the primitive). Restarts
+    /// the counts when already counting.
+    pub fn start_site_counts(&mut self) {
+        self.obs.start_site_counts();
+        self.observation_changed();
+    }
+
+    /// Stop counting sends by site and answer the counts: `(method id,
+    /// instruction index, sends)`, in no particular order (empty when not
+    /// counting). Every send counted meanwhile is in exactly one site.
+    pub fn take_site_counts(&mut self) -> Vec<(u32, u32, u64)> {
+        let counts = self.obs.take_site_counts();
+        self.observation_changed();
+        counts
+    }
+
+    /// The observation mode changed: the interpreter looks at it at its next
+    /// safepoint (through the scheduler's pending flag, which it tests there
+    /// anyway; with the running process still `Running`, no switch happens).
+    pub(crate) fn observation_changed(&mut self) {
+        self.procs.switch_pending = true;
     }
 }

@@ -68,7 +68,10 @@ pub struct Scheduler {
     pub ready: VecDeque<usize>,
     /// Semaphores.
     pub sems: Vec<Sem>,
-    /// A switch to the front of the ready queue is due at the next safepoint.
+    /// The next safepoint must look at the scheduler: a switch to the front of
+    /// the ready queue is due (the running process is no longer `Running`), or
+    /// the observation mode changed ([`Vm::observation_changed`]; then the
+    /// running process stays `Running` and keeps running).
     pub switch_pending: bool,
 }
 
@@ -212,7 +215,7 @@ impl Vm {
     pub(crate) fn run_first(&mut self, p: usize) {
         self.procs.procs[p].status = Status::Ready;
         let cur = self.procs.current;
-        if !self.procs.switch_pending && self.procs.procs[cur].status == Status::Running {
+        if self.procs.procs[cur].status == Status::Running {
             self.procs.procs[cur].status = Status::Ready;
             self.procs.ready.push_front(cur);
         }
@@ -260,6 +263,10 @@ impl Vm {
     #[inline(never)]
     pub(crate) fn switch_process(&mut self) -> Result<(), VmError> {
         self.procs.switch_pending = false;
+        if self.procs.procs.get(self.procs.current).map(|p| p.status) == Some(Status::Running) {
+            // No switch was asked for: only the observation mode changed.
+            return Ok(());
+        }
         let Some(next) = self.procs.ready.pop_front() else {
             return Ok(());
         };

@@ -65,6 +65,13 @@ impl Vm {
         })
     }
 
+    /// The source line of instruction `index` of the method or block `id`
+    /// (`None` for an unknown id).
+    pub fn line_of(&self, id: u32, index: u32) -> Option<u32> {
+        let code = self.methods.get(id as usize)?;
+        Some(code.line_of(index as usize))
+    }
+
     /// The index of the running process (0 is the main process), as activation
     /// events report it.
     pub fn current_process(&self) -> usize {

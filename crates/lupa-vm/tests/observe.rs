@@ -137,7 +137,7 @@ fn send_counter_is_exact_and_resettable() {
 #[test]
 fn sampling_register_is_readable_from_another_thread() {
     let (mut vm, _) = vm_with_probe();
-    let reg = vm.obs.attach_sampler();
+    let reg = vm.attach_sampler();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop2 = stop.clone();
     let sampler = std::thread::spawn(move || {

@@ -3,8 +3,10 @@
 //!
 //! One event (the profile's metric, e.g. `events: Sends`). Each method is a
 //! function (`fn=`) in its source file (`fl=`, `???` when unknown) at its
-//! definition line (`positions: line`, 0 when unknown). Its cost line is its self
-//! value; each callee gets a `cfl=`/`cfn=`/`calls=` block whose cost line is the
+//! definition line (`positions: line`, 0 when unknown). Its self value is
+//! written on the lines where it arose when the profile knows them
+//! ([`MethodInfo::line_costs`]: Compteur's sends at the line of each send), on
+//! the definition line otherwise; each callee gets a `cfl=`/`cfn=`/`calls=` block whose cost line is the
 //! inclusive value of those calls, on the line of the send that made them when
 //! the profiler recorded it ([`CallEdge::line`]; otherwise the caller's first
 //! line), so annotated sources show the cost of each send where it is written. Recursion: a call nested in an activation of
@@ -16,6 +18,7 @@
 //! the entry point whose inclusive cost is the grand total.
 //!
 //! [`CallEdge::outer_total`]: crate::CallEdge::outer_total
+//! [`MethodInfo::line_costs`]: crate::MethodInfo::line_costs
 //! [`CallEdge::line`]: crate::CallEdge::line
 //!
 //! Format reference: the "Callgrind Format Specification" of the Valgrind manual.
@@ -114,7 +117,7 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
         writeln!(w)?;
         writeln!(w, "fl={}", files.get(file_of(m)))?;
         writeln!(w, "fn={}", fns.get(&info.name))?;
-        writeln!(w, "{} {}", line_of(m), stats[m].self_value)?;
+        write_self_costs(w, info, line_of(m), stats[m].self_value)?;
         let mut mine = std::mem::take(&mut out_edges[m]);
         mine.sort_by(|&a, &b| {
             let (ea, eb) = (&edges[a], &edges[b]);
@@ -140,6 +143,40 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
     Ok(())
 }
 
+/// A function's self cost lines: on the lines where it arose when the profile
+/// knows them ([`MethodInfo::line_costs`]), the rest (all of it otherwise) on
+/// the definition line `def`. The lines are in ascending order, as the format's
+/// relative positions read best; the sum is always `self_value`.
+///
+/// [`MethodInfo::line_costs`]: crate::MethodInfo::line_costs
+fn write_self_costs<W: Write>(
+    w: &mut W,
+    info: &crate::MethodInfo,
+    def: u32,
+    self_value: u64,
+) -> io::Result<()> {
+    let mut lines: Vec<(u32, u64)> = Vec::with_capacity(info.line_costs.len() + 1);
+    let mut left = self_value;
+    for &(line, cost) in &info.line_costs {
+        let cost = cost.min(left);
+        left -= cost;
+        if cost > 0 {
+            lines.push((line, cost));
+        }
+    }
+    if left > 0 || lines.is_empty() {
+        match lines.iter_mut().find(|(l, _)| *l == def) {
+            Some(entry) => entry.1 += left,
+            None => lines.push((def, left)),
+        }
+    }
+    lines.sort_by_key(|&(l, _)| l);
+    for (line, cost) in lines {
+        writeln!(w, "{line} {cost}")?;
+    }
+    Ok(())
+}
+
 /// [`write()`] into a string.
 pub fn to_string(profile: &Profile, options: &CallgrindOptions) -> String {
     let mut buf = Vec::new();
@@ -162,6 +199,28 @@ mod tests {
     #[test]
     fn snapshot() {
         insta::assert_snapshot!(to_string(&sample_profile(), &options()));
+    }
+
+    /// The self value of a method with line costs is written on those lines, in
+    /// line order; what they do not cover goes on the definition line, and
+    /// they never add up to more than the self value.
+    #[test]
+    fn self_costs_by_line() {
+        let info = |costs: Vec<(u32, u64)>| crate::MethodInfo {
+            line_costs: costs,
+            ..crate::MethodInfo::new("T", "m")
+        };
+        let lines = |costs: Vec<(u32, u64)>, self_value: u64| {
+            let mut buf = Vec::new();
+            write_self_costs(&mut buf, &info(costs), 3, self_value).expect("vec");
+            String::from_utf8(buf).expect("utf-8")
+        };
+        assert_eq!(lines(vec![], 7), "3 7\n");
+        assert_eq!(lines(vec![(9, 2), (5, 4)], 6), "5 4\n9 2\n");
+        assert_eq!(lines(vec![(5, 4)], 6), "3 2\n5 4\n");
+        assert_eq!(lines(vec![(3, 1), (5, 4)], 6), "3 2\n5 4\n");
+        assert_eq!(lines(vec![(5, 4), (9, 5)], 6), "5 4\n9 2\n");
+        assert_eq!(lines(vec![], 0), "3 0\n");
     }
 
     /// Run valgrind's `callgrind_annotate` on the file when it is installed.

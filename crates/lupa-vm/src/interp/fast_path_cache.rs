@@ -62,12 +62,17 @@ impl FastPathCache {
 
 impl Vm {
     /// `isNil`/`notNil` may take the fast path for class `c`: neither is overridden
-    /// below Object.
+    /// below Object. (The hit is inlined into the interpreter loop; the check of
+    /// a class not seen in this epoch is out of line.)
+    #[inline(always)]
     pub(super) fn fast_nil_test_ok(&mut self, c: u32) -> bool {
         let epoch = self.classes.epoch();
-        if self.fast_paths.holds(FastPath::NilTest, c, epoch) {
-            return true;
-        }
+        self.fast_paths.holds(FastPath::NilTest, c, epoch) || self.fast_nil_test_miss(c, epoch)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fast_nil_test_miss(&mut self, c: u32, epoch: u32) -> bool {
         let (isnil, notnil) = (self.sym_cache.is_nil, self.sym_cache.not_nil);
         let ok = self.method_holder(c, isnil, false) == Some(cls::OBJECT)
             && self.method_holder(c, notnil, false) == Some(cls::OBJECT);
@@ -78,12 +83,15 @@ impl Vm {
     }
 
     /// `==` may take the fast path for class `c`: it inherits Object's primitive.
-    #[inline]
+    #[inline(always)]
     pub(super) fn default_identity_ok(&mut self, c: u32) -> bool {
         let epoch = self.classes.epoch();
-        if self.fast_paths.holds(FastPath::Identity, c, epoch) {
-            return true;
-        }
+        self.fast_paths.holds(FastPath::Identity, c, epoch) || self.default_identity_miss(c, epoch)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn default_identity_miss(&mut self, c: u32, epoch: u32) -> bool {
         let sel = self.sym_cache.identical;
         let ok = self.method_holder(c, sel, true) == Some(cls::OBJECT);
         if ok {
@@ -93,14 +101,17 @@ impl Vm {
     }
 
     /// Is `String>>=` the native primitive (not overridden by the class library)?
+    #[inline(always)]
     pub(super) fn string_eq_is_primitive(&mut self) -> bool {
         let epoch = self.classes.epoch();
-        if self
-            .fast_paths
+        self.fast_paths
             .holds(FastPath::StringEq, cls::STRING, epoch)
-        {
-            return true;
-        }
+            || self.string_eq_miss(epoch)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn string_eq_miss(&mut self, epoch: u32) -> bool {
         let sel = self.sym_cache.equal;
         let ok = self.method_holder(cls::STRING, sel, true) == Some(cls::STRING);
         if ok {

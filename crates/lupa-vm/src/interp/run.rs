@@ -39,7 +39,40 @@ impl Vm {
     }
 
     /// Run until the frame stack of process `entry_proc` is back to `base` frames.
+    ///
+    /// The loop exists twice ([`Vm::interpret_in`]): without per-send
+    /// observation, where a send costs nothing beyond the send counter, and
+    /// with it ([`Observation::per_send`]: a sampler attached, sends counted by
+    /// site), where every send, fast paths included, calls
+    /// [`Observation::on_send`]. A change of mode takes effect at the next
+    /// safepoint, where the running loop hands over to the other one: the
+    /// mode is changed only through the `Vm` methods that ask for that
+    /// safepoint ([`Vm::observation_changed`]), so the loops test nothing more
+    /// than they did.
+    ///
+    /// [`Observation::per_send`]: crate::observe::Observation::per_send
+    /// [`Observation::on_send`]: crate::observe::Observation
     pub(crate) fn interpret(&mut self, base: usize, entry_proc: usize) -> Result<(), VmError> {
+        loop {
+            let finished = if OBSERVE && self.obs.per_send {
+                self.interpret_in::<true>(base, entry_proc)?
+            } else {
+                self.interpret_in::<false>(base, entry_proc)?
+            };
+            if finished {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The dispatch loop with per-send observation on (`PER_SEND`) or off:
+    /// answers true when the entry process is back to `base` frames, false when
+    /// the observation mode changed (at a safepoint; run the other loop).
+    fn interpret_in<const PER_SEND: bool>(
+        &mut self,
+        base: usize,
+        entry_proc: usize,
+    ) -> Result<bool, VmError> {
         'frame: loop {
             // ---- safepoint ----
             if self.heap.needs_gc() {
@@ -58,7 +91,7 @@ impl Vm {
                 }
             }
             if self.procs.current == entry_proc && self.running.frames.len() <= base {
-                return Ok(());
+                return Ok(true);
             }
             if self.running.frames.is_empty() {
                 // A process other than the entry one has finished.
@@ -66,6 +99,11 @@ impl Vm {
                 continue 'frame;
             }
             if self.procs.switch_pending {
+                if OBSERVE && self.obs.per_send != PER_SEND {
+                    // The mode changed (Vm::observation_changed): the other loop
+                    // takes over at this safepoint and looks at the scheduler.
+                    return Ok(false);
+                }
                 self.switch_process()?;
                 continue 'frame;
             }
@@ -184,14 +222,14 @@ impl Vm {
                     }
                     Op::Send { sel, argc, site } => {
                         self.save_pc(pc);
-                        self.note_send(code.id, pc);
+                        self.note_send::<PER_SEND>(code.id, pc);
                         let id = code.sel_ids[sel as usize].get();
                         self.dispatch(id, argc as usize, Some((&code, site as usize)))?;
                         continue 'frame;
                     }
                     Op::SuperSend { sel, argc, site: _ } => {
                         self.save_pc(pc);
-                        self.note_send(code.id, pc);
+                        self.note_send::<PER_SEND>(code.id, pc);
                         let id = code.sel_ids[sel as usize].get();
                         // No superclass: class index 0 has no methods, so doesNotUnderstand.
                         let start = self.classes[code.holder.get() as usize]
@@ -201,16 +239,11 @@ impl Vm {
                         continue 'frame;
                     }
                     Op::Special { op, sel, site } => {
-                        if OBSERVE {
-                            self.obs.sends += 1;
-                        }
+                        self.note_send::<PER_SEND>(code.id, pc);
                         if self.special(op)? {
                             continue;
                         }
                         self.save_pc(pc);
-                        if OBSERVE && self.obs.sampling {
-                            self.obs.sample(code.id, pc);
-                        }
                         let id = code.sel_ids[sel as usize].get();
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
@@ -367,14 +400,32 @@ impl Vm {
         }
     }
 
-    /// Observation at a send: count it and, while a sampler is attached, record
-    /// the method and pc in the sampling register.
+    /// Observation at a send executed by the instruction before `pc` of
+    /// `method`: count it and, while a sampler is attached or sends are counted
+    /// by site, tell the observation ([`Observation::on_send`]).
+    ///
+    /// [`Observation::on_send`]: crate::observe::Observation
     #[inline(always)]
-    pub(super) fn note_send(&mut self, method: u32, pc: usize) {
+    pub(super) fn note_send<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
         if OBSERVE {
             self.obs.sends += 1;
-            if self.obs.sampling {
-                self.obs.sample(method, pc);
+            if PER_SEND {
+                self.obs.on_send(method, pc);
+            }
+        }
+    }
+
+    /// Observation of a send made by a primitive (`perform:`, `invokeOn:with:`)
+    /// on behalf of the instruction that called it: counted at that
+    /// instruction's site.
+    #[inline]
+    pub(crate) fn note_prim_send(&mut self) {
+        if OBSERVE {
+            self.obs.sends += 1;
+            if self.obs.per_send
+                && let Some(f) = self.running.frames.last()
+            {
+                self.obs.on_send(f.code.id, f.pc);
             }
         }
     }

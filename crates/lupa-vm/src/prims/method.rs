@@ -90,9 +90,7 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
     vm.running.stack.truncate(n);
     vm.running.stack.push(recv);
     vm.running.stack.extend_from_slice(&arguments);
-    if crate::interp::OBSERVE {
-        vm.obs.sends += 1;
-    }
+    vm.note_prim_send();
     vm.invoke(code, arguments.len())
         .map_err(PrimFailure::Abort)?;
     Ok(Done)

@@ -47,9 +47,7 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
     vm.running.stack.truncate(n);
     vm.running.stack.push(recv);
     vm.running.stack.extend_from_slice(&arguments);
-    if crate::interp::OBSERVE {
-        vm.obs.sends += 1;
-    }
+    vm.note_prim_send();
     vm.dispatch_in(start_class, id, arguments.len(), None)
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
