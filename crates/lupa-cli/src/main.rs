@@ -55,6 +55,12 @@ enum Command {
     /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
     Count(CountArgs),
+    /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
+    /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
+    /// scavenge, a full GC, a process switch), weighted by the VM thread's CPU time. Prints where
+    /// the time went by VM state, a ranking and a call tree, or writes a report file.
+    #[command(after_help = EXIT_CODES)]
+    Profile(ProfileArgs),
     /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
     /// times, measure wall time and sends, and fit the message rate with its confidence interval.
     #[command(after_help = EXIT_CODES)]
@@ -142,14 +148,11 @@ struct RunArgs {
     args: Vec<String>,
 }
 
+/// What part of a profile a profiler command reports.
 #[derive(Args, Debug)]
-struct CountArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    #[command(flatten)]
-    report: ReportArgs,
+struct ViewArgs {
     /// Report only methods of these packages (class directories, e.g. Benchmarks/Richards);
-    /// their counts still include the sends they cause in other packages.
+    /// their values still include what they cause in other packages.
     #[arg(long = "package", value_name = "PACKAGE")]
     packages: Vec<String>,
     /// Report only methods of these classes (same folding as --package).
@@ -162,12 +165,52 @@ struct CountArgs {
     /// (deeper contexts are summarised in one line); 0 for no limit.
     #[arg(long, default_value_t = lupa_prof::report::DEFAULT_TREE_DEPTH)]
     depth: usize,
-    /// Tree: leave out subtrees below this percentage of all sends.
+    /// Tree: leave out subtrees below this percentage of the total.
     #[arg(long, default_value_t = 1.0)]
     cutoff: f64,
+}
+
+#[derive(Args, Debug)]
+struct CountArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    #[command(flatten)]
+    report: ReportArgs,
+    #[command(flatten)]
+    view: ViewArgs,
     /// Calibration used to estimate time from the count (see `lupa calibrate`).
     #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
     calibration: PathBuf,
+    /// The class to run.
+    class: String,
+    /// Arguments passed to `run:`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct ProfileArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    #[command(flatten)]
+    report: ReportArgs,
+    /// Mean sampling rate in Hz (intervals are jittered uniformly in 0.5..1.5 of the mean).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=i64::from(lupa_profilers::sampler::MAX_RATE_HZ)))]
+    rate: u32,
+    /// The clock that weighs each sample: cpu (the VM thread's CPU time since the previous
+    /// sample; the same program gives the same profile on a loaded machine) or wall (time spent
+    /// descheduled shows too).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall"])]
+    clock: String,
+    /// Seed of the interval jitter (printed in the report).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Deterministic mode: no sampler thread; the interpreter samples its stack every N message
+    /// sends, each sample weighing 1 (the same samples on every run).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    #[command(flatten)]
+    view: ViewArgs,
     /// The class to run.
     class: String,
     /// Arguments passed to `run:`.
@@ -416,15 +459,68 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     use lupa_profilers::{ProfileMode, compteur};
     let dest = a.report.prepare(vm, &a.class)?;
     vm.load_class_by_name(&a.class)?;
-    let mut args = vec![a.class.clone()];
-    args.extend(a.args.iter().cloned());
+    let args = program_args(&a.class, &a.args);
     let run = ProfileMode::Compteur.run_main(vm, &args);
     let code = run.result?;
-    let mut profile = compteur::keep_only(run.profile, &a.packages, &a.classes);
+    let profile = compteur::keep_only(run.profile, &a.view.packages, &a.view.classes);
+    let command = format!("lupa count {}", args.join(" "));
+    let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
+    let estimate = compteur::estimate(profile.grand_total(), &a.calibration);
+    write_profile(
+        vm, &a.report, &dest, profile, command, header, &a.view, estimate,
+    )?;
+    Ok(code)
+}
+
+fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
+    use lupa_profilers::sampler::{self, RunningSampler, SamplerConfig};
+    let config = SamplerConfig {
+        rate_hz: a.rate,
+        clock: a.clock.parse().map_err(VmError::Fatal)?,
+        seed: a.seed,
+        every: a.every,
+    };
+    let dest = a.report.prepare(vm, &a.class)?;
+    vm.load_class_by_name(&a.class)?;
+    let args = program_args(&a.class, &a.args);
+    let running = RunningSampler::start(vm, config).map_err(|e| VmError::Fatal(e.to_string()))?;
+    let result = vm.run_main(&args);
+    let sampled = running.finish(vm);
+    let code = result?;
+    let profile =
+        lupa_profilers::compteur::keep_only(sampled.profile, &a.view.packages, &a.view.classes);
+    let command = format!("lupa profile {}", args.join(" "));
+    let header = sampler::header(&profile, &sampled.stats, &command);
+    write_profile(
+        vm, &a.report, &dest, profile, command, header, &a.view, None,
+    )?;
+    Ok(code)
+}
+
+/// `CLASS ARG...` as `run_main` takes them.
+fn program_args(class: &str, args: &[String]) -> Vec<String> {
+    let mut all = vec![class.to_string()];
+    all.extend(args.iter().cloned());
+    all
+}
+
+/// Write a profiler command's report: the header (text formats only), the
+/// bundled sources beside a callgrind file, then the report itself.
+#[allow(clippy::too_many_arguments)]
+fn write_profile(
+    vm: &mut Vm,
+    report: &ReportArgs,
+    dest: &report_args::Destination,
+    mut profile: lupa_prof::Profile,
+    command: String,
+    header: Vec<String>,
+    shape: &ViewArgs,
+    estimate: Option<lupa_prof::report::TimeEstimate>,
+) -> Result<(), VmError> {
     // A callgrind file names its sources for annotation: the bundled ones
     // are written beside it (FILE.sources/) so the tools can open them.
-    if a.report.format.0 == lupa_prof::report::Format::Callgrind
-        && let report_args::Destination::File { path, .. } = &dest
+    if report.format.0 == lupa_prof::report::Format::Callgrind
+        && let report_args::Destination::File { path, .. } = dest
     {
         let mut dir = path.as_os_str().to_owned();
         dir.push(".sources");
@@ -436,25 +532,23 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
                 ))
             })?;
     }
-    let command = format!("lupa count {}", args.join(" "));
     let options = lupa_prof::report::ReportOptions {
-        header: if a.report.format.0.is_terminal_text() {
-            compteur::header(&profile, &command, run.inlined, &a.calibration)
+        header: if report.format.0.is_terminal_text() {
+            header
         } else {
             Vec::new()
         },
         command,
-        top: Some(a.top),
-        cutoff: a.cutoff / 100.0,
-        max_depth: (a.depth > 0).then_some(a.depth),
-        estimate: compteur::estimate(profile.grand_total(), &a.calibration),
-        title: a.report.title.clone(),
-        width: a.report.width,
-        min_width: a.report.min_width,
+        top: Some(shape.top),
+        cutoff: shape.cutoff / 100.0,
+        max_depth: (shape.depth > 0).then_some(shape.depth),
+        estimate,
+        title: report.title.clone(),
+        width: report.width,
+        min_width: report.min_width,
     };
     vm.flush()?;
-    a.report.write(&profile, &options, &dest)?;
-    Ok(code)
+    report.write(&profile, &options, dest)
 }
 
 fn main() -> ExitCode {
@@ -477,22 +571,10 @@ fn main() -> ExitCode {
     // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
     if argv.len() > 1 {
         let first = argv[1].as_str();
-        let known = [
-            "run",
-            "test",
-            "bench",
-            "count",
-            "calibrate",
-            "stability",
-            "proxies-bench",
-            "gc-bench",
-            "help",
-            "-h",
-            "--help",
-            "-V",
-            "--version",
-        ];
-        if !known.contains(&first) {
+        let cmd = <Cli as clap::CommandFactory>::command();
+        let known = cmd.get_subcommands().any(|c| c.get_name() == first)
+            || ["help", "-h", "--help", "-V", "--version"].contains(&first);
+        if !known {
             argv.insert(1, "run".into());
         }
     }
@@ -519,6 +601,7 @@ fn main() -> ExitCode {
         }
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
+        Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
         Command::ProxiesBench(p) => {
             let mut args = vec![
                 format!("runs={}", p.runs.max(1)),

@@ -17,6 +17,7 @@
 //! | [`compteur`] | Compteur's report header and application filter |
 //! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
+//! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
 //!
 //! Library code here never prints and never exits: it answers values and errors.
@@ -34,7 +35,6 @@
 //! assert!(run.profile.method_index("Hello>>run").is_some());
 //! ```
 
-#![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
@@ -44,6 +44,7 @@ mod context_tree;
 pub mod measure;
 pub mod mode;
 pub mod naming;
+pub mod sampler;
 mod site_lines;
 pub mod smalltalk;
 pub mod sources;

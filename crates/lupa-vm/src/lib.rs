@@ -21,6 +21,8 @@
 //! - `prims`: the native primitives, one module per class family;
 //! - [`observe`]: the observation points (send counter, activation and GC hooks,
 //!   sampling register); [`query`]: what a profiler may ask about methods by id;
+//! - [`sampling`]: what the VM publishes for a sampling profiler (state, stack
+//!   requests and copies);
 //! - [`profiling`]: the door through which Smalltalk starts and stops the profilers of
 //!   the profiler layer (`System>>startProfiler:`/`stopProfiler`);
 //! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`, per-suite Rust tests).
@@ -37,6 +39,7 @@ pub mod process;
 pub mod profiling;
 pub mod proxies;
 pub mod query;
+pub mod sampling;
 pub mod sunit;
 mod vm;
 
@@ -48,5 +51,6 @@ pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, Sa
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use profiling::{ProfilerFactory, ProfilerSession};
 pub use query::MethodDescription;
+pub use sampling::{MAX_STACK, StackSample, StateWord, VmState};
 pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Vm, VmError, VmOptions};

@@ -80,9 +80,25 @@ pub struct SampleRegister {
     /// `method id << 32 | pc` of the last executed send instruction (`pc` is
     /// the index after it), written only while a sampler is attached.
     pub last: AtomicU64,
+    /// The VM state word ([`crate::sampling::StateWord`]), written on
+    /// transitions while a sampler is attached.
+    pub state: AtomicU64,
+    /// A stack request: the sampler's sequence number (non-zero), cleared by
+    /// the interpreter when it copies the stack (see [`crate::sampling`]).
+    pub request: AtomicU64,
 }
 
 impl SampleRegister {
+    /// The VM state now.
+    pub fn read_state(&self) -> crate::sampling::StateWord {
+        crate::sampling::StateWord::unpack(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Ask the interpreter for the running stack, tagged `seq` (non-zero).
+    pub fn request_stack(&self, seq: u64) {
+        self.request.store(seq, Ordering::Relaxed);
+    }
+
     /// Decode: (method id, pc).
     pub fn read(&self) -> (u32, u32) {
         let v = self.last.load(Ordering::Relaxed);
@@ -101,9 +117,9 @@ pub struct Observation {
     pub hooks_on: bool,
     hooks: Option<Box<dyn ActivationHooks>>,
     /// The sampling register (shared with sampler threads). Written at every send
-    /// while a sampler is attached ([`Observation::attach_sampler`]).
+    /// while a sampler is attached (`Vm::attach_sampler`).
     pub sample: Arc<SampleRegister>,
-    /// Does every send call [`Observation::on_send`]? True while a sampler is
+    /// Does every send call `Observation::on_send`? True while a sampler is
     /// attached or sends are counted per site: the one branch the interpreter
     /// tests at each send for both.
     pub per_send: bool,
@@ -111,6 +127,12 @@ pub struct Observation {
     /// Sends per send site, indexed by method id then instruction index
     /// (grown on demand), while counting ([`Observation::start_site_counts`]).
     sites: Option<Vec<Vec<u64>>>,
+    /// Deterministic sampling: a sample every this many sends (0: off).
+    every: u64,
+    /// The send count at which the next deterministic sample is due.
+    next_every: u64,
+    /// Stacks copied for samples, oldest first.
+    stacks: Vec<crate::sampling::StackSample>,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
     gc_hooks: Option<Box<dyn GcHooks>>,
@@ -128,7 +150,19 @@ impl Observation {
     /// Stop writing the sampling register.
     pub(crate) fn detach_sampler(&mut self) {
         self.sampler_attached = false;
-        self.per_send = self.sites.is_some();
+        self.sample.request.store(0, Ordering::Relaxed);
+        self.update_per_send();
+    }
+
+    fn update_per_send(&mut self) {
+        self.per_send = self.sampler_attached || self.sites.is_some() || self.every > 0;
+    }
+
+    /// Take a deterministic sample every `n` sends from now on (0: stop).
+    pub(crate) fn sample_every(&mut self, n: u64) {
+        self.every = n;
+        self.next_every = self.sends.saturating_add(n);
+        self.update_per_send();
     }
 
     /// Count every send from now on by its site: the method and the index of
@@ -144,7 +178,6 @@ impl Observation {
     /// instruction index, sends)`, in no particular order (empty when not
     /// counting). Every counted send is in exactly one site.
     pub(crate) fn take_site_counts(&mut self) -> Vec<(u32, u32, u64)> {
-        self.per_send = self.sampler_attached;
         let sites = self.sites.take().unwrap_or_default();
         let mut out = Vec::new();
         for (method, counts) in sites.into_iter().enumerate() {
@@ -154,6 +187,7 @@ impl Observation {
                 }
             }
         }
+        self.update_per_send();
         out
     }
 
@@ -213,14 +247,20 @@ impl Observation {
 
     /// A send is executed by the instruction before `pc` of `method` (called
     /// only while [`per_send`](Self::per_send); kept out of line so the
-    /// interpreter's send paths stay small).
+    /// interpreter's send paths stay small). Answers whether a sample's stack
+    /// is due now (a sampler's request, or the deterministic period).
     #[inline(never)]
-    pub(crate) fn on_send(&mut self, method: u32, pc: usize) {
+    pub(crate) fn on_send(&mut self, method: u32, pc: usize) -> bool {
+        let mut due = false;
         if self.sampler_attached {
             self.sample.last.store(
                 ((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF),
                 Ordering::Relaxed,
             );
+            due = self.sample.request.load(Ordering::Relaxed) != 0;
+        }
+        if self.every > 0 && self.sends >= self.next_every {
+            due = true;
         }
         if let Some(sites) = self.sites.as_mut() {
             let (m, i) = (method as usize, pc.saturating_sub(1));
@@ -233,12 +273,50 @@ impl Observation {
             }
             counts[i] += 1;
         }
+        due
+    }
+
+    /// Publish the VM state (while a sampler is attached).
+    #[inline]
+    pub(crate) fn set_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
+        if self.sampler_attached {
+            self.sample.state.store(
+                crate::sampling::StateWord::pack(state, detail, process),
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Is a stack requested by the sampler, or a deterministic sample due?
+    /// Answers the sampler's sequence number (cleared) and whether a
+    /// deterministic sample is due (the next one scheduled).
+    pub(crate) fn take_due(&mut self) -> (u64, bool) {
+        let seq = if self.sampler_attached {
+            self.sample.request.swap(0, Ordering::Relaxed)
+        } else {
+            0
+        };
+        let every = self.every > 0 && self.sends >= self.next_every;
+        if every {
+            self.next_every = self.sends + self.every;
+        }
+        (seq, every)
+    }
+
+    /// Keep a copied stack.
+    pub(crate) fn push_stack(&mut self, s: crate::sampling::StackSample) {
+        self.stacks.push(s);
+    }
+
+    /// The stacks copied since the last call, oldest first.
+    pub fn take_stacks(&mut self) -> Vec<crate::sampling::StackSample> {
+        std::mem::take(&mut self.stacks)
     }
 }
 
 /// Switching per-send observation on and off. The interpreter runs one of two
 /// loops depending on [`Observation::per_send`]; these methods change it and
-/// ask for a safepoint ([`Vm::observation_changed`]), where the running loop
+/// ask for a safepoint (`Vm::observation_changed`), where the running loop
 /// hands over to the other, so neither loop tests the mode at every send.
 impl crate::vm::Vm {
     /// Attach a sampler: from now on every send records its method and pc in
@@ -252,6 +330,14 @@ impl crate::vm::Vm {
     /// Stop writing the sampling register.
     pub fn detach_sampler(&mut self) {
         self.obs.detach_sampler();
+        self.observation_changed();
+    }
+
+    /// Deterministic sampling: from now on the interpreter copies the running
+    /// stack every `n` sends ([`Observation::take_stacks`], sequence number 0);
+    /// 0 stops it.
+    pub fn sample_every(&mut self, n: u64) {
+        self.obs.sample_every(n);
         self.observation_changed();
     }
 

@@ -70,7 +70,7 @@ pub struct Scheduler {
     pub sems: Vec<Sem>,
     /// The next safepoint must look at the scheduler: a switch to the front of
     /// the ready queue is due (the running process is no longer `Running`), or
-    /// the observation mode changed ([`Vm::observation_changed`]; then the
+    /// the observation mode changed (`Vm::observation_changed`; then the
     /// running process stays `Running` and keeps running).
     pub switch_pending: bool,
 }
@@ -272,6 +272,8 @@ impl Vm {
         };
         let cur = self.procs.current;
         if next != cur {
+            self.obs
+                .set_state(crate::sampling::VmState::ProcessSwitch, 0, next);
             // A running process's `saved` is always empty: park the running state
             // there, then take the next process's in.
             std::mem::swap(&mut self.running, &mut self.procs.procs[cur].saved);
@@ -288,6 +290,8 @@ impl Vm {
             }
         }
         self.procs.procs[next].status = Status::Running;
+        self.obs
+            .set_state(crate::sampling::VmState::Interpreting, 0, next);
         if self.procs.procs[next].terminate_requested {
             self.procs.procs[next].terminate_requested = false;
             self.unwind_to(usize::MAX, UnwindAction::Terminate)?;

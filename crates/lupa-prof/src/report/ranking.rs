@@ -106,30 +106,38 @@ impl Ranking {
     }
 
     /// A text table of the first `limit` methods (all if `None`), with a last
-    /// line counting the ones left out.
+    /// line counting the ones left out. The activations column is left out
+    /// when no method has any (a sampling profiler does not see calls).
     pub fn to_table(&self, limit: Option<usize>) -> String {
+        let show_calls = self.entries.iter().any(|e| e.activations > 0);
         let mut table = Table::new();
         table.load_preset(presets::ASCII_MARKDOWN);
-        table.set_header(vec![
+        let mut header = vec![
             "#".to_string(),
             "Method".to_string(),
             format!("Total ({})", self.unit),
             "Total %".to_string(),
             format!("Self ({})", self.unit),
             "Self %".to_string(),
-            "Activations".to_string(),
-        ]);
+        ];
+        if show_calls {
+            header.push("Activations".to_string());
+        }
+        table.set_header(header);
         let shown = limit.unwrap_or(usize::MAX).min(self.entries.len());
         for e in &self.entries[..shown] {
-            table.add_row(vec![
+            let mut row = vec![
                 e.rank.to_string(),
                 e.name.clone(),
                 group_digits(e.total),
                 format!("{:.2}", e.total_percent),
                 group_digits(e.self_value),
                 format!("{:.2}", e.self_percent),
-                group_digits(e.activations),
-            ]);
+            ];
+            if show_calls {
+                row.push(group_digits(e.activations));
+            }
+            table.add_row(row);
         }
         for col in [0, 2, 3, 4, 5, 6] {
             if let Some(c) = table.column_mut(col) {

@@ -107,6 +107,8 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         }
         stack.extend(kept.into_iter().rev().map(|c| Item::Node(c, depth)));
     };
+    // A sampling profiler sees no calls: then the counts are left out.
+    let show_calls = profile.nodes.iter().any(|n| n.activations > 0);
     let mut stack = Vec::new();
     push_level(&mut stack, view.top.clone(), 0);
     while let Some(item) = stack.pop() {
@@ -115,12 +117,16 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                 let node = &profile.nodes[n];
                 let _ = writeln!(
                     out,
-                    "{}{:.1}% {{{}}} {} ({})",
+                    "{}{:.1}% {{{}}} {}{}",
                     prefix(depth),
                     percent(totals[n.index()], grand),
                     group_digits(totals[n.index()]),
                     profile.method_of(n).name,
-                    calls(node.activations),
+                    if show_calls {
+                        format!(" ({})", calls(node.activations))
+                    } else {
+                        String::new()
+                    },
                 );
                 let children = view.children(n);
                 push_level(&mut stack, children, depth + 1);

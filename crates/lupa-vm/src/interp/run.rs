@@ -409,8 +409,8 @@ impl Vm {
     pub(super) fn note_send<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
         if OBSERVE {
             self.obs.sends += 1;
-            if PER_SEND {
-                self.obs.on_send(method, pc);
+            if PER_SEND && self.obs.on_send(method, pc) {
+                self.copy_sample_stack(pc);
             }
         }
     }
@@ -423,10 +423,48 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if self.obs.per_send
-                && let Some(f) = self.running.frames.last()
+                && let Some((id, pc)) = self.running.frames.last().map(|f| (f.code.id, f.pc))
+                && self.obs.on_send(id, pc)
             {
-                self.obs.on_send(f.code.id, f.pc);
+                self.copy_sample_stack(pc);
             }
+        }
+    }
+
+    /// Copy the running stack for the samples due now (a sampler's request,
+    /// a deterministic period or both); `pc` is the top frame's current
+    /// position (its saved pc may be stale inside a send).
+    #[cold]
+    #[inline(never)]
+    fn copy_sample_stack(&mut self, pc: usize) {
+        let (seq, every) = self.obs.take_due();
+        if seq == 0 && !every {
+            return;
+        }
+        let n = self.running.frames.len();
+        let skip = n.saturating_sub(crate::sampling::MAX_STACK);
+        let mut frames: Vec<(u32, u32)> = self.running.frames[skip..]
+            .iter()
+            .map(|f| (f.code.id, f.pc as u32))
+            .collect();
+        if let Some(top) = frames.last_mut() {
+            top.1 = pc as u32;
+        }
+        let process = self.procs.current as u32;
+        let mut sample = crate::sampling::StackSample {
+            seq,
+            process,
+            frames,
+            truncated: skip > 0,
+        };
+        if every {
+            let mut det = sample.clone();
+            det.seq = 0;
+            self.obs.push_stack(det);
+        }
+        if seq != 0 {
+            sample.seq = seq;
+            self.obs.push_stack(sample);
         }
     }
 

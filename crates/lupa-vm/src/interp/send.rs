@@ -12,6 +12,7 @@ use super::{
 };
 use crate::objects::{MethodCode, cls};
 use crate::prims::{Args, PrimFailure, Reply};
+use crate::sampling::VmState;
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::{OutOfMemory, Value};
@@ -182,7 +183,17 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            match p(self, Args::new(argc)) {
+            let observed = crate::interp::OBSERVE && self.obs.per_send;
+            if observed {
+                self.obs
+                    .set_state(VmState::Primitive, m.id, self.procs.current);
+            }
+            let reply = p(self, Args::new(argc));
+            if observed {
+                self.obs
+                    .set_state(VmState::Interpreting, 0, self.procs.current);
+            }
+            match reply {
                 Ok(Reply::Answer(v)) => {
                     let n = self.running.stack.len() - argc - 1;
                     self.running.stack.truncate(n);

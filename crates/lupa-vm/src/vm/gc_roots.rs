@@ -14,6 +14,12 @@ impl Vm {
     #[inline(never)]
     pub fn collect_garbage(&mut self) -> Result<(), VmError> {
         let t0 = std::time::Instant::now();
+        let gc_state = if self.heap.full_gc_requested() {
+            crate::sampling::VmState::FullGc
+        } else {
+            crate::sampling::VmState::Scavenge
+        };
+        self.obs.set_state(gc_state, 0, self.procs.current);
         let mut c = self.heap.start_collection();
         let mut root = |v: &mut Value| c.root(v);
         self.running.visit_roots(&mut root);
@@ -50,6 +56,11 @@ impl Vm {
         c.root(&mut self.finalization_semaphore);
         c.finish();
         let elapsed = t0.elapsed();
+        self.obs.set_state(
+            crate::sampling::VmState::Interpreting,
+            0,
+            self.procs.current,
+        );
         self.obs.gc_time_ns += elapsed.as_nanos() as u64;
         if self.obs.gc_hooks_on() {
             let kind = self

@@ -1,0 +1,104 @@
+//! `lupa profile`: the sampling profiler from the command line. The report of
+//! deterministic mode is a golden snapshot; the thread's reports are checked
+//! for their shape only (their numbers depend on the machine).
+
+mod common;
+use common::{classes, lupa_in};
+
+const BUSY: &str = "Busy = (
+  leaf: i = ( ^ i + 1 )
+  loop: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (self leaf: i) ]. ^ s )
+  run = ( 'working' println. self loop: 3000. self loop: 1000 )
+)
+";
+
+#[test]
+fn deterministic_report() {
+    let dir = classes(&[("Busy.som", BUSY)]);
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "-cp", ".", "--every", "100", "Busy"],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    insta::assert_snapshot!("profile_every_100", r.stdout);
+}
+
+#[test]
+fn thread_report_has_rates_states_and_gc() {
+    let dir = classes(&[("Busy.som", &BUSY.replace("3000", "300000"))]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "profile", "-cp", ".", "--rate", "5000", "--format", "text", "Busy",
+        ],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let out = &r.stdout;
+    assert!(
+        out.starts_with("working\n"),
+        "the program's output first: {out}"
+    );
+    assert!(
+        out.contains("weighted by CPU time of the VM thread: 5000 Hz requested"),
+        "{out}"
+    );
+    assert!(out.contains("(jitter seed 1)"), "{out}");
+    for state in [
+        "interpreting",
+        "primitive",
+        "scavenge",
+        "full GC",
+        "process switch",
+    ] {
+        assert!(out.contains(&format!("  {state} ")), "{state}: {out}");
+    }
+    assert!(out.contains("GC: "), "{out}");
+    assert!(out.contains("Busy>>loop:"), "{out}");
+    assert!(
+        !out.contains("Activations"),
+        "a sampler sees no calls: {out}"
+    );
+}
+
+#[test]
+fn exports_parse_back() {
+    let dir = classes(&[("Busy.som", BUSY)]);
+    for (format, file) in [
+        ("json", "p.json"),
+        ("callgrind", "callgrind.out"),
+        ("pprof", "p.pb.gz"),
+    ] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "profile", "-cp", ".", "--every", "10", "--format", format, "-o", file, "Busy",
+            ],
+        );
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+        assert_eq!(r.stdout, "working\n", "{format}: the report is in the file");
+        let bytes = std::fs::read(dir.path().join(file)).expect("written");
+        assert!(!bytes.is_empty());
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_slice(&bytes).expect("valid JSON");
+            assert_eq!(v["metric"]["unit"], "samples", "{v}");
+        }
+        if format == "callgrind" {
+            let text = String::from_utf8(bytes).expect("text");
+            assert!(text.contains("events: Samples"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    let dir = classes(&[("Busy.som", BUSY)]);
+    for args in [
+        &["profile", "--rate", "0", "Busy"][..],
+        &["profile", "--rate", "1000000", "Busy"],
+        &["profile", "--every", "0", "Busy"],
+        &["profile", "--clock", "gpu", "Busy"],
+    ] {
+        let r = lupa_in(dir.path(), args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+}

@@ -1,0 +1,116 @@
+//! Samples into a [`Profile`]: each sample is a path from the root (its
+//! process's label, then its Smalltalk frames, outermost first, then a
+//! pseudo-frame for what the VM was doing when it was not interpreting)
+//! charged its weight.
+//!
+//! Contract: the profile's grand total is the sum of the weights; a sample of
+//! process N > 0 is below `<process N>`; the leaf of a sample taken in a
+//! primitive is the method holding the primitive, of a collection
+//! `<scavenge>` or `<full GC>`, of a process switch `<process switch>`; the
+//! call line of a frame is the line of its caller's current send; node
+//! activations are 0 (a sampler does not see calls). The sites answered
+//! (method id, instruction index, weight) locate the interpreted samples at
+//! their bytecode.
+
+use crate::naming::{name_methods, placeholder};
+use lupa_prof::{MethodInfo, Metric, Profile, ProfileBuilder, process_label};
+use lupa_vm::{Vm, VmState};
+
+/// What ran at the innermost end of a sample, below its Smalltalk frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leaf {
+    /// Bytecode of the innermost frame.
+    Interpreted,
+    /// The primitive of this method.
+    Primitive(u32),
+    /// A VM activity with no method: `<scavenge>`, `<full GC>`, ...
+    Vm(VmState),
+}
+
+impl Leaf {
+    pub(crate) fn of(state: VmState, detail: u32) -> Leaf {
+        match state {
+            VmState::Interpreting => Leaf::Interpreted,
+            VmState::Primitive => Leaf::Primitive(detail),
+            other => Leaf::Vm(other),
+        }
+    }
+}
+
+/// One weighted sample.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sample<'a> {
+    pub(crate) process: u32,
+    /// `(method id, pc)` outermost first; pc is the index after the frame's
+    /// current instruction.
+    pub(crate) frames: &'a [(u32, u32)],
+    pub(crate) leaf: Leaf,
+    /// The innermost frame's pc when the sample was taken, if known more
+    /// precisely than its copied stack says (the register's last send).
+    pub(crate) top_pc: Option<u32>,
+    pub(crate) weight: u64,
+}
+
+/// The name of the pseudo-frame of a VM activity.
+pub(crate) fn vm_frame_name(state: VmState) -> String {
+    format!("<{}>", state.name())
+}
+
+/// Build the profile of `samples` (names from `vm`), and the bytecode sites
+/// of the interpreted ones.
+pub(crate) fn build<'a>(
+    vm: &Vm,
+    metric: Metric,
+    samples: impl IntoIterator<Item = Sample<'a>>,
+) -> (Profile, Vec<(u32, u32, u64)>) {
+    let mut b = ProfileBuilder::new(metric);
+    let mut sites: Vec<(u32, u32, u64)> = Vec::new();
+    for s in samples {
+        let mut depth = 0;
+        if s.process != 0 {
+            let label = b.intern_method(
+                MethodInfo::named(process_label(s.process as usize)).with_category("VM"),
+            );
+            b.enter(label);
+            depth += 1;
+        }
+        let mut caller: Option<(u32, u32)> = None;
+        for &(id, pc) in s.frames {
+            let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
+            let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+            b.enter_from(m, line);
+            depth += 1;
+            caller = Some((id, pc));
+        }
+        match s.leaf {
+            Leaf::Interpreted => {
+                if let Some(&(id, pc)) = s.frames.last() {
+                    let pc = s.top_pc.unwrap_or(pc);
+                    sites.push((id, pc.saturating_sub(1), s.weight));
+                }
+            }
+            Leaf::Primitive(id) => {
+                let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
+                let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+                b.enter_from(m, line);
+                depth += 1;
+            }
+            Leaf::Vm(state) => {
+                let m =
+                    b.intern_method(MethodInfo::named(vm_frame_name(state)).with_category("VM"));
+                b.enter(m);
+                depth += 1;
+            }
+        }
+        b.add_self(s.weight);
+        for _ in 0..depth {
+            b.exit();
+        }
+    }
+    let mut profile = b.finish();
+    for n in &mut profile.nodes {
+        n.activations = 0;
+    }
+    name_methods(vm, &mut profile);
+    (profile, sites)
+}

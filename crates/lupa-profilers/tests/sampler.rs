@@ -1,0 +1,210 @@
+//! The sampling profiler through the library: exact and repeatable samples in
+//! deterministic mode, CPU-time weights with the thread (bounds wide enough for
+//! any load: nothing here depends on wall time), VM states (primitives,
+//! scavenges), processes, and source lines.
+
+use lupa_prof::report::{self, Format, ReportOptions};
+use lupa_profilers::sampler::{RunningSampler, SampleClock, SamplerConfig, SamplerError};
+use lupa_vm::{Vm, VmOptions, VmState};
+
+/// `heavy` does four times the work of `light`, each in its own method.
+const WORK: &str = "Work = (
+    run = ( | s | s := 0. 1 to: 40 do: [ :i | s := s + self heavy + self light ]. ^ s )
+    heavy = ( | s | s := 0. 1 to: 4000 do: [ :i | s := s + (self id: i) ]. ^ s )
+    light = ( | s | s := 0. 1 to: 1000 do: [ :i | s := s + (self id: i) ]. ^ s )
+    id: x = ( ^ x )
+)
+";
+
+/// Allocates arrays in a loop (primitive `new:`, and scavenges in a small eden).
+const ALLOC: &str = "Alloc = (
+    run = ( | a | 1 to: 30000 do: [ :i | a := Array new: 100. a at: 1 put: i ]. ^ a )
+)
+";
+
+/// The main process prepares, then waits while a forked process works.
+const FORK: &str = "Fork = (
+    run = ( | s | self prepare. s := Semaphore new. [ self work. s signal ] fork. s wait )
+    prepare = ( | t | t := 0. 1 to: 20000 do: [ :i | t := t + (self id: i) ]. ^ t )
+    work = ( | t | t := 0. 1 to: 20000 do: [ :i | t := t + (self id: i) ]. ^ t )
+    id: x = ( ^ x )
+)
+";
+
+fn vm_with(files: &[(&str, &str)], eden: Option<usize>) -> (tempfile::TempDir, Vm) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    let mut options = VmOptions {
+        class_path: vec![dir.path().to_path_buf()],
+        quiet: true,
+        ..VmOptions::default()
+    };
+    if let Some(e) = eden {
+        options.heap.initial_bytes = e;
+    }
+    let vm = Vm::new(options).expect("vm");
+    (dir, vm)
+}
+
+fn sample(
+    class: &str,
+    source: &str,
+    config: SamplerConfig,
+    eden: Option<usize>,
+) -> lupa_profilers::sampler::Sampled {
+    let (_dir, mut vm) = vm_with(&[(&format!("{class}.som"), source)], eden);
+    vm.load_class_by_name(class).expect("load");
+    let running = RunningSampler::start(&mut vm, config).expect("start");
+    let code = vm.run_main(&[class.to_string()]).expect("run");
+    assert_eq!(code, 0);
+    let sampled = running.finish(&mut vm);
+    sampled.profile.validate().expect("a valid profile");
+    sampled
+}
+
+fn every(n: u64) -> SamplerConfig {
+    SamplerConfig {
+        every: Some(n),
+        ..SamplerConfig::default()
+    }
+}
+
+fn total_of(p: &lupa_prof::Profile, name: &str) -> u64 {
+    let m = p
+        .method_index(name)
+        .unwrap_or_else(|| panic!("{name} in the profile"));
+    p.method_stats()[m.index()].total
+}
+
+#[test]
+fn deterministic_samples_are_exact_and_repeatable() {
+    let a = sample("Work", WORK, every(97), None);
+    let b = sample("Work", WORK, every(97), None);
+    let folded = |s: &lupa_profilers::sampler::Sampled| {
+        report::render(&s.profile, Format::Folded, &ReportOptions::default())
+    };
+    assert_eq!(folded(&a), folded(&b), "the same samples on every run");
+    let st = &a.stats;
+    assert_eq!(st.samples, a.profile.grand_total());
+    // One sample each time the send counter passes a multiple of 97.
+    assert_eq!(st.samples, st.sends / 97, "{} sends", st.sends);
+    assert_eq!(st.achieved_hz, None);
+    let (heavy, light) = (
+        total_of(&a.profile, "Work>>heavy"),
+        total_of(&a.profile, "Work>>light"),
+    );
+    // Sends are 4:1; samples every 97 sends follow within a few samples.
+    let ratio = heavy as f64 / light as f64;
+    assert!((3.8..4.2).contains(&ratio), "heavy {heavy}, light {light}");
+    // Samples are located at their source line: per method, the line costs
+    // add up to the self value, on lines of the method.
+    for (i, m) in a.profile.methods.iter().enumerate() {
+        let self_value = a.profile.method_stats()[i].self_value;
+        let by_line: u64 = m.line_costs.iter().map(|&(_, v)| v).sum();
+        assert_eq!(by_line, self_value, "{}", m.name);
+    }
+    let heavy = &a.profile.methods[a
+        .profile
+        .method_index("Work>>heavy")
+        .expect("heavy")
+        .index()];
+    assert_eq!(
+        heavy.line_costs.iter().map(|&(l, _)| l).collect::<Vec<_>>(),
+        vec![3]
+    );
+}
+
+#[test]
+fn the_thread_weighs_samples_by_the_vm_threads_cpu_time() {
+    let config = SamplerConfig {
+        rate_hz: 2000,
+        ..SamplerConfig::default()
+    };
+    // Enough work for a few hundred milliseconds of CPU in a debug build.
+    let source = WORK.replace("1 to: 40 do:", "1 to: 400 do:");
+    let s = sample("Work", &source, config, None);
+    let st = &s.stats;
+    let cpu = st.cpu.expect("a CPU clock on Linux").as_nanos() as u64;
+    let total = s.profile.grand_total();
+    assert!(st.samples >= 20, "{} samples", st.samples);
+    // The weights are CPU time between ticks: they add up to the run's CPU
+    // time but for the part after the last tick (at most a few intervals,
+    // whatever the machine's load).
+    assert!(total <= cpu, "weights {total} > CPU {cpu}");
+    assert!(
+        total as f64 >= 0.25 * cpu as f64,
+        "weights {total} < a quarter of CPU {cpu}"
+    );
+    let ratio =
+        total_of(&s.profile, "Work>>heavy") as f64 / total_of(&s.profile, "Work>>light") as f64;
+    assert!((2.0..8.0).contains(&ratio), "heavy/light {ratio}");
+    assert!(st.achieved_hz.is_some_and(|hz| hz > 0.0));
+    assert_eq!(st.config.clock, SampleClock::Cpu);
+}
+
+#[test]
+fn primitives_and_scavenges_are_leaves_of_their_own() {
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        ..SamplerConfig::default()
+    };
+    let source = ALLOC.replace("30000", "300000");
+    let s = sample("Alloc", &source, config, Some(128 * 1024));
+    let st = &s.stats;
+    assert!(st.gc.scavenges > 10, "{} scavenges", st.gc.scavenges);
+    let share = |state: VmState| st.states[state as usize];
+    assert!(share(VmState::Scavenge).samples > 0, "{:?}", st.states);
+    assert!(share(VmState::Primitive).samples > 0, "{:?}", st.states);
+    let p = &s.profile;
+    assert!(p.method_index("<scavenge>").is_some());
+    let new = p
+        .method_index("Array class>>new:")
+        .expect("the primitive's method is a leaf");
+    assert!(p.method_stats()[new.index()].self_value > 0);
+    let folded = report::render(p, Format::Folded, &ReportOptions::default());
+    assert!(folded.contains("Alloc>>run;Array class>>new: "), "{folded}");
+    assert!(folded.contains("Alloc>>run;<scavenge> "), "{folded}");
+}
+
+#[test]
+fn forked_processes_have_trees_of_their_own() {
+    let s = sample("Fork", FORK, every(50), None);
+    let p = &s.profile;
+    let folded = report::render(p, Format::Folded, &ReportOptions::default());
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.starts_with("<process 1>;") && l.contains("Fork>>work")),
+        "{folded}"
+    );
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.contains("Fork>>run;Fork>>prepare")),
+        "{folded}"
+    );
+    assert!(
+        !folded
+            .lines()
+            .any(|l| !l.starts_with("<process") && l.contains("Fork>>work"))
+    );
+    assert_eq!(s.stats.processes, 2);
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let (_dir, mut vm) = vm_with(&[], None);
+    let bad = |c: SamplerConfig| c.validate().err();
+    assert_eq!(bad(every(0)), Some(SamplerError::Every));
+    let rate = |r| SamplerConfig {
+        rate_hz: r,
+        ..SamplerConfig::default()
+    };
+    assert_eq!(bad(rate(0)), Some(SamplerError::Rate(0)));
+    assert_eq!(bad(rate(1_000_000)), Some(SamplerError::Rate(1_000_000)));
+    assert!(RunningSampler::start(&mut vm, rate(0)).is_err());
+    assert_eq!("wall".parse::<SampleClock>(), Ok(SampleClock::Wall));
+    assert!("gpu".parse::<SampleClock>().is_err());
+}

@@ -1,0 +1,125 @@
+//! What the VM publishes for a sampling profiler, and the stacks it copies for
+//! it (ARCHITECTURE.md, "The sampling decision").
+//!
+//! Contract. While a sampler is attached ([`Vm::attach_sampler`](crate::Vm::attach_sampler)) the VM
+//! thread, and only it, writes the [`SampleRegister`]'s words with relaxed
+//! stores; any thread reads them with relaxed loads, without a lock:
+//! - `last`: `(method id << 32) | pc` of the last executed send;
+//! - `state`: a [`VmState`] packed with its detail and the running process
+//!   ([`SampleRegister::read_state`]), written on transitions (a primitive
+//!   starts and ends, a collection starts and ends, a process switch);
+//! - `request`: a stack request the sampler sets to its sample's sequence
+//!   number (non-zero). The interpreter tests it at every send (in its
+//!   observing loop only) and copies the running process's stack into
+//!   [`Observation::take_stacks`]'s list, tagged with that number: the sampler
+//!   never walks frames the interpreter mutates, and the sample keeps the state
+//!   of its tick (a primitive or a collection running then is charged the
+//!   sample, though the stack is copied at the next send: no safepoint bias on
+//!   the leaf state).
+//!
+//! In deterministic mode ([`Vm::sample_every`](crate::Vm::sample_every)) the interpreter itself takes a
+//! sample each time the send counter passes a multiple of N (no thread, no
+//! clock): the same program gives the same samples, bit for bit.
+//!
+//! [`SampleRegister`]: crate::observe::SampleRegister
+//! [`SampleRegister::read_state`]: crate::observe::SampleRegister::read_state
+//! [`Observation::take_stacks`]: crate::observe::Observation::take_stacks
+
+/// What the VM thread is doing, as the sampling register's `state` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum VmState {
+    /// Running Smalltalk bytecode (including fast-path sends).
+    Interpreting = 0,
+    /// In a primitive; the detail is the id of the method holding it.
+    Primitive = 1,
+    /// A scavenge of the young generation.
+    Scavenge = 2,
+    /// A full (mark-compact) collection.
+    FullGc = 3,
+    /// Switching processes.
+    ProcessSwitch = 4,
+}
+
+impl VmState {
+    /// Every state, in order.
+    pub const ALL: [VmState; 5] = [
+        VmState::Interpreting,
+        VmState::Primitive,
+        VmState::Scavenge,
+        VmState::FullGc,
+        VmState::ProcessSwitch,
+    ];
+
+    /// A short name: `interpreting`, `primitive`, `scavenge`, `full GC`,
+    /// `process switch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            VmState::Interpreting => "interpreting",
+            VmState::Primitive => "primitive",
+            VmState::Scavenge => "scavenge",
+            VmState::FullGc => "full GC",
+            VmState::ProcessSwitch => "process switch",
+        }
+    }
+
+    /// Is it time spent in the collector?
+    pub fn is_gc(self) -> bool {
+        matches!(self, VmState::Scavenge | VmState::FullGc)
+    }
+
+    pub(crate) fn from_bits(b: u8) -> VmState {
+        match b {
+            1 => VmState::Primitive,
+            2 => VmState::Scavenge,
+            3 => VmState::FullGc,
+            4 => VmState::ProcessSwitch,
+            _ => VmState::Interpreting,
+        }
+    }
+}
+
+/// The VM state at one moment, as published: what, its detail (a primitive's
+/// method id), and the running process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateWord {
+    /// What the VM was doing.
+    pub state: VmState,
+    /// For [`VmState::Primitive`]: the id of the method holding the primitive.
+    pub detail: u32,
+    /// The running process (0: the main process).
+    pub process: u32,
+}
+
+impl StateWord {
+    pub(crate) fn pack(state: VmState, detail: u32, process: usize) -> u64 {
+        (state as u64) | ((detail as u64) << 8) | (((process as u64) & 0xFF_FFFF) << 40)
+    }
+
+    pub(crate) fn unpack(v: u64) -> StateWord {
+        StateWord {
+            state: VmState::from_bits(v as u8),
+            detail: (v >> 8) as u32,
+            process: (v >> 40) as u32,
+        }
+    }
+}
+
+/// A Smalltalk stack the interpreter copied for a sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackSample {
+    /// The sequence number of the sampler's request (0: a deterministic
+    /// sample, taken by the interpreter itself).
+    pub seq: u64,
+    /// The running process.
+    pub process: u32,
+    /// Frames from the outermost to the innermost: `(method id, pc)`, where pc
+    /// is the index of the instruction after the frame's current one. At most
+    /// [`MAX_STACK`] frames: deeper stacks keep their innermost frames.
+    pub frames: Vec<(u32, u32)>,
+    /// Were outer frames left out?
+    pub truncated: bool,
+}
+
+/// The deepest stack copied into a sample (innermost frames kept).
+pub const MAX_STACK: usize = 1024;
