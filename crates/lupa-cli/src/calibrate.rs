@@ -159,7 +159,9 @@ fn ranking_of(
     let mut vm = Vm::new(o)?;
     lupa_profilers::install(&mut vm);
     vm.load_class_by_name(&p.args[0])?;
-    let run = mode.run_main(&mut vm, &p.args);
+    let run = mode
+        .run_main(&mut vm, &p.args)
+        .map_err(|e| VmError::Fatal(e.to_string()))?;
     let code = run.result?;
     if code != 0 {
         return Err(VmError::Fatal(format!(

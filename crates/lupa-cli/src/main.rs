@@ -460,7 +460,9 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let dest = a.report.prepare(vm, &a.class)?;
     vm.load_class_by_name(&a.class)?;
     let args = program_args(&a.class, &a.args);
-    let run = ProfileMode::Compteur.run_main(vm, &args);
+    let run = ProfileMode::Compteur
+        .run_main(vm, &args)
+        .map_err(|e| VmError::Fatal(e.to_string()))?;
     let code = run.result?;
     let profile = compteur::keep_only(run.profile, &a.view.packages, &a.view.classes);
     let command = format!("lupa count {}", args.join(" "));
@@ -473,24 +475,29 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
 }
 
 fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
-    use lupa_profilers::sampler::{self, RunningSampler, SamplerConfig};
+    use lupa_profilers::sampler::{self, SamplerConfig};
+    use lupa_profilers::{ProfileMode, compteur};
     let config = SamplerConfig {
         rate_hz: a.rate,
         clock: a.clock.parse().map_err(VmError::Fatal)?,
         seed: a.seed,
         every: a.every,
+        unweighted: false,
     };
     let dest = a.report.prepare(vm, &a.class)?;
     vm.load_class_by_name(&a.class)?;
     let args = program_args(&a.class, &a.args);
-    let running = RunningSampler::start(vm, config).map_err(|e| VmError::Fatal(e.to_string()))?;
+    let running = ProfileMode::Sampling(config)
+        .start(vm)
+        .map_err(|e| VmError::Fatal(e.to_string()))?;
     let result = vm.run_main(&args);
-    let sampled = running.finish(vm);
+    let (profile, stats) = running.finish_with_stats(vm);
     let code = result?;
-    let profile =
-        lupa_profilers::compteur::keep_only(sampled.profile, &a.view.packages, &a.view.classes);
+    let profile = compteur::keep_only(profile, &a.view.packages, &a.view.classes);
     let command = format!("lupa profile {}", args.join(" "));
-    let header = sampler::header(&profile, &sampled.stats, &command);
+    let header = stats
+        .map(|st| sampler::header(&profile, &st, &command))
+        .unwrap_or_default();
     write_profile(
         vm, &a.report, &dest, profile, command, header, &a.view, None,
     )?;

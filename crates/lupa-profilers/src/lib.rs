@@ -30,7 +30,7 @@
 //!
 //! let mut vm = Vm::new(VmOptions { quiet: true, ..VmOptions::default() }).unwrap();
 //! vm.load_class_by_name("Hello").unwrap();
-//! let run = ProfileMode::Compteur.run_main(&mut vm, &["Hello".to_string()]);
+//! let run = ProfileMode::Compteur.run_main(&mut vm, &["Hello".to_string()]).expect("Compteur starts");
 //! assert_eq!(run.result.unwrap(), 0);
 //! assert!(run.profile.method_index("Hello>>run").is_some());
 //! ```

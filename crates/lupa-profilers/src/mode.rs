@@ -10,6 +10,7 @@
 
 use crate::context_tree::{Clock, ContextTrees};
 use crate::naming::name_methods;
+use crate::sampler::{RunningSampler, SamplerConfig, SamplerError, SamplerStats};
 use lupa_prof::Profile;
 use lupa_vm::{Vm, VmError};
 use std::cell::RefCell;
@@ -18,7 +19,8 @@ use std::rc::Rc;
 use std::str::FromStr;
 use std::time::Instant;
 
-/// The profilers that build a calling-context tree from the VM's activations.
+/// The profilers of the one lifecycle: the two that build a calling-context
+/// tree from the VM's activations, and the sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProfileMode {
     /// Compteur (Bergel, ECOOP 2011): every executed message send is charged to
@@ -29,48 +31,63 @@ pub enum ProfileMode {
     /// exit (MessageTally-like, without sampling); the time-based reference of
     /// `lupa stability`.
     Timing,
+    /// The sampling profiler of the whole VM ([`crate::sampler`]); from
+    /// Smalltalk (`sampling` or `sampling:HZ`) every sample weighs 1.
+    Sampling(SamplerConfig),
 }
 
 impl ProfileMode {
-    /// Every mode, in the order of [`ProfileMode::name`]s listed by the CLI.
-    pub const ALL: [ProfileMode; 2] = [ProfileMode::Compteur, ProfileMode::Timing];
+    /// Every mode (the sampler with its defaults), in the order of
+    /// [`ProfileMode::name`]s listed by the CLI.
+    pub const ALL: [ProfileMode; 3] = [
+        ProfileMode::Compteur,
+        ProfileMode::Timing,
+        ProfileMode::Sampling(SamplerConfig::SMALLTALK),
+    ];
 
-    /// The name used by the CLI and the Smalltalk side: `compteur`, `timing`.
+    /// The name used by the CLI and the Smalltalk side: `compteur`, `timing`,
+    /// `sampling`.
     pub fn name(self) -> &'static str {
         match self {
             ProfileMode::Compteur => "compteur",
             ProfileMode::Timing => "timing",
+            ProfileMode::Sampling(_) => "sampling",
         }
     }
 
-    /// Start profiling `vm` now.
-    pub fn start(self, vm: &mut Vm) -> RunningProfiler {
-        let clock = match self {
+    /// Start profiling `vm` now (a sampler that cannot start says why).
+    pub fn start(self, vm: &mut Vm) -> Result<RunningProfiler, SamplerError> {
+        let inner = match self {
             ProfileMode::Compteur => {
                 vm.start_site_counts();
-                Clock::Sends
+                Inner::Trees(Clock::Sends, ContextTrees::install(vm, Clock::Sends))
             }
-            ProfileMode::Timing => Clock::Time(Instant::now()),
+            ProfileMode::Timing => {
+                let clock = Clock::Time(Instant::now());
+                Inner::Trees(clock, ContextTrees::install(vm, clock))
+            }
+            ProfileMode::Sampling(config) => {
+                Inner::Sampler(Box::new(RunningSampler::start(vm, config)?))
+            }
         };
-        RunningProfiler {
+        Ok(RunningProfiler {
             mode: self,
-            metric_clock: clock,
             inlined_before: vm.obs.inlined,
-            trees: ContextTrees::install(vm, clock),
-        }
+            inner,
+        })
     }
 
     /// Profile `vm.run_main(args)`: start, run the program, finish. The run's
     /// result is answered beside the profile (a failed run still has one).
-    pub fn run_main(self, vm: &mut Vm, args: &[String]) -> Profiled {
-        let running = self.start(vm);
+    pub fn run_main(self, vm: &mut Vm, args: &[String]) -> Result<Profiled, SamplerError> {
+        let running = self.start(vm)?;
         let result = vm.run_main(args);
         let (profile, inlined) = running.finish_counting_inlined(vm);
-        Profiled {
+        Ok(Profiled {
             profile,
             inlined,
             result,
-        }
+        })
     }
 }
 
@@ -82,13 +99,20 @@ impl fmt::Display for ProfileMode {
 
 /// A profiler name that [`ProfileMode::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown profiler `{0}` (expected compteur or timing)")]
+#[error("unknown profiler `{0}` (expected compteur, timing, sampling or sampling:HZ)")]
 pub struct UnknownProfiler(pub String);
 
 impl FromStr for ProfileMode {
     type Err = UnknownProfiler;
 
     fn from_str(s: &str) -> Result<ProfileMode, UnknownProfiler> {
+        if let Some(hz) = s.strip_prefix("sampling:") {
+            let config = SamplerConfig {
+                rate_hz: hz.parse().map_err(|_| UnknownProfiler(s.to_string()))?,
+                ..SamplerConfig::SMALLTALK
+            };
+            return Ok(ProfileMode::Sampling(config));
+        }
         ProfileMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
@@ -99,9 +123,16 @@ impl FromStr for ProfileMode {
 /// A started profiler; [`finish`](RunningProfiler::finish) it to get the profile.
 pub struct RunningProfiler {
     mode: ProfileMode,
-    metric_clock: Clock,
     inlined_before: u64,
-    trees: Rc<RefCell<ContextTrees>>,
+    inner: Inner,
+}
+
+/// What a running profiler holds.
+enum Inner {
+    /// Per-process context trees fed by the activation hooks.
+    Trees(Clock, Rc<RefCell<ContextTrees>>),
+    /// The sampler.
+    Sampler(Box<RunningSampler>),
 }
 
 impl fmt::Debug for RunningProfiler {
@@ -123,15 +154,30 @@ impl RunningProfiler {
         self.finish_counting_inlined(vm).0
     }
 
+    /// Stop profiling; answer the profile and, for the sampler, its statistics.
+    pub fn finish_with_stats(self, vm: &mut Vm) -> (Profile, Option<SamplerStats>) {
+        match self.inner {
+            Inner::Sampler(s) => {
+                let sampled = s.finish(vm);
+                (sampled.profile, Some(sampled.stats))
+            }
+            Inner::Trees(..) => (self.finish(vm), None),
+        }
+    }
+
     /// [`finish`](Self::finish), also answering the inlined control-structure
     /// sends executed meanwhile (not in a Compteur profile: they are not sends).
     fn finish_counting_inlined(self, vm: &mut Vm) -> (Profile, u64) {
-        let procs = ContextTrees::take(vm, &self.trees);
+        let inlined = vm.obs.inlined - self.inlined_before;
+        let (metric_clock, trees) = match self.inner {
+            Inner::Sampler(s) => return (s.finish(vm).profile, inlined),
+            Inner::Trees(clock, trees) => (clock, trees),
+        };
+        let procs = ContextTrees::take(vm, &trees);
         let sites = match self.mode {
             ProfileMode::Compteur => vm.take_site_counts(),
-            ProfileMode::Timing => Vec::new(),
+            _ => Vec::new(),
         };
-        let inlined = vm.obs.inlined - self.inlined_before;
         let mut merged: Option<Profile> = None;
         for (p, mut prof) in procs {
             name_methods(vm, &mut prof);
@@ -143,7 +189,7 @@ impl RunningProfiler {
                 }
             });
         }
-        let mut profile = merged.unwrap_or_else(|| Profile::new(self.metric_clock.metric()));
+        let mut profile = merged.unwrap_or_else(|| Profile::new(metric_clock.metric()));
         crate::site_lines::attach(vm, &sites, &mut profile);
         (profile, inlined)
     }

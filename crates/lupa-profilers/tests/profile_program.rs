@@ -30,7 +30,9 @@ fn compteur_counts_exactly() {
     let (dir, args) = program();
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Fib").expect("Fib");
-    let run = ProfileMode::Compteur.run_main(&mut vm, &args);
+    let run = ProfileMode::Compteur
+        .run_main(&mut vm, &args)
+        .expect("Compteur starts");
     assert_eq!(run.result.expect("run"), 0);
     let p = &run.profile;
     let fib = p.method_index("Fib>>fib:").expect("Fib>>fib: named");
@@ -42,7 +44,9 @@ fn compteur_counts_exactly() {
     // Deterministic: a second run counts the same.
     let mut vm2 = Vm::new(options(&dir)).expect("vm");
     vm2.load_class_by_name("Fib").expect("Fib");
-    let again = ProfileMode::Compteur.run_main(&mut vm2, &args);
+    let again = ProfileMode::Compteur
+        .run_main(&mut vm2, &args)
+        .expect("Compteur starts");
     assert_eq!(again.profile.grand_total(), p.grand_total());
     assert_eq!(p.grand_total(), SENDS);
 }
@@ -55,7 +59,7 @@ fn timing_profiles_the_same_methods() {
     let (dir, args) = program();
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Fib").expect("Fib");
-    let running = ProfileMode::Timing.start(&mut vm);
+    let running = ProfileMode::Timing.start(&mut vm).expect("timing starts");
     assert_eq!(running.mode(), ProfileMode::Timing);
     vm.run_main(&args).expect("run");
     let p = running.finish(&mut vm);
@@ -106,7 +110,9 @@ fn compteur_counts_sends_by_line() {
     std::fs::write(dir.path().join("Lines.som"), LINES).expect("write Lines.som");
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Lines").expect("Lines");
-    let run = ProfileMode::Compteur.run_main(&mut vm, &["Lines".to_string()]);
+    let run = ProfileMode::Compteur
+        .run_main(&mut vm, &["Lines".to_string()])
+        .expect("Compteur starts");
     assert_eq!(run.result.expect("run"), 0);
     let p = &run.profile;
     let stats = p.method_stats();

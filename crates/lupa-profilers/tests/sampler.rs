@@ -208,3 +208,51 @@ fn bad_configurations_are_refused() {
     assert_eq!("wall".parse::<SampleClock>(), Ok(SampleClock::Wall));
     assert!("gpu".parse::<SampleClock>().is_err());
 }
+
+#[test]
+fn a_vm_can_be_sampled_again() {
+    let (_dir, mut vm) = vm_with(&[("Work.som", WORK)], None);
+    vm.load_class_by_name("Work").expect("load");
+    for round in 0..3 {
+        let running = RunningSampler::start(&mut vm, every(97)).expect("start");
+        vm.run_main(&["Work".to_string()]).expect("run");
+        let s = running.finish(&mut vm);
+        assert!(
+            s.profile.method_index("Work>>heavy").is_some(),
+            "round {round}"
+        );
+    }
+    for round in 0..3 {
+        let config = SamplerConfig {
+            rate_hz: 5000,
+            ..SamplerConfig::default()
+        };
+        let running = RunningSampler::start(&mut vm, config).expect("start");
+        vm.run_main(&["Work".to_string()]).expect("run");
+        let s = running.finish(&mut vm);
+        let folded = report::render(&s.profile, Format::Folded, &ReportOptions::default());
+        assert!(
+            s.profile.method_index("Work>>heavy").is_some(),
+            "round {round}: {folded}"
+        );
+    }
+}
+
+/// Started and stopped from Smalltalk several times in one run: the VM state
+/// published by one session (stopped inside a primitive) does not leak into
+/// the next (it did: every sample of the second session was charged to
+/// `System>>stopProfilerData`).
+#[test]
+fn sampled_again_from_smalltalk() {
+    let again = "Again = (
+        heavy = ( | s | s := 0. 1 to: 4000 do: [ :i | s := s + (self id: i) ]. ^ s )
+        id: x = ( ^ x )
+        run = ( 1 to: 3 do: [ :k | | p |
+            p := VMProfiler spyOn: [ 1 to: 50 do: [ :i | self heavy ] ] rate: 5000.
+            (p samplesFor: Again >> #heavy) * 2 > p totalSamples ifFalse: [ system exit: 10 + k ] ] )
+    )";
+    let (_dir, mut vm) = vm_with(&[("Again.som", again)], None);
+    lupa_profilers::install(&mut vm);
+    vm.load_class_by_name("Again").expect("load");
+    assert_eq!(vm.run_main(&["Again".to_string()]).expect("run"), 0);
+}

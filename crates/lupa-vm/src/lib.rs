@@ -49,7 +49,7 @@ pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
-pub use profiling::{ProfilerFactory, ProfilerSession};
+pub use profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
 pub use query::MethodDescription;
 pub use sampling::{MAX_STACK, StackSample, StateWord, VmState};
 pub use sunit::TestSummary;

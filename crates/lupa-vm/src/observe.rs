@@ -323,6 +323,13 @@ impl crate::vm::Vm {
     /// the sampling register, which the returned handle reads from any thread.
     pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
         let r = self.obs.attach_sampler();
+        // The state word may be stale from an earlier sampler (detached inside
+        // a primitive): the VM is interpreting now.
+        self.obs.set_state(
+            crate::sampling::VmState::Interpreting,
+            0,
+            self.procs.current,
+        );
         self.observation_changed();
         r
     }

@@ -12,7 +12,9 @@
 //! system stopProfiler                "answers its report, a String"
 //! ```
 //!
-//! `Compteur class>>profile:` wraps them around a block with `ensure:`.
+//! `System>>stopProfilerData` stops it too, answering the report as data
+//! ([`ProfilerReport::to_smalltalk`]). `Compteur class>>profile:` and `VMProfiler
+//! class>>spyOn:` wrap them around a block with `ensure:`.
 //!
 //! Contract: at most one profiler runs at a time, and only while no other observer
 //! owns the activation hooks (a program run under `lupa count` cannot start one:
@@ -20,11 +22,50 @@
 //! VM is dropped is simply dropped with it.
 
 use crate::vm::Vm;
+use lupa_heap::{OutOfMemory, Value};
+
+/// A SmallInteger (values past 2^61 are clamped: no profile total gets there).
+fn small(v: u64) -> Value {
+    Value::small(v.min(1 << 61) as i64)
+}
 
 /// A profiler started from Smalltalk; it owns whatever observation it installed.
 pub trait ProfilerSession {
-    /// Stop observing (remove the hooks it installed) and answer the report text.
-    fn stop(self: Box<Self>, vm: &mut Vm) -> String;
+    /// Stop observing (remove the hooks it installed) and answer the report.
+    fn stop(self: Box<Self>, vm: &mut Vm) -> ProfilerReport;
+}
+
+/// What a profiler started from Smalltalk answers when it stops.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfilerReport {
+    /// The text report (its ranking).
+    pub text: String,
+    /// The MessageTally-style tree report.
+    pub tree: String,
+    /// The grand total, in the profile's unit (sends, samples...).
+    pub total: u64,
+    /// The part of the total spent in the garbage collector (0 when the
+    /// profiler does not see the collector).
+    pub gc: u64,
+    /// Per method: its display name (`Class>>selector`), self and total values.
+    pub methods: Vec<(String, u64, u64)>,
+}
+
+impl ProfilerReport {
+    /// As Smalltalk data: `{ text. tree. total. gc. methods }`, methods an
+    /// Array of `{ name. self. total }` (what `System>>stopProfilerData` answers).
+    pub fn to_smalltalk(&self, vm: &mut Vm) -> Result<Value, OutOfMemory> {
+        let mut methods = Vec::with_capacity(self.methods.len());
+        for (name, own, total) in &self.methods {
+            let name = vm.new_string(name)?;
+            let triple = vm.new_array(&[name, small(*own), small(*total)])?;
+            methods.push(triple);
+        }
+        let methods = vm.new_array(&methods)?;
+        let text = vm.new_string(&self.text)?;
+        let tree = vm.new_string(&self.tree)?;
+        vm.new_array(&[text, tree, small(self.total), small(self.gc), methods])
+    }
 }
 
 /// Starts the profiler called `name` on the VM, or says why it cannot.
@@ -69,7 +110,7 @@ impl Vm {
     }
 
     /// `System>>stopProfiler`: stop the running profiler and answer its report.
-    pub(crate) fn stop_profiler(&mut self) -> Result<String, String> {
+    pub(crate) fn stop_profiler(&mut self) -> Result<ProfilerReport, String> {
         match self.profilers.running.take() {
             Some(session) => Ok(session.stop(self)),
             None => Err("no profiler is running (startProfiler: first)".into()),

@@ -92,16 +92,31 @@ pub struct SamplerConfig {
     pub seed: u64,
     /// Deterministic mode: a sample every this many sends, no thread.
     pub every: Option<u64>,
+    /// Every sample weighs 1 (the metric is samples) instead of its clock's
+    /// time; the clock still paces nothing else. The Smalltalk API counts so.
+    pub unweighted: bool,
+}
+
+impl SamplerConfig {
+    /// The defaults: 1 kHz, weighted by the VM thread's CPU time, seed 1.
+    pub const DEFAULT: SamplerConfig = SamplerConfig {
+        rate_hz: 1000,
+        clock: SampleClock::Cpu,
+        seed: 1,
+        every: None,
+        unweighted: false,
+    };
+
+    /// What Smalltalk's `VMProfiler` starts: the defaults, counting samples.
+    pub const SMALLTALK: SamplerConfig = SamplerConfig {
+        unweighted: true,
+        ..SamplerConfig::DEFAULT
+    };
 }
 
 impl Default for SamplerConfig {
     fn default() -> SamplerConfig {
-        SamplerConfig {
-            rate_hz: 1000,
-            clock: SampleClock::Cpu,
-            seed: 1,
-            every: None,
-        }
+        SamplerConfig::DEFAULT
     }
 }
 
@@ -135,11 +150,13 @@ impl SamplerConfig {
         }
     }
 
-    /// The profile's metric: samples in deterministic mode, else nanoseconds.
+    /// The profile's metric: samples in deterministic or unweighted mode,
+    /// else nanoseconds.
     pub fn metric(&self) -> Metric {
-        match self.every {
-            Some(_) => Metric::Samples,
-            None => Metric::Nanoseconds,
+        if self.every.is_some() || self.unweighted {
+            Metric::Samples
+        } else {
+            Metric::Nanoseconds
         }
     }
 }
@@ -330,7 +347,7 @@ impl RunningSampler {
                 (profile, 0, 0, None, None, wall)
             }
             Some(r) => {
-                let clock = self.config.clock;
+                let (clock, unweighted) = (self.config.clock, self.config.unweighted);
                 let matched = match_stacks(&r.ticks, &stacks);
                 let mut lost = r.lost;
                 let samples = r.ticks.iter().zip(matched).filter_map(|(t, s)| {
@@ -339,6 +356,7 @@ impl RunningSampler {
                         return None;
                     };
                     let weight = match clock {
+                        _ if unweighted => 1,
                         SampleClock::Cpu => t.cpu_ns,
                         SampleClock::Wall => t.wall_ns,
                     };

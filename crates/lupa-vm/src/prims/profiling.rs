@@ -18,10 +18,20 @@ fn start_profiler(vm: &mut Vm, args: Args) -> PrimResult {
 /// `System>>stopProfiler`: stop it and answer its report (a String).
 fn stop_profiler(vm: &mut Vm, _args: Args) -> PrimResult {
     let report = vm.stop_profiler().map_err(PrimFailure::Error)?;
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, report.as_bytes())?))
+    Ok(Answer(
+        vm.heap.alloc_bytes(cls::STRING, report.text.as_bytes())?,
+    ))
+}
+
+/// `System>>stopProfilerData`: stop it and answer its report as data:
+/// `{ text. tree. total. gc. methods }`, methods `{ name. self. total }` each.
+fn stop_profiler_data(vm: &mut Vm, _args: Args) -> PrimResult {
+    let report = vm.stop_profiler().map_err(PrimFailure::Error)?;
+    Ok(Answer(report.to_smalltalk(vm)?))
 }
 
 pub(crate) fn register(vm: &mut Vm) {
     vm.register("System", "startProfiler:", start_profiler);
     vm.register("System", "stopProfiler", stop_profiler);
+    vm.register("System", "stopProfilerData", stop_profiler_data);
 }
