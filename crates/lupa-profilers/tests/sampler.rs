@@ -256,3 +256,142 @@ fn sampled_again_from_smalltalk() {
     vm.load_class_by_name("Again").expect("load");
     assert_eq!(vm.run_main(&["Again".to_string()]).expect("run"), 0);
 }
+
+/// Three methods with the same loop body and 5:3:2 iterations; `five` runs
+/// two loops, 3:1.
+const SHARES: &str = "Shares = (
+    run = ( 1 to: 240 do: [ :k | self five. self three. self two ] )
+    five = ( | s |
+        s := 0.
+        1 to: 3750 do: [ :i | s := s + (self id: i) ].
+        1 to: 1250 do: [ :i | s := s + (self id: i) ].
+        ^ s )
+    three = ( | s | s := 0. 1 to: 3000 do: [ :i | s := s + (self id: i) ]. ^ s )
+    two = ( | s | s := 0. 1 to: 2000 do: [ :i | s := s + (self id: i) ]. ^ s )
+    id: x = ( ^ x )
+)
+";
+
+/// A share is within this of its expected value in every run: four binomial
+/// standard deviations, and 3 points for what is not in the loops (calls,
+/// loop set-up) and for the clock's granularity.
+fn bound(p: f64, n: u64) -> f64 {
+    4.0 * (p * (1.0 - p) / n as f64).sqrt() + 0.03
+}
+
+#[test]
+fn sampled_shares_are_within_the_binomial_bound() {
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        unweighted: true,
+        ..SamplerConfig::default()
+    };
+    let s = sample("Shares", SHARES, config, None);
+    let p = &s.profile;
+    let n = p.grand_total();
+    assert!(n >= 100, "{n} samples");
+    let self_of = |name: &str| {
+        let m = p.method_index(name).unwrap_or_else(|| panic!("{name}"));
+        p.method_stats()[m.index()].self_value
+    };
+    let (five, three, two) = (
+        self_of("Shares>>five"),
+        self_of("Shares>>three"),
+        self_of("Shares>>two"),
+    );
+    let loops = (five + three + two) as f64;
+    assert!(loops / n as f64 > 0.9, "the loops are nearly all the time");
+    for (name, got, want) in [
+        ("five", five, 0.5),
+        ("three", three, 0.3),
+        ("two", two, 0.2),
+    ] {
+        let share = got as f64 / loops;
+        eprintln!("{name}: {share:.3} (expected {want}, {n} samples)");
+        assert!(
+            (share - want).abs() <= bound(want, loops as u64),
+            "{name}: {share:.3} of the samples, expected {want} ± {:.3} ({n} samples)",
+            bound(want, loops as u64)
+        );
+    }
+    assert!(five > three && three > two, "the hottest method is right");
+    // The two loops of `five`, by source line (lines 5 and 6 of the file).
+    let m = &p.methods[p.method_index("Shares>>five").expect("five").index()];
+    let line = |l: u32| {
+        m.line_costs
+            .iter()
+            .find(|&&(x, _)| x == l)
+            .map_or(0, |&(_, v)| v)
+    };
+    let (first, second) = (line(5), line(6));
+    let share = first as f64 / (first + second) as f64;
+    eprintln!("first loop: {share:.3} (expected 0.75)");
+    assert!(
+        (share - 0.75).abs() <= bound(0.75, first + second),
+        "first loop {first}, second {second}: {:?}",
+        m.line_costs
+    );
+}
+
+#[test]
+fn the_sampled_gc_share_matches_the_collectors_own_time() {
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        ..SamplerConfig::default()
+    };
+    let source = ALLOC.replace("30000", "400000");
+    let s = sample("Alloc", &source, config, Some(64 * 1024));
+    let st = &s.stats;
+    let cpu = st.cpu.expect("a CPU clock").as_secs_f64();
+    let timed = (st.gc.scavenge_time + st.gc.full_gc_time).as_secs_f64() / cpu;
+    let gc_value: u64 = st
+        .states
+        .iter()
+        .filter(|x| x.state.is_gc())
+        .map(|x| x.value)
+        .sum();
+    let sampled = gc_value as f64 / s.profile.grand_total() as f64;
+    eprintln!(
+        "GC share: sampled {sampled:.3}, timed {timed:.3}, {} samples",
+        st.samples
+    );
+    assert!(timed > 0.02, "the program collects: {timed:.3} of its time");
+    assert!(
+        (sampled - timed).abs() <= bound(timed, st.samples),
+        "sampled GC share {sampled:.3}, timed {timed:.3}, {} samples",
+        st.samples
+    );
+}
+
+#[test]
+fn a_long_primitive_receives_its_samples() {
+    let long = "Long = (
+        run = ( 1 to: 40 do: [ :i | self print ] )
+        print = ( ^ (2 raisedTo: 30000) printString )
+    )";
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        unweighted: true,
+        ..SamplerConfig::default()
+    };
+    let s = sample("Long", long, config, None);
+    let p = &s.profile;
+    let n = p.grand_total();
+    let prim: u64 = p
+        .method_stats()
+        .iter()
+        .zip(&p.methods)
+        .filter(|(_, m)| m.class.starts_with("Integer") || m.class.starts_with("LargeInteger"))
+        .map(|(st, _)| st.self_value)
+        .sum();
+    let print = p
+        .method_index("Long>>print")
+        .map_or(0, |m| p.method_stats()[m.index()].self_value);
+    eprintln!("long primitive: {prim} of {n} samples, its caller {print}");
+    assert!(n >= 20, "{n} samples");
+    assert!(
+        prim * 2 > n,
+        "the primitive's own samples: {prim} of {n} (its caller has {print})"
+    );
+    assert!(print * 4 < n, "not its caller: {print} of {n}");
+}

@@ -119,10 +119,15 @@ pub struct Observation {
     /// The sampling register (shared with sampler threads). Written at every send
     /// while a sampler is attached (`Vm::attach_sampler`).
     pub sample: Arc<SampleRegister>,
-    /// Does every send call `Observation::on_send`? True while a sampler is
-    /// attached or sends are counted per site: the one branch the interpreter
-    /// tests at each send for both.
+    /// Is every send observed beyond its count? The interpreter runs the loop
+    /// compiled for it. Then a send either only tests the sampler's stack
+    /// request ([`requests_only`](Self::requests_only): a sampler attached,
+    /// nothing else) or calls `Observation::on_send` (sends counted by site,
+    /// deterministic sampling).
     pub per_send: bool,
+    /// With `per_send`: a send only tests the sampler's stack request (one
+    /// relaxed load).
+    pub requests_only: bool,
     sampler_attached: bool,
     /// Sends per send site, indexed by method id then instruction index
     /// (grown on demand), while counting ([`Observation::start_site_counts`]).
@@ -143,7 +148,9 @@ impl Observation {
     /// sampling register, which the returned handle reads from any thread.
     pub(crate) fn attach_sampler(&mut self) -> Arc<SampleRegister> {
         self.sampler_attached = true;
-        self.per_send = true;
+        self.sample.last.store(0, Ordering::Relaxed);
+        self.sample.request.store(0, Ordering::Relaxed);
+        self.update_per_send();
         self.sample.clone()
     }
 
@@ -155,7 +162,9 @@ impl Observation {
     }
 
     fn update_per_send(&mut self) {
-        self.per_send = self.sampler_attached || self.sites.is_some() || self.every > 0;
+        let full = self.sites.is_some() || self.every > 0;
+        self.per_send = full || self.sampler_attached;
+        self.requests_only = self.sampler_attached && !full;
     }
 
     /// Take a deterministic sample every `n` sends from now on (0: stop).
@@ -171,7 +180,7 @@ impl Observation {
     /// the counts when already counting.
     pub(crate) fn start_site_counts(&mut self) {
         self.sites = Some(Vec::new());
-        self.per_send = true;
+        self.update_per_send();
     }
 
     /// Stop counting sends by site and answer the counts: `(method id,

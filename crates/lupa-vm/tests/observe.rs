@@ -135,18 +135,21 @@ fn send_counter_is_exact_and_resettable() {
 }
 
 #[test]
-fn sampling_register_is_readable_from_another_thread() {
+fn a_sampler_thread_gets_stacks_without_walking_frames() {
     let (mut vm, _) = vm_with_probe();
     let reg = vm.attach_sampler();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop2 = stop.clone();
     let sampler = std::thread::spawn(move || {
-        let mut seen = std::collections::HashSet::new();
+        let mut states = std::collections::HashSet::new();
+        let mut seq = 0;
         while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
-            seen.insert(reg.read().0);
+            seq += 1;
+            reg.request_stack(seq);
+            states.insert(reg.read_state().state);
             std::thread::yield_now();
         }
-        seen
+        states
     });
     let p = probe(&vm);
     for _ in 0..20 {
@@ -154,17 +157,28 @@ fn sampling_register_is_readable_from_another_thread() {
             .expect("runs");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let seen = sampler.join().expect("sampler thread");
+    let states = sampler.join().expect("sampler thread");
+    vm.detach_sampler();
+    assert!(
+        states.contains(&lupa_vm::VmState::Interpreting),
+        "{states:?}"
+    );
     let spin = vm
         .methods
         .iter()
         .find(|m| &*m.selector_name == "spin:")
         .map(|m| m.id)
         .expect("spin: compiled");
+    let stacks = vm.obs.take_stacks();
     assert!(
-        seen.contains(&spin),
-        "the sampler saw the method running: {seen:?}"
+        stacks
+            .iter()
+            .any(|s| s.seq > 0 && s.frames.last().is_some_and(|&(m, _)| m == spin)),
+        "the interpreter copied stacks with spin: running: {} stacks",
+        stacks.len()
     );
+    // Numbers only grow: each copy answers the latest request.
+    assert!(stacks.windows(2).all(|w| w[0].seq < w[1].seq));
 }
 
 type GcLog = Vec<(lupa_vm::CollectionKind, u64, Vec<lupa_vm::Death>)>;

@@ -45,9 +45,6 @@ pub(crate) struct Sample<'a> {
     /// current instruction.
     pub(crate) frames: &'a [(u32, u32)],
     pub(crate) leaf: Leaf,
-    /// The innermost frame's pc when the sample was taken, if known more
-    /// precisely than its copied stack says (the register's last send).
-    pub(crate) top_pc: Option<u32>,
     pub(crate) weight: u64,
 }
 
@@ -85,7 +82,6 @@ pub(crate) fn build<'a>(
         match s.leaf {
             Leaf::Interpreted => {
                 if let Some(&(id, pc)) = s.frames.last() {
-                    let pc = s.top_pc.unwrap_or(pc);
                     sites.push((id, pc.saturating_sub(1), s.weight));
                 }
             }

@@ -338,7 +338,6 @@ impl RunningSampler {
                         process: s.process,
                         frames: &s.frames,
                         leaf: Leaf::Interpreted,
-                        top_pc: None,
                         weight: 1,
                     }
                 });
@@ -364,15 +363,10 @@ impl RunningSampler {
                     share.samples += 1;
                     share.value += weight;
                     processes.insert(s.process);
-                    let top_pc = match s.frames.last() {
-                        Some(&(m, _)) if t.last.0 == m && t.last.1 > 0 => Some(t.last.1),
-                        _ => None,
-                    };
                     Some(Sample {
                         process: s.process,
                         frames: &s.frames,
                         leaf: Leaf::of(t.state.state, t.state.detail),
-                        top_pc,
                         weight,
                     })
                 });

@@ -31,8 +31,6 @@ pub(crate) struct Tick {
     pub(crate) seq: u64,
     /// The VM state then.
     pub(crate) state: StateWord,
-    /// The register's last send then: (method id, pc after the send).
-    pub(crate) last: (u32, u32),
     /// VM thread CPU nanoseconds since the previous tick (or the start).
     pub(crate) cpu_ns: u64,
     /// Wall nanoseconds since the previous tick (or the start).
@@ -88,9 +86,10 @@ impl SamplerThread {
         Ok(SamplerThread { stop, handle })
     }
 
-    /// Stop the thread and answer what it sampled.
+    /// Stop the thread (waking it from its sleep) and answer what it sampled.
     pub(crate) fn stop(self) -> ThreadReport {
         self.stop.store(true, Ordering::Relaxed);
+        self.handle.thread().unpark();
         self.handle.join().unwrap_or_default()
     }
 }
@@ -117,12 +116,16 @@ fn run(
         // Uniform in [0.5, 1.5) of the mean: no period for a program to alias with.
         let step = Duration::from_nanos((mean * rng.random_range(0.5..1.5)) as u64);
         deadline += step;
-        let now = Instant::now();
-        if deadline > now {
-            std::thread::sleep(deadline - now);
-        } else if now - deadline > config.interval {
+        let mut now = Instant::now();
+        if now > deadline && now - deadline > config.interval {
             report.missed += 1;
             deadline = now;
+        }
+        // Parked, not asleep: `stop` wakes it at once (a wake-up for another
+        // reason parks again until the deadline).
+        while deadline > now && !stop.load(Ordering::Relaxed) {
+            std::thread::park_timeout(deadline - now);
+            now = Instant::now();
         }
         if stop.load(Ordering::Relaxed) {
             break;
@@ -133,7 +136,6 @@ fn run(
         let tick = Tick {
             seq,
             state: register.read_state(),
-            last: register.read(),
             cpu_ns: cpu_now.saturating_sub(last_cpu),
             wall_ns: (wall - last_wall).as_nanos() as u64,
         };
