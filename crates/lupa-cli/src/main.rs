@@ -496,7 +496,7 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let profile = compteur::keep_only(profile, &a.view.packages, &a.view.classes);
     let command = format!("lupa profile {}", args.join(" "));
     let header = stats
-        .map(|st| sampler::header(&profile, &st, &command))
+        .map(|st| sampler::header(vm, &profile, &st, &command))
         .unwrap_or_default();
     write_profile(
         vm, &a.report, &dest, profile, command, header, &a.view, None,

@@ -282,12 +282,6 @@ impl Heap {
         self.gc_requested
     }
 
-    /// Will the next collection be a full GC (one was asked for)? A scavenge
-    /// may still turn into one when the old space is full.
-    pub fn full_gc_requested(&self) -> bool {
-        self.full_requested
-    }
-
     /// Did the heap go past `--max-heap` since the last call? (Answers once.)
     pub fn take_oom_signal(&mut self) -> bool {
         std::mem::take(&mut self.oom_pending)

@@ -33,7 +33,7 @@ impl ProfilerSession for Session {
         let (profile, stats) = self.0.finish_with_stats(vm);
         let command = format!("{mode} profile");
         let header = match &stats {
-            Some(st) => sampler::header(&profile, st, &command),
+            Some(st) => sampler::header(vm, &profile, st, &command),
             None => vec![format!(
                 "{mode} profile: {} {} in {} methods and blocks",
                 profile.grand_total(),

@@ -50,7 +50,7 @@ pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
-pub use query::MethodDescription;
+pub use query::{InstructionInfo, MethodDescription};
 pub use sampling::{MAX_STACK, StackSample, StateWord, VmState};
 pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Vm, VmError, VmOptions};

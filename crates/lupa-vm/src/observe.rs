@@ -113,6 +113,8 @@ pub struct Observation {
     pub sends: u64,
     /// Executed inlined control-structure sends (`ifTrue:`, `whileTrue:`, `to:do:`...).
     pub inlined: u64,
+    /// Process switches (the running process changed).
+    pub process_switches: u64,
     /// Are activation hooks installed?
     pub hooks_on: bool,
     hooks: Option<Box<dyn ActivationHooks>>,

@@ -272,6 +272,7 @@ impl Vm {
         };
         let cur = self.procs.current;
         if next != cur {
+            self.obs.process_switches += 1;
             self.obs
                 .set_state(crate::sampling::VmState::ProcessSwitch, 0, next);
             // A running process's `saved` is always empty: park the running state

@@ -40,6 +40,20 @@ impl MethodDescription {
     }
 }
 
+/// One instruction of a method or block, as a profiler's bytecode report needs
+/// it ([`Vm::instructions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionInfo {
+    /// Its index (the pc of the instruction).
+    pub index: u32,
+    /// Its source line.
+    pub line: u32,
+    /// The selector it sends, if it is a send (fast-path sends included).
+    pub send: Option<String>,
+    /// Where it may jump, if it is a branch (loop exits included).
+    pub target: Option<u32>,
+}
+
 impl Vm {
     /// Describe the method or block with this id, or `None` for an unknown id.
     pub fn describe_method(&self, id: u32) -> Option<MethodDescription> {
@@ -63,6 +77,48 @@ impl Vm {
             kind: code.kind,
             block_ordinal,
         })
+    }
+
+    /// The instructions of the method or block `id` (`None` for an unknown id):
+    /// what a bytecode-range report needs (sends, branch targets, lines).
+    pub fn instructions(&self, id: u32) -> Option<Vec<InstructionInfo>> {
+        use lupa_compiler::Op;
+        let code = self.methods.get(id as usize)?;
+        let selector = |lit: u16| {
+            code.sel_ids
+                .get(usize::from(lit))
+                .map(|c| c.get())
+                .filter(|&s| s != u32::MAX)
+                .map_or_else(|| "?".to_string(), |s| self.symbols.name(s).to_string())
+        };
+        Some(
+            code.ops
+                .iter()
+                .enumerate()
+                .map(|(i, op)| {
+                    let (send, target) = match *op {
+                        Op::Send { sel, .. } | Op::SuperSend { sel, .. } => {
+                            (Some(selector(sel)), None)
+                        }
+                        Op::Special { op, .. } => (Some(op.selector().0.to_string()), None),
+                        Op::Jump(t) | Op::JumpBack(t) => (None, Some(t)),
+                        Op::JumpIfTrue { target, .. }
+                        | Op::JumpIfFalse { target, .. }
+                        | Op::JumpIfNil { target, .. }
+                        | Op::JumpIfNotNil { target, .. }
+                        | Op::ForIncr { target, .. } => (None, Some(target)),
+                        Op::ForTest { exit, .. } => (None, Some(exit)),
+                        _ => (None, None),
+                    };
+                    InstructionInfo {
+                        index: i as u32,
+                        line: code.line_of(i),
+                        send,
+                        target,
+                    }
+                })
+                .collect(),
+        )
     }
 
     /// The source line of instruction `index` of the method or block `id`

@@ -167,6 +167,7 @@ pub struct RunningSampler {
     thread: Option<(Arc<SampleRegister>, SamplerThread)>,
     heap_before: HeapStats,
     sends_before: u64,
+    switches_before: u64,
     start: Instant,
 }
 
@@ -215,6 +216,16 @@ pub struct SamplerStats {
     pub gc: GcShare,
     /// Processes seen in samples.
     pub processes: usize,
+    /// Process switches over the run.
+    pub process_switches: u64,
+    /// The heap's statistics at the end of the run.
+    pub heap_after: HeapStats,
+    /// Interpreted samples by bytecode: `(method id, instruction index,
+    /// value)`, the instruction being the send at which the stack was copied.
+    pub sites: Vec<(u32, u32, u64)>,
+    /// Samples taken in primitives: `(id of the method holding the primitive,
+    /// samples, value)`.
+    pub primitives: Vec<(u32, u64, u64)>,
 }
 
 /// The collector's work over a profiled run.
@@ -280,6 +291,7 @@ impl RunningSampler {
             thread,
             heap_before: vm.heap.stats().clone(),
             sends_before: vm.obs.sends,
+            switches_before: vm.obs.process_switches,
             start: Instant::now(),
         })
     }
@@ -304,7 +316,8 @@ impl RunningSampler {
             }
         };
         let stacks = vm.obs.take_stacks();
-        let heap = vm.heap.stats();
+        vm.heap.refresh_stats();
+        let heap = vm.heap.stats().clone();
         let gc = GcShare {
             scavenges: heap.scavenges - self.heap_before.scavenges,
             scavenge_time: heap
@@ -327,8 +340,9 @@ impl RunningSampler {
             })
             .collect();
         let mut processes = std::collections::BTreeSet::new();
+        let mut primitives: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
         let metric = self.config.metric();
-        let (profile, lost, missed, achieved_hz, cpu, wall) = match report {
+        let (profile, sites, lost, missed, achieved_hz, cpu, wall) = match report {
             None => {
                 let samples = stacks.iter().filter(|s| s.seq == 0).map(|s| {
                     processes.insert(s.process);
@@ -343,7 +357,7 @@ impl RunningSampler {
                 });
                 let (mut profile, sites) = build::build(vm, metric, samples);
                 crate::site_lines::attach(vm, &sites, &mut profile);
-                (profile, 0, 0, None, None, wall)
+                (profile, sites, 0, 0, None, None, wall)
             }
             Some(r) => {
                 let (clock, unweighted) = (self.config.clock, self.config.unweighted);
@@ -362,6 +376,11 @@ impl RunningSampler {
                     let share = &mut states[t.state.state as usize];
                     share.samples += 1;
                     share.value += weight;
+                    if t.state.state == VmState::Primitive {
+                        let p = primitives.entry(t.state.detail).or_default();
+                        p.0 += 1;
+                        p.1 += weight;
+                    }
                     processes.insert(s.process);
                     Some(Sample {
                         process: s.process,
@@ -376,6 +395,7 @@ impl RunningSampler {
                 let hz = (secs > 0.0).then(|| r.ticks.len() as f64 / secs);
                 (
                     profile,
+                    sites,
                     lost,
                     r.missed,
                     hz,
@@ -399,6 +419,13 @@ impl RunningSampler {
                 states,
                 gc,
                 processes: processes.len(),
+                process_switches: vm.obs.process_switches - self.switches_before,
+                heap_after: heap,
+                sites,
+                primitives: primitives
+                    .into_iter()
+                    .map(|(id, (n, v))| (id, n, v))
+                    .collect(),
             },
         }
     }

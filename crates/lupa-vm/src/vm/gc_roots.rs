@@ -14,10 +14,9 @@ impl Vm {
     #[inline(never)]
     pub fn collect_garbage(&mut self) -> Result<(), VmError> {
         let t0 = std::time::Instant::now();
-        let gc_state = if self.heap.full_gc_requested() {
-            crate::sampling::VmState::FullGc
-        } else {
-            crate::sampling::VmState::Scavenge
+        let gc_state = match self.heap.next_collection_kind() {
+            lupa_heap::CollectionKind::Full => crate::sampling::VmState::FullGc,
+            lupa_heap::CollectionKind::Scavenge => crate::sampling::VmState::Scavenge,
         };
         self.obs.set_state(gc_state, 0, self.procs.current);
         let mut c = self.heap.start_collection();
