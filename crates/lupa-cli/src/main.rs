@@ -205,6 +205,10 @@ struct ProfileArgs {
     /// Seed of the interval jitter (printed in the report).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also take the VM thread's native program counter at each tick (SIGPROF to the VM thread;
+    /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary.
+    #[arg(long, conflicts_with = "every")]
+    native: bool,
     /// Deterministic mode: no sampler thread; the interpreter samples its stack every N message
     /// sends, each sample weighing 1 (the same samples on every run).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -483,6 +487,7 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         seed: a.seed,
         every: a.every,
         unweighted: false,
+        native: a.native,
     };
     let dest = a.report.prepare(vm, &a.class)?;
     vm.load_class_by_name(&a.class)?;

@@ -113,3 +113,35 @@ fn bad_options_are_usage_errors() {
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
     }
 }
+
+/// `--native`: the VM thread's native pcs by Rust function (SIGPROF; Linux).
+#[test]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn native_pcs_are_symbolised_by_rust_function() {
+    let dir = classes(&[("Busy.som", &BUSY.replace("3000", "600000"))]);
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "-cp", ".", "--native", "--rate", "2000", "Busy"],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let out = &r.stdout;
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("VM native code (SIGPROF): "))
+        .unwrap_or_else(|| panic!("a native section: {out}"));
+    let pcs: u64 = line["VM native code (SIGPROF): ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(pcs > 0, "{line}");
+    assert!(out.contains("lupa_vm::"), "the VM's own functions: {out}");
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "--native", "--every", "10", "Busy"],
+    );
+    assert_eq!(r.code, 2, "--native needs the thread: {}", r.stderr);
+}

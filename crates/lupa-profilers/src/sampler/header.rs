@@ -79,6 +79,10 @@ pub fn header(vm: &Vm, profile: &Profile, stats: &SamplerStats, command: &str) -
     lines.push(String::new());
     runtime_section(vm, stats, total, time, &mut lines);
     lines.push(String::new());
+    if stats.config.native {
+        native_section(stats, time, &mut lines);
+        lines.push(String::new());
+    }
     memory_lines(stats, &mut lines);
     lines
 }
@@ -286,6 +290,47 @@ fn runtime_section(vm: &Vm, stats: &SamplerStats, total: u64, time: bool, lines:
                     pct(value, total),
                     amount(value, time),
                     samples
+                ));
+            }
+        }
+    }
+}
+
+/// The paper's "vanilla VM code": the VM thread's native pcs by Rust function.
+fn native_section(stats: &SamplerStats, time: bool, lines: &mut Vec<String>) {
+    match &stats.native {
+        Err(e) => lines.push(format!("VM native code: not symbolised ({e})")),
+        Ok(functions) => {
+            let taken: u64 = functions.iter().map(|f| f.1).sum();
+            let value: u64 = functions.iter().map(|f| f.2).sum();
+            lines.push(format!(
+                "VM native code (SIGPROF): {taken} pcs by Rust function ({} ticks without one)",
+                stats.native_missed
+            ));
+            let mut cumulative = 0;
+            for (name, samples, v) in functions.iter().take(TOP_METHODS) {
+                cumulative += v;
+                let mut name = name.clone();
+                if name.len() > 110 {
+                    let cut = (0..=107)
+                        .rev()
+                        .find(|&i| name.is_char_boundary(i))
+                        .unwrap_or(0);
+                    name.truncate(cut);
+                    name.push_str("...");
+                }
+                lines.push(format!(
+                    "  {:>6.1}% {:>12} {:>7} samples {:>6.1}%  {name}",
+                    pct(*v, value),
+                    amount(*v, time),
+                    samples,
+                    pct(cumulative, value)
+                ));
+            }
+            if functions.len() > TOP_METHODS {
+                lines.push(format!(
+                    "  ... {} more functions",
+                    functions.len() - TOP_METHODS
                 ));
             }
         }

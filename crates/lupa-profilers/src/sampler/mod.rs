@@ -24,6 +24,8 @@
 mod build;
 mod clock;
 mod header;
+mod native;
+mod symbols;
 mod thread;
 
 pub use header::header;
@@ -95,6 +97,9 @@ pub struct SamplerConfig {
     /// Every sample weighs 1 (the metric is samples) instead of its clock's
     /// time; the clock still paces nothing else. The Smalltalk API counts so.
     pub unweighted: bool,
+    /// Also take the VM thread's native pc at each tick (SIGPROF; Linux) and
+    /// report it by Rust function.
+    pub native: bool,
 }
 
 impl SamplerConfig {
@@ -105,6 +110,7 @@ impl SamplerConfig {
         seed: 1,
         every: None,
         unweighted: false,
+        native: false,
     };
 
     /// What Smalltalk's `VMProfiler` starts: the defaults, counting samples.
@@ -135,6 +141,9 @@ pub enum SamplerError {
     /// The thread could not be started.
     #[error("cannot start the sampler thread: {0}")]
     Thread(String),
+    /// Native pcs cannot be taken.
+    #[error("--native: {0}")]
+    Native(String),
 }
 
 impl SamplerConfig {
@@ -142,6 +151,9 @@ impl SamplerConfig {
     pub fn validate(&self) -> Result<(), SamplerError> {
         match self.every {
             Some(0) => Err(SamplerError::Every),
+            Some(_) if self.native => Err(SamplerError::Native(
+                "native pcs need the sampler thread, not --every".to_string(),
+            )),
             Some(_) => Ok(()),
             None if self.rate_hz == 0 || self.rate_hz > MAX_RATE_HZ => {
                 Err(SamplerError::Rate(self.rate_hz))
@@ -226,6 +238,13 @@ pub struct SamplerStats {
     /// Samples taken in primitives: `(id of the method holding the primitive,
     /// samples, value)`.
     pub primitives: Vec<(u32, u64, u64)>,
+    /// With `native`: samples by Rust function of the `lupa` binary
+    /// (`(function, samples, value)`, most first; `<unknown>` for pcs outside
+    /// it), or why they could not be symbolised.
+    pub native: NativeFunctions,
+    /// With `native`: ticks whose native pc was not taken (the VM thread did
+    /// not run the handler in time).
+    pub native_missed: u64,
 }
 
 /// The collector's work over a profiled run.
@@ -244,6 +263,10 @@ pub struct GcShare {
     /// Bytes tenured (promoted to the old space).
     pub tenured_bytes: u64,
 }
+
+/// Native samples by Rust function: `(function, samples, value)`, most
+/// first, or why the pcs could not be symbolised.
+pub type NativeFunctions = Result<Vec<(String, u64, u64)>, String>;
 
 /// A finished sampling profile.
 #[derive(Debug)]
@@ -269,6 +292,11 @@ impl RunningSampler {
                 if config.clock == SampleClock::Cpu && cpu.is_none() {
                     return Err(SamplerError::NoCpuClock);
                 }
+                let native = if config.native {
+                    Some(native::NativeTarget::for_current_thread().map_err(SamplerError::Native)?)
+                } else {
+                    None
+                };
                 let register = vm.attach_sampler();
                 let t = SamplerThread::spawn(
                     register.clone(),
@@ -278,6 +306,7 @@ impl RunningSampler {
                         seed: config.seed,
                         max_ticks: MAX_TICKS,
                     },
+                    native,
                 )
                 .map_err(|e| {
                     vm.detach_sampler();
@@ -341,6 +370,8 @@ impl RunningSampler {
             .collect();
         let mut processes = std::collections::BTreeSet::new();
         let mut primitives: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+        let mut native_functions: NativeFunctions = Ok(Vec::new());
+        let mut native_missed = 0;
         let metric = self.config.metric();
         let (profile, sites, lost, missed, achieved_hz, cpu, wall) = match report {
             None => {
@@ -391,6 +422,9 @@ impl RunningSampler {
                 });
                 let (mut profile, sites) = build::build(vm, metric, samples);
                 crate::site_lines::attach(vm, &sites, &mut profile);
+                if self.config.native {
+                    (native_functions, native_missed) = by_function(&r.ticks, clock, unweighted);
+                }
                 let secs = r.wall.as_secs_f64();
                 let hz = (secs > 0.0).then(|| r.ticks.len() as f64 / secs);
                 (
@@ -426,9 +460,39 @@ impl RunningSampler {
                     .into_iter()
                     .map(|(id, (n, v))| (id, n, v))
                     .collect(),
+                native: native_functions,
+                native_missed,
             },
         }
     }
+}
+
+/// The ticks' native pcs by Rust function: `(function, samples, value)`,
+/// most first, and the ticks without a pc.
+fn by_function(ticks: &[Tick], clock: SampleClock, unweighted: bool) -> (NativeFunctions, u64) {
+    let missed = ticks.iter().filter(|t| t.native_pc == 0).count() as u64;
+    let symbols = match symbols::Symbols::of_this_binary() {
+        Ok(s) => s,
+        Err(e) => return (Err(e), missed),
+    };
+    let mut by: std::collections::HashMap<&str, (u64, u64)> = Default::default();
+    for t in ticks.iter().filter(|t| t.native_pc != 0) {
+        let name = symbols.name_of(t.native_pc).unwrap_or("<unknown>");
+        let weight = match clock {
+            _ if unweighted => 1,
+            SampleClock::Cpu => t.cpu_ns,
+            SampleClock::Wall => t.wall_ns,
+        };
+        let e = by.entry(name).or_default();
+        e.0 += 1;
+        e.1 += weight;
+    }
+    let mut out: Vec<(String, u64, u64)> = by
+        .into_iter()
+        .map(|(n, (c, v))| (n.to_string(), c, v))
+        .collect();
+    out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    (Ok(out), missed)
 }
 
 /// For each tick (in order), the first copied stack whose number is at

@@ -13,6 +13,7 @@
 //! stored.
 
 use super::clock::{ThreadCpuClock, tighten_timer_slack};
+use super::native::NativeTarget;
 use lupa_vm::{SampleRegister, StateWord};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -35,6 +36,8 @@ pub(crate) struct Tick {
     pub(crate) cpu_ns: u64,
     /// Wall nanoseconds since the previous tick (or the start).
     pub(crate) wall_ns: u64,
+    /// The VM thread's native pc (0: not taken).
+    pub(crate) native_pc: u64,
 }
 
 /// What the thread reports when stopped.
@@ -77,12 +80,13 @@ impl SamplerThread {
         register: Arc<SampleRegister>,
         cpu: Option<ThreadCpuClock>,
         config: ThreadConfig,
+        native: Option<NativeTarget>,
     ) -> std::io::Result<SamplerThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("lupa-sampler".to_string())
-            .spawn(move || run(&register, cpu, config, &flag))?;
+            .spawn(move || run(&register, cpu, config, native.as_ref(), &flag))?;
         Ok(SamplerThread { stop, handle })
     }
 
@@ -94,10 +98,20 @@ impl SamplerThread {
     }
 }
 
+/// Give the last stored tick the native pc its signal's handler copied.
+fn collect_native(native: &NativeTarget, chunks: &mut [Vec<Tick>]) {
+    if let Some(last) = chunks.last_mut().and_then(|c| c.last_mut())
+        && let Some(pc) = native.collect(last.seq)
+    {
+        last.native_pc = pc;
+    }
+}
+
 fn run(
     register: &SampleRegister,
     cpu: Option<ThreadCpuClock>,
     config: ThreadConfig,
+    native: Option<&NativeTarget>,
     stop: &AtomicBool,
 ) -> ThreadReport {
     tighten_timer_slack();
@@ -132,8 +146,15 @@ fn run(
         }
         let wall = Instant::now();
         let cpu_now = cpu.and_then(|c| c.read_ns()).unwrap_or(0);
+        if let Some(n) = native {
+            collect_native(n, &mut chunks);
+        }
         seq += 1;
+        if let Some(n) = native {
+            n.send(seq);
+        }
         let tick = Tick {
+            native_pc: 0,
             seq,
             state: register.read_state(),
             cpu_ns: cpu_now.saturating_sub(last_cpu),
@@ -156,6 +177,10 @@ fn run(
         if spare.is_none() {
             spare = Some(Vec::with_capacity(CHUNK));
         }
+    }
+    if let Some(n) = native {
+        // The last signal's handler has had the time the VM took to stop.
+        collect_native(n, &mut chunks);
     }
     report.wall = start.elapsed();
     report.cpu_ns = cpu_start.and_then(|s| Some(cpu?.read_ns()?.saturating_sub(s)));
