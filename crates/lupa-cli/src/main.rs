@@ -215,8 +215,13 @@ struct ProfileArgs {
     every: Option<u64>,
     #[command(flatten)]
     view: ViewArgs,
-    /// The class to run.
-    class: String,
+    /// Profile the bundled benchmark NAME: the positional arguments are then its outer and inner
+    /// iterations (`lupa profile --bench Richards 5 10` runs `BenchmarkRunner Richards 5 10`).
+    #[arg(long, value_name = "NAME")]
+    bench: Option<String>,
+    /// The class to run (with --bench: the outer iterations).
+    #[arg(required_unless_present = "bench")]
+    class: Option<String>,
     /// Arguments passed to `run:`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
@@ -489,9 +494,18 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         unweighted: false,
         native: a.native,
     };
-    let dest = a.report.prepare(vm, &a.class)?;
-    vm.load_class_by_name(&a.class)?;
-    let args = program_args(&a.class, &a.args);
+    let args = match (&a.bench, &a.class) {
+        (Some(name), outer) => {
+            let mut all = vec!["BenchmarkRunner".to_string(), name.clone()];
+            all.push(outer.clone().unwrap_or_else(|| "1".to_string()));
+            all.extend(a.args.iter().cloned());
+            all
+        }
+        (None, Some(class)) => program_args(class, &a.args),
+        (None, None) => return Err(VmError::Fatal("no class to run".to_string())),
+    };
+    let dest = a.report.prepare(vm, &args[0])?;
+    vm.load_class_by_name(&args[0])?;
     let running = ProfileMode::Sampling(config)
         .start(vm)
         .map_err(|e| VmError::Fatal(e.to_string()))?;

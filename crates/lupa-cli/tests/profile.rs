@@ -145,3 +145,20 @@ fn native_pcs_are_symbolised_by_rust_function() {
     );
     assert_eq!(r.code, 2, "--native needs the thread: {}", r.stderr);
 }
+
+#[test]
+fn a_bundled_benchmark_by_name() {
+    let dir = classes(&[]);
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "--every", "1000", "--bench", "Towers", "1", "2"],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("lupa profile BenchmarkRunner Towers 1 2\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("TowersBenchmark>>"), "{}", r.stdout);
+}
