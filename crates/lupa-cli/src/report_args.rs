@@ -78,7 +78,11 @@ impl ValueEnum for ReportFormat {
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.0.name()).help(self.0.description()))
+        Some(
+            PossibleValue::new(self.0.name())
+                .aliases(self.0.aliases().iter().copied())
+                .help(self.0.description()),
+        )
     }
 }
 

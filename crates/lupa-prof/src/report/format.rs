@@ -77,6 +77,16 @@ impl Format {
         }
     }
 
+    /// Other names accepted for this format: `report` for `text` (the name the
+    /// VM profiler's paper uses), `flat` for `ranking` (a flat profile).
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Text => &["report"],
+            Format::Ranking => &["flat"],
+            _ => &[],
+        }
+    }
+
     /// A one-line description (shown by `--help`).
     pub fn description(self) -> &'static str {
         match self {
@@ -153,7 +163,7 @@ impl FromStr for Format {
     fn from_str(s: &str) -> Result<Format, UnknownFormat> {
         Format::ALL
             .into_iter()
-            .find(|f| f.name() == s)
+            .find(|f| f.name() == s || f.aliases().contains(&s))
             .ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }
@@ -343,6 +353,8 @@ mod tests {
             Err(UnknownFormat("pdf".to_string()))
         );
         assert!("Text".parse::<Format>().is_err());
+        assert_eq!("report".parse::<Format>(), Ok(Format::Text));
+        assert_eq!("flat".parse::<Format>(), Ok(Format::Ranking));
     }
 
     #[test]
