@@ -158,7 +158,12 @@ fn primitives_and_scavenges_are_leaves_of_their_own() {
     assert!(share(VmState::Scavenge).samples > 0, "{:?}", st.states);
     assert!(share(VmState::Primitive).samples > 0, "{:?}", st.states);
     let p = &s.profile;
-    assert!(p.method_index("<scavenge>").is_some());
+    let scavenge = p.method_index("<scavenge>").expect("a <scavenge> leaf");
+    assert_eq!(
+        p.methods[scavenge.index()].category,
+        "GC",
+        "the Firefox category"
+    );
     let new = p
         .method_index("Array class>>new:")
         .expect("the primitive's method is a leaf");

@@ -6,7 +6,8 @@
 //! Contract: the profile's grand total is the sum of the weights; a sample of
 //! process N > 0 is below `<process N>`; the leaf of a sample taken in a
 //! primitive is the method holding the primitive, of a collection
-//! `<scavenge>` or `<full GC>`, of a process switch `<process switch>`; the
+//! `<scavenge>` or `<full GC>` (package `GC`), of a process switch
+//! `<process switch>` (package `VM`, like the process labels); the
 //! call line of a frame is the line of its caller's current send; node
 //! activations are 0 (a sampler does not see calls). The sites answered
 //! (method id, instruction index, weight) locate the interpreted samples at
@@ -92,8 +93,11 @@ pub(crate) fn build<'a>(
                 depth += 1;
             }
             Leaf::Vm(state) => {
-                let m =
-                    b.intern_method(MethodInfo::named(vm_frame_name(state)).with_category("VM"));
+                // The category is what the Firefox Profiler colours by: the
+                // collector apart from the rest of the runtime.
+                let category = if state.is_gc() { "GC" } else { "VM" };
+                let m = b
+                    .intern_method(MethodInfo::named(vm_frame_name(state)).with_category(category));
                 b.enter(m);
                 depth += 1;
             }

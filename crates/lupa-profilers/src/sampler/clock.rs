@@ -1,6 +1,6 @@
-//! The sampler's two system calls: the VM thread's CPU clock, and a small
-//! timer slack for the sampler thread (Linux; elsewhere the clock is absent
-//! and [`ThreadCpuClock::of_current_thread`] answers `None`).
+//! The sampler's system calls for the VM thread's CPU clock (Linux; elsewhere
+//! the clock is absent and [`ThreadCpuClock::of_current_thread`] answers
+//! `None`).
 //!
 //! This is the one module of the profiler layer allowed `unsafe` (ARCHITECTURE.md,
 //! "unsafe"): each block is a single libc call on memory it owns, with its
@@ -52,18 +52,6 @@ impl ThreadCpuClock {
         {
             None
         }
-    }
-}
-
-/// Ask the kernel to wake the calling thread as close to its deadlines as it
-/// can (the default timer slack, 50 µs, would cap the rate near 10 kHz).
-/// Best effort: a refusal only lowers the achieved rate, which is reported.
-pub(crate) fn tighten_timer_slack() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and changes only the
-    // calling thread's timer slack; no memory is passed.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
 

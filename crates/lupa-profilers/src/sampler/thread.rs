@@ -12,7 +12,7 @@
 //! before it is needed; past `max_ticks` ticks are counted as lost, never
 //! stored.
 
-use super::clock::{ThreadCpuClock, tighten_timer_slack};
+use super::clock::ThreadCpuClock;
 use super::native::NativeTarget;
 use lupa_vm::{SampleRegister, StateWord};
 use rand::rngs::StdRng;
@@ -114,7 +114,6 @@ fn run(
     native: Option<&NativeTarget>,
     stop: &AtomicBool,
 ) -> ThreadReport {
-    tighten_timer_slack();
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mean = config.interval.as_nanos().max(1) as f64;
     let start = Instant::now();
