@@ -585,26 +585,10 @@ fn pprof_export_opens_in_go_tool_pprof() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let bytes = std::fs::read(dir.path().join("p.pb.gz")).expect("written");
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
-    let go = ["/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists());
-    let Some(go) = go else {
-        eprintln!("skipped the go tool pprof check: go is not installed (Debian golang-go)");
-        return;
-    };
     for index in ["sends", "activations"] {
-        let out = std::process::Command::new(go)
-            .args(["tool", "pprof", "-top", &format!("-sample_index={index}")])
-            .arg(dir.path().join("p.pb.gz"))
-            .env("HOME", dir.path())
-            .output()
-            .expect("go tool pprof runs");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}\n{stdout}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) else {
+            return;
+        };
         assert!(stdout.contains("Counted>>fib:"), "{stdout}");
     }
 }

@@ -162,3 +162,20 @@ fn a_bundled_benchmark_by_name() {
     );
     assert!(r.stdout.contains("TowersBenchmark>>"), "{}", r.stdout);
 }
+
+/// A sampled profile's pprof export opens in `go tool pprof` (Debian
+/// `golang-go`, installed by `.ci/run`) with its one sample type.
+#[test]
+fn sampled_pprof_opens_in_go_tool_pprof() {
+    let dir = classes(&[("Busy.som", BUSY)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "profile", "-cp", ".", "--every", "10", "--format", "pprof", "-o", "p.pb.gz", "Busy",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    if let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), "samples") {
+        assert!(stdout.contains("Busy>>loop:"), "{stdout}");
+    }
+}

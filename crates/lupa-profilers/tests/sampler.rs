@@ -404,3 +404,33 @@ fn a_long_primitive_receives_its_samples() {
     );
     assert!(print * 4 < n, "not its caller: {print} of {n}");
 }
+
+/// One sampler at a time: a VMProfiler started from Smalltalk while the VM is
+/// being sampled is a Smalltalk error, and the outer profile keeps its samples.
+#[test]
+fn a_second_sampler_is_refused() {
+    let nested = "Nested = (
+        run = ( | s | s := 0.
+            1 to: 20000 do: [ :i | s := s + i ].
+            [ VMProfiler spyOn: [ 3 + 4 ] ] on: Error do: [ :e | e messageText println. ^ 7 ].
+            ^ 0 )
+    )";
+    let (_dir, mut vm) = vm_with(&[("Nested.som", nested)], None);
+    lupa_profilers::install(&mut vm);
+    vm.capture_output();
+    vm.load_class_by_name("Nested").expect("load");
+    let running = RunningSampler::start(&mut vm, every(100)).expect("start");
+    assert_eq!(
+        RunningSampler::start(&mut vm, every(100)).err(),
+        Some(SamplerError::Busy)
+    );
+    vm.run_main(&["Nested".to_string()]).expect("run");
+    let s = running.finish(&mut vm);
+    let out = vm.take_captured();
+    assert!(out.contains("a sampler is already running"), "{out}");
+    assert!(
+        s.stats.samples >= 200,
+        "the outer profile kept its samples: {}",
+        s.stats.samples
+    );
+}

@@ -169,6 +169,12 @@ impl Observation {
         self.requests_only = self.sampler_attached && !full;
     }
 
+    /// Is a sampler attached, or deterministic sampling on? (One sampler at a
+    /// time: they share the register and the copied stacks.)
+    pub fn sampling(&self) -> bool {
+        self.sampler_attached || self.every > 0
+    }
+
     /// Take a deterministic sample every `n` sends from now on (0: stop).
     pub(crate) fn sample_every(&mut self, n: u64) {
         self.every = n;

@@ -53,3 +53,30 @@ pub(crate) fn som_dir() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../som");
     p.join("Smalltalk/Object.som").exists().then_some(p)
 }
+
+/// `go tool pprof -top -sample_index=INDEX FILE` (Debian `golang-go`, installed
+/// by `.ci/run`): its standard output, after checking it succeeded; `None`
+/// (said on stderr) when go is not installed.
+pub(crate) fn go_tool_pprof_top(file: &Path, index: &str) -> Option<String> {
+    let go = ["/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(go) = go else {
+        eprintln!("skipped the go tool pprof check: go is not installed (Debian golang-go)");
+        return None;
+    };
+    let home = file.parent().unwrap_or(Path::new("."));
+    let out = Command::new(go)
+        .args(["tool", "pprof", "-top", &format!("-sample_index={index}")])
+        .arg(file)
+        .env("HOME", home)
+        .output()
+        .expect("go tool pprof runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(stdout)
+}

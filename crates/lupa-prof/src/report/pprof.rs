@@ -8,7 +8,8 @@
 //! `Location`; every calling context with a value or activations is a
 //! `Sample` whose stack is its path from the root, leaf first, with two
 //! values: the profile's metric (`sends`/`count`, `time`/`nanoseconds`...) and
-//! `activations`/`count`; a string label `process` names the Smalltalk
+//! `activations`/`count` (left out when no context has activations, as in a
+//! sampled profile); a string label `process` names the Smalltalk
 //! process (`main`, `process N`). Synthetic nodes are not locations.
 //! Contract: the sum of each sample type over all samples is the profile's
 //! grand total (and total activations).
@@ -168,16 +169,18 @@ fn metric_type(profile: &Profile) -> (String, String) {
 pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
     let mut strings = Strings::new();
     let (ty, unit) = metric_type(profile);
-    let sample_type = vec![
-        ValueType {
-            r#type: strings.get(&ty),
-            unit: strings.get(&unit),
-        },
-        ValueType {
+    // A sampling profiler sees no calls: then there is no activations type.
+    let calls = profile.nodes.iter().any(|n| n.activations > 0);
+    let mut sample_type = vec![ValueType {
+        r#type: strings.get(&ty),
+        unit: strings.get(&unit),
+    }];
+    if calls {
+        sample_type.push(ValueType {
             r#type: strings.get("activations"),
             unit: strings.get("count"),
-        },
-    ];
+        });
+    }
     let mut function = Vec::new();
     let mut location = Vec::new();
     for (m, info) in profile.methods.iter().enumerate() {
@@ -212,12 +215,13 @@ pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
                 path.push(node.method.index() as u64 + 1);
             }
             if (node.self_value > 0 || node.activations > 0) && !path.is_empty() {
+                let mut value = vec![i64::try_from(node.self_value).unwrap_or(i64::MAX)];
+                if calls {
+                    value.push(i64::try_from(node.activations).unwrap_or(i64::MAX));
+                }
                 sample.push(Sample {
                     location_id: path.iter().rev().copied().collect(),
-                    value: vec![
-                        i64::try_from(node.self_value).unwrap_or(i64::MAX),
-                        i64::try_from(node.activations).unwrap_or(i64::MAX),
-                    ],
+                    value,
                     label: vec![Label {
                         key: process_key,
                         str: process,
@@ -266,6 +270,21 @@ mod tests {
             .read_to_end(&mut raw)
             .expect("gzip");
         PprofProfile::decode(raw.as_slice()).expect("profile.proto")
+    }
+
+    #[test]
+    fn a_profile_without_calls_has_one_sample_type() {
+        let mut p = sample_profile();
+        for n in &mut p.nodes {
+            n.activations = 0;
+        }
+        let mut buf = Vec::new();
+        write(&p, "lupa profile Main", &mut buf).expect("write");
+        let m = decode(&buf);
+        assert_eq!(m.sample_type.len(), 1);
+        assert!(m.sample.iter().all(|x| x.value.len() == 1));
+        let total: i64 = m.sample.iter().map(|x| x.value[0]).sum();
+        assert_eq!(total as u64, p.grand_total());
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub enum SamplerError {
     /// Native pcs cannot be taken.
     #[error("--native: {0}")]
     Native(String),
+    /// A sampler already runs on this VM.
+    #[error("a sampler is already running on this VM (one at a time)")]
+    Busy,
 }
 
 impl SamplerConfig {
@@ -282,6 +285,9 @@ impl RunningSampler {
     /// thread's).
     pub fn start(vm: &mut Vm, config: SamplerConfig) -> Result<RunningSampler, SamplerError> {
         config.validate()?;
+        if vm.obs.sampling() {
+            return Err(SamplerError::Busy);
+        }
         let thread = match config.every {
             Some(n) => {
                 vm.sample_every(n);
