@@ -205,6 +205,11 @@ struct ProfileArgs {
     /// Seed of the interval jitter (printed in the report).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also run the program a second time, sampled deterministically every N message sends
+    /// (default 1000), and show each method's share of the time next to its share of the work.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
+          conflicts_with = "every", value_parser = clap::value_parser!(u64).range(1..))]
+    compare_modes: Option<u64>,
     /// Also take the VM thread's native program counter at each tick (SIGPROF to the VM thread;
     /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary.
     #[arg(long, conflicts_with = "every")]
@@ -514,13 +519,51 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let code = result?;
     let profile = compteur::keep_only(profile, &a.view.packages, &a.view.classes);
     let command = format!("lupa profile {}", args.join(" "));
-    let header = stats
+    let mut header = stats
         .map(|st| sampler::header(vm, &profile, &st, &command))
         .unwrap_or_default();
+    if let Some(every) = a.compare_modes {
+        let work = work_profile(a, &args, every)?;
+        let lines = sampler::compare(&profile, &work, every, a.view.top);
+        if a.report.format.0.is_terminal_text() {
+            header.push(String::new());
+            header.extend(lines);
+        } else {
+            eprintln!("{}", lines.join("\n"));
+        }
+    }
     write_profile(
         vm, &a.report, &dest, profile, command, header, &a.view, None,
     )?;
     Ok(code)
+}
+
+/// `--compare-modes`: the program run again in a fresh VM, sampled every
+/// `every` sends (its output discarded).
+fn work_profile(
+    a: &ProfileArgs,
+    args: &[String],
+    every: u64,
+) -> Result<lupa_prof::Profile, VmError> {
+    use lupa_profilers::sampler::SamplerConfig;
+    use lupa_profilers::{ProfileMode, compteur};
+    let mut vm = Vm::new(options(&a.vm))?;
+    lupa_profilers::install(&mut vm);
+    vm.capture_output();
+    vm.load_class_by_name(&args[0])?;
+    let config = SamplerConfig {
+        every: Some(every),
+        ..SamplerConfig::DEFAULT
+    };
+    let run = ProfileMode::Sampling(config)
+        .run_main(&mut vm, args)
+        .map_err(|e| VmError::Fatal(e.to_string()))?;
+    run.result?;
+    Ok(compteur::keep_only(
+        run.profile,
+        &a.view.packages,
+        &a.view.classes,
+    ))
 }
 
 /// `CLASS ARG...` as `run_main` takes them.

@@ -179,3 +179,30 @@ fn sampled_pprof_opens_in_go_tool_pprof() {
         assert!(stdout.contains("Busy>>loop:"), "{stdout}");
     }
 }
+
+/// `--compare-modes`: the time profile's self shares next to a deterministic
+/// run's (the work), method by method; the second run's output is not shown.
+#[test]
+fn time_and_work_side_by_side() {
+    let dir = classes(&[("Busy.som", &BUSY.replace("3000", "300000"))]);
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "-cp", ".", "--compare-modes", "100", "Busy"],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let out = &r.stdout;
+    assert_eq!(out.matches("working\n").count(), 1, "{out}");
+    assert!(out.contains("Time and work: self shares"), "{out}");
+    assert!(out.contains("(a sample every 100 sends)"), "{out}");
+    let line = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Time and work"))
+        .find(|l| l.ends_with("  Busy>>loop:"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(line.matches('%').count(), 2, "{line}");
+    let r = lupa_in(
+        dir.path(),
+        &["profile", "--every", "10", "--compare-modes", "Busy"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

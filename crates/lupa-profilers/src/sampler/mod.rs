@@ -23,11 +23,13 @@
 
 mod build;
 mod clock;
+mod compare;
 mod header;
 mod native;
 mod symbols;
 mod thread;
 
+pub use compare::compare;
 pub use header::header;
 
 use build::{Leaf, Sample};
