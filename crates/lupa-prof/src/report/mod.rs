@@ -109,6 +109,21 @@ pub(crate) fn percent(v: u64, total: u64) -> f64 {
 }
 
 /// An integer with `,` between groups of three digits: `1,234,567`.
+/// How the text reports show a value of `unit`: nanoseconds as milliseconds
+/// with one decimal (what MessageTally users read), anything else as an
+/// integer with grouped digits. Answers the value and the unit shown.
+pub(crate) fn shown(unit: &str, v: u64) -> (String, &str) {
+    if unit == "ns" {
+        let tenths = (v + 50_000) / 100_000;
+        (
+            format!("{}.{}", group_digits(tenths / 10), tenths % 10),
+            "ms",
+        )
+    } else {
+        (group_digits(v), unit)
+    }
+}
+
 pub(crate) fn group_digits(v: u64) -> String {
     let s = v.to_string();
     let groups: Vec<&str> = s
@@ -118,6 +133,19 @@ pub(crate) fn group_digits(v: u64) -> String {
         .map(|g| std::str::from_utf8(g).unwrap_or(""))
         .collect();
     groups.join(",")
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::shown;
+
+    #[test]
+    fn nanoseconds_are_shown_as_milliseconds() {
+        assert_eq!(shown("ns", 1_960_000), ("2.0".to_string(), "ms"));
+        assert_eq!(shown("ns", 1_234_567_890), ("1,234.6".to_string(), "ms"));
+        assert_eq!(shown("ns", 0), ("0.0".to_string(), "ms"));
+        assert_eq!(shown("sends", 12_345), ("12,345".to_string(), "sends"));
+    }
 }
 
 #[cfg(test)]

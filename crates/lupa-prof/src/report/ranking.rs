@@ -3,7 +3,7 @@
 use comfy_table::{CellAlignment, Table, presets};
 use serde::{Deserialize, Serialize};
 
-use super::{group_digits, percent};
+use super::{group_digits, percent, shown as show};
 use crate::profile::{MethodId, Profile};
 
 /// One method of a [`Ranking`].
@@ -115,9 +115,9 @@ impl Ranking {
         let mut header = vec![
             "#".to_string(),
             "Method".to_string(),
-            format!("Total ({})", self.unit),
+            format!("Total ({})", show(&self.unit, 0).1),
             "Total %".to_string(),
-            format!("Self ({})", self.unit),
+            format!("Self ({})", show(&self.unit, 0).1),
             "Self %".to_string(),
         ];
         if show_calls {
@@ -129,9 +129,9 @@ impl Ranking {
             let mut row = vec![
                 e.rank.to_string(),
                 e.name.clone(),
-                group_digits(e.total),
+                show(&self.unit, e.total).0,
                 format!("{:.2}", e.total_percent),
-                group_digits(e.self_value),
+                show(&self.unit, e.self_value).0,
                 format!("{:.2}", e.self_percent),
             ];
             if show_calls {

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::{OrderedTree, group_digits, percent};
+use super::{OrderedTree, group_digits, percent, shown};
 use crate::profile::{NodeId, Profile};
 
 /// Options of [`to_string()`].
@@ -56,15 +56,20 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
     let view = OrderedTree::of(profile);
     let (totals, grand) = (&view.totals, view.grand);
     let threshold = options.cutoff.max(0.0) * grand as f64;
-    let unit = profile.metric.unit();
+    let metric_unit = profile.metric.unit();
+    let (grand_shown, unit) = shown(metric_unit, grand);
+    let threshold_shown = if metric_unit == "ns" {
+        format!("{:.2}", threshold / 1e6)
+    } else {
+        trim_float(threshold)
+    };
     let mut out = String::new();
     let _ = write!(
         out,
-        "{}: {} total; cutoff {:.2}% ({} {unit})",
+        "{}: {grand_shown}{} total; cutoff {:.2}% ({threshold_shown} {unit})",
         profile.metric.name(),
-        group_digits(grand),
+        if metric_unit == "ns" { " ms" } else { "" },
         options.cutoff * 100.0,
-        trim_float(threshold),
     );
     let outside: u64 = profile
         .roots()
@@ -72,7 +77,11 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
         .map(|r| profile.nodes[r].self_value)
         .sum();
     if outside > 0 {
-        let _ = write!(out, "; {} {unit} outside any method", group_digits(outside));
+        let _ = write!(
+            out,
+            "; {} {unit} outside any method",
+            shown(metric_unit, outside).0
+        );
     }
     out.push('\n');
 
@@ -120,7 +129,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                     "{}{:.1}% {{{}}} {}{}",
                     prefix(depth),
                     percent(totals[n.index()], grand),
-                    group_digits(totals[n.index()]),
+                    shown(metric_unit, totals[n.index()]).0,
                     profile.method_of(n).name,
                     if show_calls {
                         format!(" ({})", calls(node.activations))
@@ -145,7 +154,7 @@ pub fn to_string(profile: &Profile, options: &TreeOptions) -> String {
                     } else {
                         format!("{count} contexts")
                     },
-                    group_digits(value),
+                    shown(metric_unit, value).0,
                 );
             }
             Item::TooDeep(depth) => {
