@@ -143,6 +143,12 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
                 ms(stats.wall),
                 stats.sends
             ));
+            if stats.samples == 0 {
+                lines.push(
+                    "no samples: the run was shorter than a sampling interval (raise --rate, or use --every N)"
+                        .to_string(),
+                );
+            }
         }
     }
 }
