@@ -483,7 +483,7 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
     let estimate = compteur::estimate(profile.grand_total(), &a.calibration);
     write_profile(
-        vm, &a.report, &dest, profile, command, header, &a.view, estimate,
+        vm, &a.report, &dest, profile, command, header, &a.view, estimate, None,
     )?;
     Ok(code)
 }
@@ -520,8 +520,10 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let profile = compteur::keep_only(profile, &a.view.packages, &a.view.classes);
     let command = format!("lupa profile {}", args.join(" "));
     let mut header = stats
-        .map(|st| sampler::header(vm, &profile, &st, &command))
+        .as_ref()
+        .map(|st| sampler::header(vm, &profile, st, &command))
         .unwrap_or_default();
+    let sampling = stats.as_ref().map(sampler::SamplerStats::sampling_info);
     if let Some(every) = a.compare_modes {
         let work = work_profile(a, &args, every)?;
         let lines = sampler::compare(&profile, &work, every, a.view.top);
@@ -533,7 +535,7 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         }
     }
     write_profile(
-        vm, &a.report, &dest, profile, command, header, &a.view, None,
+        vm, &a.report, &dest, profile, command, header, &a.view, None, sampling,
     )?;
     Ok(code)
 }
@@ -585,6 +587,7 @@ fn write_profile(
     header: Vec<String>,
     shape: &ViewArgs,
     estimate: Option<lupa_prof::report::TimeEstimate>,
+    sampling: Option<lupa_prof::report::SamplingInfo>,
 ) -> Result<(), VmError> {
     // A callgrind file names its sources for annotation: the bundled ones
     // are written beside it (FILE.sources/) so the tools can open them.
@@ -612,6 +615,7 @@ fn write_profile(
         cutoff: shape.cutoff / 100.0,
         max_depth: (shape.depth > 0).then_some(shape.depth),
         estimate,
+        sampling,
         title: report.title.clone(),
         width: report.width,
         min_width: report.min_width,

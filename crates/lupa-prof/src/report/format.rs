@@ -189,6 +189,8 @@ pub struct ReportOptions {
     pub max_depth: Option<usize>,
     /// The calibrated time estimate of the run, if any (JSON's `estimate`).
     pub estimate: Option<TimeEstimate>,
+    /// How a sampled profile was sampled (in the JSON document), when it was.
+    pub sampling: Option<SamplingInfo>,
     /// Flame graph: the title (default: the command and the metric).
     pub title: Option<String>,
     /// Flame graph: the width in pixels (default 1200).
@@ -222,11 +224,34 @@ impl Default for ReportOptions {
             cutoff: 0.01,
             max_depth: Some(DEFAULT_TREE_DEPTH),
             estimate: None,
+            sampling: None,
             title: None,
             width: None,
             min_width: None,
         }
     }
+}
+
+/// How a sampled profile was taken: what every sampling profile reports.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SamplingInfo {
+    /// What weighs a sample: `cpu` or `wall` (nanoseconds of that clock), or
+    /// `sends` (deterministic: a sample every `every` sends, each weighing 1).
+    pub clock: String,
+    /// The requested rate in Hz (`None` in deterministic mode).
+    pub requested_hz: Option<u32>,
+    /// The achieved rate in Hz (`None` in deterministic mode).
+    pub achieved_hz: Option<f64>,
+    /// The seed of the interval jitter (`None` in deterministic mode).
+    pub seed: Option<u64>,
+    /// Deterministic mode: a sample every this many sends.
+    pub every: Option<u64>,
+    /// Samples in the profile.
+    pub samples: u64,
+    /// Ticks taken but not in the profile.
+    pub lost: u64,
+    /// Ticks skipped because the sampler was not scheduled in time.
+    pub missed: u64,
 }
 
 /// What the SVG title says the values are: `"message sends"`, `"ns"`, ...
@@ -331,6 +356,7 @@ mod tests {
         ReportOptions {
             max_depth: None,
             estimate: None,
+            sampling: None,
             title: None,
             width: None,
             min_width: None,

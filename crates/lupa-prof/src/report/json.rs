@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::format::{ReportOptions, TimeEstimate};
+use super::format::{ReportOptions, SamplingInfo, TimeEstimate};
 use crate::profile::{NodeId, Profile};
 
 /// The schema identifier of this document.
@@ -34,6 +34,9 @@ pub struct Document {
     pub total: u64,
     /// The calibrated time estimate of the run, when there is one.
     pub estimate: Option<TimeEstimate>,
+    /// How a sampled profile was sampled (absent for other profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingInfo>,
     /// The methods and blocks, referenced by index from nodes.
     pub methods: Vec<MethodDoc>,
     /// The processes, main first.
@@ -153,6 +156,7 @@ pub fn to_document(profile: &Profile, options: &ReportOptions) -> Document {
         },
         total: profile.grand_total(),
         estimate: options.estimate.clone(),
+        sampling: options.sampling.clone(),
         methods,
         processes,
     }
@@ -242,12 +246,23 @@ mod tests {
                 upper: Some(1.75),
                 confidence: 0.95,
             }),
+            sampling: Some(SamplingInfo {
+                clock: "cpu".into(),
+                requested_hz: Some(1000),
+                achieved_hz: Some(998.5),
+                seed: Some(1),
+                every: None,
+                samples: 72,
+                lost: 1,
+                missed: 0,
+            }),
             ..ReportOptions::default()
         };
         let mut buf = Vec::new();
         write(&p, &options, &mut buf).expect("write");
         let value: serde_json::Value = serde_json::from_slice(&buf).expect("JSON");
         check(&value, &schema(), "$");
+        assert_eq!(value["sampling"]["requested_hz"], 1000);
         let doc: Document = serde_json::from_value(value).expect("reads back");
         assert_eq!(doc.schema, SCHEMA);
         assert_eq!(doc.processes.len(), 2);

@@ -31,7 +31,8 @@ pub mod speedscope;
 pub mod tree;
 
 pub use format::{
-    DEFAULT_TREE_DEPTH, Format, ReportOptions, TimeEstimate, UnknownFormat, render, write,
+    DEFAULT_TREE_DEPTH, Format, ReportOptions, SamplingInfo, TimeEstimate, UnknownFormat, render,
+    write,
 };
 pub use ranking::{Ranking, RankingEntry};
 

@@ -33,6 +33,7 @@ pub use compare::compare;
 pub use header::header;
 
 use build::{Leaf, Sample};
+use lupa_prof::report::SamplingInfo;
 use lupa_prof::{Metric, Profile};
 use lupa_vm::{HeapStats, SampleRegister, StackSample, Vm, VmState};
 use std::fmt;
@@ -250,6 +251,27 @@ pub struct SamplerStats {
     /// With `native`: ticks whose native pc was not taken (the VM thread did
     /// not run the handler in time).
     pub native_missed: u64,
+}
+
+impl SamplerStats {
+    /// What the JSON export says of how the profile was sampled.
+    pub fn sampling_info(&self) -> SamplingInfo {
+        let deterministic = self.config.every.is_some();
+        SamplingInfo {
+            clock: if deterministic {
+                "sends".to_string()
+            } else {
+                self.config.clock.name().to_string()
+            },
+            requested_hz: (!deterministic).then_some(self.config.rate_hz),
+            achieved_hz: self.achieved_hz,
+            seed: (!deterministic).then_some(self.config.seed),
+            every: self.config.every,
+            samples: self.samples,
+            lost: self.lost,
+            missed: self.missed,
+        }
+    }
 }
 
 /// The collector's work over a profiled run.
