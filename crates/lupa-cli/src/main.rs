@@ -483,7 +483,17 @@ fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
     let estimate = compteur::estimate(profile.grand_total(), &a.calibration);
     write_profile(
-        vm, &a.report, &dest, profile, command, header, &a.view, estimate, None,
+        vm,
+        &a.report,
+        &dest,
+        profile,
+        command,
+        header,
+        &a.view,
+        Extras {
+            estimate,
+            ..Extras::default()
+        },
     )?;
     Ok(code)
 }
@@ -515,15 +525,24 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         .start(vm)
         .map_err(|e| VmError::Fatal(e.to_string()))?;
     let result = vm.run_main(&args);
-    let (profile, stats) = running.finish_with_stats(vm);
+    let (profile, mut stats) = running.finish_with_stats(vm);
     let code = result?;
-    let profile = compteur::keep_only(profile, &a.view.packages, &a.view.classes);
+    let profile = match stats.as_mut() {
+        Some(st) => compteur::keep_only_sampled(
+            profile,
+            &mut st.timeline,
+            &a.view.packages,
+            &a.view.classes,
+        ),
+        None => compteur::keep_only(profile, &a.view.packages, &a.view.classes),
+    };
     let command = format!("lupa profile {}", args.join(" "));
     let mut header = stats
         .as_ref()
         .map(|st| sampler::header(vm, &profile, st, &command))
         .unwrap_or_default();
     let sampling = stats.as_ref().map(sampler::SamplerStats::sampling_info);
+    let timeline = stats.map(|st| std::sync::Arc::new(st.timeline));
     if let Some(every) = a.compare_modes {
         let work = work_profile(a, &args, every)?;
         let lines = sampler::compare(&profile, &work, every, a.view.top);
@@ -535,7 +554,18 @@ fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         }
     }
     write_profile(
-        vm, &a.report, &dest, profile, command, header, &a.view, None, sampling,
+        vm,
+        &a.report,
+        &dest,
+        profile,
+        command,
+        header,
+        &a.view,
+        Extras {
+            estimate: None,
+            sampling,
+            timeline,
+        },
     )?;
     Ok(code)
 }
@@ -575,6 +605,17 @@ fn program_args(class: &str, args: &[String]) -> Vec<String> {
     all
 }
 
+/// What a profiler's report carries besides its profile.
+#[derive(Default)]
+struct Extras {
+    /// Compteur: the calibrated time estimate.
+    estimate: Option<lupa_prof::report::TimeEstimate>,
+    /// The sampler: how it sampled.
+    sampling: Option<lupa_prof::report::SamplingInfo>,
+    /// The sampler: its samples in time order.
+    timeline: Option<std::sync::Arc<lupa_prof::Timeline>>,
+}
+
 /// Write a profiler command's report: the header (text formats only), the
 /// bundled sources beside a callgrind file, then the report itself.
 #[allow(clippy::too_many_arguments)]
@@ -586,8 +627,7 @@ fn write_profile(
     command: String,
     header: Vec<String>,
     shape: &ViewArgs,
-    estimate: Option<lupa_prof::report::TimeEstimate>,
-    sampling: Option<lupa_prof::report::SamplingInfo>,
+    extras: Extras,
 ) -> Result<(), VmError> {
     // A callgrind file names its sources for annotation: the bundled ones
     // are written beside it (FILE.sources/) so the tools can open them.
@@ -614,8 +654,9 @@ fn write_profile(
         top: Some(shape.top),
         cutoff: shape.cutoff / 100.0,
         max_depth: (shape.depth > 0).then_some(shape.depth),
-        estimate,
-        sampling,
+        estimate: extras.estimate,
+        sampling: extras.sampling,
+        timeline: extras.timeline,
         title: report.title.clone(),
         width: report.width,
         min_width: report.min_width,

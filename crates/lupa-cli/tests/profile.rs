@@ -92,10 +92,12 @@ fn exports_parse_back() {
         if format == "json" {
             let v: serde_json::Value = serde_json::from_slice(&bytes).expect("valid JSON");
             assert_eq!(v["metric"]["unit"], "samples", "{v}");
+            assert_eq!(v["sampling"]["clock"], "sends", "{v}");
+            assert_eq!(v["sampling"]["every"], 10, "{v}");
         }
         if format == "callgrind" {
             let text = String::from_utf8(bytes).expect("text");
-            assert!(text.contains("events: Samples"), "{text}");
+            assert!(text.contains("events: Samples Sends"), "{text}");
         }
     }
 }
@@ -175,9 +177,74 @@ fn sampled_pprof_opens_in_go_tool_pprof() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    if let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), "samples") {
-        assert!(stdout.contains("Busy>>loop:"), "{stdout}");
+    // Samples and the sends charged to them travel together.
+    for index in ["samples", "sends"] {
+        if let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) {
+            assert!(stdout.contains("Busy>>loop:"), "{stdout}");
+            assert!(stdout.contains(&format!("Type: {index}")), "{stdout}");
+        }
     }
+}
+
+/// The exports that show time take the samples in time order: Firefox
+/// (categories are VM states, markers are collections and process
+/// switches) and speedscope (sampled profiles); callgrind has the samples'
+/// sends beside them.
+#[test]
+fn timed_exports_have_states_markers_and_sends() {
+    let program = "Timed = (
+    run = ( | s |
+        s := Semaphore new.
+        [ 1 to: 400 do: [:i | self work. Processor yield ]. s signal ] fork.
+        1 to: 400 do: [:i | self work. Processor yield ].
+        s wait.
+        system fullGC )
+    work = ( 1 to: 200 do: [:j | (Array new: 50) at: 1 put: j printString ] )
+)";
+    let dir = classes(&[("Timed.som", program)]);
+    let run = |format: &str, file: &str| {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "profile", "-cp", ".", "--rate", "2000", "--format", format, "-o", file, "Timed",
+            ],
+        );
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+        std::fs::read_to_string(dir.path().join(file)).expect("written")
+    };
+    let v: serde_json::Value = serde_json::from_str(&run("firefox", "f.json")).expect("JSON");
+    let categories: Vec<&str> = v["meta"]["categories"]
+        .as_array()
+        .expect("categories")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    for state in [
+        "interpreting",
+        "primitive",
+        "scavenge",
+        "full GC",
+        "process switch",
+    ] {
+        assert!(categories.contains(&state), "{categories:?}");
+    }
+    let threads = v["threads"].as_array().expect("threads");
+    assert_eq!(threads.len(), 2, "main and the forked process");
+    let mut marker_names = std::collections::BTreeSet::new();
+    for t in threads {
+        let strings = t["stringArray"].as_array().expect("strings");
+        for i in t["markers"]["name"].as_array().expect("names") {
+            let name = strings[i.as_u64().expect("index") as usize].as_str();
+            marker_names.insert(name.expect("a string").to_string());
+        }
+    }
+    assert!(marker_names.contains("Process switch"), "{marker_names:?}");
+    assert!(marker_names.contains("Full GC"), "{marker_names:?}");
+    let s: serde_json::Value = serde_json::from_str(&run("speedscope", "s.json")).expect("JSON");
+    let profiles = s["profiles"].as_array().expect("profiles");
+    assert!(profiles.iter().all(|p| p["type"] == "sampled"), "{s}");
+    let cg = run("callgrind", "callgrind.out");
+    assert!(cg.contains("events: Nanoseconds Samples Sends"), "{cg}");
 }
 
 /// `--compare-modes`: the time profile's self shares next to a deterministic

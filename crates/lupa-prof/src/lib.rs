@@ -47,6 +47,7 @@ mod processes;
 pub mod profile;
 pub mod report;
 pub mod stats;
+pub mod timeline;
 
 pub use builder::ProfileBuilder;
 pub use processes::{ProcessTree, process_label, process_number};
@@ -54,3 +55,4 @@ pub use profile::{
     CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
     ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };
+pub use timeline::{Marker, MarkerKind, TimedSample, Timeline};

@@ -41,6 +41,29 @@ pub struct ProcessTree {
 }
 
 impl Profile {
+    /// For each node, the index in `processes` (this profile's
+    /// [`processes`](Self::processes)) of the process it belongs to: a
+    /// process's contexts and its label; the synthetic root and anything else
+    /// belong to the first (main).
+    pub fn node_processes(&self, processes: &[ProcessTree]) -> Vec<usize> {
+        let mut out = vec![0; self.nodes.len()];
+        for (i, p) in processes.iter().enumerate() {
+            let mut stack: Vec<NodeId> = p.roots.clone();
+            for &r in &p.roots {
+                if let Some(label) = self.nodes[r].parent
+                    && !self.is_synthetic(label)
+                {
+                    out[label.index()] = i;
+                }
+            }
+            while let Some(n) = stack.pop() {
+                out[n.index()] = i;
+                stack.extend(self.nodes[n].children.iter().copied());
+            }
+        }
+        out
+    }
+
     /// The processes of this profile, main first then by number (see the
     /// module contract). A profile without labels has one process.
     pub fn processes(&self) -> Vec<ProcessTree> {

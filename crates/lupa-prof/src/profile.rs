@@ -601,6 +601,17 @@ impl Profile {
     /// The method table keeps only the accepted methods (and the synthetic root),
     /// in their original order.
     pub fn filtered(&self, keep: impl Fn(&MethodInfo) -> bool) -> Profile {
+        self.filtered_mapped(keep).0
+    }
+
+    /// [`filtered`](Self::filtered), and where each old node's self value went:
+    /// `map[old]` is the new node holding it, `None` when it was dropped (for
+    /// a [`Timeline`](crate::Timeline) to follow, [`Timeline::remap`](crate::Timeline::remap)).
+    pub fn filtered_mapped(
+        &self,
+        keep: impl Fn(&MethodInfo) -> bool,
+    ) -> (Profile, Vec<Option<NodeId>>) {
+        let mut node_map: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
         let mut remap: Vec<Option<MethodId>> = vec![None; self.methods.len()];
         let mut methods = Vec::new();
         for (i, m) in self.methods.iter().enumerate() {
@@ -654,9 +665,10 @@ impl Profile {
                     anc
                 }
             };
+            node_map[i.index()] = child_anc;
             stack.extend(node.children.iter().rev().map(|&c| (c, child_anc)));
         }
-        out
+        (out, node_map)
     }
 
     /// Serialise as (pretty) JSON.

@@ -20,12 +20,30 @@ pub fn keep_only(profile: Profile, packages: &[String], classes: &[String]) -> P
     if packages.is_empty() && classes.is_empty() {
         return profile;
     }
-    profile.filtered(|m| {
-        classes.contains(&m.class)
-            || packages
-                .iter()
-                .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
-    })
+    profile.filtered(|m| kept(m, packages, classes))
+}
+
+/// [`keep_only`] for a sampled profile and its timeline, which follows.
+pub fn keep_only_sampled(
+    profile: Profile,
+    timeline: &mut lupa_prof::Timeline,
+    packages: &[String],
+    classes: &[String],
+) -> Profile {
+    if packages.is_empty() && classes.is_empty() {
+        return profile;
+    }
+    let (out, map) = profile.filtered_mapped(|m| kept(m, packages, classes));
+    timeline.remap(&map);
+    out
+}
+
+/// Is the method in one of `classes` or `packages` (or a sub-package)?
+fn kept(m: &lupa_prof::MethodInfo, packages: &[String], classes: &[String]) -> bool {
+    classes.contains(&m.class)
+        || packages
+            .iter()
+            .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
 }
 
 /// The header of a Compteur report: the command, the totals, and the time

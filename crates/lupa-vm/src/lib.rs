@@ -51,6 +51,6 @@ pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, Sa
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
 pub use query::{InstructionInfo, MethodDescription};
-pub use sampling::{MAX_STACK, StackSample, StateWord, VmState};
+pub use sampling::{MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState};
 pub use sunit::TestSummary;
 pub use vm::{BUNDLED, Vm, VmError, VmOptions};

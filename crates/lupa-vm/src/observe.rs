@@ -140,6 +140,10 @@ pub struct Observation {
     next_every: u64,
     /// Stacks copied for samples, oldest first.
     stacks: Vec<crate::sampling::StackSample>,
+    /// Collections and process switches while a sampler thread is attached.
+    events: Vec<crate::sampling::VmEvent>,
+    /// Events not kept (more than [`MAX_EVENTS`](crate::sampling::MAX_EVENTS)).
+    events_dropped: u64,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
     gc_hooks: Option<Box<dyn GcHooks>>,
@@ -328,6 +332,32 @@ impl Observation {
     /// The stacks copied since the last call, oldest first.
     pub fn take_stacks(&mut self) -> Vec<crate::sampling::StackSample> {
         std::mem::take(&mut self.stacks)
+    }
+
+    /// Are events recorded (a sampler thread attached)? Collections and
+    /// process switches test it; they are rare enough for the test to cost
+    /// nothing.
+    #[inline]
+    pub(crate) fn recording_events(&self) -> bool {
+        self.sampler_attached
+    }
+
+    /// Record an event (the first [`MAX_EVENTS`](crate::sampling::MAX_EVENTS) of a session).
+    pub(crate) fn record_event(&mut self, e: crate::sampling::VmEvent) {
+        if self.events.len() < crate::sampling::MAX_EVENTS {
+            self.events.push(e);
+        } else {
+            self.events_dropped += 1;
+        }
+    }
+
+    /// The events recorded since the last call, oldest first, and how many
+    /// were dropped.
+    pub fn take_events(&mut self) -> (Vec<crate::sampling::VmEvent>, u64) {
+        (
+            std::mem::take(&mut self.events),
+            std::mem::take(&mut self.events_dropped),
+        )
     }
 }
 

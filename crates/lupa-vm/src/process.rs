@@ -273,6 +273,17 @@ impl Vm {
         let cur = self.procs.current;
         if next != cur {
             self.obs.process_switches += 1;
+            if self.obs.recording_events() {
+                self.obs.record_event(crate::sampling::VmEvent {
+                    kind: crate::sampling::VmEventKind::ProcessSwitch {
+                        from: cur as u32,
+                        to: next as u32,
+                    },
+                    start: std::time::Instant::now(),
+                    duration: std::time::Duration::ZERO,
+                    process: next as u32,
+                });
+            }
             self.obs
                 .set_state(crate::sampling::VmState::ProcessSwitch, 0, next);
             // A running process's `saved` is always empty: park the running state

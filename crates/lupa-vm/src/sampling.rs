@@ -119,7 +119,52 @@ pub struct StackSample {
     pub frames: Vec<(u32, u32)>,
     /// Were outer frames left out?
     pub truncated: bool,
+    /// The send counter when the stack was copied (the sends between two
+    /// samples are charged to the later one).
+    pub sends: u64,
 }
+
+/// Something the VM did that a timeline shows as a marker, recorded while a
+/// sampler thread is attached ([`Observation::take_events`]).
+///
+/// [`Observation::take_events`]: crate::observe::Observation::take_events
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmEvent {
+    /// What happened.
+    pub kind: VmEventKind,
+    /// When it started.
+    pub start: std::time::Instant,
+    /// How long it took (zero for an instant event).
+    pub duration: std::time::Duration,
+    /// The process running when it happened (for a switch: the next one).
+    pub process: u32,
+}
+
+/// The kinds of [`VmEvent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VmEventKind {
+    /// A scavenge of the young generation; bytes tenured by it.
+    Scavenge {
+        /// Bytes promoted to old space.
+        tenured_bytes: u64,
+    },
+    /// A full (mark-compact) collection; what survived it.
+    FullGc {
+        /// Bytes live after it (old space and survivors).
+        live_bytes: u64,
+    },
+    /// The running process changed.
+    ProcessSwitch {
+        /// The process that stopped running.
+        from: u32,
+        /// The process that runs now.
+        to: u32,
+    },
+}
+
+/// The most events kept for one sampling session (a timeline of a long run
+/// keeps its first events; the rest are counted as dropped).
+pub const MAX_EVENTS: usize = 1 << 17;
 
 /// The deepest stack copied into a sample (innermost frames kept).
 pub const MAX_STACK: usize = 1024;

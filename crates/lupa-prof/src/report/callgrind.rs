@@ -1,7 +1,11 @@
 //! The callgrind profile format, for KCachegrind/QCachegrind and
 //! `callgrind_annotate`.
 //!
-//! One event (the profile's metric, e.g. `events: Sends`). Each method is a
+//! The profile's metric is the first event (e.g. `events: Sends`); a sampled
+//! profile adds `Samples` and `Sends` from its timeline
+//! ([`CallgrindOptions::extra`]: each with its own self and call costs; a
+//! method's extra self costs follow its metric over its lines, split in
+//! proportion so they sum exactly). Each method is a
 //! function (`fn=`) in its source file (`fl=`, `???` when unknown) at its
 //! definition line (`positions: line`, 0 when unknown). Its self value is
 //! written on the lines where it arose when the profile knows them
@@ -34,6 +38,77 @@ use crate::profile::Profile;
 pub struct CallgrindOptions {
     /// The profiled command (the `cmd:` header line), e.g. `"lupa count Hello"`.
     pub cmd: Option<String>,
+    /// Events written after the profile's metric, each with its own value per
+    /// node (a sampled profile's `Samples` and `Sends`, from its timeline).
+    pub extra: Vec<ExtraEvent>,
+}
+
+/// An event beside the profile's metric ([`CallgrindOptions::extra`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraEvent {
+    /// The `events:` name (no white space), e.g. `Sends`.
+    pub name: String,
+    /// Its description in the `event:` line.
+    pub description: String,
+    /// Self value per node of the profile.
+    pub self_values: Vec<u64>,
+}
+
+/// One event column: its per-method aggregates and call edges.
+struct Column {
+    stats: Vec<crate::MethodStats>,
+    edges: FxHashMap<(usize, usize), u64>,
+    grand: u64,
+}
+
+impl Column {
+    fn of(profile: &Profile) -> Column {
+        let totals = profile.node_totals();
+        let stats = profile.method_stats_with(&totals);
+        let edges = profile
+            .call_edges_with(&totals)
+            .into_iter()
+            .map(|e| ((e.caller.index(), e.callee.index()), e.outer_total))
+            .collect();
+        let grand = profile
+            .roots()
+            .map(|r| totals[r.index()])
+            .fold(0u64, u64::saturating_add);
+        Column {
+            stats,
+            edges,
+            grand,
+        }
+    }
+}
+
+/// Split `total` over `weights` in proportion (largest remainders), so the
+/// parts sum to `total` exactly.
+fn split(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut parts: Vec<(u64, u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let exact = u128::from(total) * u128::from(w);
+            ((exact / sum) as u64, exact % sum, i)
+        })
+        .collect();
+    let mut left = total - parts.iter().map(|p| p.0).sum::<u64>();
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&a, &b| parts[b].1.cmp(&parts[a].1).then(a.cmp(&b)));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        parts[i].0 += 1;
+        left -= 1;
+    }
+    parts.sort_by_key(|p| p.2);
+    parts.into_iter().map(|p| p.0).collect()
 }
 
 /// Compressed-name table: answers `(id) name` the first time, `(id)` later.
@@ -76,6 +151,18 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
         .fold(0u64, u64::saturating_add);
     let used = profile.used_methods();
     let event = profile.metric.event_name();
+    // The extra events: the same tree with their values.
+    let extra: Vec<Column> = options
+        .extra
+        .iter()
+        .map(|e| {
+            let mut p = profile.clone();
+            for (n, v) in p.nodes.iter_mut().zip(&e.self_values) {
+                n.self_value = *v;
+            }
+            Column::of(&p)
+        })
+        .collect();
 
     writeln!(w, "# callgrind format")?;
     writeln!(w, "version: 1")?;
@@ -90,8 +177,19 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
         profile.metric.name(),
         profile.metric.unit()
     )?;
-    writeln!(w, "events: {event}")?;
-    writeln!(w, "summary: {grand}")?;
+    for e in &options.extra {
+        writeln!(w, "event: {} : {}", e.name, clean(&e.description))?;
+    }
+    let names: Vec<&str> = options.extra.iter().map(|e| e.name.as_str()).collect();
+    let extra_totals = |f: &dyn Fn(&Column) -> u64| -> String {
+        extra.iter().map(|c| format!(" {}", f(c))).collect()
+    };
+    let events = std::iter::once(event.as_str())
+        .chain(names.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    writeln!(w, "events: {events}")?;
+    writeln!(w, "summary: {grand}{}", extra_totals(&|c| c.grand))?;
 
     // Functions: synthetic roots first, then by total desc, name, index.
     let mut order: Vec<usize> = (0..profile.methods.len()).filter(|&m| used[m]).collect();
@@ -117,7 +215,8 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
         writeln!(w)?;
         writeln!(w, "fl={}", files.get(file_of(m)))?;
         writeln!(w, "fn={}", fns.get(&info.name))?;
-        write_self_costs(w, info, line_of(m), stats[m].self_value)?;
+        let extra_self: Vec<u64> = extra.iter().map(|c| c.stats[m].self_value).collect();
+        write_self_costs(w, info, line_of(m), stats[m].self_value, &extra_self)?;
         let mut mine = std::mem::take(&mut out_edges[m]);
         mine.sort_by(|&a, &b| {
             let (ea, eb) = (&edges[a], &edges[b]);
@@ -135,11 +234,18 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
             writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
             writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
             writeln!(w, "calls={} {}", e.calls, line_of(e.callee.index()))?;
-            writeln!(w, "{} {}", e.line.unwrap_or(line_of(m)), e.outer_total)?;
+            let key = (e.caller.index(), e.callee.index());
+            let more = extra_totals(&|c| c.edges.get(&key).copied().unwrap_or(0));
+            writeln!(
+                w,
+                "{} {}{more}",
+                e.line.unwrap_or(line_of(m)),
+                e.outer_total
+            )?;
         }
     }
     writeln!(w)?;
-    writeln!(w, "totals: {grand}")?;
+    writeln!(w, "totals: {grand}{}", extra_totals(&|c| c.grand))?;
     Ok(())
 }
 
@@ -154,6 +260,7 @@ fn write_self_costs<W: Write>(
     info: &crate::MethodInfo,
     def: u32,
     self_value: u64,
+    extra: &[u64],
 ) -> io::Result<()> {
     let mut lines: Vec<(u32, u64)> = Vec::with_capacity(info.line_costs.len() + 1);
     let mut left = self_value;
@@ -171,8 +278,19 @@ fn write_self_costs<W: Write>(
         }
     }
     lines.sort_by_key(|&(l, _)| l);
-    for (line, cost) in lines {
-        writeln!(w, "{line} {cost}")?;
+    // The extra events follow the metric over the lines (all on the first
+    // line when the metric has nothing to follow).
+    let mut weights: Vec<u64> = lines.iter().map(|&(_, c)| c).collect();
+    if weights.iter().all(|&c| c == 0) {
+        weights = (0..lines.len()).map(|i| u64::from(i == 0)).collect();
+    }
+    let columns: Vec<Vec<u64>> = extra.iter().map(|&t| split(t, &weights)).collect();
+    for (i, (line, cost)) in lines.into_iter().enumerate() {
+        write!(w, "{line} {cost}")?;
+        for c in &columns {
+            write!(w, " {}", c[i])?;
+        }
+        writeln!(w)?;
     }
     Ok(())
 }
@@ -193,6 +311,7 @@ mod tests {
     fn options() -> CallgrindOptions {
         CallgrindOptions {
             cmd: Some("lupa count Main".to_string()),
+            extra: Vec::new(),
         }
     }
 
@@ -212,7 +331,7 @@ mod tests {
         };
         let lines = |costs: Vec<(u32, u64)>, self_value: u64| {
             let mut buf = Vec::new();
-            write_self_costs(&mut buf, &info(costs), 3, self_value).expect("vec");
+            write_self_costs(&mut buf, &info(costs), 3, self_value, &[]).expect("vec");
             String::from_utf8(buf).expect("utf-8")
         };
         assert_eq!(lines(vec![], 7), "3 7\n");

@@ -10,6 +10,14 @@
 //! send. Samples are one millisecond apart in depth-first order (the time
 //! axis of a counted profile is not time); the call tree, flame graph and
 //! per-method totals are exact.
+//!
+//! A sampled profile with a [`Timeline`] is written as it happened
+//! ([`timed_profile`]): each sample at its time, weighing one sample, with its
+//! CPU time as the thread's CPU delta (a CPU-clock profile); categories are
+//! the VM states (the leaf frame of a sample takes its state's category, the
+//! frames above it `interpreting`), so the activity graph is coloured by what
+//! the VM was doing; collections are interval markers and process switches
+//! instant markers, on the thread of the process they happened in.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -17,6 +25,7 @@ use std::io::{self, Write};
 use fxprof_processed_profile as fx;
 
 use crate::profile::{NodeId, Profile};
+use crate::{MarkerKind, Timeline};
 
 const COLOURS: [fx::CategoryColor; 8] = [
     fx::CategoryColor::Blue,
@@ -96,9 +105,188 @@ pub fn to_profile(profile: &Profile, name: &str) -> fx::Profile {
     out
 }
 
-/// Write the profile as JSON (the format <https://profiler.firefox.com> loads).
-pub fn write<W: Write + ?Sized>(profile: &Profile, name: &str, w: &mut W) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, &to_profile(profile, name))?;
+/// A VM event between samples, as a Firefox marker: its kind names it and
+/// gives its category, `detail` says more.
+struct VmMarker {
+    name: fx::StringHandle,
+    category: fx::CategoryHandle,
+    detail: fx::StringHandle,
+}
+
+impl fx::StaticSchemaMarker for VmMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "LupaVm";
+    const DESCRIPTION: Option<&'static str> =
+        Some("What the Lupa VM did between samples: collections and process switches");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.detail}");
+    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.name}: {marker.data.detail}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.detail}");
+    const FIELDS: &'static [fx::StaticSchemaMarkerField] = &[fx::StaticSchemaMarkerField {
+        key: "detail",
+        label: "Detail",
+        format: fx::MarkerFieldFormat::String,
+        flags: fx::MarkerFieldFlags::SEARCHABLE,
+    }];
+
+    fn name(&self, _profile: &mut fx::Profile) -> fx::StringHandle {
+        self.name
+    }
+
+    fn category(&self, _profile: &mut fx::Profile) -> fx::CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _field_index: u32) -> fx::StringHandle {
+        self.detail
+    }
+
+    fn number_field_value(&self, _field_index: u32) -> f64 {
+        0.0
+    }
+}
+
+/// The colour of a VM state's category.
+fn state_colour(state: &str) -> fx::CategoryColor {
+    match state {
+        "interpreting" => fx::CategoryColor::Blue,
+        "primitive" => fx::CategoryColor::Green,
+        "scavenge" => fx::CategoryColor::Orange,
+        "full GC" => fx::CategoryColor::Red,
+        "process switch" => fx::CategoryColor::Purple,
+        _ => fx::CategoryColor::Gray,
+    }
+}
+
+/// The Firefox Profiler profile of a sampled profile and its timeline (see
+/// the module docs).
+pub fn timed_profile(profile: &Profile, timeline: &Timeline, name: &str) -> fx::Profile {
+    let mut out = fx::Profile::new(
+        name,
+        fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+        fx::SamplingInterval::from_millis(1),
+    );
+    let start = fx::Timestamp::from_nanos_since_reference(0);
+    let process = out.add_process("lupa", 1, start);
+    let categories: Vec<fx::CategoryHandle> = timeline
+        .states
+        .iter()
+        .map(|s| out.add_category(s, state_colour(s)))
+        .collect();
+    let interpreting = match categories.first() {
+        Some(&c) => c,
+        None => out.add_category("interpreting", fx::CategoryColor::Blue),
+    };
+    let category_named = |name: &str| {
+        timeline
+            .states
+            .iter()
+            .position(|s| s == name)
+            .map(|i| categories[i])
+            .unwrap_or(interpreting)
+    };
+    let processes = profile.processes();
+    let owner = profile.node_processes(&processes);
+    let threads: Vec<fx::ThreadHandle> = processes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let t = out.add_thread(process, i as u32 + 1, start, i == 0);
+            out.set_thread_name(t, &format!("Smalltalk {}", p.name));
+            t
+        })
+        .collect();
+    let Some(&main) = threads.first() else {
+        return out;
+    };
+    let thread_of = |n: NodeId| threads.get(owner[n.index()]).copied().unwrap_or(main);
+    // Frames by (thread, method, category); stacks by (node, leaf category).
+    let mut frames: HashMap<(fx::ThreadHandle, usize, fx::CategoryHandle), fx::FrameHandle> =
+        HashMap::new();
+    let mut stacks: HashMap<(usize, fx::CategoryHandle), Option<fx::StackHandle>> = HashMap::new();
+    for s in &timeline.samples {
+        let category = categories
+            .get(usize::from(s.state))
+            .copied()
+            .unwrap_or(interpreting);
+        let thread = thread_of(s.node);
+        let stack = match stacks.get(&(s.node.index(), category)) {
+            Some(&st) => st,
+            None => {
+                let path = profile.path(s.node);
+                let last = path.len().saturating_sub(1);
+                let mut parent = None;
+                for (i, m) in path.into_iter().enumerate() {
+                    let cat = if i == last { category } else { interpreting };
+                    let key = (thread, m.index(), cat);
+                    let frame = match frames.get(&key) {
+                        Some(&f) => f,
+                        None => {
+                            let label = out.intern_string(&profile.methods[m.index()].name);
+                            let f = out.intern_frame(
+                                thread,
+                                fx::FrameInfo {
+                                    frame: fx::Frame::Label(label),
+                                    category_pair: cat.into(),
+                                    flags: fx::FrameFlags::empty(),
+                                },
+                            );
+                            frames.insert(key, f);
+                            f
+                        }
+                    };
+                    parent = Some(out.intern_stack(thread, parent, frame));
+                }
+                stacks.insert((s.node.index(), category), parent);
+                parent
+            }
+        };
+        let cpu = if timeline.cpu_weights {
+            fx::CpuDelta::from_nanos(s.weight)
+        } else {
+            fx::CpuDelta::ZERO
+        };
+        let at = fx::Timestamp::from_nanos_since_reference(s.time_ns);
+        out.add_sample(thread, at, stack, cpu, 1);
+    }
+    for m in &timeline.markers {
+        let thread = processes
+            .iter()
+            .position(|p| p.number == m.process)
+            .and_then(|i| threads.get(i).copied())
+            .unwrap_or(main);
+        let category = match m.kind {
+            MarkerKind::Scavenge => category_named("scavenge"),
+            MarkerKind::FullGc => category_named("full GC"),
+            MarkerKind::ProcessSwitch => category_named("process switch"),
+        };
+        let at = fx::Timestamp::from_nanos_since_reference(m.start_ns);
+        let timing = if m.duration_ns == 0 {
+            fx::MarkerTiming::Instant(at)
+        } else {
+            let end = fx::Timestamp::from_nanos_since_reference(m.start_ns + m.duration_ns);
+            fx::MarkerTiming::Interval(at, end)
+        };
+        let marker = VmMarker {
+            name: out.intern_string(m.kind.name()),
+            category,
+            detail: out.intern_string(&m.detail),
+        };
+        out.add_marker(thread, timing, marker);
+    }
+    out
+}
+
+/// Write the profile as JSON (the format <https://profiler.firefox.com> loads),
+/// in time when it has a timeline.
+pub fn write<W: Write + ?Sized>(
+    profile: &Profile,
+    name: &str,
+    timeline: Option<&Timeline>,
+    w: &mut W,
+) -> io::Result<()> {
+    match timeline {
+        Some(t) => serde_json::to_writer(&mut *w, &timed_profile(profile, t, name))?,
+        None => serde_json::to_writer(&mut *w, &to_profile(profile, name))?,
+    }
     writeln!(w)
 }
 
@@ -112,7 +300,7 @@ mod tests {
         let mut p = sample_profile();
         p.graft(&sample_profile(), &crate::process_label(1));
         let mut buf = Vec::new();
-        write(&p, "lupa count Main", &mut buf).expect("write");
+        write(&p, "lupa count Main", None, &mut buf).expect("write");
         let v: serde_json::Value = serde_json::from_slice(&buf).expect("JSON");
         assert!(v["meta"]["version"].is_number(), "{v}");
         let threads = v["threads"].as_array().expect("threads");
@@ -140,5 +328,57 @@ mod tests {
                 .collect();
             assert!(named.contains(&"Main>>c"), "{named:?}");
         }
+    }
+
+    #[test]
+    fn a_timeline_gives_timed_samples_state_categories_and_markers() {
+        let p = sample_profile();
+        let t = crate::timeline::tests::sample_timeline(&p);
+        let mut buf = Vec::new();
+        write(&p, "lupa profile Main", Some(&t), &mut buf).expect("write");
+        let v: serde_json::Value = serde_json::from_slice(&buf).expect("JSON");
+        let cats: Vec<&str> = v["meta"]["categories"]
+            .as_array()
+            .expect("categories")
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert!(
+            cats.contains(&"interpreting") && cats.contains(&"primitive"),
+            "{cats:?}"
+        );
+        let thread = &v["threads"][0];
+        let samples = &thread["samples"];
+        assert_eq!(samples["length"].as_u64(), Some(t.samples.len() as u64));
+        // Times are the samples' (1 ms apart), in order.
+        let times: Vec<f64> = match samples["time"].as_array() {
+            Some(a) => a.iter().filter_map(|x| x.as_f64()).collect(),
+            None => {
+                let deltas = samples["timeDeltas"]
+                    .as_array()
+                    .expect("time or timeDeltas");
+                let mut at = 0.0;
+                deltas
+                    .iter()
+                    .filter_map(|x| x.as_f64())
+                    .map(|d| {
+                        at += d;
+                        at
+                    })
+                    .collect()
+            }
+        };
+        assert_eq!(times.len(), t.samples.len());
+        assert!((times[3] - 3.0).abs() < 1e-6, "{times:?}");
+        // The scavenge is an interval marker with its detail.
+        let markers = &thread["markers"];
+        assert_eq!(markers["length"], 1, "{markers}");
+        let data = &markers["data"][0];
+        let strings = thread["stringArray"].as_array().expect("strings");
+        // String fields are indices into the thread's strings.
+        let detail = data["detail"].as_u64().expect("detail index") as usize;
+        assert_eq!(strings[detail], "1024 bytes tenured", "{data}");
+        let name = markers["name"][0].as_u64().expect("name index") as usize;
+        assert_eq!(strings[name], "Scavenge");
     }
 }

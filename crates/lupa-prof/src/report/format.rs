@@ -191,6 +191,9 @@ pub struct ReportOptions {
     pub estimate: Option<TimeEstimate>,
     /// How a sampled profile was sampled (in the JSON document), when it was.
     pub sampling: Option<SamplingInfo>,
+    /// A sampled profile's samples in time order (used by the exporters that
+    /// show time or several values per sample; [`crate::timeline`]).
+    pub timeline: Option<std::sync::Arc<crate::Timeline>>,
     /// Flame graph: the title (default: the command and the metric).
     pub title: Option<String>,
     /// Flame graph: the width in pixels (default 1200).
@@ -225,6 +228,7 @@ impl Default for ReportOptions {
             max_depth: Some(DEFAULT_TREE_DEPTH),
             estimate: None,
             sampling: None,
+            timeline: None,
             title: None,
             width: None,
             min_width: None,
@@ -294,11 +298,16 @@ pub fn write(
             w.write_all(out.as_bytes())
         }
         Format::Json => super::json::write(profile, options, w),
-        Format::Pprof => super::pprof::write(profile, &options.command, w),
-        Format::Firefox => super::firefox::write(profile, &options.command, w),
+        Format::Pprof => {
+            super::pprof::write(profile, &options.command, options.timeline.as_deref(), w)
+        }
+        Format::Firefox => {
+            super::firefox::write(profile, &options.command, options.timeline.as_deref(), w)
+        }
         Format::Callgrind => {
             let opts = callgrind::CallgrindOptions {
                 cmd: Some(options.command.clone()),
+                extra: timeline_events(profile, options.timeline.as_deref()),
             };
             w.write_all(callgrind::to_string(profile, &opts).as_bytes())
         }
@@ -307,9 +316,12 @@ pub fn write(
             let opts = flame_options(profile, options);
             w.write_all(flamegraph::to_string(profile, &opts).as_bytes())
         }
-        Format::Speedscope => {
-            w.write_all(speedscope::to_string(profile, &options.command, false).as_bytes())
-        }
+        Format::Speedscope => match options.timeline.as_deref() {
+            Some(t) => {
+                w.write_all(speedscope::sampled_to_string(profile, t, &options.command).as_bytes())
+            }
+            None => w.write_all(speedscope::to_string(profile, &options.command, false).as_bytes()),
+        },
         Format::Html => {
             let opts = super::html::HtmlOptions {
                 title: options.command.clone(),
@@ -321,6 +333,32 @@ pub fn write(
             super::html::write(profile, &opts, w)
         }
     }
+}
+
+/// A sampled profile's callgrind events beside its metric: `Samples` (unless
+/// that is the metric) and `Sends`, per node, from its timeline.
+fn timeline_events(
+    profile: &Profile,
+    timeline: Option<&crate::Timeline>,
+) -> Vec<callgrind::ExtraEvent> {
+    let Some(t) = timeline else {
+        return Vec::new();
+    };
+    let sums = t.per_node(profile.nodes.len());
+    let mut out = Vec::new();
+    if profile.metric != crate::Metric::Samples {
+        out.push(callgrind::ExtraEvent {
+            name: "Samples".to_string(),
+            description: "Samples taken".to_string(),
+            self_values: sums.iter().map(|s| s.samples).collect(),
+        });
+    }
+    out.push(callgrind::ExtraEvent {
+        name: "Sends".to_string(),
+        description: "Message sends executed since the previous sample".to_string(),
+        self_values: sums.iter().map(|s| s.sends).collect(),
+    });
+    out
 }
 
 /// The flame graph's options from the report's.
@@ -357,6 +395,7 @@ mod tests {
             max_depth: None,
             estimate: None,
             sampling: None,
+            timeline: None,
             title: None,
             width: None,
             min_width: None,
@@ -419,7 +458,8 @@ mod tests {
             callgrind::to_string(
                 &p,
                 &callgrind::CallgrindOptions {
-                    cmd: Some("lupa count Main".into())
+                    cmd: Some("lupa count Main".into()),
+                    extra: Vec::new(),
                 }
             )
         );

@@ -11,8 +11,12 @@
 //! `activations`/`count` (left out when no context has activations, as in a
 //! sampled profile); a string label `process` names the Smalltalk
 //! process (`main`, `process N`). Synthetic nodes are not locations.
+//! A sampled profile with a [`Timeline`] has three sample types instead:
+//! `samples`/`count` (samples taken), its metric (`cpu` or `wall` time in
+//! nanoseconds; left out when the metric is samples) and `sends`/`count`
+//! (the sends charged to the samples: those executed since the previous one).
 //! Contract: the sum of each sample type over all samples is the profile's
-//! grand total (and total activations).
+//! grand total (total activations; the timeline's samples and sends).
 
 use std::io::{self, Write};
 
@@ -20,6 +24,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
 
+use crate::Timeline;
 use crate::profile::{NodeId, Profile};
 
 /// `Profile` of profile.proto (the fields Lupa writes).
@@ -165,19 +170,37 @@ fn metric_type(profile: &Profile) -> (String, String) {
     }
 }
 
-/// Build the message for `profile`; `command` becomes a comment.
-pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
+/// Build the message for `profile` (and its timeline, when sampled);
+/// `command` becomes a comment.
+pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>) -> PprofProfile {
     let mut strings = Strings::new();
     let (ty, unit) = metric_type(profile);
     // A sampling profiler sees no calls: then there is no activations type.
     let calls = profile.nodes.iter().any(|n| n.activations > 0);
-    let mut sample_type = vec![ValueType {
-        r#type: strings.get(&ty),
-        unit: strings.get(&unit),
-    }];
+    let sums = timeline.map(|t| t.per_node(profile.nodes.len()));
+    let metric_is_samples = profile.metric == crate::Metric::Samples;
+    let mut sample_type = Vec::new();
+    if sums.is_some() {
+        sample_type.push(ValueType {
+            r#type: strings.get("samples"),
+            unit: strings.get("count"),
+        });
+    }
+    if sums.is_none() || !metric_is_samples {
+        sample_type.push(ValueType {
+            r#type: strings.get(&ty),
+            unit: strings.get(&unit),
+        });
+    }
     if calls {
         sample_type.push(ValueType {
             r#type: strings.get("activations"),
+            unit: strings.get("count"),
+        });
+    }
+    if sums.is_some() {
+        sample_type.push(ValueType {
+            r#type: strings.get("sends"),
             unit: strings.get("count"),
         });
     }
@@ -215,9 +238,20 @@ pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
                 path.push(node.method.index() as u64 + 1);
             }
             if (node.self_value > 0 || node.activations > 0) && !path.is_empty() {
-                let mut value = vec![i64::try_from(node.self_value).unwrap_or(i64::MAX)];
+                let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+                let mut value = Vec::with_capacity(sample_type.len());
+                let here = sums.as_ref().map(|s| s[n.index()]);
+                if let Some(h) = here {
+                    value.push(int(h.samples));
+                }
+                if here.is_none() || !metric_is_samples {
+                    value.push(int(node.self_value));
+                }
                 if calls {
-                    value.push(i64::try_from(node.activations).unwrap_or(i64::MAX));
+                    value.push(int(node.activations));
+                }
+                if let Some(h) = here {
+                    value.push(int(h.sends));
                 }
                 sample.push(Sample {
                     location_id: path.iter().rev().copied().collect(),
@@ -234,10 +268,7 @@ pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
         }
     }
     let comment = vec![strings.get(command)];
-    let period_type = Some(ValueType {
-        r#type: strings.get(&ty),
-        unit: strings.get(&unit),
-    });
+    let period_type = Some(sample_type[0].clone());
     PprofProfile {
         sample_type,
         sample,
@@ -251,8 +282,13 @@ pub fn to_message(profile: &Profile, command: &str) -> PprofProfile {
 }
 
 /// Write the gzipped profile.
-pub fn write<W: Write + ?Sized>(profile: &Profile, command: &str, w: &mut W) -> io::Result<()> {
-    let bytes = to_message(profile, command).encode_to_vec();
+pub fn write<W: Write + ?Sized>(
+    profile: &Profile,
+    command: &str,
+    timeline: Option<&Timeline>,
+    w: &mut W,
+) -> io::Result<()> {
+    let bytes = to_message(profile, command, timeline).encode_to_vec();
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&bytes)?;
     w.write_all(&gz.finish()?)
@@ -279,7 +315,7 @@ mod tests {
             n.activations = 0;
         }
         let mut buf = Vec::new();
-        write(&p, "lupa profile Main", &mut buf).expect("write");
+        write(&p, "lupa profile Main", None, &mut buf).expect("write");
         let m = decode(&buf);
         assert_eq!(m.sample_type.len(), 1);
         assert!(m.sample.iter().all(|x| x.value.len() == 1));
@@ -292,7 +328,7 @@ mod tests {
         let mut p = sample_profile();
         p.graft(&sample_profile(), &crate::process_label(2));
         let mut buf = Vec::new();
-        write(&p, "lupa count Main", &mut buf).expect("write");
+        write(&p, "lupa count Main", None, &mut buf).expect("write");
         let m = decode(&buf);
         let s = |i: i64| m.string_table[i as usize].as_str();
         assert_eq!(m.string_table[0], "");
@@ -324,5 +360,36 @@ mod tests {
         let f = m.function.iter().find(|f| f.id == leaf).expect("function");
         assert_eq!(s(f.name), "Main>>c");
         assert_eq!(s(m.comment[0]), "lupa count Main");
+    }
+
+    #[test]
+    fn a_timeline_adds_samples_and_sends() {
+        let mut p = sample_profile();
+        for n in &mut p.nodes {
+            n.activations = 0;
+        }
+        p.metric = crate::Metric::Nanoseconds;
+        let t = crate::timeline::tests::sample_timeline(&p);
+        let mut buf = Vec::new();
+        write(&p, "lupa profile Main", Some(&t), &mut buf).expect("write");
+        let m = decode(&buf);
+        let s = |i: i64| m.string_table[i as usize].as_str();
+        let types: Vec<(&str, &str)> = m
+            .sample_type
+            .iter()
+            .map(|v| (s(v.r#type), s(v.unit)))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("samples", "count"),
+                ("time", "nanoseconds"),
+                ("sends", "count")
+            ]
+        );
+        let sum = |k: usize| m.sample.iter().map(|x| x.value[k]).sum::<i64>() as u64;
+        assert_eq!(sum(0), t.samples.len() as u64);
+        assert_eq!(sum(1), p.grand_total());
+        assert_eq!(sum(2), t.total_sends());
     }
 }

@@ -10,12 +10,18 @@
 //! the metric's speedscope unit (`nanoseconds`, `bytes`, otherwise `none`).
 //! Each Smalltalk process is a profile of its own ([`Profile::processes`]),
 //! main first, so speedscope lists them apart; all share one frame table.
+//!
+//! A sampled profile with a [`Timeline`] is written as "sampled" profiles
+//! instead ([`sampled_to_string`]): its samples in time order, each the
+//! stack of its context (outermost first) with its weight, so speedscope's
+//! time order view shows the run as it happened.
 
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
 use super::sorted_children;
+use crate::Timeline;
 use crate::profile::{NodeId, Profile};
 
 /// The schema URL speedscope expects in `$schema`.
@@ -157,6 +163,76 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
     }
 }
 
+/// The speedscope file of a sampled profile and its timeline: one "sampled"
+/// profile per process, samples in time order (see the module docs).
+pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
+    let mut frame_of = vec![usize::MAX; profile.methods.len()];
+    let mut frames = Vec::new();
+    let used = profile.used_methods();
+    for (m, info) in profile.methods.iter().enumerate() {
+        if used[m] && !info.is_synthetic_root() {
+            frame_of[m] = frames.len();
+            frames.push(Frame {
+                name: info.name.clone(),
+                file: info.file.clone(),
+                line: info.line,
+            });
+        }
+    }
+    let processes = profile.processes();
+    let owner = profile.node_processes(&processes);
+    let mut stacks: Vec<Option<Vec<usize>>> = vec![None; profile.nodes.len()];
+    let mut per_process: Vec<(Vec<serde_json::Value>, Vec<u64>)> =
+        vec![(Vec::new(), Vec::new()); processes.len().max(1)];
+    for s in &timeline.samples {
+        let n = s.node;
+        let stack = stacks[n.index()].get_or_insert_with(|| {
+            profile
+                .path(n)
+                .into_iter()
+                .map(|m| frame_of[m.index()])
+                .filter(|&f| f != usize::MAX)
+                .collect()
+        });
+        let last = per_process.len() - 1;
+        let p = &mut per_process[owner[n.index()].min(last)];
+        p.0.push(serde_json::json!(stack));
+        p.1.push(s.weight);
+    }
+    let several = processes.len() > 1;
+    let profiles: Vec<serde_json::Value> = per_process
+        .into_iter()
+        .enumerate()
+        .map(|(i, (samples, weights))| {
+            let end: u64 = weights.iter().sum();
+            let pname = match processes.get(i) {
+                Some(p) if several => format!("{name} ({})", p.name),
+                _ => name.to_string(),
+            };
+            serde_json::json!({
+                "type": "sampled",
+                "name": pname,
+                "unit": profile.metric.speedscope_unit(),
+                "startValue": 0,
+                "endValue": end,
+                "samples": samples,
+                "weights": weights,
+            })
+        })
+        .collect();
+    let file = serde_json::json!({
+        "$schema": SCHEMA,
+        "shared": { "frames": frames },
+        "profiles": profiles,
+        "name": name,
+        "activeProfileIndex": 0,
+        "exporter": format!("lupa-prof {}", env!("CARGO_PKG_VERSION")),
+    });
+    let mut out = file.to_string();
+    out.push('\n');
+    out
+}
+
 /// The open/close events of the contexts under `roots` (one process), as a
 /// depth-first walk from `outside` (the value spent outside any context,
 /// shown first), and the last value.
@@ -295,6 +371,43 @@ mod tests {
                 .filter(|e| e.kind == EventKind::Open)
                 .count();
             assert_eq!(opens * 2, prof.events.len());
+        }
+    }
+
+    #[test]
+    fn a_timeline_is_written_as_sampled_profiles_in_time_order() {
+        let p = sample_profile();
+        let t = crate::timeline::tests::sample_timeline(&p);
+        let v: serde_json::Value =
+            serde_json::from_str(&sampled_to_string(&p, &t, "lupa profile Main")).expect("JSON");
+        let frames = v["shared"]["frames"].as_array().expect("frames");
+        let prof = &v["profiles"][0];
+        assert_eq!(prof["type"], "sampled");
+        let samples = prof["samples"].as_array().expect("samples");
+        let weights = prof["weights"].as_array().expect("weights");
+        assert_eq!(samples.len(), t.samples.len());
+        assert_eq!(weights.len(), samples.len());
+        let sum: u64 = weights.iter().filter_map(|w| w.as_u64()).sum();
+        assert_eq!(sum, p.grand_total());
+        assert_eq!(prof["endValue"].as_u64(), Some(sum));
+        for (s, ts) in samples.iter().zip(&t.samples) {
+            let stack: Vec<usize> = s
+                .as_array()
+                .expect("stack")
+                .iter()
+                .filter_map(|f| f.as_u64())
+                .map(|f| f as usize)
+                .collect();
+            assert!(stack.iter().all(|&f| f < frames.len()));
+            // The innermost frame is the sample's method.
+            let names: Vec<&str> = stack
+                .iter()
+                .filter_map(|&f| frames[f]["name"].as_str())
+                .collect();
+            let leaf = &p.methods[p.nodes[ts.node].method.index()];
+            if !leaf.is_synthetic_root() {
+                assert_eq!(names.last().copied(), Some(leaf.name.as_str()));
+            }
         }
     }
 }

@@ -11,10 +11,13 @@
 //! call line of a frame is the line of its caller's current send; node
 //! activations are 0 (a sampler does not see calls). The sites answered
 //! (method id, instruction index, weight) locate the interpreted samples at
-//! their bytecode.
+//! their bytecode; the timeline answered holds every sample, in order, at its
+//! node (its contract: `lupa_prof::timeline`).
 
 use crate::naming::{name_methods, placeholder};
-use lupa_prof::{MethodInfo, Metric, Profile, ProfileBuilder, process_label};
+use lupa_prof::{
+    MethodInfo, Metric, Profile, ProfileBuilder, TimedSample, Timeline, process_label,
+};
 use lupa_vm::{Vm, VmState};
 
 /// What ran at the innermost end of a sample, below its Smalltalk frames.
@@ -47,6 +50,12 @@ pub(crate) struct Sample<'a> {
     pub(crate) frames: &'a [(u32, u32)],
     pub(crate) leaf: Leaf,
     pub(crate) weight: u64,
+    /// Its time (ns since the start; sends in deterministic mode).
+    pub(crate) time_ns: u64,
+    /// The VM state of its tick.
+    pub(crate) state: VmState,
+    /// Sends executed since the previous sample.
+    pub(crate) sends: u64,
 }
 
 /// The name of the pseudo-frame of a VM activity.
@@ -54,15 +63,19 @@ pub(crate) fn vm_frame_name(state: VmState) -> String {
     format!("<{}>", state.name())
 }
 
-/// Build the profile of `samples` (names from `vm`), and the bytecode sites
-/// of the interpreted ones.
+/// Build the profile of `samples` (names from `vm`), the bytecode sites of
+/// the interpreted ones, and the timeline of them all (without markers).
 pub(crate) fn build<'a>(
     vm: &Vm,
     metric: Metric,
     samples: impl IntoIterator<Item = Sample<'a>>,
-) -> (Profile, Vec<(u32, u32, u64)>) {
+) -> (Profile, Vec<(u32, u32, u64)>, Timeline) {
     let mut b = ProfileBuilder::new(metric);
     let mut sites: Vec<(u32, u32, u64)> = Vec::new();
+    let mut timeline = Timeline {
+        states: VmState::ALL.iter().map(|s| s.name().to_string()).collect(),
+        ..Timeline::default()
+    };
     for s in samples {
         let mut depth = 0;
         if s.process != 0 {
@@ -103,6 +116,13 @@ pub(crate) fn build<'a>(
             }
         }
         b.add_self(s.weight);
+        timeline.samples.push(TimedSample {
+            time_ns: s.time_ns,
+            node: b.current_node(),
+            state: s.state as u16,
+            weight: s.weight,
+            sends: s.sends,
+        });
         for _ in 0..depth {
             b.exit();
         }
@@ -112,5 +132,5 @@ pub(crate) fn build<'a>(
         n.activations = 0;
     }
     name_methods(vm, &mut profile);
-    (profile, sites)
+    (profile, sites, timeline)
 }

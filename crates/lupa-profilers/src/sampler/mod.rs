@@ -34,8 +34,8 @@ pub use header::header;
 
 use build::{Leaf, Sample};
 use lupa_prof::report::SamplingInfo;
-use lupa_prof::{Metric, Profile};
-use lupa_vm::{HeapStats, SampleRegister, StackSample, Vm, VmState};
+use lupa_prof::{Marker, MarkerKind, Metric, Profile, Timeline};
+use lupa_vm::{HeapStats, SampleRegister, StackSample, Vm, VmEventKind, VmState};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -213,6 +213,9 @@ pub struct StateShare {
 pub struct SamplerStats {
     /// The configuration it ran with.
     pub config: SamplerConfig,
+    /// Every sample in time order, with the collections and process switches
+    /// around them (for the exporters that show time or sends).
+    pub timeline: Timeline,
     /// Samples in the profile.
     pub samples: u64,
     /// Ticks taken but not in the profile: storage full, or the program ended
@@ -403,32 +406,43 @@ impl RunningSampler {
         let mut native_functions: NativeFunctions = Ok(Vec::new());
         let mut native_missed = 0;
         let metric = self.config.metric();
-        let (profile, sites, lost, missed, achieved_hz, cpu, wall) = match report {
+        let (profile, sites, lost, missed, achieved_hz, cpu, wall, timeline) = match report {
             None => {
+                let mut prev = self.sends_before;
                 let samples = stacks.iter().filter(|s| s.seq == 0).map(|s| {
                     processes.insert(s.process);
                     states[0].samples += 1;
                     states[0].value += 1;
+                    let sends = s.sends.saturating_sub(prev);
+                    prev = prev.max(s.sends);
                     Sample {
                         process: s.process,
                         frames: &s.frames,
                         leaf: Leaf::Interpreted,
                         weight: 1,
+                        time_ns: s.sends.saturating_sub(self.sends_before),
+                        state: VmState::Interpreting,
+                        sends,
                     }
                 });
-                let (mut profile, sites) = build::build(vm, metric, samples);
+                let (mut profile, sites, timeline) = build::build(vm, metric, samples);
                 crate::site_lines::attach(vm, &sites, &mut profile);
-                (profile, sites, 0, 0, None, None, wall)
+                (profile, sites, 0, 0, None, None, wall, timeline)
             }
             Some(r) => {
                 let (clock, unweighted) = (self.config.clock, self.config.unweighted);
                 let matched = match_stacks(&r.ticks, &stacks);
                 let mut lost = r.lost;
+                let mut prev = self.sends_before;
+                let mut now_ns = 0u64;
                 let samples = r.ticks.iter().zip(matched).filter_map(|(t, s)| {
+                    now_ns = now_ns.saturating_add(t.wall_ns);
                     let Some(s) = s else {
                         lost += 1;
                         return None;
                     };
+                    let sends = s.sends.saturating_sub(prev);
+                    prev = prev.max(s.sends);
                     let weight = match clock {
                         _ if unweighted => 1,
                         SampleClock::Cpu => t.cpu_ns,
@@ -448,9 +462,18 @@ impl RunningSampler {
                         frames: &s.frames,
                         leaf: Leaf::of(t.state.state, t.state.detail),
                         weight,
+                        time_ns: now_ns,
+                        state: t.state.state,
+                        sends,
                     })
                 });
-                let (mut profile, sites) = build::build(vm, metric, samples);
+                let (mut profile, sites, mut timeline) = build::build(vm, metric, samples);
+                timeline.cpu_weights = clock == SampleClock::Cpu && !unweighted;
+                let (events, dropped) = vm.obs.take_events();
+                timeline.dropped_markers = dropped;
+                if let Some(origin) = r.started {
+                    timeline.markers = events.iter().map(|e| marker(e, origin)).collect();
+                }
                 crate::site_lines::attach(vm, &sites, &mut profile);
                 if self.config.native {
                     (native_functions, native_missed) = by_function(&r.ticks, clock, unweighted);
@@ -465,6 +488,7 @@ impl RunningSampler {
                     hz,
                     r.cpu_ns.map(Duration::from_nanos),
                     r.wall,
+                    timeline,
                 )
             }
         };
@@ -492,8 +516,37 @@ impl RunningSampler {
                     .collect(),
                 native: native_functions,
                 native_missed,
+                timeline,
             },
         }
+    }
+}
+
+/// A VM event as a timeline marker, its time from `origin`.
+fn marker(e: &lupa_vm::VmEvent, origin: Instant) -> Marker {
+    let (kind, detail) = match e.kind {
+        VmEventKind::Scavenge { tenured_bytes } => (
+            MarkerKind::Scavenge,
+            format!("{tenured_bytes} bytes tenured"),
+        ),
+        VmEventKind::FullGc { live_bytes } => {
+            (MarkerKind::FullGc, format!("{live_bytes} bytes live after"))
+        }
+        VmEventKind::ProcessSwitch { from, to } => (
+            MarkerKind::ProcessSwitch,
+            format!(
+                "{} to {}",
+                lupa_prof::process_label(from as usize),
+                lupa_prof::process_label(to as usize)
+            ),
+        ),
+    };
+    Marker {
+        kind,
+        start_ns: e.start.saturating_duration_since(origin).as_nanos() as u64,
+        duration_ns: e.duration.as_nanos() as u64,
+        process: e.process as usize,
+        detail,
     }
 }
 

@@ -54,6 +54,8 @@ pub(crate) struct ThreadReport {
     pub(crate) wall: Duration,
     /// VM thread CPU time from the start to the stop (`None`: no CPU clock).
     pub(crate) cpu_ns: Option<u64>,
+    /// When the thread started: the time origin of its ticks.
+    pub(crate) started: Option<Instant>,
 }
 
 /// A running sampler thread.
@@ -120,7 +122,10 @@ fn run(
     let cpu_start = cpu.and_then(|c| c.read_ns());
     let mut chunks: Vec<Vec<Tick>> = vec![Vec::with_capacity(CHUNK)];
     let mut spare: Option<Vec<Tick>> = Some(Vec::with_capacity(CHUNK));
-    let mut report = ThreadReport::default();
+    let mut report = ThreadReport {
+        started: Some(start),
+        ..ThreadReport::default()
+    };
     let (mut last_wall, mut last_cpu) = (start, cpu_start.unwrap_or(0));
     let mut deadline = start;
     let mut stored = 0usize;

@@ -471,6 +471,7 @@ impl Vm {
             process,
             frames,
             truncated: skip > 0,
+            sends: self.obs.sends,
         };
         if every {
             let mut det = sample.clone();

@@ -14,6 +14,7 @@ impl Vm {
     #[inline(never)]
     pub fn collect_garbage(&mut self) -> Result<(), VmError> {
         let t0 = std::time::Instant::now();
+        let tenured_before = self.heap.stats().tenured_bytes;
         let gc_state = match self.heap.next_collection_kind() {
             lupa_heap::CollectionKind::Full => crate::sampling::VmState::FullGc,
             lupa_heap::CollectionKind::Scavenge => crate::sampling::VmState::Scavenge,
@@ -61,6 +62,23 @@ impl Vm {
             self.procs.current,
         );
         self.obs.gc_time_ns += elapsed.as_nanos() as u64;
+        if self.obs.recording_events() {
+            let stats = self.heap.stats();
+            let kind = match gc_state {
+                crate::sampling::VmState::FullGc => crate::sampling::VmEventKind::FullGc {
+                    live_bytes: stats.live_bytes_after_last_gc,
+                },
+                _ => crate::sampling::VmEventKind::Scavenge {
+                    tenured_bytes: stats.tenured_bytes - tenured_before,
+                },
+            };
+            self.obs.record_event(crate::sampling::VmEvent {
+                kind,
+                start: t0,
+                duration: elapsed,
+                process: self.procs.current as u32,
+            });
+        }
         if self.obs.gc_hooks_on() {
             let kind = self
                 .heap
