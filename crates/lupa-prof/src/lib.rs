@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+pub mod coverage;
 mod graft;
 mod ids;
 mod processes;
