@@ -31,6 +31,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 pub mod class_table;
+pub mod coverage;
 pub mod interp;
 pub mod objects;
 pub mod observe;

@@ -140,6 +140,9 @@ pub struct Observation {
     next_every: u64,
     /// Stacks copied for samples, oldest first.
     stacks: Vec<crate::sampling::StackSample>,
+    /// Line coverage: per method id, per instruction index, how many times a
+    /// straight-line run of code started there (see `coverage.rs`).
+    pub(crate) runs: Option<Vec<Vec<u64>>>,
     /// Collections and process switches while a sampler thread is attached.
     events: Vec<crate::sampling::VmEvent>,
     /// Events not kept (more than [`MAX_EVENTS`](crate::sampling::MAX_EVENTS)).
@@ -167,8 +170,18 @@ impl Observation {
         self.update_per_send();
     }
 
+    /// Recompute the per-send mode after a change of what is observed.
+    pub(crate) fn refresh_per_send(&mut self) {
+        self.update_per_send();
+    }
+
+    /// Are activation hooks installed (besides line coverage)?
+    pub(crate) fn has_hooks(&self) -> bool {
+        self.hooks.is_some()
+    }
+
     fn update_per_send(&mut self) {
-        let full = self.sites.is_some() || self.every > 0;
+        let full = self.sites.is_some() || self.every > 0 || self.runs.is_some();
         self.per_send = full || self.sampler_attached;
         self.requests_only = self.sampler_attached && !full;
     }
@@ -214,13 +227,13 @@ impl Observation {
 
     /// Install activation hooks (replacing any).
     pub fn set_hooks(&mut self, hooks: Option<Box<dyn ActivationHooks>>) {
-        self.hooks_on = hooks.is_some();
+        self.hooks_on = hooks.is_some() || self.runs.is_some();
         self.hooks = hooks;
     }
 
     /// Remove and answer the hooks.
     pub fn take_hooks(&mut self) -> Option<Box<dyn ActivationHooks>> {
-        self.hooks_on = false;
+        self.hooks_on = self.runs.is_some();
         self.hooks.take()
     }
 
@@ -247,6 +260,9 @@ impl Observation {
 
     #[inline]
     pub(crate) fn enter(&mut self, ev: Activation) {
+        if self.runs.is_some() {
+            self.mark_run(ev.method, 0);
+        }
         if let Some(h) = self.hooks.as_mut() {
             h.enter(&ev);
         }
@@ -282,6 +298,10 @@ impl Observation {
         }
         if self.every > 0 && self.sends >= self.next_every {
             due = true;
+        }
+        if self.runs.is_some() {
+            // The code after the send starts a run (when the send returns).
+            self.mark_run(method, pc);
         }
         if let Some(sites) = self.sites.as_mut() {
             let (m, i) = (method as usize, pc.saturating_sub(1));

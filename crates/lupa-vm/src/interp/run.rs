@@ -276,9 +276,13 @@ impl Vm {
                         self.non_local_return(v)?;
                         continue 'frame;
                     }
-                    Op::Jump(t) => pc = t as usize,
+                    Op::Jump(t) => {
+                        pc = t as usize;
+                        self.cover_branch::<PER_SEND>(code.id, pc);
+                    }
                     Op::JumpBack(t) => {
                         pc = t as usize;
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                         if self.heap.needs_gc() || self.procs.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -306,6 +310,7 @@ impl Vm {
                             self.dispatch(sel, 0, None)?;
                             continue 'frame;
                         }
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                     }
                     Op::JumpIfNil { target, inlined } => {
                         let v = pop!(self);
@@ -315,6 +320,7 @@ impl Vm {
                         if v == Value::NIL {
                             pc = target as usize;
                         }
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                     }
                     Op::JumpIfNotNil { target, inlined } => {
                         let v = pop!(self);
@@ -324,6 +330,7 @@ impl Vm {
                         if v != Value::NIL {
                             pc = target as usize;
                         }
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                     }
                     Op::ForTest {
                         counter,
@@ -368,6 +375,7 @@ impl Vm {
                         if done {
                             pc = exit as usize;
                         }
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                     }
                     Op::ForIncr {
                         counter,
@@ -393,6 +401,7 @@ impl Vm {
                         };
                         self.running.stack[slot] = next;
                         pc = target as usize;
+                        self.cover_branch::<PER_SEND>(code.id, pc);
                         if self.heap.needs_gc() || self.procs.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -400,6 +409,15 @@ impl Vm {
                     }
                 }
             }
+        }
+    }
+
+    /// Line coverage: a branch (taken or not) starts a run at `pc` of
+    /// `method` (only in the observing loop, only while covering lines).
+    #[inline(always)]
+    fn cover_branch<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
+        if OBSERVE && PER_SEND && self.obs.covering_lines() {
+            self.obs.mark_run(method, pc);
         }
     }
 

@@ -1,0 +1,139 @@
+//! Line coverage: which source lines of which methods ran, and how often,
+//! measured by the interpreter (cost only while on).
+//!
+//! While line coverage is on ([`Vm::start_line_coverage`]) the VM counts the
+//! *starts of straight-line runs* of bytecode, per method and instruction:
+//! an activation starts a run at instruction 0 (activation hooks are on, so
+//! trivial methods are activated too), a send starts one at the instruction
+//! after it (counted when the send is made: a send that never returns, being
+//! unwound, still counts the rest of its run), and every jump or conditional
+//! branch starts one at the instruction it goes to, taken or not (the
+//! observing interpreter loop marks it). Every executed instruction lies in a
+//! run that started at the nearest run start before it with no send, branch
+//! or return in between, so the count of an instruction is the count of that
+//! run start, and a line's count is the largest count of its instructions
+//! ([`LineCoverage::lines_of`]); a method's lines include those of its
+//! blocks. Lines without code (comments, declarations) are not lines.
+//!
+//! Cost: per-send observation (the observing loop, `on_send`) and activation
+//! hooks while on; nothing while off.
+
+use lupa_compiler::Op;
+
+use crate::observe::Observation;
+use crate::vm::Vm;
+
+impl Observation {
+    /// Count a run starting at instruction `pc` of `method`.
+    #[inline]
+    pub(crate) fn mark_run(&mut self, method: u32, pc: usize) {
+        if let Some(runs) = self.runs.as_mut() {
+            let m = method as usize;
+            if runs.len() <= m {
+                runs.resize_with(m + 1, Vec::new);
+            }
+            let counts = &mut runs[m];
+            if counts.len() <= pc {
+                counts.resize(pc + 1, 0);
+            }
+            counts[pc] = counts[pc].saturating_add(1);
+        }
+    }
+
+    /// Is line coverage on?
+    #[inline(always)]
+    pub(crate) fn covering_lines(&self) -> bool {
+        self.runs.is_some()
+    }
+}
+
+/// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`]).
+#[derive(Debug, Clone, Default)]
+pub struct LineCoverage {
+    runs: Vec<Vec<u64>>,
+}
+
+impl LineCoverage {
+    /// The lines with code of method `id` and its blocks, ascending, with how
+    /// many times each ran (0: missed). Empty for an unknown id.
+    pub fn lines_of(&self, vm: &Vm, id: u32) -> Vec<(u32, u64)> {
+        let Some(code) = vm.methods.get(id as usize) else {
+            return Vec::new();
+        };
+        let mut lines: std::collections::BTreeMap<u32, u64> = Default::default();
+        let mut todo = vec![code.clone()];
+        while let Some(c) = todo.pop() {
+            let runs = self
+                .runs
+                .get(c.id as usize)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let n = c.ops.len();
+            // Run starts: 0, after a send, branch or return, and branch targets.
+            let mut starts = vec![false; n + 1];
+            starts[0] = true;
+            for (i, op) in c.ops.iter().enumerate() {
+                let (ends, target) = match *op {
+                    Op::Send { .. } | Op::SuperSend { .. } | Op::Special { .. } => (true, None),
+                    Op::Jump(t) | Op::JumpBack(t) => (true, Some(t)),
+                    Op::JumpIfTrue { target, .. }
+                    | Op::JumpIfFalse { target, .. }
+                    | Op::JumpIfNil { target, .. }
+                    | Op::JumpIfNotNil { target, .. }
+                    | Op::ForIncr { target, .. } => (true, Some(target)),
+                    Op::ForTest { exit, .. } => (true, Some(exit)),
+                    Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal => (true, None),
+                    _ => (false, None),
+                };
+                if ends {
+                    starts[i + 1] = true;
+                }
+                if let Some(t) = target {
+                    starts[(t as usize).min(n)] = true;
+                }
+            }
+            let mut current = 0u64;
+            for (i, &start) in starts.iter().take(n).enumerate() {
+                if start {
+                    current = runs.get(i).copied().unwrap_or(0);
+                }
+                let line = c.line_of(i);
+                if line > 0 {
+                    let e = lines.entry(line).or_insert(0);
+                    *e = (*e).max(current);
+                }
+            }
+            todo.extend(c.blocks.iter().cloned());
+        }
+        lines.into_iter().collect()
+    }
+
+    /// The ids of the methods and blocks that ran while covering.
+    pub fn methods_run(&self) -> Vec<u32> {
+        self.runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.iter().any(|&n| n > 0))
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+}
+
+impl Vm {
+    /// Start measuring line coverage (restarting it when on).
+    pub fn start_line_coverage(&mut self) {
+        self.obs.runs = Some(Vec::new());
+        self.obs.hooks_on = true;
+        self.obs.refresh_per_send();
+        self.observation_changed();
+    }
+
+    /// Stop measuring line coverage and answer what it counted.
+    pub fn take_line_coverage(&mut self) -> LineCoverage {
+        let runs = self.obs.runs.take().unwrap_or_default();
+        self.obs.hooks_on = self.obs.has_hooks();
+        self.obs.refresh_per_send();
+        self.observation_changed();
+        LineCoverage { runs }
+    }
+}
