@@ -4,8 +4,10 @@
 //!
 //! The messages are declared here with `prost` (field numbers as in
 //! profile.proto; no code generation, no `protoc`). Mapping: every method is
-//! a `Function` (name `Class>>selector`, its file and first line) with one
-//! `Location`; every calling context with a value or activations is a
+//! a `Function` (name `Class>>selector`, its file and first line); a
+//! `Location` is a method at a line (a caller frame at the line of its call
+//! into the next frame when the profiler recorded it, a leaf at its method's
+//! first line); every calling context with a value or activations is a
 //! `Sample` whose stack is its path from the root, leaf first, with two
 //! values: the profile's metric (`sends`/`count`, `time`/`nanoseconds`...) and
 //! `activations`/`count` (left out when no context has activations, as in a
@@ -218,24 +220,34 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
             filename: file,
             start_line: line,
         });
-        location.push(Location {
-            id,
-            line: vec![Line {
-                function_id: id,
-                line,
-            }],
-        });
     }
+    // Locations by (method, line): a caller frame is at the line of its call
+    // into the next frame (when the profiler recorded it), a leaf at its
+    // method's first line.
+    let mut locations: std::collections::HashMap<(usize, i64), u64> = Default::default();
+    let mut location_of = |m: usize, line: i64| -> u64 {
+        *locations.entry((m, line)).or_insert_with(|| {
+            let id = location.len() as u64 + 1;
+            location.push(Location {
+                id,
+                line: vec![Line {
+                    function_id: m as u64 + 1,
+                    line,
+                }],
+            });
+            id
+        })
+    };
     let process_key = strings.get("process");
     let mut sample = Vec::new();
     for p in profile.processes() {
         let process = strings.get(&p.name);
-        let mut stack: Vec<(NodeId, Vec<u64>)> =
+        let mut stack: Vec<(NodeId, Vec<NodeId>)> =
             p.roots.iter().rev().map(|&r| (r, Vec::new())).collect();
         while let Some((n, mut path)) = stack.pop() {
             let node = &profile.nodes[n];
             if !profile.is_synthetic(n) {
-                path.push(node.method.index() as u64 + 1);
+                path.push(n);
             }
             if (node.self_value > 0 || node.activations > 0) && !path.is_empty() {
                 let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
@@ -253,8 +265,17 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
                 if let Some(h) = here {
                     value.push(int(h.sends));
                 }
+                let ids: Vec<u64> = (0..path.len())
+                    .rev()
+                    .map(|k| {
+                        let m = profile.nodes[path[k]].method.index();
+                        let call = path.get(k + 1).and_then(|&c| profile.nodes[c].call_line);
+                        let line = call.or(profile.methods[m].line).unwrap_or(0);
+                        location_of(m, i64::from(line))
+                    })
+                    .collect();
                 sample.push(Sample {
-                    location_id: path.iter().rev().copied().collect(),
+                    location_id: ids,
                     value,
                     label: vec![Label {
                         key: process_key,
@@ -356,9 +377,54 @@ mod tests {
             .iter()
             .max_by_key(|x| x.location_id.len())
             .expect("samples");
-        let leaf = deepest.location_id[0];
-        let f = m.function.iter().find(|f| f.id == leaf).expect("function");
-        assert_eq!(s(f.name), "Main>>c");
+        let function_at = |loc: u64| {
+            let l = m.location.iter().find(|l| l.id == loc).expect("location");
+            let f = m
+                .function
+                .iter()
+                .find(|f| f.id == l.line[0].function_id)
+                .expect("function");
+            (s(f.name), l.line[0].line)
+        };
+        assert_eq!(function_at(deepest.location_id[0]).0, "Main>>c");
+        // A caller is located at the line of its call into the next frame.
+        let mut q = sample_profile();
+        let child = (0..q.nodes.len())
+            .find(|&i| q.nodes[i].parent.is_some_and(|p| !q.is_synthetic(p)))
+            .expect("a call");
+        q.nodes[child].call_line = Some(42);
+        let mut buf = Vec::new();
+        write(&q, "lupa count Main", None, &mut buf).expect("write");
+        let m2 = decode(&buf);
+        let caller_lines: Vec<i64> = m2
+            .sample
+            .iter()
+            .filter(|x| x.location_id.len() >= 2)
+            .filter_map(|x| {
+                let loc = x.location_id[x.location_id.len() - 2];
+                m2.location
+                    .iter()
+                    .find(|l| l.id == loc)
+                    .map(|l| l.line[0].line)
+            })
+            .collect();
+        let root_loc = |x: &Sample| *x.location_id.last().expect("frames");
+        let lines: Vec<i64> = m2
+            .sample
+            .iter()
+            .filter(|x| x.location_id.len() >= 2)
+            .map(|x| {
+                m2.location
+                    .iter()
+                    .find(|l| l.id == root_loc(x))
+                    .map(|l| l.line[0].line)
+                    .unwrap_or(-1)
+            })
+            .collect();
+        assert!(
+            lines.contains(&42) || caller_lines.contains(&42),
+            "{lines:?} {caller_lines:?}"
+        );
         assert_eq!(s(m.comment[0]), "lupa count Main");
     }
 
