@@ -124,4 +124,35 @@ mod tests {
         assert!(text.contains("DA:10,0"), "{text}");
         assert!(text.contains("FNDA:0,Shape>>printOn:"), "{text}");
     }
+
+    /// Run genhtml (Debian `lcov`) on the tracefile when it is installed:
+    /// it reads every record and writes its pages without a warning.
+    #[test]
+    #[allow(clippy::print_stderr)] // a test's note that it was skipped
+    fn genhtml_reads_it() {
+        let tool = std::path::Path::new("/usr/bin/genhtml");
+        if !tool.exists() {
+            eprintln!("genhtml not installed (Debian lcov): skipped");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = sample();
+        for class in &c.classes {
+            let file = dir.path().join(class.file.as_deref().expect("file"));
+            std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+            let text: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+            std::fs::write(&file, text).expect("source");
+        }
+        std::fs::write(dir.path().join("lupa.info"), to_string(&c, "lupa")).expect("write");
+        let out = std::process::Command::new(tool)
+            .args(["--quiet", "--output-directory", "html", "lupa.info"])
+            .current_dir(dir.path())
+            .output()
+            .expect("run genhtml");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "genhtml failed: {stderr}");
+        assert!(!stderr.to_lowercase().contains("warning"), "{stderr}");
+        let index = std::fs::read_to_string(dir.path().join("html/index.html")).expect("index");
+        assert!(index.contains("Shapes"), "{index}");
+    }
 }
