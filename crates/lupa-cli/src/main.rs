@@ -1,10 +1,12 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
 
 mod calibrate;
+mod coverage;
 mod gcbench;
 mod proxies;
 mod report_args;
 mod save;
+mod types;
 mod units;
 
 use clap::{Args, Parser, Subcommand};
@@ -55,6 +57,17 @@ enum Command {
     /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
     Count(CountArgs),
+    /// Test coverage (Spy's TestCoverage, after Hapao): run SUnit tests like `test` (same output,
+    /// same exit code) and report which methods and lines of the covered packages ran, how often,
+    /// on how many distinct receivers, and which tests reached them.
+    #[command(after_help = EXIT_CODES)]
+    Coverage(coverage::CoverageArgs),
+    /// Type feedback (Spy's TypeProfiler): run SUnit tests (or a program, --run CLASS ARGS) and
+    /// report, per method of the profiled packages, the classes of its arguments and answer,
+    /// generalised to their common superclass, and the argument classes that sibling
+    /// implementations saw and it did not.
+    #[command(after_help = EXIT_CODES)]
+    Types(types::TypesArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
     /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
     /// scavenge, a full GC, a process switch), weighted by the VM thread's CPU time. Prints where
@@ -442,31 +455,46 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
 }
 
 fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
-    let named = !args.classes.is_empty();
-    let names = if named {
-        args.classes.clone()
+    let classes = match find_test_classes(vm, &args.classes, args.vm.class_path.as_deref())? {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let summary = vm.run_test_classes(&classes)?;
+    Ok(if summary.ok() { 0 } else { 1 })
+}
+
+/// The test classes `lupa test` and `lupa coverage` run: the named ones, or
+/// every TestCase subclass on the class path (the bundled suites without
+/// one). `Err(code)`: nothing to run, said on standard error (2: a named
+/// class is not a TestCase; 1: none found).
+fn find_test_classes(
+    vm: &mut Vm,
+    named: &[String],
+    class_path: Option<&str>,
+) -> Result<Result<Vec<u32>, i32>, VmError> {
+    let names = if named.is_empty() {
+        vm.test_candidates(class_path.is_none())
     } else {
-        vm.test_candidates(args.vm.class_path.is_none())
+        named.to_vec()
     };
     let mut classes = Vec::new();
     for name in &names {
         let found = vm.test_classes(std::slice::from_ref(name))?;
-        if found.is_empty() && named {
+        if found.is_empty() && !named.is_empty() {
             eprintln!("lupa: {name} is not a TestCase subclass");
-            return Ok(2);
+            return Ok(Err(2));
         }
         classes.extend(found);
     }
     if classes.is_empty() {
-        let looked = match &args.vm.class_path {
+        let looked = match class_path {
             Some(cp) => format!("the class path {cp}"),
             None => "the bundled library's Tests folders".to_string(),
         };
         eprintln!("lupa: no TestCase subclass found in {looked}");
-        return Ok(1);
+        return Ok(Err(1));
     }
-    let summary = vm.run_test_classes(&classes)?;
-    Ok(if summary.ok() { 0 } else { 1 })
+    Ok(Ok(classes))
 }
 
 fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
@@ -714,6 +742,8 @@ fn main() -> ExitCode {
             })
         }
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
+        Command::Coverage(c) => with_vm(&c.vm, |vm| coverage::run(vm, &c)),
+        Command::Types(t) => with_vm(&t.vm, |vm| types::run(vm, &t)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
         Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
         Command::ProxiesBench(p) => {

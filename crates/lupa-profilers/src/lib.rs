@@ -19,6 +19,7 @@
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
+//! | [`spy`] | Spy's Smalltalk profilers driven from Rust: test coverage with the VM's line counts |
 //!
 //! Library code here never prints and never exits: it answers values and errors.
 //!
@@ -48,6 +49,7 @@ pub mod sampler;
 mod site_lines;
 pub mod smalltalk;
 pub mod sources;
+pub mod spy;
 
 pub use measure::{Capture, Measurement, measure};
 pub use mode::{ProfileMode, Profiled, RunningProfiler, UnknownProfiler};

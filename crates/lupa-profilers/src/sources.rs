@@ -19,16 +19,28 @@ const BUNDLED: &str = "<lupa>/";
 /// `dir` (created if needed) and make those methods point at the written
 /// files. Answers how many files were written.
 pub fn export_bundled(vm: &Vm, profile: &mut Profile, dir: &Path) -> std::io::Result<usize> {
+    export_bundled_files(
+        vm,
+        profile.methods.iter_mut().filter_map(|m| m.file.as_mut()),
+        dir,
+    )
+}
+
+/// [`export_bundled`] for any file names: each `<lupa>/...` name is written
+/// under `dir` once and replaced by the written file's absolute path; other
+/// names are left as they are. Answers how many files were written.
+pub fn export_bundled_files<'a>(
+    vm: &Vm,
+    files: impl Iterator<Item = &'a mut String>,
+    dir: &Path,
+) -> std::io::Result<usize> {
     let mut written = std::collections::BTreeMap::new();
-    for info in profile.methods.iter_mut() {
-        let Some(file) = info.file.clone() else {
-            continue;
-        };
+    for file in files {
         let Some(rel) = file.strip_prefix(BUNDLED) else {
             continue;
         };
-        if !written.contains_key(&file) {
-            let Some(src) = vm.source(&file) else {
+        if !written.contains_key(file.as_str()) {
+            let Some(src) = vm.source(file) else {
                 continue;
             };
             let target = dir.join(rel);
@@ -39,8 +51,8 @@ pub fn export_bundled(vm: &Vm, profile: &mut Profile, dir: &Path) -> std::io::Re
             let absolute = std::fs::canonicalize(&target).unwrap_or(target);
             written.insert(file.clone(), absolute.display().to_string());
         }
-        if let Some(path) = written.get(&file) {
-            info.file = Some(path.clone());
+        if let Some(path) = written.get(file.as_str()) {
+            *file = path.clone();
         }
     }
     Ok(written.len())

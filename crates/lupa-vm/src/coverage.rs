@@ -12,8 +12,9 @@
 //! run that started at the nearest run start before it with no send, branch
 //! or return in between, so the count of an instruction is the count of that
 //! run start, and a line's count is the largest count of its instructions
-//! ([`LineCoverage::lines_of`]); a method's lines include those of its
-//! blocks. Lines without code (comments, declarations) are not lines.
+//! ([`LineCoverage::lines_of`]: jumps count only on a line that has no
+//! other code, so a branch written on the line of the code it skips does not
+//! make that code look run); a method's lines include those of its blocks. Lines without code (comments, declarations) are not lines.
 //!
 //! Cost: per-send observation (the observing loop, `on_send`) and activation
 //! hooks while on; nothing while off.
@@ -47,6 +48,21 @@ impl Observation {
     }
 }
 
+/// Is `op` a jump (a branch or a loop test, which only decides where to go)?
+fn is_jump(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Jump(_)
+            | Op::JumpBack(_)
+            | Op::JumpIfTrue { .. }
+            | Op::JumpIfFalse { .. }
+            | Op::JumpIfNil { .. }
+            | Op::JumpIfNotNil { .. }
+            | Op::ForTest { .. }
+            | Op::ForIncr { .. }
+    )
+}
+
 /// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`]).
 #[derive(Debug, Clone, Default)]
 pub struct LineCoverage {
@@ -60,7 +76,7 @@ impl LineCoverage {
         let Some(code) = vm.methods.get(id as usize) else {
             return Vec::new();
         };
-        let mut lines: std::collections::BTreeMap<u32, u64> = Default::default();
+        let mut lines: std::collections::BTreeMap<u32, (Option<u64>, u64)> = Default::default();
         let mut todo = vec![code.clone()];
         while let Some(c) = todo.pop() {
             let runs = self
@@ -92,6 +108,9 @@ impl LineCoverage {
                     starts[(t as usize).min(n)] = true;
                 }
             }
+            // Per line: the largest count of its instructions other than
+            // jumps (a branch on the line of the code it skips must not make
+            // that code look run), or of its jumps when it has nothing else.
             let mut current = 0u64;
             for (i, &start) in starts.iter().take(n).enumerate() {
                 if start {
@@ -99,13 +118,21 @@ impl LineCoverage {
                 }
                 let line = c.line_of(i);
                 if line > 0 {
-                    let e = lines.entry(line).or_insert(0);
-                    *e = (*e).max(current);
+                    let jump = is_jump(&c.ops[i]);
+                    let e = lines.entry(line).or_insert((None, 0));
+                    if jump {
+                        e.1 = e.1.max(current);
+                    } else {
+                        e.0 = Some(e.0.unwrap_or(0).max(current));
+                    }
                 }
             }
             todo.extend(c.blocks.iter().cloned());
         }
-        lines.into_iter().collect()
+        lines
+            .into_iter()
+            .map(|(line, (code, jumps))| (line, code.unwrap_or(jumps)))
+            .collect()
     }
 
     /// The ids of the methods and blocks that ran while covering.

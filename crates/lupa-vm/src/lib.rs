@@ -54,4 +54,4 @@ pub use profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
 pub use query::{InstructionInfo, MethodDescription};
 pub use sampling::{MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState};
 pub use sunit::TestSummary;
-pub use vm::{BUNDLED, Vm, VmError, VmOptions};
+pub use vm::{BUNDLED, Vm, VmError, VmOptions, package_of};

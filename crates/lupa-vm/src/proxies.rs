@@ -22,7 +22,9 @@
 //!   [`ProcessState::leave_meta_level`]): each process counts its active
 //!   `<metaLevel>` frames; activation increments, every frame pop (return or
 //!   unwind) decrements, and a process switch swaps the count with the rest of
-//!   the process state;
+//!   the process state; a `<baseLevel>` method runs at the base level again
+//!   (the count is saved when its frame is pushed and restored when it is
+//!   popped), so a hook can run the code it wraps as the program's own;
 //! - **the trap shortcut** ([`Vm::trap_shortcut_applies`], `Vm::send_to_original`):
 //!   a `<trapShortcut>` method whose proxy is disabled (literal 1 is not `true`),
 //!   or that is called at the meta level, is not activated: the VM sends the
@@ -52,20 +54,31 @@ impl Symbols {
 }
 
 impl ProcessState {
-    /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`.
+    /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`; a
+    /// `<baseLevel>` method puts the process back at the base level while it
+    /// is active (the count is saved, and restored when its frame is popped).
     #[inline(always)]
     pub fn enter_meta_level(&mut self, m: &MethodCode) {
         if m.meta_level {
-            self.meta_depth += 1;
+            if m.base_level {
+                self.base_saves.push(self.meta_depth);
+                self.meta_depth = 0;
+            } else {
+                self.meta_depth += 1;
+            }
         }
     }
 
     /// A frame of `m` is being popped (returned from or unwound): uncount it if
-    /// `m` is `<metaLevel>`.
+    /// `m` is `<metaLevel>`, restore the saved count if it is `<baseLevel>`.
     #[inline(always)]
     pub fn leave_meta_level(&mut self, m: &MethodCode) {
         if m.meta_level {
-            self.meta_depth -= 1;
+            if m.base_level {
+                self.meta_depth = self.base_saves.pop().unwrap_or(0);
+            } else {
+                self.meta_depth = self.meta_depth.saturating_sub(1);
+            }
         }
     }
 
@@ -131,6 +144,7 @@ impl Vm {
             unwind_protect: m.unwind_protect,
             exception_handler: m.exception_handler,
             meta_level: m.meta_level,
+            base_level: m.base_level,
             trap_shortcut: m.trap_shortcut,
             pragmas: m.pragmas.clone(),
             lines: m.lines.clone(),

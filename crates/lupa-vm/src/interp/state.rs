@@ -74,8 +74,10 @@ pub struct ProcessState {
     /// Frame index whose return resumes the innermost pending unwind
     /// (`usize::MAX`: none).
     pub unwind_watch: usize,
-    /// Number of active `<metaLevel>` frames.
+    /// Number of active `<metaLevel>` frames (since the innermost `<baseLevel>` one).
     pub meta_depth: u32,
+    /// The counts saved by the active `<baseLevel>` frames, innermost last.
+    pub base_saves: Vec<u32>,
 }
 
 impl Default for ProcessState {
@@ -86,6 +88,7 @@ impl Default for ProcessState {
             pending_unwinds: Vec::new(),
             unwind_watch: usize::MAX,
             meta_depth: 0,
+            base_saves: Vec::new(),
         }
     }
 }

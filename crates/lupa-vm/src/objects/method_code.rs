@@ -81,6 +81,10 @@ pub struct MethodCode {
     /// `<metaLevel>`: the running process is at the meta level while this method is
     /// active (the VM maintains the count across returns and unwinds).
     pub meta_level: bool,
+    /// `<baseLevel>`: the running process is back at the base level while this
+    /// method is active (it also sets `meta_level`, so that activation takes
+    /// the one slow path that handles both).
+    pub base_level: bool,
     /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
     /// "instrumentation enabled" flag and literal 2 the hidden selector of the
     /// original. When instrumentation is disabled or the process is at the meta

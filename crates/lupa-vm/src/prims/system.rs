@@ -166,6 +166,12 @@ fn class_path(vm: &mut Vm, _args: Args) -> PrimResult {
     string_array(vm, &cp)
 }
 
+fn package_class_names(vm: &mut Vm, args: Args) -> PrimResult {
+    let package = args.string(vm, 1)?;
+    let names = vm.package_class_names(&package);
+    string_array(vm, &names)
+}
+
 pub(crate) fn register(vm: &mut Vm) {
     let table: &[(&'static str, crate::objects::PrimFn)] = &[
         ("global:", global),
@@ -187,6 +193,7 @@ pub(crate) fn register(vm: &mut Vm) {
         ("resetSendCount", reset_send_count),
         ("arguments", arguments),
         ("classPath", class_path),
+        ("classNamesInPackage:", package_class_names),
     ];
     for (sel, f) in table {
         vm.register("System", sel, *f);

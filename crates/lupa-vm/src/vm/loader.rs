@@ -163,11 +163,7 @@ impl Vm {
                     e.utf8_error().valid_up_to()
                 ))
             })?;
-            let cat = dir
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            return Ok(Some((p.display().to_string(), text, cat)));
+            return Ok(Some((p.display().to_string(), text, package_of(dir))));
         }
         if self.options.use_bundled {
             for (path, text) in BUNDLED {
@@ -204,6 +200,41 @@ impl Vm {
                 if path.starts_with(prefix) {
                     let base = path.rsplit('/').next().unwrap_or(path);
                     names.push(base.trim_end_matches(".som").to_string());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Names of the classes of package `package` (the directories named so:
+    /// class-path directories by [`package_of`], bundled folders by their last
+    /// component), sorted, without duplicates.
+    pub fn package_class_names(&self, package: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for dir in &self.options.class_path {
+            if package_of(dir) != package {
+                continue;
+            }
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.extension().is_some_and(|x| x == "som")
+                        && let Some(s) = p.file_stem()
+                    {
+                        names.push(s.to_string_lossy().into_owned());
+                    }
+                }
+            }
+        }
+        if self.options.use_bundled {
+            for (path, _) in BUNDLED {
+                let Some((dir, file)) = path.rsplit_once('/') else {
+                    continue;
+                };
+                if dir.rsplit('/').next() == Some(package) {
+                    names.push(file.trim_end_matches(".som").to_string());
                 }
             }
         }
@@ -458,4 +489,13 @@ impl Vm {
     pub fn source(&self, name: &str) -> Option<Rc<SourceFile>> {
         self.sources.get(name).cloned()
     }
+}
+
+/// The package of the classes of a class-path directory: its last path
+/// component (of the absolute path, so `.` is named after the directory it is).
+pub fn package_of(dir: &std::path::Path) -> String {
+    let named = |d: &std::path::Path| d.file_name().map(|s| s.to_string_lossy().into_owned());
+    named(dir)
+        .or_else(|| dir.canonicalize().ok().as_deref().and_then(named))
+        .unwrap_or_default()
 }

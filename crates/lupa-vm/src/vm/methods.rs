@@ -46,7 +46,7 @@ impl Vm {
         let special = cc.pragmas.iter().any(|(p, _)| {
             matches!(
                 p.as_str(),
-                "metaLevel" | "unwindProtect" | "exceptionHandler" | "trapShortcut"
+                "metaLevel" | "baseLevel" | "unwindProtect" | "exceptionHandler" | "trapShortcut"
             )
         });
         let trivial =
@@ -85,7 +85,11 @@ impl Vm {
             unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),
             exception_handler: cc.pragmas.iter().any(|(p, _)| p == "exceptionHandler"),
             trap_shortcut: cc.pragmas.iter().any(|(p, _)| p == "trapShortcut"),
-            meta_level: cc.pragmas.iter().any(|(p, _)| p == "metaLevel"),
+            meta_level: cc
+                .pragmas
+                .iter()
+                .any(|(p, _)| p == "metaLevel" || p == "baseLevel"),
+            base_level: cc.pragmas.iter().any(|(p, _)| p == "baseLevel"),
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
             first_line: cc.first_line,

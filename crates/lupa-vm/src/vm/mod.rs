@@ -19,7 +19,7 @@ mod output;
 pub(crate) use crate::class_table::Lookup;
 pub use config::VmOptions;
 pub use error::VmError;
-pub use loader::BUNDLED;
+pub use loader::{BUNDLED, package_of};
 
 use crate::class_table::ClassTable;
 use crate::interp::ProcessState;

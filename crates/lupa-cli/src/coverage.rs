@@ -1,0 +1,221 @@
+//! `lupa coverage`: run SUnit tests like `lupa test` (same output, same exit
+//! code) under Spy's test coverage, and report which methods and lines of the
+//! covered packages ran, how often, on how many receivers, and by which tests.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use lupa_prof::coverage::{self, Coverage};
+use lupa_vm::{Vm, VmError};
+
+use crate::VmArgs;
+
+/// The report formats of `lupa coverage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CoverageFormat {
+    /// A summary, then each method: ran or not, executions, receivers, lines, tests.
+    Text,
+    /// The coverage model as JSON (with a version field).
+    Json,
+    /// LCOV tracefile (genhtml, Codecov, editor gutters).
+    Lcov,
+    /// Cobertura XML (CI services).
+    Cobertura,
+    /// The test blueprint picture (Hapao): classes, methods sized by lines and receivers.
+    Svg,
+    /// One HTML page: the blueprint, its legend and a source view.
+    Html,
+}
+
+impl CoverageFormat {
+    fn default_file(self) -> Option<&'static str> {
+        match self {
+            CoverageFormat::Text => None,
+            CoverageFormat::Json => Some("coverage.json"),
+            CoverageFormat::Lcov => Some("lcov.info"),
+            CoverageFormat::Cobertura => Some("coverage.xml"),
+            CoverageFormat::Svg => Some("coverage.svg"),
+            CoverageFormat::Html => Some("coverage.html"),
+        }
+    }
+}
+
+/// `lupa coverage` arguments.
+#[derive(Args, Debug)]
+pub(crate) struct CoverageArgs {
+    #[command(flatten)]
+    pub(crate) vm: VmArgs,
+    /// A package to cover (repeatable; default: every class-path directory holding
+    /// classes that are not tests).
+    #[arg(long = "package", value_name = "P")]
+    packages: Vec<String>,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: CoverageFormat,
+    /// Write the report to FILE (`-` for standard output; default: standard
+    /// output for text, otherwise lcov.info, coverage.xml, coverage.json,
+    /// coverage.svg or coverage.html).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// TestCase classes to run (default: every one on the class path).
+    classes: Vec<String>,
+}
+
+/// Run `lupa coverage`.
+pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
+    let packages = if a.packages.is_empty() {
+        match default_packages(vm, a.vm.class_path.as_deref())? {
+            Some(p) if !p.is_empty() => p,
+            _ => {
+                eprintln!(
+                    "lupa: no package to cover: name one with --package P (e.g. --package Kernel), \
+                     or give a class path (-cp DIR) holding the classes under test"
+                );
+                return Ok(2);
+            }
+        }
+    } else {
+        a.packages.clone()
+    };
+    let dest = match (&a.output, a.format.default_file()) {
+        (Some(p), _) if p.as_os_str() == "-" => None,
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(f)) => Some(PathBuf::from(f)),
+        (None, None) => None,
+    };
+    if let Some(p) = &dest {
+        crate::save::check_writable(p).map_err(VmError::Io)?;
+    }
+    if a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+        // Standard output holds the report alone; the tests' output goes to stderr.
+        vm.send_output_to_stderr()?;
+    }
+    let classes = match crate::find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let mut command = String::from("lupa coverage");
+    for p in &packages {
+        command.push_str(&format!(" --package {p}"));
+    }
+    for c in &a.classes {
+        command.push(' ');
+        command.push_str(c);
+    }
+    let mut run = lupa_profilers::spy::coverage::run(vm, &classes, &packages, &command)?;
+    vm.flush()?;
+    if run.coverage.classes.is_empty() {
+        eprintln!(
+            "lupa: no method of the packages {} was found to cover",
+            packages.join(", ")
+        );
+    }
+    let bytes = render(vm, &mut run, a.format, dest.as_deref())?;
+    match &dest {
+        Some(p) => {
+            crate::save::save(p, &bytes).map_err(VmError::Io)?;
+            if a.output.is_none() {
+                eprintln!(
+                    "lupa: wrote the coverage report to {} (-o FILE to choose, -o - for standard output)",
+                    p.display()
+                );
+            }
+        }
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| VmError::Io(format!("cannot write the report: {e}")))?;
+        }
+    }
+    Ok(if run.failed == 0 { 0 } else { 1 })
+}
+
+/// The report's bytes. LCOV and Cobertura name source files: the bundled
+/// library's are written beside the report (`FILE.sources/`) so tools can
+/// open them.
+fn render(
+    vm: &Vm,
+    run: &mut lupa_profilers::spy::coverage::CoverageRun,
+    format: CoverageFormat,
+    dest: Option<&Path>,
+) -> Result<Vec<u8>, VmError> {
+    if matches!(format, CoverageFormat::Lcov | CoverageFormat::Cobertura)
+        && let Some(path) = dest
+    {
+        let mut dir = path.as_os_str().to_owned();
+        dir.push(".sources");
+        export_sources(vm, &mut run.coverage, Path::new(&dir))?;
+    }
+    let c = &run.coverage;
+    Ok(match format {
+        CoverageFormat::Text => coverage::text::to_string(c).into_bytes(),
+        CoverageFormat::Json => c.to_json().into_bytes(),
+        CoverageFormat::Lcov => coverage::lcov::to_string(c, "lupa").into_bytes(),
+        CoverageFormat::Cobertura => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            coverage::cobertura::to_string(c, now).into_bytes()
+        }
+        CoverageFormat::Svg => coverage::blueprint::to_string(c).into_bytes(),
+        CoverageFormat::Html => coverage::page::to_string(c, &run.sources).into_bytes(),
+    })
+}
+
+/// Write the bundled files the coverage names under `dir`, pointing at them.
+fn export_sources(vm: &Vm, c: &mut Coverage, dir: &Path) -> Result<(), VmError> {
+    lupa_profilers::sources::export_bundled_files(
+        vm,
+        c.classes.iter_mut().filter_map(|k| k.file.as_mut()),
+        dir,
+    )
+    .map(drop)
+    .map_err(|e| {
+        VmError::Io(format!(
+            "cannot write the sources to {}: {e}",
+            dir.display()
+        ))
+    })
+}
+
+/// The packages of the class path: its directories (by last component)
+/// that hold a class that is not a TestCase. `None` without a class path.
+pub(crate) fn default_packages(
+    vm: &mut Vm,
+    class_path: Option<&str>,
+) -> Result<Option<Vec<String>>, VmError> {
+    let Some(cp) = class_path else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for dir in cp.split(':').filter(|d| !d.is_empty()) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let p = e.path();
+                (p.extension().is_some_and(|x| x == "som"))
+                    .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .flatten()
+            })
+            .collect();
+        names.sort();
+        let mut has_code = false;
+        for n in names {
+            if vm.test_classes(std::slice::from_ref(&n))?.is_empty() {
+                has_code = true;
+                break;
+            }
+        }
+        let package = lupa_vm::package_of(Path::new(dir));
+        if has_code && !out.contains(&package) {
+            out.push(package);
+        }
+    }
+    Ok(Some(out))
+}
