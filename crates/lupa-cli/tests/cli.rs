@@ -610,49 +610,12 @@ fn html_and_svg_reports_open_in_chromium() {
     }
     let html = std::fs::read_to_string(dir.path().join("p.html")).expect("page");
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Counted&gt;&gt;fib:"));
-    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!("skipped the Chromium check: chromium is not installed (Debian chromium)");
+    let Some(chromium) = common::chromium() else {
         return;
     };
-    let browse = |args: &[&str], file: &str| {
-        std::process::Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--enable-logging=stderr",
-                "--v=0",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                dir.path().join("chrome").display()
-            ))
-            .args(args)
-            .arg(format!("file://{}", dir.path().join(file).display()))
-            .output()
-            .expect("chromium runs")
-    };
-    for (file, marker) in [
-        ("p.html", "data-page-ready=\"true\""),
-        ("p.svg", "data-ready=\"true\""),
-    ] {
-        let out = browse(&["--dump-dom"], file);
-        let dom = String::from_utf8_lossy(&out.stdout);
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            dom.contains(marker),
-            "{file}: the script did not finish:\n{log}"
-        );
-        assert!(!log.contains("Uncaught"), "{file}: console error:\n{log}");
-        assert!(
-            !log.contains(":ERROR:CONSOLE"),
-            "{file}: console error:\n{log}"
-        );
-    }
+    let browse = |args: &[&str], file: &str| common::browse(chromium, dir.path(), args, file);
+    common::assert_page_ready(chromium, dir.path(), "p.html", "data-page-ready=\"true\"");
+    common::assert_page_ready(chromium, dir.path(), "p.svg", "data-ready=\"true\"");
     // Interaction: a click zooms a frame to the full width and hides the
     // frames outside it; a search reports the share of the matched frames.
     let svg = std::fs::read_to_string(dir.path().join("p.svg")).expect("svg");
@@ -677,30 +640,7 @@ fn html_and_svg_reports_open_in_chromium() {
         "zoom or search did not work:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let shot = dir.path().join("shot.png");
-    let out = browse(
-        &[
-            "--hide-scrollbars",
-            "--window-size=1280,900",
-            &format!("--screenshot={}", shot.display()),
-        ],
-        "p.html",
-    );
-    assert!(shot.exists(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&shot).expect("screenshot"),
-    ));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("pixels");
-    let pixels = &buf[..info.buffer_size()];
-    let step = info.color_type.samples();
-    let colours: std::collections::HashSet<&[u8]> = pixels.chunks(step).collect();
-    assert!(
-        colours.len() > 16,
-        "the screenshot is blank ({} colours)",
-        colours.len()
-    );
+    common::assert_screenshot_not_blank(chromium, dir.path(), "p.html");
 }
 
 /// A callgrind file's bundled sources are written beside it, so

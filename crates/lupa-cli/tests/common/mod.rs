@@ -80,3 +80,88 @@ pub(crate) fn go_tool_pprof_top(file: &Path, index: &str) -> Option<String> {
     );
     Some(stdout)
 }
+
+/// Headless Chromium (Debian `chromium`, installed by `.ci/run`), or `None`
+/// (said on stderr) when it is not installed.
+pub(crate) fn chromium() -> Option<&'static str> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    if found.is_none() {
+        eprintln!("skipped the Chromium check: chromium is not installed (Debian chromium)");
+    }
+    found
+}
+
+/// Open `dir/file` in headless `chromium` with `args` (its profile kept in
+/// `dir/chrome`).
+pub(crate) fn browse(
+    chromium: &str,
+    dir: &Path,
+    args: &[&str],
+    file: &str,
+) -> std::process::Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("chrome").display()))
+        .args(args)
+        .arg(format!("file://{}", dir.join(file).display()))
+        .output()
+        .expect("chromium runs")
+}
+
+/// Open `dir/file` and check its script set `marker` in the DOM without a
+/// console error; answers the DOM.
+pub(crate) fn assert_page_ready(chromium: &str, dir: &Path, file: &str, marker: &str) -> String {
+    let out = browse(chromium, dir, &["--dump-dom"], file);
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        dom.contains(marker),
+        "{file}: the script did not finish:\n{log}"
+    );
+    assert!(!log.contains("Uncaught"), "{file}: console error:\n{log}");
+    assert!(
+        !log.contains(":ERROR:CONSOLE"),
+        "{file}: console error:\n{log}"
+    );
+    dom
+}
+
+/// Take a screenshot of `dir/file` and check it is not blank (more than 16
+/// colours).
+pub(crate) fn assert_screenshot_not_blank(chromium: &str, dir: &Path, file: &str) {
+    let shot = dir.join(format!("{file}.png"));
+    let out = browse(
+        chromium,
+        dir,
+        &[
+            "--hide-scrollbars",
+            "--window-size=1280,900",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        file,
+    );
+    assert!(shot.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&shot).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("pixels");
+    let pixels = &buf[..info.buffer_size()];
+    let step = info.color_type.samples();
+    let colours: std::collections::HashSet<&[u8]> = pixels.chunks(step).collect();
+    assert!(
+        colours.len() > 16,
+        "{file}: the screenshot is blank ({} colours)",
+        colours.len()
+    );
+}
