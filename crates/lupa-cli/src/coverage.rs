@@ -57,6 +57,9 @@ pub(crate) struct CoverageArgs {
     /// coverage.svg or coverage.html).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Method coverage only: do not measure which lines ran (no VM line counts).
+    #[arg(long)]
+    no_lines: bool,
     /// TestCase classes to run (default: every one on the class path).
     classes: Vec<String>,
 }
@@ -102,7 +105,8 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
         command.push(' ');
         command.push_str(c);
     }
-    let mut run = lupa_profilers::spy::coverage::run(vm, &classes, &packages, &command)?;
+    let mut run =
+        lupa_profilers::spy::coverage::run(vm, &classes, &packages, &command, !a.no_lines)?;
     vm.flush()?;
     if run.coverage.classes.is_empty() {
         eprintln!(

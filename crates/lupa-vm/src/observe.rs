@@ -176,6 +176,7 @@ impl Observation {
     }
 
     /// Are activation hooks installed (besides line coverage)?
+    #[inline]
     pub(crate) fn has_hooks(&self) -> bool {
         self.hooks.is_some()
     }

@@ -99,7 +99,7 @@ impl Vm {
         if self.profilers.running.is_some() {
             return Err("a profiler is already running (stopProfiler first)".into());
         }
-        if self.obs.hooks_on {
+        if self.obs.has_hooks() {
             return Err(
                 "the activation hooks are in use by another profiler (e.g. lupa count)".into(),
             );

@@ -33,15 +33,17 @@ pub struct CoverageRun {
 }
 
 /// Run the test classes `tests` under `TestCoverage` over `packages` (their
-/// output is the test runner's, as `lupa test` prints it), measuring lines.
+/// output is the test runner's, as `lupa test` prints it), measuring the
+/// lines that run when `lines` is true.
 pub fn run(
     vm: &mut Vm,
     tests: &[u32],
     packages: &[String],
     command: &str,
+    lines: bool,
 ) -> Result<CoverageRun, VmError> {
     let h = Handles::new(vm);
-    let result = run_rooted(vm, &h, tests, packages, command);
+    let result = run_rooted(vm, &h, tests, packages, command, lines);
     h.release(vm);
     result
 }
@@ -52,6 +54,7 @@ fn run_rooted(
     tests: &[u32],
     packages: &[String],
     command: &str,
+    measure_lines: bool,
 ) -> Result<CoverageRun, VmError> {
     let class = vm.class_named("TestCoverage")?;
     let profiler = vm.send_message(class, "new", &[])?;
@@ -59,7 +62,9 @@ fn run_rooted(
     let classes = class_array(vm, h, tests)?;
     let names = string_array(vm, h, packages)?;
     let (classes, names) = (h.get(vm, classes), h.get(vm, names));
-    vm.start_line_coverage();
+    if measure_lines {
+        vm.start_line_coverage();
+    }
     let ran = send(
         vm,
         h,
@@ -67,7 +72,7 @@ fn run_rooted(
         "runTestClasses:inPackagesNamed:",
         &[classes, names],
     );
-    let lines = vm.take_line_coverage();
+    let lines = measure_lines.then(|| vm.take_line_coverage());
     ran?;
 
     let mut by_class: BTreeMap<(String, String), ClassCoverage> = BTreeMap::new();
@@ -121,7 +126,9 @@ fn run_rooted(
         }
         test_names.sort();
         let measured: Vec<LineHits> = lines
-            .lines_of(vm, code.id)
+            .as_ref()
+            .map(|l| l.lines_of(vm, code.id))
+            .unwrap_or_default()
             .into_iter()
             .map(|(line, hits)| LineHits { line, hits })
             .collect();

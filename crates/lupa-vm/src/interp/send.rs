@@ -296,22 +296,7 @@ impl Vm {
             outer
         };
         if OBSERVE && self.obs.hooks_on {
-            let rc = self.class_of(self.running.stack[bp]);
-            let depth = self.running.frames.len();
-            let ev = crate::observe::Activation {
-                method: m.id,
-                receiver_class: rc,
-                depth,
-                process: self.procs.current,
-                sends: self.obs.sends,
-                call_line: self
-                    .running
-                    .frames
-                    .last()
-                    .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
-                    .unwrap_or(0),
-            };
-            self.obs.enter(ev);
+            self.observe_activation(&m, bp);
         }
         self.running.enter_meta_level(&m);
         self.running.frames.push(Frame {
@@ -322,6 +307,34 @@ impl Vm {
             closure,
         });
         Ok(())
+    }
+
+    /// An activation of `m` (receiver at `bp`) while activation hooks or line
+    /// coverage are on: line coverage needs only the method (a run starts at
+    /// its first instruction), hooks get the whole event. Out of line: the
+    /// activation path stays small.
+    #[inline(never)]
+    fn observe_activation(&mut self, m: &MethodCode, bp: usize) {
+        if !self.obs.has_hooks() {
+            self.obs.mark_run(m.id, 0);
+            return;
+        }
+        let rc = self.class_of(self.running.stack[bp]);
+        let depth = self.running.frames.len();
+        let ev = crate::observe::Activation {
+            method: m.id,
+            receiver_class: rc,
+            depth,
+            process: self.procs.current,
+            sends: self.obs.sends,
+            call_line: self
+                .running
+                .frames
+                .last()
+                .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
+                .unwrap_or(0),
+        };
+        self.obs.enter(ev);
     }
 
     /// A fresh environment for an activation of `m` (which [`MethodCode::has_env`]),

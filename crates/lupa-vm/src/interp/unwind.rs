@@ -20,7 +20,7 @@ impl Vm {
         if f.code.home_env {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
-        if OBSERVE && self.obs.hooks_on {
+        if OBSERVE && self.obs.hooks_on && self.obs.has_hooks() {
             let ev = self.exit_event(&f);
             self.obs.exit(ev, unwinding);
         }
