@@ -10,7 +10,7 @@
 //! test coverage, the lines that ran ([`coverage`]).
 //!
 //! Every object held across a send is kept in the VM's handles (a collection
-//! may move it): [`Handles`] pushes and pops them in order.
+//! may move it): `Handles` pushes and pops them in order.
 
 pub mod coverage;
 pub mod types;
