@@ -16,6 +16,8 @@
 
 use std::fmt::Write as _;
 
+use crate::report::flamegraph::escape_xml;
+
 use super::{ClassCoverage, Coverage, MethodCoverage};
 
 /// Space between boxes, and around a class's methods.
@@ -24,13 +26,6 @@ const GAP: f64 = 6.0;
 const ROW: f64 = 160.0;
 /// The height of a class's name.
 const TITLE: f64 = 16.0;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A method box's size.
 fn method_size(m: &MethodCoverage) -> (f64, f64) {
@@ -177,12 +172,12 @@ pub fn to_string(coverage: &Coverage) -> String {
     let _ = writeln!(
         out,
         r##"<title>{}</title><rect x="0" y="0" width="{total_w:.0}" height="{total_h:.0}" fill="#ffffff"/>"##,
-        esc(&format!("Test blueprint: {}", coverage.command))
+        escape_xml(&format!("Test blueprint: {}", coverage.command))
     );
     let _ = writeln!(
         out,
         r#"<text x="{GAP}" y="16" font-size="13">{}</text>"#,
-        esc(&format!(
+        escape_xml(&format!(
             "Test blueprint: {:.1}% of methods executed, {:.1}% of classes covered",
             coverage.ratio_executed_methods() * 100.0,
             coverage.ratio_covered_classes() * 100.0
@@ -205,12 +200,12 @@ pub fn to_string(coverage: &Coverage) -> String {
         let _ = writeln!(
             out,
             r##"<g class="class-box" data-class="{}"><rect class="class" x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="#f4f4f4" stroke="#444444"/><text x="{:.1}" y="{:.1}">{}</text>"##,
-            esc(&c.name),
+            escape_xml(&c.name),
             l.w,
             l.h,
             x + GAP,
             y + 12.0,
-            esc(&c.name)
+            escape_xml(&c.name)
         );
         for &(mi, mx, my, mw, mh) in &l.methods {
             let m = &c.methods[mi];
@@ -233,11 +228,11 @@ pub fn to_string(coverage: &Coverage) -> String {
             let _ = writeln!(
                 out,
                 r#"<rect class="method" data-method="{}" x="{:.1}" y="{:.1}" width="{mw:.1}" height="{mh:.1}" fill="{}" {stroke}><title>{}</title></rect>"#,
-                esc(&name),
+                escape_xml(&name),
                 x + mx,
                 y + my,
                 gray(m.executions, max_exec),
-                esc(&format!(
+                escape_xml(&format!(
                     "{name}\nexecutions: {}\nreceivers: {receivers}\nlines: {}\ntests: {tests}",
                     m.executions, m.lines_of_code
                 ))

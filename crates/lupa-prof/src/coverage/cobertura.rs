@@ -10,24 +10,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use super::{ClassCoverage, Coverage};
+use crate::report::flamegraph::escape_xml;
 
-/// Escape text for an XML attribute.
-fn attr(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use super::{ClassCoverage, Coverage};
 
 fn rate(covered: usize, valid: usize) -> String {
     if valid == 0 {
@@ -90,7 +75,7 @@ pub fn write<W: Write + ?Sized>(coverage: &Coverage, timestamp: u64, w: &mut W) 
         writeln!(
             w,
             r#"    <package name="{}" line-rate="{}" branch-rate="0" complexity="0">"#,
-            attr(p),
+            escape_xml(p),
             rate(pc, pv)
         )?;
         writeln!(w, "      <classes>")?;
@@ -104,8 +89,8 @@ pub fn write<W: Write + ?Sized>(coverage: &Coverage, timestamp: u64, w: &mut W) 
             writeln!(
                 w,
                 r#"        <class name="{}" filename="{}" line-rate="{}" branch-rate="0" complexity="0">"#,
-                attr(&c.name),
-                attr(&file),
+                escape_xml(&c.name),
+                escape_xml(&file),
                 rate(cc, cv)
             )?;
             writeln!(w, "          <methods>")?;
@@ -120,7 +105,7 @@ pub fn write<W: Write + ?Sized>(coverage: &Coverage, timestamp: u64, w: &mut W) 
                 writeln!(
                     w,
                     r#"            <method name="{}" signature="" line-rate="{}" branch-rate="0" complexity="0">"#,
-                    attr(&name),
+                    escape_xml(&name),
                     rate(mc, hits.len())
                 )?;
                 writeln!(w, "              <lines>")?;

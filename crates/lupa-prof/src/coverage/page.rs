@@ -10,14 +10,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Coverage, blueprint, text};
+use crate::report::flamegraph::escape_xml;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use super::{Coverage, blueprint, text};
 
 /// A JSON string literal safe inside a `<script>` element.
 fn js(s: &str) -> String {
@@ -125,12 +120,14 @@ document.body.setAttribute('data-page-ready', 'true');
 </script>
 </body></html>
 "#,
-        title = esc(&format!("Coverage: {}", coverage.command)),
-        summary = esc(&text::to_string(coverage)
-            .lines()
-            .take(5)
-            .collect::<Vec<_>>()
-            .join("\n")),
+        title = escape_xml(&format!("Coverage: {}", coverage.command)),
+        summary = escape_xml(
+            &text::to_string(coverage)
+                .lines()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
     );
     out
 }

@@ -114,11 +114,10 @@ pub enum EventKind {
     Close,
 }
 
-/// Build the speedscope file for `profile`, naming the profile `name`.
-pub fn to_file(profile: &Profile, name: &str) -> File {
-    let totals = profile.node_totals();
+/// The frames: used, non-synthetic methods, in method order; and each
+/// method's frame index (`usize::MAX` for none).
+fn frame_table(profile: &Profile) -> (Vec<usize>, Vec<Frame>) {
     let used = profile.used_methods();
-    // Frames: used, non-synthetic methods, in method order.
     let mut frame_of = vec![usize::MAX; profile.methods.len()];
     let mut frames = Vec::new();
     for (m, info) in profile.methods.iter().enumerate() {
@@ -131,6 +130,13 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
             });
         }
     }
+    (frame_of, frames)
+}
+
+/// Build the speedscope file for `profile`, naming the profile `name`.
+pub fn to_file(profile: &Profile, name: &str) -> File {
+    let totals = profile.node_totals();
+    let (frame_of, frames) = frame_table(profile);
     let processes = profile.processes();
     let several = processes.len() > 1;
     let profiles = processes
@@ -166,19 +172,7 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
 /// The speedscope file of a sampled profile and its timeline: one "sampled"
 /// profile per process, samples in time order (see the module docs).
 pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
-    let mut frame_of = vec![usize::MAX; profile.methods.len()];
-    let mut frames = Vec::new();
-    let used = profile.used_methods();
-    for (m, info) in profile.methods.iter().enumerate() {
-        if used[m] && !info.is_synthetic_root() {
-            frame_of[m] = frames.len();
-            frames.push(Frame {
-                name: info.name.clone(),
-                file: info.file.clone(),
-                line: info.line,
-            });
-        }
-    }
+    let (frame_of, frames) = frame_table(profile);
     let processes = profile.processes();
     let owner = profile.node_processes(&processes);
     let mut stacks: Vec<Option<Vec<usize>>> = vec![None; profile.nodes.len()];

@@ -184,16 +184,7 @@ impl Vm {
     pub fn available_class_names(&self, bundled_prefix: Option<&str>) -> Vec<String> {
         let mut names = Vec::new();
         for dir in &self.options.class_path {
-            if let Ok(rd) = std::fs::read_dir(dir) {
-                for e in rd.flatten() {
-                    let p = e.path();
-                    if p.extension().is_some_and(|x| x == "som")
-                        && let Some(s) = p.file_stem()
-                    {
-                        names.push(s.to_string_lossy().into_owned());
-                    }
-                }
-            }
+            names.extend(class_files_in(dir));
         }
         if let Some(prefix) = bundled_prefix {
             for (path, _) in BUNDLED {
@@ -214,18 +205,8 @@ impl Vm {
     pub fn package_class_names(&self, package: &str) -> Vec<String> {
         let mut names = Vec::new();
         for dir in &self.options.class_path {
-            if package_of(dir) != package {
-                continue;
-            }
-            if let Ok(rd) = std::fs::read_dir(dir) {
-                for e in rd.flatten() {
-                    let p = e.path();
-                    if p.extension().is_some_and(|x| x == "som")
-                        && let Some(s) = p.file_stem()
-                    {
-                        names.push(s.to_string_lossy().into_owned());
-                    }
-                }
+            if package_of(dir) == package {
+                names.extend(class_files_in(dir));
             }
         }
         if self.options.use_bundled {
@@ -498,4 +479,21 @@ pub fn package_of(dir: &std::path::Path) -> String {
     named(dir)
         .or_else(|| dir.canonicalize().ok().as_deref().and_then(named))
         .unwrap_or_default()
+}
+
+/// The class names of the `.som` files directly in `dir` (none if it cannot be read).
+fn class_files_in(dir: &std::path::Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "som") {
+                p.file_stem().map(|s| s.to_string_lossy().into_owned())
+            } else {
+                None
+            }
+        })
+        .collect()
 }
