@@ -3,7 +3,7 @@
 //! TestSuite and the Are-We-Fast-Yet benchmarks on SOM's core-lib.
 
 mod common;
-use common::{lupa, lupa_in, som_dir};
+use common::{classes, lupa, lupa_in, som_dir};
 
 fn summary_line(out: &str) -> Option<(u32, u32)> {
     let line = out.lines().rev().find(|l| l.contains(" passed, "))?;
@@ -143,4 +143,27 @@ fn awfy_benchmarks_verify_on_som_core_lib() {
         assert_eq!(r.code, 0, "{bench}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("Total Runtime"), "{bench}: {}", r.stdout);
     }
+}
+
+/// `String>>charAt:` of SOM's core-lib runs as Lupa's primitive (an
+/// intrinsic) with the Smalltalk body as its fallback: the same characters,
+/// and out of bounds the same core-lib error.
+#[test]
+fn core_lib_char_at_intrinsic_keeps_its_semantics() {
+    let Some(som) = som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping the charAt: intrinsic check");
+        return;
+    };
+    let dir = classes(&[(
+        "CharAt.som",
+        "CharAt = ( run = ( ('abc' charAt: 2) println. (#sym charAt: 1) println. ('abc' charAt: 5) println ) )",
+    )]);
+    let cp = format!("{}/Smalltalk:.", som.display());
+    let r = lupa_in(dir.path(), &["--no-bundled", "-cp", &cp, "CharAt"]);
+    assert!(r.stdout.starts_with("b\ns\n"), "{}", r.stdout);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains("Attempting to index string out of its bounds (start: 5 end: 5 length: 3)"),
+        "{all}"
+    );
 }

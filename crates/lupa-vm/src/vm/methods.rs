@@ -40,7 +40,10 @@ impl Vm {
         let id = self.methods.len() as u32;
         let class_name = self.classes[holder as usize].name.to_string();
         let mut primitive = None;
-        if cc.is_primitive || cc.pragmas.iter().any(|(p, _)| p == "primitive") {
+        if cc.is_primitive
+            || cc.pragmas.iter().any(|(p, _)| p == "primitive")
+            || is_intrinsic(&class_name, &cc.selector)
+        {
             primitive = self.find_primitive(&class_name, &cc.selector);
         }
         let special = cc.pragmas.iter().any(|(p, _)| {
@@ -241,6 +244,20 @@ impl Vm {
             .get(start as usize..end as usize)
             .map(str::to_string)
     }
+}
+
+/// Intrinsics: methods that SOM's core-lib writes in Smalltalk and Lupa runs
+/// with its own primitive, the Smalltalk body staying the fallback (run when
+/// the primitive fails, e.g. on an index out of bounds), as the bundled
+/// kernel's `<primitive>` methods do. Each is listed because the primitive
+/// answers exactly what the core-lib body answers:
+/// - `String>>charAt:` is `^self substringFrom: i to: i` (a one-character
+///   String; out of bounds, the body raises the core-lib error).
+const INTRINSICS: &[(&str, &str)] = &[("String", "charAt:")];
+
+/// Is `class>>selector` an intrinsic ([`INTRINSICS`])?
+fn is_intrinsic(class: &str, selector: &str) -> bool {
+    INTRINSICS.iter().any(|&(c, s)| c == class && s == selector)
 }
 
 fn set_home(b: &Rc<MethodCode>, id: u32) {
