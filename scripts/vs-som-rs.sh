@@ -7,13 +7,13 @@
 #   scripts/vs-som-rs.sh LUPA SOMRS_RELEASE_DIR SOM_CHECKOUT
 #   BENCHES="Json:1:40 Havlak:1:1500" ROUNDS=5 scripts/vs-som-rs.sh ...
 # (BENCHES: NAME:ITERATIONS:INNER, Harness's arguments; Havlak verifies only 1, 15, 150,
-# 1500 or 15000 inner iterations.)
+# 1500 or 15000 inner iterations, Mandelbrot 1, 500 or 750, NBody 1 or 250000.)
 set -euo pipefail
 lupa=$(realpath "${1:?usage: vs-som-rs.sh LUPA SOMRS_RELEASE_DIR SOM_CHECKOUT}")
 somrs=$(realpath "${2:?usage: vs-som-rs.sh LUPA SOMRS_RELEASE_DIR SOM_CHECKOUT}")
 som=$(realpath "${3:?usage: vs-som-rs.sh LUPA SOMRS_RELEASE_DIR SOM_CHECKOUT}")
 ROUNDS=${ROUNDS:-5}
-BENCHES=${BENCHES:-"Bounce:1:100 CD:1:100 DeltaBlue:1:1000 Havlak:1:1500 Json:1:40 List:1:200 Mandelbrot:1:200 NBody:1:50000 Permute:1:200 Queens:1:200 Richards:1:20 Sieve:1:400 Storage:1:200 Towers:1:200"}
+BENCHES=${BENCHES:-"Bounce:1:1500 CD:1:100 DeltaBlue:1:12000 Havlak:1:150 Json:1:40 List:1:1500 Mandelbrot:1:500 NBody:1:250000 Permute:1:1000 Queens:1:1000 Richards:1:20 Sieve:1:3000 Storage:1:1000 Towers:1:600"}
 awfy=$som/Examples/AreWeFastYet
 # AWFY first (its Core has its own Vector, Dictionary...), then core-lib, as SOM's rebench.conf.
 dirs=("$awfy" "$awfy/Core" "$awfy/CD" "$awfy/DeltaBlue" "$awfy/Havlak" "$awfy/Json" "$awfy/NBody" "$awfy/Richards" "$som/Smalltalk")
