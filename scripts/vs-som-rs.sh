@@ -18,9 +18,13 @@ awfy=$som/Examples/AreWeFastYet
 # AWFY first (its Core has its own Vector, Dictionary...), then core-lib, as SOM's rebench.conf.
 dirs=("$awfy" "$awfy/Core" "$awfy/CD" "$awfy/DeltaBlue" "$awfy/Havlak" "$awfy/Json" "$awfy/NBody" "$awfy/Richards" "$som/Smalltalk")
 cp=$(IFS=:; echo "${dirs[*]}")
-cpu_ms() { # command... -> user+system CPU milliseconds
-  local TIMEFORMAT='%3U %3S' t
-  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+cpu_ms() { # command... -> user+system CPU milliseconds, or 999999999 when the run failed
+  local TIMEFORMAT='%3U %3S' t status
+  t=$( { time "$@" >"$log" 2>&1; } 2>&1 ) && status=0 || status=$?
+  if [ "$status" -ne 0 ] || grep -q ERROR "$log"; then
+    echo "run failed ($status): $* : $(tail -c 200 "$log")" >&2; echo 999999999; return
+  fi
   awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d", (a[1] + a[2]) * 1000 }'
 }
 printf "%-11s %9s %9s %9s %8s\n" bench lupa_ms bc_ms ast_ms ratio

@@ -145,9 +145,10 @@ fn awfy_benchmarks_verify_on_som_core_lib() {
     }
 }
 
-/// `String>>charAt:` of SOM's core-lib runs as Lupa's primitive (an
-/// intrinsic) with the Smalltalk body as its fallback: the same characters,
-/// and out of bounds the same core-lib error.
+/// Intrinsics keep core-lib's semantics: `Boolean>>&&`/`||` answer what
+/// `and:`/`or:` answer, with Booleans, blocks and anything else; and
+/// `String>>charAt:` answers the same characters, and out of bounds the same
+/// core-lib error.
 #[test]
 fn core_lib_char_at_intrinsic_keeps_its_semantics() {
     let Some(som) = som_dir() else {
@@ -158,7 +159,20 @@ fn core_lib_char_at_intrinsic_keeps_its_semantics() {
         "CharAt.som",
         "CharAt = ( run = ( ('abc' charAt: 2) println. (#sym charAt: 1) println. ('abc' charAt: 5) println ) )",
     )]);
+    std::fs::write(
+        dir.path().join("Bools.som"),
+        "Bools = ( run = ( (true && false) println. (true && true) println. (false && true) println. \
+         (true || false) println. (false || true) println. (false || false) println. \
+         (true && [ false ]) println. (false || [ 3 ]) println. (true && 3) println ) )",
+    )
+    .expect("write");
     let cp = format!("{}/Smalltalk:.", som.display());
+    let r = lupa_in(dir.path(), &["--no-bundled", "-cp", &cp, "Bools"]);
+    assert_eq!(
+        r.stdout, "false\ntrue\nfalse\ntrue\ntrue\nfalse\nfalse\n3\n3\n",
+        "{}",
+        r.stderr
+    );
     let r = lupa_in(dir.path(), &["--no-bundled", "-cp", &cp, "CharAt"]);
     assert!(r.stdout.starts_with("b\ns\n"), "{}", r.stdout);
     let all = format!("{}{}", r.stdout, r.stderr);

@@ -14,6 +14,7 @@ pub(crate) mod outcome;
 
 pub(crate) mod array;
 pub(crate) mod block;
+pub(crate) mod boolean;
 pub(crate) mod class;
 pub(crate) mod context;
 pub(crate) mod double;
@@ -65,6 +66,7 @@ pub(crate) fn register_all(vm: &mut Vm) {
     string::register(vm);
     array::register(vm);
     block::register(vm);
+    boolean::register(vm);
     context::register(vm);
     process::register(vm);
     profiling::register(vm);

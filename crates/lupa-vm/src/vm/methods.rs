@@ -252,8 +252,11 @@ impl Vm {
 /// kernel's `<primitive>` methods do. Each is listed because the primitive
 /// answers exactly what the core-lib body answers:
 /// - `String>>charAt:` is `^self substringFrom: i to: i` (a one-character
-///   String; out of bounds, the body raises the core-lib error).
-const INTRINSICS: &[(&str, &str)] = &[("String", "charAt:")];
+///   String; out of bounds, the body raises the core-lib error);
+/// - `Boolean>>&&` and `||` are `^self and: x` / `^self or: x`: with a
+///   Boolean argument the primitive answers what `and:`/`or:` answer
+///   (`prims/boolean.rs`); with a block it fails and the body runs.
+const INTRINSICS: &[(&str, &str)] = &[("String", "charAt:"), ("Boolean", "&&"), ("Boolean", "||")];
 
 /// Is `class>>selector` an intrinsic ([`INTRINSICS`])?
 fn is_intrinsic(class: &str, selector: &str) -> bool {
