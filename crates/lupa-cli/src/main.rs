@@ -3,6 +3,8 @@
 mod calibrate;
 mod coverage;
 mod gcbench;
+mod lifetimes;
+mod progress;
 mod proxies;
 mod report_args;
 mod save;
@@ -74,6 +76,12 @@ enum Command {
     /// the time went by VM state, a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
     Profile(ProfileArgs),
+    /// Object lifetimes (Illimani): run CLASS like `run` while sampled allocations are followed
+    /// from birth to death (by the VM, or by the paper's MethodProxies and ephemerons with
+    /// --mode faithful); report lifetime densities on three clocks (bytes allocated, time,
+    /// collections survived), allocation sites and their short/long/immortal advice.
+    #[command(after_help = EXIT_CODES)]
+    Lifetimes(lifetimes::LifetimesArgs),
     /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
     /// times, measure wall time and sends, and fit the message rate with its confidence interval.
     #[command(after_help = EXIT_CODES)]
@@ -744,6 +752,7 @@ fn main() -> ExitCode {
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
         Command::Coverage(c) => with_vm(&c.vm, |vm| coverage::run(vm, &c)),
         Command::Types(t) => with_vm(&t.vm, |vm| types::run(vm, &t)),
+        Command::Lifetimes(l) => with_vm(&l.vm, |vm| lifetimes::run(vm, &l)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
         Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
         Command::ProxiesBench(p) => {

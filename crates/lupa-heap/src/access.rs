@@ -47,6 +47,7 @@ impl Heap {
             *h |= TRACKED_BIT;
             let now = self.stats.allocated_bytes;
             self.tracked.entry(i).or_insert(Track {
+                tag: 0,
                 allocated_at: now,
                 scavenges: 0,
                 full_gcs: 0,
@@ -91,6 +92,12 @@ impl Heap {
     #[inline(always)]
     pub(crate) fn body_words(&self, index: usize) -> usize {
         body_words_of(self.mem[index], self.mem[index + 1])
+    }
+
+    /// Size of an object in the heap, in bytes, header included (what a
+    /// [`Death`](crate::Death) and an allocation sample report).
+    pub fn total_bytes(&self, v: Value) -> u64 {
+        (self.total_words(v.index()) * 8) as u64
     }
 
     /// Words taken by the object or filler at `index`.

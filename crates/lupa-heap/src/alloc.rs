@@ -46,6 +46,9 @@ impl Heap {
         self.mem[index + 1] = size_field;
         self.stats.allocated_bytes += (total * 8) as u64;
         self.stats.allocated_objects += 1;
+        if self.stats.allocated_bytes >= self.sample_at {
+            self.sample_allocation(index, header0, total);
+        }
         Ok(index)
     }
 

@@ -486,6 +486,7 @@ impl<'h> Collection<'h> {
             died_at: self.heap.stats.allocated_bytes,
             died_at_gc: gc,
             died_in_full_gc: self.full,
+            tag: t.tag,
         }
     }
 

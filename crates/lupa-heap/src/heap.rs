@@ -90,6 +90,11 @@ pub struct Heap {
     pub(crate) mourn: Vec<Value>,
     pub(crate) tracked: HashMap<usize, Track>,
     pub(crate) deaths: Vec<Death>,
+    /// The allocation clock at which the next allocation is looked at by the
+    /// allocation sampler (`u64::MAX`: sampling off; see `alloc_sampling.rs`).
+    pub(crate) sample_at: u64,
+    pub(crate) sampler: Option<crate::alloc_sampling::AllocSampler>,
+    pub(crate) samples: Vec<crate::alloc_sampling::AllocationSample>,
     /// `LUPA_GC_TRACE` was set: log one line per collection (the VM prints them).
     pub(crate) trace: bool,
     /// Trace lines not yet taken ([`Heap::take_trace`]).
@@ -137,6 +142,9 @@ impl Heap {
             mourn: Vec::new(),
             tracked: HashMap::new(),
             deaths: Vec::new(),
+            sample_at: u64::MAX,
+            sampler: None,
+            samples: Vec::new(),
             trace: std::env::var_os("LUPA_GC_TRACE").is_some(),
             trace_log: Vec::new(),
         };

@@ -16,6 +16,7 @@
 // access, bytes, params (its behaviour) <- gc, verify (the collectors and the verifier).
 mod access;
 mod alloc;
+mod alloc_sampling;
 mod bytes;
 mod config;
 mod gc;
@@ -27,6 +28,7 @@ mod stats;
 mod value;
 mod verify;
 
+pub use alloc_sampling::{AllocationSample, SamplingPolicy};
 pub use config::{GcParam, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES};
 pub use gc::Collection;
 pub use heap::Heap;

@@ -23,11 +23,15 @@ pub struct Death {
     pub died_at_gc: u64,
     /// Whether that collection was a full GC.
     pub died_in_full_gc: bool,
+    /// The tag it was tracked with: 0 for [`Heap::set_tracked`](crate::Heap::set_tracked), the
+    /// sample's tag for an allocation sample ([`Heap::start_allocation_sampling`](crate::Heap::start_allocation_sampling)).
+    pub tag: u64,
 }
 
 /// What the heap remembers about a tracked object.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Track {
+    pub(crate) tag: u64,
     pub(crate) allocated_at: u64,
     pub(crate) scavenges: u32,
     pub(crate) full_gcs: u32,

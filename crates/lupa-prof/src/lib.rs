@@ -44,6 +44,7 @@ mod builder;
 pub mod coverage;
 mod graft;
 mod ids;
+pub mod lifetimes;
 mod processes;
 pub mod profile;
 pub mod report;

@@ -17,6 +17,7 @@
 //! | [`compteur`] | Compteur's report header and application filter |
 //! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
+//! | [`lifetimes`] | Illimani's lifetime profiler, VM or faithful mode, into a lifetimes model |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
 //! | [`spy`] | Spy's Smalltalk profilers driven from Rust: test coverage with the VM's line counts |
@@ -42,6 +43,7 @@
 pub mod calibration;
 pub mod compteur;
 mod context_tree;
+pub mod lifetimes;
 pub mod measure;
 pub mod mode;
 pub mod naming;

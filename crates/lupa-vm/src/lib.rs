@@ -21,6 +21,8 @@
 //! - `prims`: the native primitives, one module per class family;
 //! - [`observe`]: the observation points (send counter, activation and GC hooks,
 //!   sampling register); [`query`]: what a profiler may ask about methods by id;
+//! - [`lifetimes`]: object lifetimes recorded by the VM (Illimani's VM mode):
+//!   sampled allocations with their sites, and their deaths;
 //! - [`sampling`]: what the VM publishes for a sampling profiler (state, stack
 //!   requests and copies);
 //! - [`profiling`]: the door through which Smalltalk starts and stops the profilers of
@@ -33,6 +35,7 @@
 pub mod class_table;
 pub mod coverage;
 pub mod interp;
+pub mod lifetimes;
 pub mod objects;
 pub mod observe;
 pub(crate) mod prims;
@@ -45,8 +48,9 @@ pub mod sunit;
 mod vm;
 
 pub use class_table::{ClassTable, Lookup};
+pub use lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
 pub use lupa_compiler::CodeKind;
-pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, Value};
+pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
 pub use objects::cls;
 pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};

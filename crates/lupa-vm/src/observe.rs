@@ -150,6 +150,8 @@ pub struct Observation {
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
     gc_hooks: Option<Box<dyn GcHooks>>,
+    /// Object lifetimes being recorded (`lifetimes.rs`).
+    pub(crate) lifetimes: Option<crate::lifetimes::LifetimeRecorder>,
 }
 
 impl Observation {
@@ -182,7 +184,10 @@ impl Observation {
     }
 
     fn update_per_send(&mut self) {
-        let full = self.sites.is_some() || self.every > 0 || self.runs.is_some();
+        let full = self.sites.is_some()
+            || self.every > 0
+            || self.runs.is_some()
+            || self.lifetimes.is_some();
         self.per_send = full || self.sampler_attached;
         self.requests_only = self.sampler_attached && !full;
     }

@@ -78,6 +78,9 @@ impl Vm {
     ) -> Result<bool, VmError> {
         'frame: loop {
             // ---- safepoint ----
+            if PER_SEND && self.heap.has_allocation_samples() {
+                self.take_allocation_samples(None, true);
+            }
             if self.heap.needs_gc() {
                 self.collect_garbage()?;
                 if self.heap.take_oom_signal() && !self.running.frames.is_empty() {
@@ -441,8 +444,13 @@ impl Vm {
                     {
                         self.copy_sample_stack(pc);
                     }
-                } else if self.obs.on_send(method, pc) {
-                    self.copy_sample_stack(pc);
+                } else {
+                    if self.heap.has_allocation_samples() {
+                        self.take_allocation_samples(Some(pc), true);
+                    }
+                    if self.obs.on_send(method, pc) {
+                        self.copy_sample_stack(pc);
+                    }
                 }
             }
         }

@@ -192,6 +192,9 @@ impl Vm {
             if observed {
                 self.obs
                     .set_state(VmState::Interpreting, 0, self.procs.current);
+                if self.heap.has_allocation_samples() {
+                    self.take_allocation_samples(None, false);
+                }
             }
             match reply {
                 Ok(Reply::Answer(v)) => {

@@ -28,7 +28,7 @@ fn frame_handle(vm: &Vm, index: usize) -> Value {
 /// Argument `i` as the index of a live frame of the running process. A
 /// handle of another process's frame is an error (unwinding or restarting it
 /// would act on the wrong stack), as is a frame that has since returned.
-fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure> {
+pub(crate) fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure> {
     let handle = args
         .get(vm, i)
         .as_int()

@@ -20,6 +20,7 @@ pub(crate) mod context;
 pub(crate) mod double;
 pub(crate) mod gc;
 pub(crate) mod integer;
+mod lifetimes;
 pub(crate) mod method;
 pub(crate) mod object;
 pub(crate) mod perform;
@@ -72,6 +73,7 @@ pub(crate) fn register_all(vm: &mut Vm) {
     profiling::register(vm);
     system::register(vm);
     gc::register(vm);
+    lifetimes::register(vm);
 }
 
 #[cfg(test)]

@@ -13,6 +13,9 @@ impl Vm {
     #[cold]
     #[inline(never)]
     pub fn collect_garbage(&mut self) -> Result<(), VmError> {
+        // Sites first: they read the frames, which the program may change
+        // before the next look.
+        self.take_allocation_samples(None, true);
         let t0 = std::time::Instant::now();
         let tenured_before = self.heap.stats().tenured_bytes;
         let gc_state = match self.heap.next_collection_kind() {
@@ -78,6 +81,10 @@ impl Vm {
                 duration: elapsed,
                 process: self.procs.current as u32,
             });
+        }
+        if self.obs.lifetimes.is_some() {
+            let full = gc_state == crate::sampling::VmState::FullGc;
+            self.note_collection(t0, elapsed, full);
         }
         if self.obs.gc_hooks_on() {
             let kind = self

@@ -79,6 +79,8 @@ pub struct Vm {
     pub(crate) sym_cache: crate::interp::WellKnownSymbols,
     /// The profiler door of the Smalltalk side (`profiling.rs`).
     pub(crate) profilers: crate::profiling::ProfilerRegistry,
+    /// The last lifetime recording stopped from Smalltalk (`System>>stopLifetimes`).
+    pub(crate) last_lifetimes: Option<crate::lifetimes::LifetimeRecording>,
 }
 
 impl Vm {
@@ -116,6 +118,7 @@ impl Vm {
             captured: None,
             sym_cache: Default::default(),
             profilers: Default::default(),
+            last_lifetimes: None,
         };
         crate::prims::register_all(&mut vm);
         vm.bootstrap()?;

@@ -1,0 +1,303 @@
+//! `lupa lifetimes` (Illimani) end to end: the text report (golden, with the
+//! time clock scrubbed), every export read back by its consumer's rules (CSV
+//! by RFC 4180 and its header, JSON, the Chrome trace events), the pictures
+//! and page in headless Chromium, both modes on one program, and bad input.
+
+mod common;
+use common::{lupa_in, scrub};
+
+/// Keeps 50 `Node`s in a list (long-lived: they survive the collections),
+/// makes 200 `Temp`s that die at once, and forces two scavenges.
+const CHURN: &str = "Churn = (
+    run = (
+        | head |
+        head := nil.
+        1 to: 50 do: [ :i | head := Node value: i next: head ].
+        1 to: 200 do: [ :i | Temp new ].
+        system scavenge.
+        1 to: 100 do: [ :i | Temp new ].
+        system scavenge.
+        head value println
+    )
+)
+";
+const NODE: &str = "Node = (
+    | value next |
+    value = ( ^value )
+    setValue: v next: n = ( value := v. next := n )
+    ----
+    value: v next: n = ( ^self new setValue: v next: n )
+)
+";
+const TEMP: &str = "Temp = ( | a b c | )
+";
+
+fn project() -> tempfile::TempDir {
+    common::classes(&[("Churn.som", CHURN), ("Node.som", NODE), ("Temp.som", TEMP)])
+}
+
+fn lifetimes(dir: &std::path::Path, extra: &[&str]) -> common::Run {
+    let mut args = vec!["lifetimes", "-cp", "."];
+    args.extend_from_slice(extra);
+    args.push("Churn");
+    lupa_in(dir, &args)
+}
+
+/// The text report without what depends on the clock: the time-clock
+/// density and durations.
+fn scrub_times(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        if line.starts_with("Lifetime density, time clock") {
+            skipping = true;
+            continue;
+        }
+        if skipping {
+            if line.is_empty() {
+                skipping = false;
+            }
+            continue;
+        }
+        if line.starts_with("Run: ") {
+            out.push("Run: <scrubbed>".to_string());
+            continue;
+        }
+        out.push(line.to_string());
+    }
+    out.join("\n")
+}
+
+#[test]
+fn text_report_is_deterministic_at_rate_one() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &["--rate", "1", "--only", "Node", "--only", "Temp"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("50\n"),
+        "the program's output comes first"
+    );
+    insta::assert_snapshot!(scrub(&scrub_times(&r.stdout), dir.path()));
+}
+
+/// Split one CSV line by RFC 4180 (quoted fields may hold commas and quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+#[test]
+fn csv_has_one_row_per_allocation_and_exact_survival() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &[
+            "--rate", "1", "--only", "Node", "--only", "Temp", "--format", "csv", "-o", "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut lines = r.stdout.lines();
+    let header = csv_fields(lines.next().expect("a header"));
+    assert_eq!(
+        header,
+        [
+            "class",
+            "size_bytes",
+            "site_method",
+            "site_pc",
+            "site_line",
+            "birth_bytes",
+            "death_bytes",
+            "birth_us",
+            "death_us",
+            "survived_scavenges",
+            "survived_full_gcs",
+            "censored",
+            "probability"
+        ]
+    );
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    assert_eq!(rows.len(), 350);
+    for row in &rows {
+        assert_eq!(row.len(), header.len());
+        let birth: u64 = row[5].parse().expect("birth_bytes");
+        let death: u64 = row[6].parse().expect("death_bytes");
+        assert!(birth <= death);
+        assert_eq!(row[12], "1");
+    }
+    let nodes: Vec<_> = rows.iter().filter(|r| r[0] == "Node").collect();
+    assert_eq!(nodes.len(), 50);
+    for n in &nodes {
+        // The site is the loop in Churn>>run, never Node class>>value:next: or new.
+        assert_eq!(n[2], "Churn>>run");
+        assert_eq!(n[4], "5");
+        assert_eq!(n[9], "2", "kept nodes survive both scavenges");
+        assert_eq!(n[11], "true", "and are alive at the end");
+    }
+    let temps: Vec<_> = rows.iter().filter(|r| r[0] == "Temp").collect();
+    assert_eq!(temps.len(), 300);
+    assert!(temps.iter().all(|t| t[9] == "0" && t[11] == "false"));
+    assert!(
+        temps.iter().all(|t| t[1] == "40"),
+        "3 fields and a 16-byte header"
+    );
+}
+
+#[test]
+fn json_metadata_states_mode_sampling_totals_and_units() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &[
+            "--rate", "1", "--only", "Temp", "--format", "json", "-o", "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["mode"], "vm");
+    assert_eq!(v["program"], "Churn");
+    assert_eq!(v["sampling"]["rate"], 1.0);
+    assert_eq!(v["records"], 300);
+    assert!(v["totals"]["scavenges"].as_u64().is_some_and(|n| n >= 2));
+    assert!(v["units"]["size"].as_str().is_some());
+    assert_eq!(v["densities"].as_array().map(Vec::len), Some(3));
+    assert_eq!(v["sites"][0]["demography"], "short");
+    assert!(
+        v["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("% of objects"))
+    );
+}
+
+#[test]
+fn trace_events_hold_every_collection() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &["--rate", "1", "--format", "trace", "-o", "t.json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.path().join("t.json")).expect("written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let events = v["traceEvents"].as_array().expect("traceEvents");
+    let gcs = events.iter().filter(|e| e["ph"] == "X").count();
+    assert!(gcs >= 2, "{gcs} collections");
+    for e in events {
+        assert!(e["ph"].is_string() && e["pid"].is_number() && e["tid"].is_number());
+        if e["ph"] != "M" {
+            assert!(e["ts"].is_number());
+        }
+    }
+}
+
+#[test]
+fn pictures_and_page_render_in_chromium() {
+    let dir = project();
+    for (format, file) in [("svg", "l.svg"), ("html", "l.html")] {
+        let r = lifetimes(dir.path(), &["--rate", "1", "--format", format, "-o", file]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let text = std::fs::read_to_string(dir.path().join(file)).expect("written");
+        assert!(text.contains("class=\"bar\""), "{format}: no bars");
+        assert!(!text.contains("NaN"));
+    }
+    let Some(chromium) = common::chromium() else {
+        return;
+    };
+    for file in ["l.svg", "l.html"] {
+        common::assert_screenshot_not_blank(chromium, dir.path(), file);
+    }
+    let out = common::browse(chromium, dir.path(), &["--dump-dom"], "l.html");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(dom.contains("<svg"), "{log}");
+    assert!(dom.contains("Churn&gt;&gt;run") || dom.contains("Churn>>run"));
+    assert!(
+        !log.contains("Uncaught") && !log.contains(":ERROR:CONSOLE"),
+        "{log}"
+    );
+}
+
+#[test]
+fn faithful_mode_agrees_with_vm_mode_on_classes_sizes_and_sites() {
+    let dir = project();
+    let rows = |mode: &str| {
+        let r = lifetimes(
+            dir.path(),
+            &[
+                "--mode", mode, "--rate", "1", "--only", "Node", "--only", "Temp", "--format",
+                "csv", "-o", "-",
+            ],
+        );
+        assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+        r.stdout
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f = csv_fields(l);
+                (f[0].clone(), f[1].clone(), f[2].clone(), f[4].clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    let vm = rows("vm");
+    let faithful = rows("faithful");
+    assert_eq!(vm.len(), 350);
+    assert_eq!(vm, faithful);
+}
+
+#[test]
+fn sampling_at_a_low_rate_estimates_the_totals() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &[
+            "--rate", "0.2", "--only", "Temp", "--format", "json", "-o", "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let records = v["records"].as_u64().expect("records");
+    // Temp is 40 bytes; the mean object is larger, so more than a fifth is
+    // sampled; the estimate (Horvitz-Thompson) stays near 300.
+    assert!((20..=300).contains(&records), "{records} records");
+    let est = v["classes"][0]["objects"].as_f64().expect("estimate");
+    assert!((150.0..=450.0).contains(&est), "estimated {est}");
+    assert!(
+        v["sampling"]["mean_interval_bytes"]
+            .as_f64()
+            .is_some_and(|m| m > 0.0)
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_clear_errors() {
+    let dir = project();
+    let r = lifetimes(dir.path(), &["--rate", "2"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("(0, 1]"), "{}", r.stderr);
+    let r = lifetimes(dir.path(), &["--only", "NoSuchClass"]);
+    assert_eq!(r.code, 66, "{}", r.stderr);
+    let r = lifetimes(
+        dir.path(),
+        &["--format", "csv", "-o", "/nonexistent/dir/x.csv"],
+    );
+    assert_eq!(r.code, 74, "{}", r.stderr);
+}

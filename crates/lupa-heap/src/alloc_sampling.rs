@@ -1,0 +1,260 @@
+//! Allocation sampling: which newly allocated objects a lifetime profiler
+//! follows, decided on the allocation path itself.
+//!
+//! The contract:
+//! - While sampling is off, the allocation fast path pays one comparison of
+//!   the allocation clock ([`HeapStats::allocated_bytes`](crate::HeapStats::allocated_bytes))
+//!   with `sample_at`, which is then `u64::MAX`.
+//! - While on, the clock crossing `sample_at` calls [`Heap::sample_allocation`]
+//!   (cold). The object just allocated is *sampled*: it is tracked at once
+//!   (its allocation clock, the collections it survives, its death; see
+//!   `lifetime.rs`) under a fresh non-zero tag, and an [`AllocationSample`] is
+//!   queued for the VM, which adds what only it knows (the allocation site) at
+//!   its next safepoint ([`Heap::take_allocation_samples`]). A sample holds no
+//!   heap index, so a collection between the allocation and the VM's look
+//!   loses nothing.
+//! - Nothing is allocated in the heap for a sample.
+//!
+//! Policies ([`SamplingPolicy`]): every object; every n-th object
+//! (deterministic, for tests); or by bytes with exponentially distributed
+//! intervals of a given mean (a Poisson process over the allocation clock,
+//! as Go's and V8's heap profilers do), so an object of `s` bytes is sampled
+//! with probability `1 - exp(-s / mean)`, whatever the allocation pattern.
+//! [`AllocationSample::probability`] says which, so totals can be estimated
+//! without bias (each sample stands for `1 / probability` objects).
+
+use crate::heap::Heap;
+use crate::lifetime::Track;
+
+/// Which allocations are sampled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SamplingPolicy {
+    /// Every allocation.
+    All,
+    /// Every n-th allocation (n ≥ 1), counting from the start.
+    EveryNth(u64),
+    /// By bytes: intervals drawn from an exponential distribution of this mean
+    /// (bytes, > 0), from a generator seeded with `seed`.
+    Poisson {
+        /// Mean interval between samples, in bytes allocated.
+        mean_bytes: f64,
+        /// Seed of the interval generator.
+        seed: u64,
+    },
+}
+
+/// A sampled allocation, as the heap saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AllocationSample {
+    /// The tag its tracking and its [`Death`](crate::Death) carry (from 1).
+    pub tag: u64,
+    /// Its class index.
+    pub class: u32,
+    /// Its size in bytes, header included.
+    pub bytes: u64,
+    /// The allocation clock right after it was allocated.
+    pub allocated_at: u64,
+    /// The probability that an object of its size was sampled.
+    pub probability: f64,
+}
+
+/// The sampler's state while on.
+#[derive(Debug, Clone)]
+pub(crate) struct AllocSampler {
+    policy: SamplingPolicy,
+    /// Objects allocated since the start (for `EveryNth`).
+    seen: u64,
+    /// xorshift64* state (for `Poisson`).
+    rng: u64,
+    next_tag: u64,
+    /// Class indices not sampled (by class index; empty: none).
+    ignored: Vec<bool>,
+    /// When non-empty, only these class indices are sampled.
+    only: Vec<bool>,
+}
+
+impl AllocSampler {
+    fn next_uniform(&mut self) -> f64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        // 53 random bits in (0, 1].
+        ((r >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+
+    fn wants_class(&self, class: u32) -> bool {
+        let c = class as usize;
+        if self.ignored.get(c).copied().unwrap_or(false) {
+            return false;
+        }
+        self.only.is_empty() || self.only.get(c).copied().unwrap_or(false)
+    }
+}
+
+fn class_set(classes: &[u32]) -> Vec<bool> {
+    let mut set = Vec::new();
+    for &c in classes {
+        let c = c as usize;
+        if set.len() <= c {
+            set.resize(c + 1, false);
+        }
+        set[c] = true;
+    }
+    set
+}
+
+impl Heap {
+    /// Start sampling allocations with `policy` (restarting it when on):
+    /// objects of the `ignored` classes are never sampled and, when `only` is
+    /// not empty, only objects of those classes are. Samples not yet taken are
+    /// dropped (their objects stay tracked until they die).
+    pub fn start_allocation_sampling(
+        &mut self,
+        policy: SamplingPolicy,
+        only: &[u32],
+        ignored: &[u32],
+    ) {
+        let seed = match policy {
+            SamplingPolicy::Poisson { seed, .. } => seed,
+            _ => 0,
+        };
+        let sampler = AllocSampler {
+            policy,
+            seen: 0,
+            // A zero state would stay zero.
+            rng: seed ^ 0x9E37_79B9_7F4A_7C15 | 1,
+            next_tag: 1,
+            ignored: class_set(ignored),
+            only: class_set(only),
+        };
+        self.samples.clear();
+        self.sampler = Some(sampler);
+        self.sample_at = self.stats.allocated_bytes;
+        self.draw_next_sample(self.stats.allocated_bytes);
+    }
+
+    /// Stop sampling allocations; answers the samples not yet taken. Sampled
+    /// objects still alive stay tracked: their deaths keep being recorded
+    /// until [`Heap::untrack_samples`].
+    pub fn stop_allocation_sampling(&mut self) -> Vec<AllocationSample> {
+        self.sampler = None;
+        self.sample_at = u64::MAX;
+        std::mem::take(&mut self.samples)
+    }
+
+    /// Stop following the sampled objects still alive (those tracked with a
+    /// non-zero tag); answers them, by tag: `(tag, scavenges survived, full
+    /// GCs survived)`.
+    pub fn untrack_samples(&mut self) -> Vec<(u64, u32, u32)> {
+        let mut alive = Vec::new();
+        let mut untrack = Vec::new();
+        for (&i, t) in &self.tracked {
+            if t.tag != 0 {
+                alive.push((t.tag, t.scavenges, t.full_gcs));
+                untrack.push(i);
+            }
+        }
+        for i in untrack {
+            self.tracked.remove(&i);
+            self.mem[i] &= !crate::layout::TRACKED_BIT;
+        }
+        alive.sort_unstable();
+        alive
+    }
+
+    /// Is allocation sampling on?
+    pub fn sampling_allocations(&self) -> bool {
+        self.sampler.is_some()
+    }
+
+    /// Are samples waiting to be taken?
+    #[inline(always)]
+    pub fn has_allocation_samples(&self) -> bool {
+        !self.samples.is_empty()
+    }
+
+    /// The samples taken since the last call, oldest first.
+    pub fn take_allocation_samples(&mut self) -> Vec<AllocationSample> {
+        std::mem::take(&mut self.samples)
+    }
+
+    /// Deaths of sampled objects (non-zero tags) recorded since the last call;
+    /// the deaths of objects tracked otherwise stay queued.
+    pub fn take_sample_deaths(&mut self) -> Vec<crate::Death> {
+        if self.deaths.iter().all(|d| d.tag == 0) {
+            return Vec::new();
+        }
+        let (sampled, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deaths)
+            .into_iter()
+            .partition(|d| d.tag != 0);
+        self.deaths = others;
+        sampled
+    }
+
+    /// The allocation clock passed `sample_at`: the object at `index` (of
+    /// `total` words, header `header0`) may be sampled.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn sample_allocation(&mut self, index: usize, header0: u64, total: usize) {
+        let now = self.stats.allocated_bytes;
+        let bytes = (total * 8) as u64;
+        let Some(s) = self.sampler.as_mut() else {
+            self.sample_at = u64::MAX;
+            return;
+        };
+        s.seen += 1;
+        let (chosen, probability) = match s.policy {
+            SamplingPolicy::All => (true, 1.0),
+            SamplingPolicy::EveryNth(n) => {
+                let n = n.max(1);
+                (s.seen % n == 0, 1.0 / n as f64)
+            }
+            SamplingPolicy::Poisson { mean_bytes, .. } => {
+                (true, 1.0 - (-(bytes as f64) / mean_bytes.max(1.0)).exp())
+            }
+        };
+        let class = (header0 & crate::layout::CLASS_MASK) as u32;
+        if chosen && s.wants_class(class) {
+            let tag = s.next_tag;
+            s.next_tag += 1;
+            self.mem[index] |= crate::layout::TRACKED_BIT;
+            self.tracked.insert(
+                index,
+                Track {
+                    tag,
+                    allocated_at: now,
+                    scavenges: 0,
+                    full_gcs: 0,
+                },
+            );
+            self.samples.push(AllocationSample {
+                tag,
+                class,
+                bytes,
+                allocated_at: now,
+                probability,
+            });
+        }
+        self.draw_next_sample(now);
+    }
+
+    /// Set `sample_at` for the allocation after the one that ended at `now`.
+    fn draw_next_sample(&mut self, now: u64) {
+        let Some(s) = self.sampler.as_mut() else {
+            return;
+        };
+        self.sample_at = match s.policy {
+            // Every allocation goes through `sample_allocation`.
+            SamplingPolicy::All | SamplingPolicy::EveryNth(_) => now + 1,
+            SamplingPolicy::Poisson { mean_bytes, .. } => {
+                let u = s.next_uniform();
+                let gap = (-u.ln() * mean_bytes.max(1.0)).ceil() as u64;
+                // The next sample point lies in the object that crosses it.
+                now + gap.max(1)
+            }
+        };
+    }
+}

@@ -1,0 +1,260 @@
+//! Illimani's lifetime profiler driven from Rust (`lupa lifetimes`): run a
+//! program's main in one of the two modes and answer a
+//! [`lupa_prof::lifetimes::Lifetimes`].
+//!
+//! - **VM mode** ([`LifetimeMode::Vm`]): the VM records sampled allocations
+//!   and their deaths itself ([`lupa_vm::lifetimes`]); nothing runs in
+//!   Smalltalk.
+//! - **Faithful mode** ([`LifetimeMode::Faithful`]): the bundled
+//!   `IllLifetimeProfiler beFaithful` instruments the allocating methods with
+//!   MethodProxies and follows each sampled object with an ephemeron; when
+//!   the program has finished, it hands its records to the VM
+//!   (`System>>recordLifetimes:totals:`), in the VM mode's shapes.
+//!
+//! Both give a [`lupa_vm::LifetimeRecording`], which [`to_model`] names
+//! (classes, methods, lines) into the report model.
+
+use std::collections::HashMap;
+
+use lupa_prof::lifetimes::{Collection, Lifetimes, Record, Sampling, Site, Totals};
+use lupa_vm::lifetimes::policy_for;
+use lupa_vm::{LifetimeOptions, LifetimeRecording, SamplingPolicy, Vm, VmError};
+
+use crate::spy::{Handles, class_array, send};
+
+/// Which implementation records the lifetimes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifetimeMode {
+    /// The VM samples allocations and the collector reports deaths.
+    Vm,
+    /// The paper's technique: MethodProxies on the allocators and ephemerons.
+    Faithful,
+}
+
+impl LifetimeMode {
+    /// `vm` or `faithful`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LifetimeMode::Vm => "vm",
+            LifetimeMode::Faithful => "faithful",
+        }
+    }
+}
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct LifetimeConfig {
+    /// The mode.
+    pub mode: LifetimeMode,
+    /// Sampling rate in (0, 1].
+    pub rate: f64,
+    /// Every n-th allocation instead (deterministic) when > 0.
+    pub every_nth: u64,
+    /// Seed of the sampling intervals.
+    pub seed: u64,
+    /// Frames kept per record.
+    pub stack_depth: usize,
+    /// Only objects of these classes (none: all).
+    pub only: Vec<String>,
+    /// Never objects of these classes.
+    pub ignore: Vec<String>,
+}
+
+impl Default for LifetimeConfig {
+    fn default() -> Self {
+        LifetimeConfig {
+            mode: LifetimeMode::Vm,
+            rate: 0.01,
+            every_nth: 0,
+            seed: 42,
+            stack_depth: 8,
+            only: Vec::new(),
+            ignore: Vec::new(),
+        }
+    }
+}
+
+/// A profiled run.
+#[derive(Debug)]
+pub struct LifetimeRun {
+    /// The profile.
+    pub lifetimes: Lifetimes,
+    /// The program's exit status, or why it failed.
+    pub result: Result<i32, VmError>,
+}
+
+fn class_indices(vm: &mut Vm, names: &[String]) -> Result<Vec<u32>, VmError> {
+    names.iter().map(|n| vm.load_class_by_name(n)).collect()
+}
+
+/// Run the main class `args[0]` (with the rest as its arguments) in `vm`
+/// under the lifetime profiler. An error starting the profiler (an unknown
+/// class in `only`/`ignore`, a faithful mode that cannot install) is the
+/// `Err`; the program's own failure is in [`LifetimeRun::result`].
+pub fn run_main(
+    vm: &mut Vm,
+    config: &LifetimeConfig,
+    args: &[String],
+    command: &str,
+) -> Result<LifetimeRun, VmError> {
+    if !(config.rate > 0.0 && config.rate <= 1.0) {
+        return Err(VmError::Fatal(format!(
+            "the sampling rate must be in (0, 1], not {}",
+            config.rate
+        )));
+    }
+    let only = class_indices(vm, &config.only)?;
+    let ignored = class_indices(vm, &config.ignore)?;
+    let (recording, result) = match config.mode {
+        LifetimeMode::Vm => {
+            let policy = policy_for(
+                config.rate,
+                config.every_nth,
+                config.seed,
+                vm.mean_object_bytes(),
+            );
+            vm.start_lifetimes(LifetimeOptions {
+                policy,
+                only,
+                ignored,
+                stack_depth: config.stack_depth.max(1),
+            });
+            let result = vm.run_main(args);
+            (vm.stop_lifetimes(), result)
+        }
+        LifetimeMode::Faithful => run_faithful(vm, config, &only, &ignored, args)?,
+    };
+    let program = args.join(" ");
+    let lifetimes = to_model(vm, &recording, config, &program, command);
+    Ok(LifetimeRun { lifetimes, result })
+}
+
+fn run_faithful(
+    vm: &mut Vm,
+    config: &LifetimeConfig,
+    only: &[u32],
+    ignored: &[u32],
+    args: &[String],
+) -> Result<(LifetimeRecording, Result<i32, VmError>), VmError> {
+    let h = Handles::new(vm);
+    let out = (|| {
+        let class = vm.class_named("IllLifetimeProfiler")?;
+        let profiler = vm.send_message(class, "new", &[])?;
+        let p = h.keep(vm, profiler);
+        send(vm, &h, p, "beFaithful", &[])?;
+        let rate = vm.new_double(config.rate).map_err(VmError::from)?;
+        send(vm, &h, p, "samplingRate:", &[rate])?;
+        if config.every_nth > 0 {
+            let n = lupa_vm::Value::small(config.every_nth.min(1 << 40) as i64);
+            send(vm, &h, p, "everyNth:", &[n])?;
+        }
+        let seed = lupa_vm::Value::small((config.seed & ((1 << 40) - 1)) as i64);
+        send(vm, &h, p, "seed:", &[seed])?;
+        let depth = lupa_vm::Value::small(config.stack_depth.clamp(1, 256) as i64);
+        send(vm, &h, p, "stackDepth:", &[depth])?;
+        if !only.is_empty() {
+            let a = class_array(vm, &h, only)?;
+            let a = h.get(vm, a);
+            send(vm, &h, p, "captureOnly:", &[a])?;
+        }
+        if !ignored.is_empty() {
+            let a = class_array(vm, &h, ignored)?;
+            let a = h.get(vm, a);
+            send(vm, &h, p, "ignore:", &[a])?;
+        }
+        send(vm, &h, p, "startProfiling", &[])?;
+        let result = vm.run_main(args);
+        send(vm, &h, p, "stopProfiling", &[])?;
+        send(vm, &h, p, "handOverToVm", &[])?;
+        let recording = vm.take_last_lifetimes().unwrap_or_default();
+        Ok((recording, result))
+    })();
+    h.release(vm);
+    out
+}
+
+/// Name a recording's classes, methods and lines: the report model.
+pub fn to_model(
+    vm: &Vm,
+    rec: &LifetimeRecording,
+    config: &LifetimeConfig,
+    program: &str,
+    command: &str,
+) -> Lifetimes {
+    let mut sites: Vec<Site> = Vec::new();
+    let mut site_index: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut class_names: HashMap<u32, String> = HashMap::new();
+    let mut records = Vec::with_capacity(rec.records.len());
+    for r in &rec.records {
+        let stack = r
+            .stack
+            .iter()
+            .map(|&(id, pc)| {
+                *site_index.entry((id, pc)).or_insert_with(|| {
+                    let method = vm
+                        .describe_method(id)
+                        .map_or_else(|| format!("method #{id}"), |d| d.display_name());
+                    sites.push(Site {
+                        method,
+                        pc,
+                        line: vm.line_of(id, pc).unwrap_or(0),
+                    });
+                    (sites.len() - 1) as u32
+                })
+            })
+            .collect();
+        let class = class_names
+            .entry(r.class)
+            .or_insert_with(|| vm.class_name(r.class).to_string())
+            .clone();
+        records.push(Record {
+            class,
+            size_bytes: r.bytes,
+            stack,
+            birth_bytes: r.birth_bytes,
+            death_bytes: r.death_bytes,
+            birth_us: r.birth_us,
+            death_us: r.death_us,
+            survived_scavenges: r.survived_scavenges,
+            survived_full_gcs: r.survived_full_gcs,
+            censored: r.censored,
+            probability: r.probability,
+        });
+    }
+    let (mean, seed) = match rec.policy {
+        Some(SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
+        _ => (0.0, config.seed),
+    };
+    Lifetimes {
+        command: command.to_string(),
+        program: program.to_string(),
+        mode: config.mode.name().to_string(),
+        sampling: Sampling {
+            rate: config.rate,
+            every_nth: config.every_nth,
+            seed,
+            mean_interval_bytes: mean,
+        },
+        totals: Totals {
+            duration_us: rec.duration_us,
+            allocated_bytes: rec.allocated_bytes,
+            allocated_objects: rec.allocated_objects,
+            scavenges: rec.scavenges,
+            full_gcs: rec.full_gcs,
+            gc_us: rec.gc_us,
+            eden_bytes: vm.heap.stats().eden_bytes,
+        },
+        sites,
+        records,
+        collections: rec
+            .collections
+            .iter()
+            .map(|c| Collection {
+                start_us: c.start_us,
+                duration_us: c.duration_us,
+                full: c.full,
+                allocated_bytes: c.allocated_bytes,
+            })
+            .collect(),
+    }
+}

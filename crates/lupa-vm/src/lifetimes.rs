@@ -1,0 +1,444 @@
+//! Object lifetimes recorded by the VM itself (Illimani's VM mode): sampled
+//! allocations with their allocation site, and their deaths as the collector
+//! finds them. Nothing is allocated in the profiled heap per record.
+//!
+//! The mechanism, in three parts:
+//! - **the heap** decides which allocations are sampled, on the allocation
+//!   path (`lupa_heap`'s `alloc_sampling.rs`: every object, every n-th, or a
+//!   Poisson process over bytes), tracks each sampled object under a tag, and
+//!   records its death (the allocation clock, the collections it survived)
+//!   when a collection finds it dead;
+//! - **the interpreter** adds the allocation site at the first observation
+//!   point after the allocation ([`Vm::take_allocation_samples`]): right after
+//!   a primitive returns (exact: the caller's send), before the next send of
+//!   the running frame, at the next safepoint, and before any collection.
+//!   Allocations the interpreter makes itself (closures, boxed floats,
+//!   contexts of activations) are thus charged to the running method at the
+//!   next send or safepoint;
+//! - **this module** keeps the records, stamps the time clock (µs since the
+//!   start) and closes the records still alive at the stop as *censored*.
+//!
+//! The allocation site is the innermost frame that is not an allocator
+//! wrapper ([`wrapper_kind`]): the user method and the index of the
+//! send instruction that asked for the object, never `new` -> `basicNew`.
+//! Recording turns per-send observation on (the observing interpreter loop);
+//! off, it costs the allocation path one comparison.
+
+use std::time::Instant;
+
+use lupa_heap::{AllocationSample, SamplingPolicy};
+
+use crate::objects::MethodCode;
+use crate::vm::Vm;
+use lupa_heap::Value;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct LifetimeOptions {
+    /// Which allocations are sampled.
+    pub policy: SamplingPolicy,
+    /// When not empty, only objects of these class indices.
+    pub only: Vec<u32>,
+    /// Objects of these class indices are never recorded.
+    pub ignored: Vec<u32>,
+    /// Frames kept per record (at least the site).
+    pub stack_depth: usize,
+}
+
+impl Default for LifetimeOptions {
+    fn default() -> Self {
+        LifetimeOptions {
+            policy: SamplingPolicy::All,
+            only: Vec::new(),
+            ignored: Vec::new(),
+            stack_depth: 8,
+        }
+    }
+}
+
+/// One sampled allocation and its death.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocationRecord {
+    /// Class index of the object.
+    pub class: u32,
+    /// Its size in bytes, header included.
+    pub bytes: u64,
+    /// The probability that an object of its size was sampled (1 at rate 1).
+    pub probability: f64,
+    /// Innermost first: (method or block id, index of the send instruction),
+    /// from the allocation site; at most [`LifetimeOptions::stack_depth`].
+    /// Empty when no Smalltalk frame was running.
+    pub stack: Vec<(u32, u32)>,
+    /// Allocation clock (bytes allocated by the VM so far) at birth.
+    pub birth_bytes: u64,
+    /// Allocation clock at the collection that found it dead (or at the stop).
+    pub death_bytes: u64,
+    /// Microseconds since the start of the recording, at birth.
+    pub birth_us: u64,
+    /// Microseconds since the start at the start of the collection that found
+    /// it dead (or at the stop).
+    pub death_us: u64,
+    /// Scavenges between birth and death that did not find it dead.
+    pub survived_scavenges: u32,
+    /// Full GCs between birth and death that did not find it dead.
+    pub survived_full_gcs: u32,
+    /// Still alive at the stop: the death clocks are the stop's.
+    pub censored: bool,
+}
+
+impl AllocationRecord {
+    /// The allocation site: (method or block id, send instruction index).
+    pub fn site(&self) -> Option<(u32, u32)> {
+        self.stack.first().copied()
+    }
+}
+
+/// A finished recording.
+#[derive(Debug, Clone, Default)]
+pub struct LifetimeRecording {
+    /// The records, in allocation order.
+    pub records: Vec<AllocationRecord>,
+    /// The sampling policy used.
+    pub policy: Option<SamplingPolicy>,
+    /// Wall-clock duration of the recording, µs.
+    pub duration_us: u64,
+    /// Bytes and objects allocated during the recording.
+    pub allocated_bytes: u64,
+    /// Objects allocated during the recording.
+    pub allocated_objects: u64,
+    /// Scavenges during the recording.
+    pub scavenges: u64,
+    /// Full GCs during the recording.
+    pub full_gcs: u64,
+    /// Time in collections during the recording, µs.
+    pub gc_us: u64,
+    /// The allocation clock at the start.
+    pub start_bytes: u64,
+    /// The collections during the recording, in order.
+    pub collections: Vec<CollectionMark>,
+    /// Records whose site was taken late (after a send or a safepoint rather
+    /// than at the primitive's return).
+    pub late_sites: u64,
+}
+
+/// One collection during a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectionMark {
+    /// Microseconds since the start of the recording, at its start.
+    pub start_us: u64,
+    /// Its duration, µs.
+    pub duration_us: u64,
+    /// A full GC (else a scavenge).
+    pub full: bool,
+    /// The allocation clock at the collection.
+    pub allocated_bytes: u64,
+}
+
+/// The recorder while on (owned by the VM's observation).
+#[derive(Debug)]
+pub(crate) struct LifetimeRecorder {
+    options: LifetimeOptions,
+    start: Instant,
+    start_stats: lupa_heap::HeapStats,
+    records: Vec<AllocationRecord>,
+    collections: Vec<CollectionMark>,
+    late_sites: u64,
+}
+
+impl LifetimeRecorder {
+    fn micros(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_micros() as u64
+    }
+
+    fn record(&mut self, s: &AllocationSample, stack: &[(u32, u32)], now_us: u64) {
+        // Tags are consecutive from 1 in allocation order; a gap never occurs,
+        // but a record is looked up by tag, so keep the invariant checked.
+        debug_assert_eq!(s.tag as usize, self.records.len() + 1);
+        self.records.push(AllocationRecord {
+            class: s.class,
+            bytes: s.bytes,
+            probability: s.probability,
+            stack: stack.to_vec(),
+            birth_bytes: s.allocated_at,
+            death_bytes: 0,
+            birth_us: now_us,
+            death_us: 0,
+            survived_scavenges: 0,
+            survived_full_gcs: 0,
+            censored: true,
+        });
+    }
+
+    fn by_tag(&mut self, tag: u64) -> Option<&mut AllocationRecord> {
+        let i = (tag as usize).checked_sub(1)?;
+        self.records.get_mut(i)
+    }
+}
+
+/// How a frame wraps an allocation, if it does (see [`wrapper_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrapper {
+    /// An allocator by name: a class-side method whose selector starts with
+    /// `new` or `basicNew`, `copy` (`^self shallowCopy postCopy`), or a
+    /// method with the `<allocator>` pragma.
+    Allocator,
+    /// A constructor: any other class-side method (not a block) run on the
+    /// class of the object (`Pair class>>withKey:andValue:` making a Pair).
+    Constructor,
+}
+
+/// Does a frame running `code` on `receiver` wrap the allocation of an
+/// object of class `class`? The allocation site is the first frame, from
+/// the top, that does not: allocators are skipped, and one constructor (a
+/// factory method that loops over a constructor is the site, not a wrapper).
+pub fn wrapper_kind(vm: &Vm, code: &MethodCode, receiver: Value, class: u32) -> Option<Wrapper> {
+    let name: &str = &code.selector_name;
+    let meta = vm
+        .classes
+        .get(code.holder.get() as usize)
+        .is_some_and(|c| c.is_meta);
+    let method = code.kind != lupa_compiler::CodeKind::Block;
+    if (meta && method && (name.starts_with("new") || name.starts_with("basicNew")))
+        || name == "copy"
+        || code.has_pragma("allocator")
+    {
+        Some(Wrapper::Allocator)
+    } else if meta && method && receiver == vm.class_object(class) {
+        Some(Wrapper::Constructor)
+    } else {
+        None
+    }
+}
+
+impl Vm {
+    /// Start recording object lifetimes (restarting when on). See the module doc.
+    pub fn start_lifetimes(&mut self, options: LifetimeOptions) {
+        if self.obs.lifetimes.is_some() {
+            let _ = self.stop_lifetimes();
+        }
+        self.heap
+            .start_allocation_sampling(options.policy, &options.only, &options.ignored);
+        self.obs.lifetimes = Some(LifetimeRecorder {
+            options,
+            start: Instant::now(),
+            start_stats: self.heap.stats().clone(),
+            records: Vec::new(),
+            collections: Vec::new(),
+            late_sites: 0,
+        });
+        self.obs.refresh_per_send();
+        self.observation_changed();
+    }
+
+    /// The last recording stopped from Smalltalk (`System>>stopLifetimes`,
+    /// or a faithful-mode recording handed over with
+    /// `System>>recordLifetimes:totals:`), taken.
+    pub fn take_last_lifetimes(&mut self) -> Option<LifetimeRecording> {
+        self.last_lifetimes.take()
+    }
+
+    /// Is a lifetime recording on?
+    pub fn recording_lifetimes(&self) -> bool {
+        self.obs.lifetimes.is_some()
+    }
+
+    /// Stop recording and answer the records: objects still alive are
+    /// censored at the stop's clocks (and no longer followed).
+    pub fn stop_lifetimes(&mut self) -> LifetimeRecording {
+        self.take_allocation_samples(None, true);
+        let pending = self.heap.stop_allocation_sampling();
+        let Some(mut rec) = self.obs.lifetimes.take() else {
+            return LifetimeRecording::default();
+        };
+        self.obs.refresh_per_send();
+        self.observation_changed();
+        let now = Instant::now();
+        let now_us = rec.micros(now);
+        // Samples taken after the last look (none in practice): no site.
+        for s in &pending {
+            rec.record(s, &[], now_us);
+        }
+        self.note_sample_deaths_into(&mut rec, now);
+        let stats = self.heap.stats().clone();
+        for (tag, scavenges, full_gcs) in self.heap.untrack_samples() {
+            if let Some(r) = rec.by_tag(tag) {
+                r.death_bytes = stats.allocated_bytes;
+                r.death_us = now_us;
+                r.survived_scavenges = scavenges;
+                r.survived_full_gcs = full_gcs;
+                r.censored = true;
+            }
+        }
+        let st0 = &rec.start_stats;
+        LifetimeRecording {
+            policy: Some(rec.options.policy),
+            duration_us: now_us,
+            allocated_bytes: stats.allocated_bytes - st0.allocated_bytes,
+            allocated_objects: stats.allocated_objects - st0.allocated_objects,
+            scavenges: stats.scavenges - st0.scavenges,
+            full_gcs: stats.full_gcs - st0.full_gcs,
+            gc_us: stats.gc_time.saturating_sub(st0.gc_time).as_micros() as u64,
+            start_bytes: st0.allocated_bytes,
+            late_sites: rec.late_sites,
+            collections: rec.collections,
+            records: rec.records,
+        }
+    }
+
+    /// Add the allocation site to the samples the heap took since the last
+    /// look. `top_pc`: the running frame's current position when its saved
+    /// pc is stale (before a send), `None` otherwise; `late`: not right after
+    /// the primitive that allocated (the site is then the running method's
+    /// next send or safepoint).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_allocation_samples(&mut self, top_pc: Option<usize>, late: bool) {
+        if !self.heap.has_allocation_samples() {
+            return;
+        }
+        let samples = self.heap.take_allocation_samples();
+        let depth = self
+            .obs
+            .lifetimes
+            .as_ref()
+            .map_or(0, |r| r.options.stack_depth.max(1));
+        let mut stacks: Vec<(u32, Vec<(u32, u32)>)> = Vec::with_capacity(1);
+        for s in &samples {
+            if !stacks.iter().any(|(c, _)| *c == s.class) {
+                stacks.push((s.class, self.allocation_stack(top_pc, depth, s.class)));
+            }
+        }
+        let Some(rec) = self.obs.lifetimes.as_mut() else {
+            return;
+        };
+        if late {
+            rec.late_sites += samples.len() as u64;
+        }
+        let now_us = rec.micros(Instant::now());
+        for s in &samples {
+            let stack = stacks
+                .iter()
+                .find(|(c, _)| *c == s.class)
+                .map_or(&[][..], |(_, st)| st.as_slice());
+            rec.record(s, stack, now_us);
+        }
+    }
+
+    /// The frames of the running process from the allocation site down,
+    /// innermost first: (method or block id, send instruction index).
+    fn allocation_stack(&self, top_pc: Option<usize>, depth: usize, class: u32) -> Vec<(u32, u32)> {
+        let n = self.running.frames.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        self.allocation_stack_from(n - 1, top_pc, depth, class)
+    }
+
+    /// The allocation stack seen from frame `from` of the running process
+    /// (the frame that asked for an object, or an allocator wrapper above the
+    /// site): allocator wrappers ([`wrapper_kind`]) are skipped, then
+    /// up to `depth` frames, innermost first, as (method or block id, index of
+    /// the send instruction they are in), for an object of class `class`.
+    /// `top_pc` replaces the saved pc of frame `from`. Illimani's two modes
+    /// both name sites with it.
+    pub fn allocation_stack_from(
+        &self,
+        from: usize,
+        top_pc: Option<usize>,
+        depth: usize,
+        class: u32,
+    ) -> Vec<(u32, u32)> {
+        let frames = &self.running.frames[..=from.min(self.running.frames.len().saturating_sub(1))];
+        let mut out = Vec::with_capacity(depth.min(frames.len()));
+        let mut skipping = true;
+        let mut constructor_skipped = false;
+        for (k, f) in frames.iter().enumerate().rev() {
+            if skipping && k > 0 {
+                let receiver = self.running.stack.get(f.bp).copied().unwrap_or(Value::NIL);
+                match wrapper_kind(self, &f.code, receiver, class) {
+                    Some(Wrapper::Allocator) => continue,
+                    Some(Wrapper::Constructor) if !constructor_skipped => {
+                        constructor_skipped = true;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            skipping = false;
+            let pc = match top_pc {
+                Some(pc) if k == from => pc,
+                _ => f.pc,
+            };
+            out.push((f.code.id, pc.saturating_sub(1) as u32));
+            if out.len() >= depth {
+                break;
+            }
+        }
+        out
+    }
+
+    /// After a collection that started at `gc_start` and took `duration`:
+    /// note it and close the records of the sampled objects it found dead.
+    pub(crate) fn note_collection(
+        &mut self,
+        gc_start: Instant,
+        duration: std::time::Duration,
+        full: bool,
+    ) {
+        if let Some(mut rec) = self.obs.lifetimes.take() {
+            rec.collections.push(CollectionMark {
+                start_us: rec.micros(gc_start),
+                duration_us: duration.as_micros() as u64,
+                full,
+                allocated_bytes: self.heap.stats().allocated_bytes,
+            });
+            self.note_sample_deaths_into(&mut rec, gc_start);
+            self.obs.lifetimes = Some(rec);
+        }
+    }
+
+    fn note_sample_deaths_into(&mut self, rec: &mut LifetimeRecorder, at: Instant) {
+        let deaths = self.heap.take_sample_deaths();
+        let us = rec.micros(at);
+        for d in deaths {
+            if let Some(r) = rec.by_tag(d.tag) {
+                r.death_bytes = d.died_at;
+                r.death_us = us;
+                r.survived_scavenges = d.scavenges_survived;
+                r.survived_full_gcs = d.full_gcs_survived;
+                r.censored = false;
+            }
+        }
+    }
+}
+
+/// The sampling policy for a sampling rate in (0, 1] (the share of objects
+/// sampled, on average): every object at 1; otherwise a Poisson process over
+/// bytes whose mean interval is `mean_object_bytes / rate`, so that about
+/// `rate` of the objects of the mean size are sampled; every n-th object
+/// when `every_nth` > 0 (deterministic).
+pub fn policy_for(rate: f64, every_nth: u64, seed: u64, mean_object_bytes: f64) -> SamplingPolicy {
+    if every_nth > 0 {
+        SamplingPolicy::EveryNth(every_nth)
+    } else if rate >= 1.0 {
+        SamplingPolicy::All
+    } else {
+        SamplingPolicy::Poisson {
+            mean_bytes: (mean_object_bytes.max(8.0) / rate.max(1e-9)).max(1.0),
+            seed,
+        }
+    }
+}
+
+impl Vm {
+    /// The mean size of the objects allocated so far, in bytes (header
+    /// included): what a sampling rate is scaled by ([`policy_for`]).
+    pub fn mean_object_bytes(&self) -> f64 {
+        let st = self.heap.stats();
+        if st.allocated_objects < 1000 {
+            32.0
+        } else {
+            st.allocated_bytes as f64 / st.allocated_objects as f64
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! `System` primitives of the VM's lifetime recording (Illimani's VM mode,
+//! `IllLifetimeProfiler beVmNative`): start, stop, and the records as arrays.
+
+use super::{Args, PrimResult, Reply::Answer};
+use crate::lifetimes::{LifetimeOptions, policy_for};
+use crate::vm::Vm;
+use lupa_heap::Value;
+
+/// `startLifetimes: rate everyNth: n seed: seed stackDepth: depth only: classes ignore: classes`
+fn start(vm: &mut Vm, args: Args) -> PrimResult {
+    let rate = args.number(vm, 1)?;
+    let every = args.int(vm, 2)?.max(0) as u64;
+    let seed = args.int(vm, 3)? as u64;
+    let depth = args.int(vm, 4)?.clamp(1, 256) as usize;
+    let classes = |vm: &mut Vm, i: usize| -> Result<Vec<u32>, super::PrimFailure> {
+        let v = args.get(vm, i);
+        if v.is_nil() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for e in args.array_elements(vm, i)? {
+            if let Some(c) = vm.class_index_of_object(e) {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    };
+    let only = classes(vm, 5)?;
+    let ignored = classes(vm, 6)?;
+    if !(rate > 0.0 && rate <= 1.0) {
+        return Err(super::PrimFailure::Error(format!(
+            "the sampling rate must be in (0, 1], not {rate}"
+        )));
+    }
+    let policy = policy_for(rate, every, seed, vm.mean_object_bytes());
+    vm.start_lifetimes(LifetimeOptions {
+        policy,
+        only,
+        ignored,
+        stack_depth: depth,
+    });
+    Ok(Answer(args.get(vm, 0)))
+}
+
+/// `stopLifetimes`: the number of records.
+fn stop(vm: &mut Vm, _args: Args) -> PrimResult {
+    let rec = vm.stop_lifetimes();
+    let n = rec.records.len();
+    vm.last_lifetimes = Some(rec);
+    Ok(Answer(Value::small(n as i64)))
+}
+
+/// A frame (method or block id, instruction index) as `#(method pc line name
+/// id)`: the Method object of the (home) method, the index, its source line,
+/// the display name (`[] in Foo>>bar` for a block) and the id (which
+/// `recordLifetimes:totals:` takes back).
+fn frame(vm: &mut Vm, (id, pc): (u32, u32)) -> Result<Value, lupa_heap::OutOfMemory> {
+    let line = vm.line_of(id, pc).unwrap_or(0);
+    let name = vm
+        .describe_method(id)
+        .map(|d| d.display_name())
+        .unwrap_or_default();
+    let method = vm
+        .methods
+        .get(id as usize)
+        .and_then(|c| vm.methods.get(c.home.get() as usize))
+        .map_or(Value::NIL, |h| h.object.get());
+    let name = vm.new_string(&name)?;
+    vm.new_array(&[
+        method,
+        Value::small(pc as i64),
+        Value::small(line as i64),
+        name,
+        Value::small(id as i64),
+    ])
+}
+
+fn int(n: u64) -> Value {
+    Value::from_i64(n.min(i64::MAX as u64) as i64).unwrap_or(Value::small(0))
+}
+
+/// `lifetimeRecordFrom: start count: n`: records `start` (from 1) on, at most
+/// `n`, each `#(class sizeInBytes stack birthBytes deathBytes birthUs deathUs
+/// survivedScavenges survivedFullGCs censored probability)`, `stack` an Array
+/// of frames (see `frame`), the site first.
+fn records(vm: &mut Vm, args: Args) -> PrimResult {
+    let from = args.int(vm, 1)?.max(1) as usize - 1;
+    let count = args.int(vm, 2)?.max(0) as usize;
+    let rows: Vec<crate::lifetimes::AllocationRecord> = vm
+        .last_lifetimes
+        .as_ref()
+        .map(|r| r.records.iter().skip(from).take(count).cloned().collect())
+        .unwrap_or_default();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut frames = Vec::with_capacity(r.stack.len());
+        for &f in &r.stack {
+            frames.push(frame(vm, f)?);
+        }
+        let stack = vm.new_array(&frames)?;
+        let class = vm.class_object(r.class);
+        let prob = vm.new_double(r.probability)?;
+        let vals = [
+            class,
+            int(r.bytes),
+            stack,
+            int(r.birth_bytes),
+            int(r.death_bytes),
+            int(r.birth_us),
+            int(r.death_us),
+            int(r.survived_scavenges as u64),
+            int(r.survived_full_gcs as u64),
+            Value::bool(r.censored),
+            prob,
+        ];
+        out.push(vm.new_array(&vals)?);
+    }
+    Ok(Answer(vm.new_array(&out)?))
+}
+
+/// `lifetimeTotals`: `#(records durationUs allocatedBytes allocatedObjects
+/// scavenges fullGCs gcUs meanIntervalBytes seed lateSites)` of the last
+/// recording (`meanIntervalBytes` 0 unless sampling by bytes).
+fn totals(vm: &mut Vm, _args: Args) -> PrimResult {
+    let Some(r) = vm.last_lifetimes.as_ref() else {
+        return Ok(Answer(Value::NIL));
+    };
+    let (mean, seed) = match r.policy {
+        Some(lupa_heap::SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
+        _ => (0.0, 0),
+    };
+    let vals = [
+        int(r.records.len() as u64),
+        int(r.duration_us),
+        int(r.allocated_bytes),
+        int(r.allocated_objects),
+        int(r.scavenges),
+        int(r.full_gcs),
+        int(r.gc_us),
+        int(mean.round() as u64),
+        int(seed),
+        int(r.late_sites),
+    ];
+    Ok(Answer(vm.new_array(&vals)?))
+}
+
+/// `Context allocationStackFrom: frame depth: n for: anObject`: the
+/// allocation stack of `anObject` seen from `frame` (Illimani's faithful
+/// mode, from its allocator hook), as VM mode records it: allocator wrappers
+/// skipped, then up to `n` frames, each `#(method pc line name)`, the site
+/// first.
+fn allocation_stack_from(vm: &mut Vm, args: Args) -> PrimResult {
+    let f = super::context::frame(vm, args, 1)?;
+    let depth = args.int(vm, 2)?.clamp(1, 256) as usize;
+    let class = vm.class_of(args.get(vm, 3));
+    let stack = vm.allocation_stack_from(f, None, depth, class);
+    let mut frames = Vec::with_capacity(stack.len());
+    for s in stack {
+        frames.push(frame(vm, s)?);
+    }
+    Ok(Answer(vm.new_array(&frames)?))
+}
+
+/// `System sizeInBytesOf: anObject`: its size in the heap, header included
+/// (0 for an immediate value).
+fn size_in_bytes(vm: &mut Vm, args: Args) -> PrimResult {
+    let o = args.get(vm, 1);
+    let bytes = if o.is_ptr() {
+        vm.heap.total_bytes(o)
+    } else {
+        0
+    };
+    Ok(Answer(int(bytes)))
+}
+
+/// `System lastCollectionWasFull`: was the last collection a full GC (false
+/// before the first)?
+fn last_collection_was_full(vm: &mut Vm, _args: Args) -> PrimResult {
+    Ok(Answer(Value::bool(
+        vm.heap.last_collection() == Some(lupa_heap::CollectionKind::Full),
+    )))
+}
+
+/// `recordLifetimes: rows totals: totals`: a lifetime recording made in
+/// Smalltalk (Illimani's faithful mode) becomes the VM's last recording, for
+/// the profiler layer (`lupa lifetimes --mode faithful`). `rows` as
+/// `lifetimeRecordFrom:count:` answers them (a frame's id is its 5th
+/// element); `totals` as `lifetimeTotals` answers them, followed by the rate
+/// and every-n-th.
+fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
+    use crate::lifetimes::{AllocationRecord, LifetimeRecording};
+    let bad = || {
+        super::PrimFailure::error(
+            "recordLifetimes:totals: expects rows and totals as lifetimeRecordFrom:count: and lifetimeTotals answer them",
+        )
+    };
+    let u = |vm: &Vm, v: Value| -> Result<u64, super::PrimFailure> {
+        vm.number_as_f64(v)
+            .map(|f| f.max(0.0) as u64)
+            .ok_or_else(bad)
+    };
+    let elems = |vm: &Vm, v: Value| -> Result<Vec<Value>, super::PrimFailure> {
+        if v.is_ptr() && vm.class_of(v) == crate::objects::cls::ARRAY {
+            Ok((0..vm.heap.size(v)).map(|i| vm.heap.slot(v, i)).collect())
+        } else {
+            Err(bad())
+        }
+    };
+    let rows = elems(vm, args.get(vm, 1))?;
+    let totals = elems(vm, args.get(vm, 2))?;
+    if totals.len() < 12 {
+        return Err(bad());
+    }
+    let mut records = Vec::with_capacity(rows.len());
+    for row in rows {
+        let f = elems(vm, row)?;
+        if f.len() < 11 {
+            return Err(bad());
+        }
+        let mut stack = Vec::new();
+        for fr in elems(vm, f[2])? {
+            let fr = elems(vm, fr)?;
+            if fr.len() < 5 {
+                return Err(bad());
+            }
+            stack.push((u(vm, fr[4])? as u32, u(vm, fr[1])? as u32));
+        }
+        records.push(AllocationRecord {
+            class: vm.class_index_of_object(f[0]).unwrap_or(0),
+            bytes: u(vm, f[1])?,
+            stack,
+            birth_bytes: u(vm, f[3])?,
+            death_bytes: u(vm, f[4])?,
+            birth_us: u(vm, f[5])?,
+            death_us: u(vm, f[6])?,
+            survived_scavenges: u(vm, f[7])? as u32,
+            survived_full_gcs: u(vm, f[8])? as u32,
+            censored: f[9] == Value::TRUE,
+            probability: vm.number_as_f64(f[10]).ok_or_else(bad)?,
+        });
+    }
+    let t: Vec<u64> = totals[..10]
+        .iter()
+        .map(|&v| u(vm, v))
+        .collect::<Result<_, _>>()?;
+    let rate = vm.number_as_f64(totals[10]).ok_or_else(bad)?;
+    let every = u(vm, totals[11])?;
+    let policy = if every > 0 {
+        lupa_heap::SamplingPolicy::EveryNth(every)
+    } else if rate >= 1.0 || t[7] == 0 {
+        lupa_heap::SamplingPolicy::All
+    } else {
+        lupa_heap::SamplingPolicy::Poisson {
+            mean_bytes: t[7] as f64,
+            seed: t[8],
+        }
+    };
+    let start_bytes = records.first().map_or(0, |r| r.birth_bytes);
+    vm.last_lifetimes = Some(LifetimeRecording {
+        records,
+        policy: Some(policy),
+        duration_us: t[1],
+        allocated_bytes: t[2],
+        allocated_objects: t[3],
+        scavenges: t[4],
+        full_gcs: t[5],
+        gc_us: t[6],
+        start_bytes,
+        collections: Vec::new(),
+        late_sites: t[9],
+    });
+    Ok(Answer(args.get(vm, 0)))
+}
+
+pub(crate) fn register(vm: &mut Vm) {
+    vm.register(
+        "Context class",
+        "allocationStackFrom:depth:for:",
+        allocation_stack_from,
+    );
+    let table: &[(&'static str, crate::objects::PrimFn)] = &[
+        (
+            "startLifetimes:everyNth:seed:stackDepth:only:ignore:",
+            start,
+        ),
+        ("stopLifetimes", stop),
+        ("lifetimeRecordFrom:count:", records),
+        ("lifetimeTotals", totals),
+        ("sizeInBytesOf:", size_in_bytes),
+        ("lastCollectionWasFull", last_collection_was_full),
+        ("recordLifetimes:totals:", record_lifetimes),
+    ];
+    for (sel, f) in table {
+        vm.register("System", sel, *f);
+    }
+}
