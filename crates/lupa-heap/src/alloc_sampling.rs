@@ -181,6 +181,12 @@ impl Heap {
         std::mem::take(&mut self.samples)
     }
 
+    /// Move the samples taken since the last call to the end of `out`,
+    /// oldest first (keeping this heap's buffer).
+    pub fn drain_allocation_samples(&mut self, out: &mut Vec<AllocationSample>) {
+        out.append(&mut self.samples);
+    }
+
     /// Deaths of sampled objects (non-zero tags) recorded since the last call;
     /// the deaths of objects tracked otherwise stay queued.
     pub fn take_sample_deaths(&mut self) -> Vec<crate::Death> {

@@ -22,7 +22,7 @@ use crate::layout::{
 use crate::lifetime::{Death, Track};
 use crate::stats::CollectionKind;
 use crate::value::Value;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// A collection in progress. Obtained from [`Heap::start_collection`]; report
@@ -501,7 +501,7 @@ impl<'h> Collection<'h> {
             return;
         }
         let tracked = std::mem::take(&mut self.heap.tracked);
-        let mut kept = HashMap::with_capacity(tracked.len());
+        let mut kept = FxHashMap::with_capacity_and_hasher(tracked.len(), Default::default());
         for (i, mut t) in tracked {
             let now = if self.in_from(i) {
                 self.forwarded(i)
@@ -621,7 +621,7 @@ impl<'h> Collection<'h> {
         // 2. Tracked objects: follow survivors, record the dead (headers are intact).
         if !self.heap.tracked.is_empty() {
             let tracked = std::mem::take(&mut self.heap.tracked);
-            let mut kept = HashMap::with_capacity(tracked.len());
+            let mut kept = FxHashMap::with_capacity_and_hasher(tracked.len(), Default::default());
             for (i, mut t) in tracked {
                 let now = if self.is_young(i) {
                     if self.in_from(i) {

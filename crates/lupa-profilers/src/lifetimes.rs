@@ -183,34 +183,40 @@ pub fn to_model(
 ) -> Lifetimes {
     let mut sites: Vec<Site> = Vec::new();
     let mut site_index: HashMap<(u32, u32), u32> = HashMap::new();
-    let mut class_names: HashMap<u32, String> = HashMap::new();
+    // Stacks: the VM's, one for one, with their frames named as sites.
+    let stacks: Vec<Vec<u32>> = rec
+        .stacks
+        .iter()
+        .map(|st| {
+            st.iter()
+                .map(|&(id, pc)| {
+                    *site_index.entry((id, pc)).or_insert_with(|| {
+                        let method = vm
+                            .describe_method(id)
+                            .map_or_else(|| format!("method #{id}"), |d| d.display_name());
+                        sites.push(Site {
+                            method,
+                            pc,
+                            line: vm.line_of(id, pc).unwrap_or(0),
+                        });
+                        (sites.len() - 1) as u32
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let mut classes: Vec<String> = Vec::new();
+    let mut class_index: HashMap<u32, u32> = HashMap::new();
     let mut records = Vec::with_capacity(rec.records.len());
     for r in &rec.records {
-        let stack = r
-            .stack
-            .iter()
-            .map(|&(id, pc)| {
-                *site_index.entry((id, pc)).or_insert_with(|| {
-                    let method = vm
-                        .describe_method(id)
-                        .map_or_else(|| format!("method #{id}"), |d| d.display_name());
-                    sites.push(Site {
-                        method,
-                        pc,
-                        line: vm.line_of(id, pc).unwrap_or(0),
-                    });
-                    (sites.len() - 1) as u32
-                })
-            })
-            .collect();
-        let class = class_names
-            .entry(r.class)
-            .or_insert_with(|| vm.class_name(r.class).to_string())
-            .clone();
+        let class = *class_index.entry(r.class).or_insert_with(|| {
+            classes.push(vm.class_name(r.class).to_string());
+            (classes.len() - 1) as u32
+        });
         records.push(Record {
             class,
             size_bytes: r.bytes,
-            stack,
+            stack: r.stack,
             birth_bytes: r.birth_bytes,
             death_bytes: r.death_bytes,
             birth_us: r.birth_us,
@@ -244,7 +250,9 @@ pub fn to_model(
             gc_us: rec.gc_us,
             eden_bytes: vm.heap.stats().eden_bytes,
         },
+        classes,
         sites,
+        stacks,
         records,
         collections: rec
             .collections

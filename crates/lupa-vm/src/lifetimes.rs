@@ -65,10 +65,8 @@ pub struct AllocationRecord {
     pub bytes: u64,
     /// The probability that an object of its size was sampled (1 at rate 1).
     pub probability: f64,
-    /// Innermost first: (method or block id, index of the send instruction),
-    /// from the allocation site; at most [`LifetimeOptions::stack_depth`].
-    /// Empty when no Smalltalk frame was running.
-    pub stack: Vec<(u32, u32)>,
+    /// Its allocation stack: an index into [`LifetimeRecording::stacks`].
+    pub stack: u32,
     /// Allocation clock (bytes allocated by the VM so far) at birth.
     pub birth_bytes: u64,
     /// Allocation clock at the collection that found it dead (or at the stop).
@@ -86,18 +84,16 @@ pub struct AllocationRecord {
     pub censored: bool,
 }
 
-impl AllocationRecord {
-    /// The allocation site: (method or block id, send instruction index).
-    pub fn site(&self) -> Option<(u32, u32)> {
-        self.stack.first().copied()
-    }
-}
-
 /// A finished recording.
 #[derive(Debug, Clone, Default)]
 pub struct LifetimeRecording {
     /// The records, in allocation order.
     pub records: Vec<AllocationRecord>,
+    /// The allocation stacks, once each: innermost first, (method or block
+    /// id, index of the send instruction) from the allocation site, at most
+    /// [`LifetimeOptions::stack_depth`] frames; empty when no Smalltalk frame
+    /// was running.
+    pub stacks: Vec<Vec<(u32, u32)>>,
     /// The sampling policy used.
     pub policy: Option<SamplingPolicy>,
     /// Wall-clock duration of the recording, µs.
@@ -121,6 +117,32 @@ pub struct LifetimeRecording {
     pub late_sites: u64,
 }
 
+impl LifetimeRecording {
+    /// The allocation stack of a record.
+    pub fn stack_of(&self, r: &AllocationRecord) -> &[(u32, u32)] {
+        self.stacks.get(r.stack as usize).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Stacks, once each.
+#[derive(Debug, Default)]
+pub(crate) struct StackTable {
+    pub(crate) stacks: Vec<Vec<(u32, u32)>>,
+    ids: rustc_hash::FxHashMap<Vec<(u32, u32)>, u32>,
+}
+
+impl StackTable {
+    pub(crate) fn intern(&mut self, stack: &[(u32, u32)]) -> u32 {
+        if let Some(&id) = self.ids.get(stack) {
+            return id;
+        }
+        let id = self.stacks.len() as u32;
+        self.stacks.push(stack.to_vec());
+        self.ids.insert(stack.to_vec(), id);
+        id
+    }
+}
+
 /// One collection during a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CollectionMark {
@@ -141,8 +163,11 @@ pub(crate) struct LifetimeRecorder {
     start: Instant,
     start_stats: lupa_heap::HeapStats,
     records: Vec<AllocationRecord>,
+    stacks: StackTable,
     collections: Vec<CollectionMark>,
     late_sites: u64,
+    /// The samples being looked at (kept to reuse its buffer).
+    scratch: Vec<AllocationSample>,
 }
 
 impl LifetimeRecorder {
@@ -150,7 +175,7 @@ impl LifetimeRecorder {
         at.saturating_duration_since(self.start).as_micros() as u64
     }
 
-    fn record(&mut self, s: &AllocationSample, stack: &[(u32, u32)], now_us: u64) {
+    fn record(&mut self, s: &AllocationSample, stack: u32, now_us: u64) {
         // Tags are consecutive from 1 in allocation order; a gap never occurs,
         // but a record is looked up by tag, so keep the invariant checked.
         debug_assert_eq!(s.tag as usize, self.records.len() + 1);
@@ -158,7 +183,7 @@ impl LifetimeRecorder {
             class: s.class,
             bytes: s.bytes,
             probability: s.probability,
-            stack: stack.to_vec(),
+            stack,
             birth_bytes: s.allocated_at,
             death_bytes: 0,
             birth_us: now_us,
@@ -223,8 +248,10 @@ impl Vm {
             start: Instant::now(),
             start_stats: self.heap.stats().clone(),
             records: Vec::new(),
+            stacks: StackTable::default(),
             collections: Vec::new(),
             late_sites: 0,
+            scratch: Vec::new(),
         });
         self.obs.refresh_per_send();
         self.observation_changed();
@@ -255,8 +282,9 @@ impl Vm {
         let now = Instant::now();
         let now_us = rec.micros(now);
         // Samples taken after the last look (none in practice): no site.
+        let none = rec.stacks.intern(&[]);
         for s in &pending {
-            rec.record(s, &[], now_us);
+            rec.record(s, none, now_us);
         }
         self.note_sample_deaths_into(&mut rec, now);
         let stats = self.heap.stats().clone();
@@ -281,6 +309,7 @@ impl Vm {
             start_bytes: st0.allocated_bytes,
             late_sites: rec.late_sites,
             collections: rec.collections,
+            stacks: rec.stacks.stacks,
             records: rec.records,
         }
     }
@@ -296,12 +325,22 @@ impl Vm {
         if !self.heap.has_allocation_samples() {
             return;
         }
-        let samples = self.heap.take_allocation_samples();
+        let Some(mut samples) = self
+            .obs
+            .lifetimes
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.scratch))
+        else {
+            self.heap.take_allocation_samples();
+            return;
+        };
+        self.heap.drain_allocation_samples(&mut samples);
         let depth = self
             .obs
             .lifetimes
             .as_ref()
-            .map_or(0, |r| r.options.stack_depth.max(1));
+            .map_or(1, |r| r.options.stack_depth.max(1));
+        // One walk per class in this batch (usually one object).
         let mut stacks: Vec<(u32, Vec<(u32, u32)>)> = Vec::with_capacity(1);
         for s in &samples {
             if !stacks.iter().any(|(c, _)| *c == s.class) {
@@ -315,13 +354,19 @@ impl Vm {
             rec.late_sites += samples.len() as u64;
         }
         let now_us = rec.micros(Instant::now());
+        let ids: Vec<(u32, u32)> = stacks
+            .iter()
+            .map(|(c, st)| (*c, rec.stacks.intern(st)))
+            .collect();
         for s in &samples {
-            let stack = stacks
+            let id = ids
                 .iter()
                 .find(|(c, _)| *c == s.class)
-                .map_or(&[][..], |(_, st)| st.as_slice());
-            rec.record(s, stack, now_us);
+                .map_or(0, |&(_, id)| id);
+            rec.record(s, id, now_us);
         }
+        samples.clear();
+        rec.scratch = samples;
     }
 
     /// The frames of the running process from the allocation site down,

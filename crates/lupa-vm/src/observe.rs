@@ -184,12 +184,12 @@ impl Observation {
     }
 
     fn update_per_send(&mut self) {
-        let full = self.sites.is_some()
-            || self.every > 0
-            || self.runs.is_some()
-            || self.lifetimes.is_some();
-        self.per_send = full || self.sampler_attached;
-        self.requests_only = self.sampler_attached && !full;
+        let full = self.sites.is_some() || self.every > 0 || self.runs.is_some();
+        // A lifetime recording needs the observing loop (its looks at the
+        // heap's samples), not `on_send`.
+        let light = self.sampler_attached || self.lifetimes.is_some();
+        self.per_send = full || light;
+        self.requests_only = light && !full;
     }
 
     /// Is a sampler attached, or deterministic sampling on? (One sampler at a

@@ -226,7 +226,7 @@ struct Acc {
 }
 
 impl Acc {
-    fn add(&mut self, r: &Record, long: bool, with_class: bool) {
+    fn add(&mut self, r: &Record, long: bool, class: Option<&str>) {
         let w = r.weight();
         let bytes = w * r.size_bytes as f64;
         self.records += 1;
@@ -245,10 +245,10 @@ impl Acc {
         }
         let k = (r.survived() as usize).min(SURVIVED_BUCKETS - 1);
         self.survived[k] += w;
-        if with_class {
-            match self.classes.iter_mut().find(|(c, _)| *c == r.class) {
+        if let Some(name) = class {
+            match self.classes.iter_mut().find(|(c, _)| c == name) {
                 Some(e) => e.1 += bytes,
-                None => self.classes.push((r.class.clone(), bytes)),
+                None => self.classes.push((name.to_string(), bytes)),
             }
         }
     }
@@ -366,26 +366,23 @@ impl Analysis {
         let mut all = Acc::default();
         let mut sites: Vec<(Option<u32>, Acc)> = Vec::new();
         let mut site_index: std::collections::HashMap<Option<u32>, usize> = Default::default();
-        let mut classes: Vec<(String, Acc)> = Vec::new();
-        let mut class_index: std::collections::HashMap<String, usize> = Default::default();
+        let mut classes: Vec<Acc> = vec![Acc::default(); profile.classes.len()];
         let mut long_objects = 0.0;
         for r in &profile.records {
             let l = long(r);
-            all.add(r, l, false);
+            all.add(r, l, None);
             if l {
                 long_objects += r.weight();
             }
-            let key = r.stack.first().copied();
+            let key = profile.stack_of(r).first().copied();
             let i = *site_index.entry(key).or_insert_with(|| {
                 sites.push((key, Acc::default()));
                 sites.len() - 1
             });
-            sites[i].1.add(r, l, true);
-            let i = *class_index.entry(r.class.clone()).or_insert_with(|| {
-                classes.push((r.class.clone(), Acc::default()));
-                classes.len() - 1
-            });
-            classes[i].1.add(r, l, false);
+            sites[i].1.add(r, l, Some(profile.class_of(r)));
+            if let Some(acc) = classes.get_mut(r.class as usize) {
+                acc.add(r, l, None);
+            }
         }
         let mut site_groups: Vec<Group> = sites
             .into_iter()
@@ -403,7 +400,9 @@ impl Analysis {
         });
         let mut class_groups: Vec<Group> = classes
             .into_iter()
-            .map(|(c, acc)| acc.group(c, String::new(), 0, 0))
+            .zip(&profile.classes)
+            .filter(|(acc, _)| acc.records > 0)
+            .map(|(acc, c)| acc.group(c.clone(), String::new(), 0, 0))
             .collect();
         class_groups.sort_by(|a, b| {
             b.bytes

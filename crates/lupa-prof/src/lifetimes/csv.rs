@@ -28,7 +28,7 @@ pub fn write<W: Write + ?Sized>(profile: &Lifetimes, w: &mut W) -> io::Result<()
         writeln!(
             w,
             "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            field(&r.class),
+            field(profile.class_of(r)),
             r.size_bytes,
             field(method),
             pc,

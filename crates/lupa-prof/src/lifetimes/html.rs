@@ -297,7 +297,8 @@ mod tests {
                 line: i,
             });
             let mut r = base.clone();
-            r.stack = vec![p.sites.len() as u32 - 1];
+            let site = p.sites.len() as u32 - 1;
+            r.stack = p.intern_stack(vec![site]);
             p.records.push(r);
         }
         let page = render(&p);

@@ -20,7 +20,9 @@
 //! - `probability` is in (0, 1]: a record stands for `1 / probability`
 //!   allocations, so weighted sums estimate the run's totals without bias
 //!   ([`analysis::Analysis`]);
-//! - `stack` indexes [`Lifetimes::sites`], the allocation site first.
+//! - a record's `class` indexes [`Lifetimes::classes`] and its `stack`
+//!   indexes [`Lifetimes::stacks`], whose entries index [`Lifetimes::sites`],
+//!   the allocation site first (records share their names and stacks).
 
 pub mod analysis;
 pub mod csv;
@@ -47,8 +49,13 @@ pub struct Lifetimes {
     pub sampling: Sampling,
     /// The run's exact totals (from the VM, not the sample).
     pub totals: Totals,
+    /// Class names, once each.
+    pub classes: Vec<String>,
     /// Allocation sites and stack frames, named once.
     pub sites: Vec<Site>,
+    /// Allocation stacks, once each: indices into `sites`, the site first
+    /// (empty: no Smalltalk frame).
+    pub stacks: Vec<Vec<u32>>,
     /// The records, in allocation order.
     pub records: Vec<Record>,
     /// The collections during the run, in order.
@@ -109,13 +116,12 @@ impl Site {
 /// One sampled allocation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// Class name.
-    pub class: String,
+    /// Class: an index into [`Lifetimes::classes`].
+    pub class: u32,
     /// Size in the heap, bytes, header included.
     pub size_bytes: u64,
-    /// Indices into [`Lifetimes::sites`], the allocation site first (empty:
-    /// no Smalltalk frame).
-    pub stack: Vec<u32>,
+    /// Allocation stack: an index into [`Lifetimes::stacks`].
+    pub stack: u32,
     /// Allocation clock at birth, bytes.
     pub birth_bytes: u64,
     /// Allocation clock at death, bytes.
@@ -180,16 +186,78 @@ impl Lifetimes {
             if !(r.probability > 0.0 && r.probability <= 1.0) {
                 return Err(format!("record {i} has probability {}", r.probability));
             }
-            if let Some(&s) = r.stack.iter().find(|&&s| s as usize >= self.sites.len()) {
-                return Err(format!("record {i} names site {s}, which does not exist"));
+            if r.class as usize >= self.classes.len() {
+                return Err(format!(
+                    "record {i} names class {}, which does not exist",
+                    r.class
+                ));
+            }
+            if r.stack as usize >= self.stacks.len() {
+                return Err(format!(
+                    "record {i} names stack {}, which does not exist",
+                    r.stack
+                ));
+            }
+        }
+        for (k, st) in self.stacks.iter().enumerate() {
+            if let Some(&s) = st.iter().find(|&&s| s as usize >= self.sites.len()) {
+                return Err(format!("stack {k} names site {s}, which does not exist"));
             }
         }
         Ok(())
     }
 
+    /// The class name of a record.
+    pub fn class_of(&self, r: &Record) -> &str {
+        self.classes
+            .get(r.class as usize)
+            .map_or("?", String::as_str)
+    }
+
+    /// The allocation stack of a record: site indices, the site first.
+    pub fn stack_of(&self, r: &Record) -> &[u32] {
+        self.stacks.get(r.stack as usize).map_or(&[], Vec::as_slice)
+    }
+
     /// The allocation site of a record.
     pub fn site_of(&self, r: &Record) -> Option<&Site> {
-        r.stack.first().and_then(|&i| self.sites.get(i as usize))
+        self.stack_of(r)
+            .first()
+            .and_then(|&i| self.sites.get(i as usize))
+    }
+
+    /// The index of class `name`, added when new (for builders).
+    pub fn intern_class(&mut self, name: &str) -> u32 {
+        match self.classes.iter().position(|c| c == name) {
+            Some(i) => i as u32,
+            None => {
+                self.classes.push(name.to_string());
+                (self.classes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The index of `site`, added when new (for builders).
+    pub fn intern_site(&mut self, site: Site) -> u32 {
+        match self.sites.iter().position(|s| *s == site) {
+            Some(i) => i as u32,
+            None => {
+                self.sites.push(site);
+                (self.sites.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The index of `stack` (site indices, the site first), added when new
+    /// (for builders).
+    pub fn intern_stack(&mut self, stack: Vec<u32>) -> u32 {
+        match self.stacks.iter().position(|s| *s == stack) {
+            Some(i) => i as u32,
+            None => {
+                self.stacks.push(stack);
+                (self.stacks.len() - 1) as u32
+            }
+        }
     }
 
     /// Write [`Lifetimes::metadata_json`], pretty-printed.

@@ -501,10 +501,11 @@ pub(crate) mod tests {
     /// censored, one sampled at 1/2), two sites (one with `<` and `&` in its
     /// name) and two collections.
     pub(crate) fn sample() -> Lifetimes {
-        let rec = |class: &str, size, site, birth: u64, death: u64, survived, censored, p| Record {
-            class: class.to_string(),
+        // Classes Array, Point, String; stacks [site 0], [site 1].
+        let rec = |class: u32, size, site, birth: u64, death: u64, survived, censored, p| Record {
+            class,
             size_bytes: size,
-            stack: vec![site],
+            stack: site,
             birth_bytes: birth * 100,
             death_bytes: death * 100,
             birth_us: birth,
@@ -533,6 +534,8 @@ pub(crate) mod tests {
                 gc_us: 30,
                 eden_bytes: 4096,
             },
+            classes: vec!["Array".into(), "Point".into(), "String".into()],
+            stacks: vec![vec![0], vec![1]],
             sites: vec![
                 Site {
                     method: "Foo>>bar<baz & qux>".into(),
@@ -546,10 +549,10 @@ pub(crate) mod tests {
                 },
             ],
             records: vec![
-                rec("Array", 40, 0, 0, 0, 0, false, 1.0),
-                rec("Array", 40, 0, 10, 12, 0, false, 1.0),
-                rec("Point", 24, 1, 20, 500, 1, false, 0.5),
-                rec("String", 400, 1, 100, 1000, 2, true, 1.0),
+                rec(0, 40, 0, 0, 0, 0, false, 1.0),
+                rec(0, 40, 0, 10, 12, 0, false, 1.0),
+                rec(1, 24, 1, 20, 500, 1, false, 0.5),
+                rec(2, 400, 1, 100, 1000, 2, true, 1.0),
             ],
             collections: vec![
                 Collection {

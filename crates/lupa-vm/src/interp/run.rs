@@ -434,6 +434,9 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if PER_SEND {
+                if self.heap.has_allocation_samples() {
+                    self.take_allocation_samples(Some(pc), true);
+                }
                 if self.obs.requests_only {
                     if self
                         .obs
@@ -444,13 +447,8 @@ impl Vm {
                     {
                         self.copy_sample_stack(pc);
                     }
-                } else {
-                    if self.heap.has_allocation_samples() {
-                        self.take_allocation_samples(Some(pc), true);
-                    }
-                    if self.obs.on_send(method, pc) {
-                        self.copy_sample_stack(pc);
-                    }
+                } else if self.obs.on_send(method, pc) {
+                    self.copy_sample_stack(pc);
                 }
             }
         }

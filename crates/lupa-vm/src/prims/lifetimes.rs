@@ -86,15 +86,22 @@ fn int(n: u64) -> Value {
 fn records(vm: &mut Vm, args: Args) -> PrimResult {
     let from = args.int(vm, 1)?.max(1) as usize - 1;
     let count = args.int(vm, 2)?.max(0) as usize;
-    let rows: Vec<crate::lifetimes::AllocationRecord> = vm
+    let rows: Vec<(crate::lifetimes::AllocationRecord, Vec<(u32, u32)>)> = vm
         .last_lifetimes
         .as_ref()
-        .map(|r| r.records.iter().skip(from).take(count).cloned().collect())
+        .map(|l| {
+            l.records
+                .iter()
+                .skip(from)
+                .take(count)
+                .map(|r| (r.clone(), l.stack_of(r).to_vec()))
+                .collect()
+        })
         .unwrap_or_default();
     let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let mut frames = Vec::with_capacity(r.stack.len());
-        for &f in &r.stack {
+    for (r, stack) in rows {
+        let mut frames = Vec::with_capacity(stack.len());
+        for &f in &stack {
             frames.push(frame(vm, f)?);
         }
         let stack = vm.new_array(&frames)?;
@@ -212,6 +219,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(bad());
     }
     let mut records = Vec::with_capacity(rows.len());
+    let mut stacks = crate::lifetimes::StackTable::default();
     for row in rows {
         let f = elems(vm, row)?;
         if f.len() < 11 {
@@ -228,7 +236,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         records.push(AllocationRecord {
             class: vm.class_index_of_object(f[0]).unwrap_or(0),
             bytes: u(vm, f[1])?,
-            stack,
+            stack: stacks.intern(&stack),
             birth_bytes: u(vm, f[3])?,
             death_bytes: u(vm, f[4])?,
             birth_us: u(vm, f[5])?,
@@ -267,6 +275,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         gc_us: t[6],
         start_bytes,
         collections: Vec::new(),
+        stacks: stacks.stacks,
         late_sites: t[9],
     });
     Ok(Answer(args.get(vm, 0)))
