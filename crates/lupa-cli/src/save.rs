@@ -2,6 +2,8 @@
 //! measurements) is written to a temporary file in the same directory, flushed to
 //! disk, then renamed over the target. A run killed mid-write, or a write that
 //! fails (a full disk), never leaves a truncated file nor replaces a good one.
+//! A target that exists and is not a regular file (`/dev/null`, a FIFO, a
+//! terminal) is written in place: renaming over it would replace the device.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,6 +11,13 @@ use std::path::Path;
 /// Write `bytes` to `path` atomically; the error names the file.
 pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if is_special(path) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(fail)?;
+        return f.write_all(bytes).and_then(|()| f.flush()).map_err(fail);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -28,12 +37,26 @@ pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// Does `path` exist and is it something other than a regular file or a
+/// directory (a device, a FIFO, a socket)?
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// Check, before any work, that [`save`] will be able to write `path`: its
-/// directory exists and takes a new file, and `path` is not a directory.
+/// directory exists and takes a new file, and `path` is not a directory (or
+/// it is a device or FIFO that opens for writing).
 pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     let fail = |e: String| format!("cannot write {}: {e}", path.display());
     if path.is_dir() {
         return Err(fail("it is a directory".to_string()));
+    }
+    if is_special(path) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| fail(e.to_string()));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -47,6 +70,16 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(unix)]
+    fn devices_are_written_in_place_not_replaced() {
+        let null = Path::new("/dev/null");
+        check_writable(null).expect("writable");
+        save(null, b"gone").expect("save");
+        let m = std::fs::metadata(null).expect("metadata");
+        assert!(!m.is_file(), "/dev/null is still a device");
+    }
 
     #[test]
     fn saves_and_replaces() {

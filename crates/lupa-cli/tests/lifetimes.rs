@@ -301,3 +301,40 @@ fn bad_input_is_refused_with_clear_errors() {
     );
     assert_eq!(r.code, 74, "{}", r.stderr);
 }
+
+#[test]
+fn records_hold_under_gc_stress_with_a_verified_heap() {
+    // A collection at every allocation: the sampled objects are followed through
+    // every move, and the heap (its tracked table included) verifies each time.
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &[
+            "--gc-stress",
+            "--verify-heap",
+            "--rate",
+            "1",
+            "--only",
+            "Node",
+            "--only",
+            "Temp",
+            "--format",
+            "csv",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Vec<Vec<String>> = r.stdout.lines().skip(1).map(csv_fields).collect();
+    assert_eq!(rows.len(), 350);
+    let nodes: Vec<_> = rows.iter().filter(|r| r[0] == "Node").collect();
+    assert_eq!(nodes.len(), 50);
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n[11] == "true" && n[2] == "Churn>>run")
+    );
+    // A temporary may still be on the stack at the collection after its birth.
+    let temps: Vec<_> = rows.iter().filter(|r| r[0] == "Temp").collect();
+    assert!(temps.iter().all(|t| t[11] == "false" && (t[9] == "0" || t[9] == "1")));
+}
