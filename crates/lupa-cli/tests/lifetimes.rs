@@ -336,5 +336,9 @@ fn records_hold_under_gc_stress_with_a_verified_heap() {
     );
     // A temporary may still be on the stack at the collection after its birth.
     let temps: Vec<_> = rows.iter().filter(|r| r[0] == "Temp").collect();
-    assert!(temps.iter().all(|t| t[11] == "false" && (t[9] == "0" || t[9] == "1")));
+    assert!(
+        temps
+            .iter()
+            .all(|t| t[11] == "false" && (t[9] == "0" || t[9] == "1"))
+    );
 }

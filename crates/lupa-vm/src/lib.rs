@@ -34,6 +34,7 @@
 
 pub mod class_table;
 pub mod coverage;
+pub(crate) mod files;
 pub mod interp;
 pub mod lifetimes;
 pub mod objects;

@@ -18,6 +18,7 @@ pub(crate) mod boolean;
 pub(crate) mod class;
 pub(crate) mod context;
 pub(crate) mod double;
+mod file;
 pub(crate) mod gc;
 pub(crate) mod integer;
 mod lifetimes;
@@ -74,6 +75,7 @@ pub(crate) fn register_all(vm: &mut Vm) {
     system::register(vm);
     gc::register(vm);
     lifetimes::register(vm);
+    file::register(vm);
 }
 
 #[cfg(test)]

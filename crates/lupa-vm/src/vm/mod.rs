@@ -81,6 +81,8 @@ pub struct Vm {
     pub(crate) profilers: crate::profiling::ProfilerRegistry,
     /// The last lifetime recording stopped from Smalltalk (`System>>stopLifetimes`).
     pub(crate) last_lifetimes: Option<crate::lifetimes::LifetimeRecording>,
+    /// The files the program has open (`File`, `prims/file.rs`).
+    pub(crate) files: crate::files::OpenFiles,
 }
 
 impl Vm {
@@ -119,6 +121,7 @@ impl Vm {
             sym_cache: Default::default(),
             profilers: Default::default(),
             last_lifetimes: None,
+            files: Default::default(),
         };
         crate::prims::register_all(&mut vm);
         vm.bootstrap()?;

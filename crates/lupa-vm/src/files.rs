@@ -1,0 +1,297 @@
+//! The files a program has open (`File` in the class library, `prims/file.rs`).
+//!
+//! A program names an open file by a small integer handle into the VM's
+//! [`OpenFiles`] table; the heap never holds an OS resource. Two kinds:
+//!
+//! - a **reader** is buffered (64 KiB) and answers lines (`\n` or `\r\n`
+//!   removed) or chunks of bytes, and counts the lines it has answered so that
+//!   a parser can say where an error is;
+//! - a **writer** writes to a temporary file beside its target
+//!   (`.NAME.lupa-PID-N.tmp`) and renames it over the target only when the
+//!   program closes it: a program that fails half-way, or a VM that stops,
+//!   never leaves a truncated file where a complete one was. A target that
+//!   exists and is not a regular file (`/dev/null`, a FIFO) is written in
+//!   place.
+//!
+//! Dropping the table (the VM ends) closes readers and discards unfinished
+//! writers. Every failure is an error message naming the path and the OS
+//! reason, for the primitive to signal.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Buffer size of readers and writers.
+const BUFFER: usize = 1 << 16;
+
+/// One open file.
+enum OpenFile {
+    Reader {
+        input: BufReader<File>,
+        path: PathBuf,
+        line: u64,
+    },
+    Writer {
+        output: BufWriter<File>,
+        /// Where the bytes go until the file is closed (None: in place).
+        temp: Option<PathBuf>,
+        path: PathBuf,
+    },
+}
+
+/// The open files of one VM, by handle (1-based; 0 is never a handle).
+#[derive(Default)]
+pub(crate) struct OpenFiles {
+    slots: Vec<Option<OpenFile>>,
+    temps: u64,
+}
+
+impl std::fmt::Debug for OpenFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpenFiles({} open)", self.slots.iter().flatten().count())
+    }
+}
+
+fn describe(path: &Path, what: &str, e: &std::io::Error) -> String {
+    format!("cannot {what} {}: {}", path.display(), e)
+}
+
+impl OpenFiles {
+    fn insert(&mut self, f: OpenFile) -> i64 {
+        if let Some(i) = self.slots.iter().position(Option::is_none) {
+            self.slots[i] = Some(f);
+            i as i64 + 1
+        } else {
+            self.slots.push(Some(f));
+            self.slots.len() as i64
+        }
+    }
+
+    fn get(&mut self, handle: i64) -> Result<&mut OpenFile, String> {
+        usize::try_from(handle)
+            .ok()
+            .and_then(|h| h.checked_sub(1))
+            .and_then(|i| self.slots.get_mut(i))
+            .and_then(Option::as_mut)
+            .ok_or_else(|| format!("file handle {handle} is not open"))
+    }
+
+    /// Open `path` for reading.
+    pub(crate) fn open_read(&mut self, path: &str) -> Result<i64, String> {
+        let p = PathBuf::from(path);
+        let f = File::open(&p).map_err(|e| describe(&p, "open", &e))?;
+        if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+            return Err(format!("cannot open {}: it is a directory", p.display()));
+        }
+        Ok(self.insert(OpenFile::Reader {
+            input: BufReader::with_capacity(BUFFER, f),
+            path: p,
+            line: 0,
+        }))
+    }
+
+    /// Open `path` for writing (replaced atomically at `close`).
+    pub(crate) fn open_write(&mut self, path: &str) -> Result<i64, String> {
+        let p = PathBuf::from(path);
+        let in_place = std::fs::metadata(&p).is_ok_and(|m| !m.is_file());
+        let (file, temp) = if in_place {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .map_err(|e| describe(&p, "write", &e))?;
+            (f, None)
+        } else {
+            let name = p
+                .file_name()
+                .ok_or_else(|| format!("cannot write {}: not a file name", p.display()))?;
+            self.temps += 1;
+            let t = p.with_file_name(format!(
+                ".{}.lupa-{}-{}.tmp",
+                name.to_string_lossy(),
+                std::process::id(),
+                self.temps
+            ));
+            let f = File::create(&t).map_err(|e| describe(&p, "write", &e))?;
+            (f, Some(t))
+        };
+        Ok(self.insert(OpenFile::Writer {
+            output: BufWriter::with_capacity(BUFFER, file),
+            temp,
+            path: p,
+        }))
+    }
+
+    /// The next line of a reader (without its end of line), or None at the end.
+    pub(crate) fn read_line(&mut self, handle: i64) -> Result<Option<Vec<u8>>, String> {
+        match self.get(handle)? {
+            OpenFile::Reader { input, path, line } => {
+                let mut buf = Vec::new();
+                let n = input
+                    .read_until(b'\n', &mut buf)
+                    .map_err(|e| describe(path, "read", &e))?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                    if buf.last() == Some(&b'\r') {
+                        buf.pop();
+                    }
+                }
+                *line += 1;
+                Ok(Some(buf))
+            }
+            OpenFile::Writer { path, .. } => Err(format!(
+                "cannot read {}: it is open for writing",
+                path.display()
+            )),
+        }
+    }
+
+    /// Up to `count` bytes of a reader, or None at the end.
+    pub(crate) fn read(&mut self, handle: i64, count: usize) -> Result<Option<Vec<u8>>, String> {
+        match self.get(handle)? {
+            OpenFile::Reader { input, path, .. } => {
+                let mut buf = Vec::with_capacity(count.min(BUFFER * 16));
+                input
+                    .by_ref()
+                    .take(count as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| describe(path, "read", &e))?;
+                Ok(if buf.is_empty() && count > 0 {
+                    None
+                } else {
+                    Some(buf)
+                })
+            }
+            OpenFile::Writer { path, .. } => Err(format!(
+                "cannot read {}: it is open for writing",
+                path.display()
+            )),
+        }
+    }
+
+    /// The number of lines a reader has answered.
+    pub(crate) fn line_number(&mut self, handle: i64) -> Result<u64, String> {
+        match self.get(handle)? {
+            OpenFile::Reader { line, .. } => Ok(*line),
+            OpenFile::Writer { .. } => Ok(0),
+        }
+    }
+
+    /// Append bytes to a writer.
+    pub(crate) fn write(&mut self, handle: i64, bytes: &[u8]) -> Result<(), String> {
+        match self.get(handle)? {
+            OpenFile::Writer { output, path, .. } => output
+                .write_all(bytes)
+                .map_err(|e| describe(path, "write", &e)),
+            OpenFile::Reader { path, .. } => Err(format!(
+                "cannot write {}: it is open for reading",
+                path.display()
+            )),
+        }
+    }
+
+    /// Close a file: a writer is flushed, synced and renamed over its target.
+    pub(crate) fn close(&mut self, handle: i64) -> Result<(), String> {
+        self.get(handle)?;
+        let i = handle as usize - 1;
+        match self.slots[i].take() {
+            Some(OpenFile::Writer { output, temp, path }) => {
+                let finish = |output: BufWriter<File>| -> std::io::Result<()> {
+                    let f = output.into_inner().map_err(|e| e.into_error())?;
+                    if temp.is_some() {
+                        f.sync_all()?;
+                    }
+                    Ok(())
+                };
+                if let Err(e) = finish(output) {
+                    if let Some(t) = &temp {
+                        let _ = std::fs::remove_file(t);
+                    }
+                    return Err(describe(&path, "write", &e));
+                }
+                if let Some(t) = temp {
+                    std::fs::rename(&t, &path).map_err(|e| {
+                        let _ = std::fs::remove_file(&t);
+                        describe(&path, "write", &e)
+                    })?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Close a file without finishing it: a writer's bytes are discarded and
+    /// its target left as it was.
+    pub(crate) fn abandon(&mut self, handle: i64) -> Result<(), String> {
+        self.get(handle)?;
+        if let Some(OpenFile::Writer {
+            temp: Some(t),
+            output,
+            ..
+        }) = self.slots[handle as usize - 1].take()
+        {
+            drop(output);
+            let _ = std::fs::remove_file(t);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OpenFiles {
+    fn drop(&mut self) {
+        for i in 0..self.slots.len() {
+            let _ = self.abandon(i as i64 + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writer_replaces_its_target_only_when_closed() {
+        let dir = std::env::temp_dir().join(format!("lupa-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("out.csv");
+        std::fs::write(&target, "old\n").unwrap();
+        let mut files = OpenFiles::default();
+        let w = files.open_write(target.to_str().unwrap()).unwrap();
+        files.write(w, b"a,b\r\n1,2\n3").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old\n");
+        files.close(w).unwrap();
+        let r = files.open_read(target.to_str().unwrap()).unwrap();
+        assert_eq!(files.read_line(r).unwrap(), Some(b"a,b".to_vec()));
+        assert_eq!(files.read_line(r).unwrap(), Some(b"1,2".to_vec()));
+        assert_eq!(files.read_line(r).unwrap(), Some(b"3".to_vec()));
+        assert_eq!(files.line_number(r).unwrap(), 3);
+        assert_eq!(files.read_line(r).unwrap(), None);
+        files.close(r).unwrap();
+        assert!(files.read_line(r).is_err());
+        let w = files.open_write(target.to_str().unwrap()).unwrap();
+        files.write(w, b"half").unwrap();
+        drop(files);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "a,b\r\n1,2\n3");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_path_and_the_reason() {
+        let mut files = OpenFiles::default();
+        let e = files.open_read("/nonexistent/lupa/x.csv").unwrap_err();
+        assert!(
+            e.starts_with("cannot open /nonexistent/lupa/x.csv: "),
+            "{e}"
+        );
+        let e = files.open_write("/nonexistent/lupa/x.csv").unwrap_err();
+        assert!(
+            e.starts_with("cannot write /nonexistent/lupa/x.csv: "),
+            "{e}"
+        );
+        assert!(files.read(7, 10).is_err());
+    }
+}
