@@ -44,17 +44,29 @@ impl Heap {
         let i = v.index();
         let h = &mut self.mem[i];
         if on {
+            if *h & TRACKED_BIT != 0 {
+                return;
+            }
             *h |= TRACKED_BIT;
             let now = self.stats.allocated_bytes;
-            self.tracked.entry(i).or_insert(Track {
-                tag: 0,
-                allocated_at: now,
-                scavenges: 0,
-                full_gcs: 0,
-            });
+            let young = self.is_young_index(i);
+            self.tracked.insert(
+                i,
+                young,
+                Track {
+                    tag: 0,
+                    allocated_at: now,
+                    scavenges: 0,
+                    full_gcs: 0,
+                    base: 0,
+                },
+            );
         } else {
+            if *h & TRACKED_BIT == 0 {
+                return;
+            }
             *h &= !TRACKED_BIT;
-            self.tracked.remove(&i);
+            self.tracked.remove(i);
         }
     }
 

@@ -150,16 +150,14 @@ impl Heap {
     /// GCs survived)`.
     pub fn untrack_samples(&mut self) -> Vec<(u64, u32, u32)> {
         let mut alive = Vec::new();
-        let mut untrack = Vec::new();
-        for (&i, t) in &self.tracked {
+        let young = self.tracked.young.len();
+        for (k, (i, t)) in self.tracked.drain_all().into_iter().enumerate() {
             if t.tag != 0 {
                 alive.push((t.tag, t.scavenges, t.full_gcs));
-                untrack.push(i);
+                self.mem[i] &= !crate::layout::TRACKED_BIT;
+            } else {
+                self.tracked.insert(i, k < young, t);
             }
-        }
-        for i in untrack {
-            self.tracked.remove(&i);
-            self.mem[i] &= !crate::layout::TRACKED_BIT;
         }
         alive.sort_unstable();
         alive
@@ -227,13 +225,16 @@ impl Heap {
             let tag = s.next_tag;
             s.next_tag += 1;
             self.mem[index] |= crate::layout::TRACKED_BIT;
+            let young = self.is_young_index(index);
             self.tracked.insert(
                 index,
+                young,
                 Track {
                     tag,
                     allocated_at: now,
                     scavenges: 0,
                     full_gcs: 0,
+                    base: 0,
                 },
             );
             self.samples.push(AllocationSample {

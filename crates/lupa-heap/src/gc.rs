@@ -22,7 +22,6 @@ use crate::layout::{
 use crate::lifetime::{Death, Track};
 use crate::stats::CollectionKind;
 use crate::value::Value;
-use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// A collection in progress. Obtained from [`Heap::start_collection`]; report
@@ -496,13 +495,17 @@ impl<'h> Collection<'h> {
         (h & FORWARDED != 0).then_some((h & !FORWARDED) as usize)
     }
 
+    /// A scavenge: young tracked objects that survived move (to a survivor
+    /// space or old space), the others died; old ones are not touched (their
+    /// scavenge count follows the table's counter).
     fn follow_tracked_scavenge(&mut self, gc: u64) {
-        if self.heap.tracked.is_empty() {
+        self.heap.tracked.scavenges = self.heap.tracked.scavenges.wrapping_add(1);
+        if self.heap.tracked.young.is_empty() {
             return;
         }
-        let tracked = std::mem::take(&mut self.heap.tracked);
-        let mut kept = FxHashMap::with_capacity_and_hasher(tracked.len(), Default::default());
-        for (i, mut t) in tracked {
+        let young = std::mem::take(&mut self.heap.tracked.young);
+        let mut kept = Vec::with_capacity(young.len() / 2);
+        for (i, mut t) in young {
             let now = if self.in_from(i) {
                 self.forwarded(i)
             } else {
@@ -511,7 +514,11 @@ impl<'h> Collection<'h> {
             match now {
                 Some(ni) => {
                     t.scavenges += 1;
-                    kept.insert(ni, t);
+                    if self.is_young(ni) {
+                        kept.push((ni, t));
+                    } else {
+                        self.heap.tracked.insert(ni, false, t);
+                    }
                 }
                 None => {
                     let d = self.death(i, t, gc);
@@ -519,7 +526,7 @@ impl<'h> Collection<'h> {
                 }
             }
         }
-        self.heap.tracked = kept;
+        self.heap.tracked.young = kept;
     }
 
     /// The future survivor space becomes the past one; eden is empty.
@@ -620,8 +627,7 @@ impl<'h> Collection<'h> {
         }
         // 2. Tracked objects: follow survivors, record the dead (headers are intact).
         if !self.heap.tracked.is_empty() {
-            let tracked = std::mem::take(&mut self.heap.tracked);
-            let mut kept = FxHashMap::with_capacity_and_hasher(tracked.len(), Default::default());
+            let tracked = self.heap.tracked.drain_all();
             for (i, mut t) in tracked {
                 let now = if self.is_young(i) {
                     if self.in_from(i) {
@@ -640,7 +646,8 @@ impl<'h> Collection<'h> {
                 match now {
                     Some(ni) => {
                         t.full_gcs += 1;
-                        kept.insert(ni, t);
+                        let young = self.is_young(ni);
+                        self.heap.tracked.insert(ni, young, t);
                     }
                     None => {
                         let d = self.death(i, t, gc);
@@ -648,7 +655,6 @@ impl<'h> Collection<'h> {
                     }
                 }
             }
-            self.heap.tracked = kept;
         }
         // 3. Update references to old objects: in live old objects (which are
         // remembered again if they refer to new space), in survivors, in the

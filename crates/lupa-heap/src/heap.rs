@@ -15,10 +15,9 @@
 
 use crate::config::*;
 use crate::layout::*;
-use crate::lifetime::{Death, Track};
+use crate::lifetime::{Death, TrackedTable};
 use crate::stats::{CollectionKind, HeapStats};
 use crate::value::Value;
-use rustc_hash::FxHashMap;
 
 /// Old space is initialised (zeroed) this many words ahead of use.
 pub(crate) const GROW_CHUNK_WORDS: usize = 128 << 10;
@@ -88,7 +87,7 @@ pub struct Heap {
     pub(crate) last_kind: Option<CollectionKind>,
     // ---- finalization and lifetime events ----
     pub(crate) mourn: Vec<Value>,
-    pub(crate) tracked: FxHashMap<usize, Track>,
+    pub(crate) tracked: TrackedTable,
     pub(crate) deaths: Vec<Death>,
     /// The allocation clock at which the next allocation is looked at by the
     /// allocation sampler (`u64::MAX`: sampling off; see `alloc_sampling.rs`).
@@ -140,7 +139,7 @@ impl Heap {
             stats: HeapStats::default(),
             last_kind: None,
             mourn: Vec::new(),
-            tracked: FxHashMap::default(),
+            tracked: TrackedTable::default(),
             deaths: Vec::new(),
             sample_at: u64::MAX,
             sampler: None,

@@ -35,4 +35,71 @@ pub(crate) struct Track {
     pub(crate) allocated_at: u64,
     pub(crate) scavenges: u32,
     pub(crate) full_gcs: u32,
+    /// For an old entry: the table's scavenge counter when `scavenges` was
+    /// last brought up to date ([`TrackedTable`]).
+    pub(crate) base: u32,
+}
+
+/// The tracked objects, by object index, split by generation so that a
+/// scavenge touches only the young ones.
+///
+/// Young entries live in a vector (a scavenge walks it once, in allocation
+/// order, and every survivor moves anyway); old entries in a hash map that a
+/// scavenge leaves alone. An old entry counts the scavenges it survived
+/// lazily: `scavenges` is its count when it entered the map and `base` the
+/// table's scavenge counter then, so its count at any later time is
+/// `scavenges + (self.scavenges - base)` ([`TrackedTable::survived`]).
+#[derive(Debug, Default)]
+pub(crate) struct TrackedTable {
+    pub(crate) young: Vec<(usize, Track)>,
+    pub(crate) old: rustc_hash::FxHashMap<usize, Track>,
+    /// Scavenges done since the heap was made.
+    pub(crate) scavenges: u32,
+}
+
+impl TrackedTable {
+    /// Number of tracked objects.
+    pub(crate) fn len(&self) -> usize {
+        self.young.len() + self.old.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.young.is_empty() && self.old.is_empty()
+    }
+
+    /// Track the object at `i` (young or not); its scavenge count starts at
+    /// `t.scavenges`.
+    pub(crate) fn insert(&mut self, i: usize, young: bool, mut t: Track) {
+        if young {
+            self.young.push((i, t));
+        } else {
+            t.base = self.scavenges;
+            self.old.insert(i, t);
+        }
+    }
+
+    /// Stop tracking the object at `i`.
+    pub(crate) fn remove(&mut self, i: usize) {
+        if self.old.remove(&i).is_none()
+            && let Some(k) = self.young.iter().position(|&(j, _)| j == i)
+        {
+            self.young.swap_remove(k);
+        }
+    }
+
+    /// `t` with its scavenge count brought up to date (for an entry taken out
+    /// of the old map).
+    pub(crate) fn survived(&self, mut t: Track) -> Track {
+        t.scavenges += self.scavenges.wrapping_sub(t.base);
+        t.base = self.scavenges;
+        t
+    }
+
+    /// Every entry, old ones with their counts up to date.
+    pub(crate) fn drain_all(&mut self) -> Vec<(usize, Track)> {
+        let mut all = std::mem::take(&mut self.young);
+        let old = std::mem::take(&mut self.old);
+        all.extend(old.into_iter().map(|(i, t)| (i, self.survived(t))));
+        all
+    }
 }

@@ -26,6 +26,8 @@ impl Heap {
         };
         let mut remembered_bits = 0usize;
         let mut tracked_bits = 0usize;
+        let young_tracked: rustc_hash::FxHashSet<usize> =
+            self.tracked.young.iter().map(|&(i, _)| i).collect();
         for (r, &(start, end)) in regions.iter().enumerate() {
             let old = r == 0 || r == 3;
             let mut i = start;
@@ -76,7 +78,7 @@ impl Heap {
                 }
                 if h & TRACKED_BIT != 0 {
                     tracked_bits += 1;
-                    if !self.tracked.contains_key(&i) {
+                    if !self.tracked.old.contains_key(&i) && !young_tracked.contains(&i) {
                         return Err(format!("tracked object at {i} is not in the tracked table"));
                     }
                 }
