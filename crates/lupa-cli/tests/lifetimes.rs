@@ -191,20 +191,24 @@ fn json_metadata_states_mode_sampling_totals_and_units() {
 #[test]
 fn trace_events_hold_every_collection() {
     let dir = project();
-    let r = lifetimes(
-        dir.path(),
-        &["--rate", "1", "--format", "trace", "-o", "t.json"],
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let text = std::fs::read_to_string(dir.path().join("t.json")).expect("written");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    let events = v["traceEvents"].as_array().expect("traceEvents");
-    let gcs = events.iter().filter(|e| e["ph"] == "X").count();
-    assert!(gcs >= 2, "{gcs} collections");
-    for e in events {
-        assert!(e["ph"].is_string() && e["pid"].is_number() && e["tid"].is_number());
-        if e["ph"] != "M" {
-            assert!(e["ts"].is_number());
+    for mode in ["vm", "faithful"] {
+        let r = lifetimes(
+            dir.path(),
+            &[
+                "--mode", mode, "--rate", "1", "--format", "trace", "-o", "t.json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let text = std::fs::read_to_string(dir.path().join("t.json")).expect("written");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let events = v["traceEvents"].as_array().expect("traceEvents");
+        let gcs = events.iter().filter(|e| e["ph"] == "X").count();
+        assert!(gcs >= 2, "{mode}: {gcs} collections");
+        for e in events {
+            assert!(e["ph"].is_string() && e["pid"].is_number() && e["tid"].is_number());
+            if e["ph"] != "M" {
+                assert!(e["ts"].is_number());
+            }
         }
     }
 }

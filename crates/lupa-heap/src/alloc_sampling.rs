@@ -41,6 +41,9 @@ pub enum SamplingPolicy {
         /// Seed of the interval generator.
         seed: u64,
     },
+    /// No allocation: the sampler is on only so that a lifetime recording
+    /// logs the collections (faithful mode samples in Smalltalk).
+    Nothing,
 }
 
 /// A sampled allocation, as the heap saw it.
@@ -124,8 +127,8 @@ impl Heap {
         let sampler = AllocSampler {
             policy,
             seen: 0,
-            // A zero state would stay zero.
-            rng: seed ^ 0x9E37_79B9_7F4A_7C15 | 1,
+            // Every seed its own stream (a zero state would stay zero).
+            rng: mix_seed(seed),
             next_tag: 1,
             ignored: class_set(ignored),
             only: class_set(only),
@@ -219,6 +222,7 @@ impl Heap {
             SamplingPolicy::Poisson { mean_bytes, .. } => {
                 (true, 1.0 - (-(bytes as f64) / mean_bytes.max(1.0)).exp())
             }
+            SamplingPolicy::Nothing => (false, 0.0),
         };
         let class = (header0 & crate::layout::CLASS_MASK) as u32;
         if chosen && s.wants_class(class) {
@@ -256,6 +260,7 @@ impl Heap {
         self.sample_at = match s.policy {
             // Every allocation goes through `sample_allocation`.
             SamplingPolicy::All | SamplingPolicy::EveryNth(_) => now + 1,
+            SamplingPolicy::Nothing => u64::MAX,
             SamplingPolicy::Poisson { mean_bytes, .. } => {
                 let u = s.next_uniform();
                 let gap = (-u.ln() * mean_bytes.max(1.0)).ceil() as u64;
@@ -263,5 +268,29 @@ impl Heap {
                 now + gap.max(1)
             }
         };
+    }
+}
+
+/// A generator state from a seed: SplitMix64's finaliser, so that seeds that
+/// differ in one bit start far apart; never zero.
+fn mix_seed(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    if z == 0 { 1 } else { z }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn neighbouring_seeds_give_different_streams() {
+        let states: Vec<u64> = (0..64).map(super::mix_seed).collect();
+        for (i, a) in states.iter().enumerate() {
+            assert_ne!(*a, 0);
+            for b in &states[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
     }
 }

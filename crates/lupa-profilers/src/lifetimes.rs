@@ -162,11 +162,20 @@ fn run_faithful(
             let a = h.get(vm, a);
             send(vm, &h, p, "ignore:", &[a])?;
         }
+        // The VM logs the collections (for the trace); it samples nothing.
+        vm.start_lifetimes(LifetimeOptions {
+            policy: SamplingPolicy::Nothing,
+            only: Vec::new(),
+            ignored: Vec::new(),
+            stack_depth: 1,
+        });
         send(vm, &h, p, "startProfiling", &[])?;
         let result = vm.run_main(args);
         send(vm, &h, p, "stopProfiling", &[])?;
+        let log = vm.stop_lifetimes();
         send(vm, &h, p, "handOverToVm", &[])?;
-        let recording = vm.take_last_lifetimes().unwrap_or_default();
+        let mut recording = vm.take_last_lifetimes().unwrap_or_default();
+        recording.collections = log.collections;
         Ok((recording, result))
     })();
     h.release(vm);
