@@ -255,39 +255,52 @@ mod tests {
     #[test]
     fn a_writer_replaces_its_target_only_when_closed() {
         let dir = std::env::temp_dir().join(format!("lupa-files-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).expect("works");
         let target = dir.join("out.csv");
-        std::fs::write(&target, "old\n").unwrap();
+        std::fs::write(&target, "old\n").expect("works");
         let mut files = OpenFiles::default();
-        let w = files.open_write(target.to_str().unwrap()).unwrap();
-        files.write(w, b"a,b\r\n1,2\n3").unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old\n");
-        files.close(w).unwrap();
-        let r = files.open_read(target.to_str().unwrap()).unwrap();
-        assert_eq!(files.read_line(r).unwrap(), Some(b"a,b".to_vec()));
-        assert_eq!(files.read_line(r).unwrap(), Some(b"1,2".to_vec()));
-        assert_eq!(files.read_line(r).unwrap(), Some(b"3".to_vec()));
-        assert_eq!(files.line_number(r).unwrap(), 3);
-        assert_eq!(files.read_line(r).unwrap(), None);
-        files.close(r).unwrap();
+        let w = files
+            .open_write(target.to_str().expect("works"))
+            .expect("works");
+        files.write(w, b"a,b\r\n1,2\n3").expect("works");
+        assert_eq!(std::fs::read_to_string(&target).expect("works"), "old\n");
+        files.close(w).expect("works");
+        let r = files
+            .open_read(target.to_str().expect("works"))
+            .expect("works");
+        assert_eq!(files.read_line(r).expect("works"), Some(b"a,b".to_vec()));
+        assert_eq!(files.read_line(r).expect("works"), Some(b"1,2".to_vec()));
+        assert_eq!(files.read_line(r).expect("works"), Some(b"3".to_vec()));
+        assert_eq!(files.line_number(r).expect("works"), 3);
+        assert_eq!(files.read_line(r).expect("works"), None);
+        files.close(r).expect("works");
         assert!(files.read_line(r).is_err());
-        let w = files.open_write(target.to_str().unwrap()).unwrap();
-        files.write(w, b"half").unwrap();
+        let w = files
+            .open_write(target.to_str().expect("works"))
+            .expect("works");
+        files.write(w, b"half").expect("works");
         drop(files);
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "a,b\r\n1,2\n3");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&target).expect("works"),
+            "a,b\r\n1,2\n3"
+        );
+        assert_eq!(std::fs::read_dir(&dir).expect("works").count(), 1);
+        std::fs::remove_dir_all(&dir).expect("works");
     }
 
     #[test]
     fn errors_name_the_path_and_the_reason() {
         let mut files = OpenFiles::default();
-        let e = files.open_read("/nonexistent/lupa/x.csv").unwrap_err();
+        let e = files
+            .open_read("/nonexistent/lupa/x.csv")
+            .expect_err("fails");
         assert!(
             e.starts_with("cannot open /nonexistent/lupa/x.csv: "),
             "{e}"
         );
-        let e = files.open_write("/nonexistent/lupa/x.csv").unwrap_err();
+        let e = files
+            .open_write("/nonexistent/lupa/x.csv")
+            .expect_err("fails");
         assert!(
             e.starts_with("cannot write /nonexistent/lupa/x.csv: "),
             "{e}"
