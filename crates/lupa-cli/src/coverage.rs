@@ -115,24 +115,8 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
         );
     }
     let bytes = render(vm, &mut run, a.format, dest.as_deref())?;
-    match &dest {
-        Some(p) => {
-            crate::save::save(p, &bytes).map_err(VmError::Io)?;
-            if a.output.is_none() {
-                eprintln!(
-                    "lupa: wrote the coverage report to {} (-o FILE to choose, -o - for standard output)",
-                    p.display()
-                );
-            }
-        }
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| VmError::Io(format!("cannot write the report: {e}")))?;
-        }
-    }
+    crate::save::deliver(dest.as_deref(), &bytes, "coverage", a.output.is_none())
+        .map_err(VmError::Io)?;
     Ok(if run.failed == 0 { 0 } else { 1 })
 }
 

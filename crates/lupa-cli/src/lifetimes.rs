@@ -139,24 +139,8 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
     vm.flush()?;
     let code = run.result?;
     let bytes = render(&run.lifetimes, a)?;
-    match &dest {
-        Some(p) => {
-            crate::save::save(p, &bytes).map_err(VmError::Io)?;
-            if a.output.is_none() {
-                eprintln!(
-                    "lupa: wrote the lifetime report to {} (-o FILE to choose, -o - for standard output)",
-                    p.display()
-                );
-            }
-        }
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| VmError::Io(format!("cannot write the report: {e}")))?;
-        }
-    }
+    crate::save::deliver(dest.as_deref(), &bytes, "lifetime", a.output.is_none())
+        .map_err(VmError::Io)?;
     Ok(code)
 }
 

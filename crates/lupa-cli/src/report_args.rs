@@ -125,25 +125,10 @@ impl ReportArgs {
         let mut buf = Vec::new();
         report::write(profile, self.format.0, options, &mut buf)
             .map_err(|e| VmError::Io(format!("cannot encode the report: {e}")))?;
-        match dest {
-            Destination::File { path, default } => {
-                crate::save::save(path, &buf).map_err(VmError::Io)?;
-                if *default {
-                    eprintln!(
-                        "lupa: wrote the {} report to {} (-o FILE to choose, -o - for standard output)",
-                        self.format.0,
-                        path.display()
-                    );
-                }
-                Ok(())
-            }
-            Destination::Stdout | Destination::StdoutOnly => {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                out.write_all(&buf).and_then(|()| out.flush()).map_err(|e| {
-                    VmError::Io(format!("cannot write the report to standard output: {e}"))
-                })
-            }
-        }
+        let (path, default) = match dest {
+            Destination::File { path, default } => (Some(path.as_path()), *default),
+            Destination::Stdout | Destination::StdoutOnly => (None, false),
+        };
+        crate::save::deliver(path, &buf, &self.format.0.to_string(), default).map_err(VmError::Io)
     }
 }

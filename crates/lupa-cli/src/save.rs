@@ -129,3 +129,33 @@ mod tests {
         assert!(e.contains("/nonexistent-lupa-dir/out.json"), "{e}");
     }
 }
+
+/// Deliver a report: to `dest` (atomically, saying where when the path was
+/// chosen by default: `announce`), or to standard output when `dest` is None.
+/// `what` names the report in the message ("coverage", "lifetime").
+pub(crate) fn deliver(
+    dest: Option<&Path>,
+    bytes: &[u8],
+    what: &str,
+    announce: bool,
+) -> Result<(), String> {
+    match dest {
+        Some(p) => {
+            save(p, bytes)?;
+            if announce {
+                eprintln!(
+                    "lupa: wrote the {what} report to {} (-o FILE to choose, -o - for standard output)",
+                    p.display()
+                );
+            }
+            Ok(())
+        }
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the report to standard output: {e}"))
+        }
+    }
+}
