@@ -9,7 +9,7 @@
 //!   records its death (the allocation clock, the collections it survived)
 //!   when a collection finds it dead;
 //! - **the interpreter** adds the allocation site at the first observation
-//!   point after the allocation ([`Vm::take_allocation_samples`]): right after
+//!   point after the allocation (`Vm::take_allocation_samples`): right after
 //!   a primitive returns (exact: the caller's send), before the next send of
 //!   the running frame, at the next safepoint, and before any collection.
 //!   Allocations the interpreter makes itself (closures, boxed floats,
