@@ -35,6 +35,8 @@ pub(crate) enum LifetimesFormat {
     Html,
     /// Chrome trace events: collections and allocation rate over time (Perfetto).
     Trace,
+    /// Pretenuring advice: the long-lived and immortal sites, as JSON for `--pretenure FILE`.
+    Advice,
 }
 
 impl LifetimesFormat {
@@ -46,6 +48,7 @@ impl LifetimesFormat {
             LifetimesFormat::Svg => Some("lifetimes.svg"),
             LifetimesFormat::Html => Some("lifetimes.html"),
             LifetimesFormat::Trace => Some("lifetimes.trace.json"),
+            LifetimesFormat::Advice => Some("pretenure.json"),
         }
     }
 }
@@ -157,6 +160,29 @@ fn render(l: &Lifetimes, a: &LifetimesArgs) -> Result<Vec<u8>, VmError> {
         LifetimesFormat::Svg => lifetimes::svg::write_all(l, &mut out).map_err(io)?,
         LifetimesFormat::Html => lifetimes::html::write(l, &mut out).map_err(io)?,
         LifetimesFormat::Trace => lifetimes::trace::write(l, &mut out).map_err(io)?,
+        LifetimesFormat::Advice => lifetimes::advice::write(l, &mut out).map_err(io)?,
     }
     Ok(out)
+}
+
+/// The sites of a pretenuring advice file (`--pretenure FILE`), one per class
+/// of each site, for the VM.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PretenureArg(pub Vec<lupa_vm::PretenureSite>);
+
+/// Read and check an advice file written by `lupa lifetimes --format advice`.
+pub(crate) fn parse_pretenure(path: &str) -> Result<PretenureArg, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let advice = lifetimes::advice::Advice::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    let mut sites = Vec::new();
+    for s in advice.sites {
+        for c in s.classes {
+            sites.push(lupa_vm::PretenureSite {
+                class: c,
+                method: s.method.clone(),
+                pc: s.pc,
+            });
+        }
+    }
+    Ok(PretenureArg(sites))
 }

@@ -147,6 +147,10 @@ struct VmArgs {
     /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
     #[arg(long, global = true)]
     gc_stress: bool,
+    /// Allocate the objects of the long-lived and immortal sites of FILE (written by
+    /// `lupa lifetimes --format advice`) directly in old space.
+    #[arg(long, value_name = "FILE", global = true, value_parser = lifetimes::parse_pretenure)]
+    pretenure: Option<lifetimes::PretenureArg>,
     /// Check the whole heap after every collection.
     #[arg(long, global = true)]
     verify_heap: bool,
@@ -378,6 +382,9 @@ fn options(a: &VmArgs) -> VmOptions {
     if let Some(t) = a.tenuring_threshold {
         o.heap.tenuring_threshold = t;
     }
+    if let Some(p) = &a.pretenure {
+        o.pretenure = p.0.clone();
+    }
     o.heap.stress = a.gc_stress;
     // Debug builds (the test suite) always verify the heap after every collection.
     o.verify_heap = a.verify_heap || o.verify_heap;
@@ -441,6 +448,13 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
+    if args.pretenure.is_some() {
+        let (objects, bytes) = vm.pretenured();
+        eprintln!(
+            "pretenured:         {objects} objects, {} (allocated in old space by the advice)",
+            size_label(bytes as usize)
+        );
+    }
 }
 
 fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> ExitCode {

@@ -67,6 +67,36 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
         .map_err(|e| fail(e.to_string()))
 }
 
+/// Deliver a report: to `dest` (atomically, saying where when the path was
+/// chosen by default: `announce`), or to standard output when `dest` is None.
+/// `what` names the report in the message ("coverage", "lifetime").
+pub(crate) fn deliver(
+    dest: Option<&Path>,
+    bytes: &[u8],
+    what: &str,
+    announce: bool,
+) -> Result<(), String> {
+    match dest {
+        Some(p) => {
+            save(p, bytes)?;
+            if announce {
+                eprintln!(
+                    "lupa: wrote the {what} report to {} (-o FILE to choose, -o - for standard output)",
+                    p.display()
+                );
+            }
+            Ok(())
+        }
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the report to standard output: {e}"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,35 +157,5 @@ mod tests {
     fn an_unwritable_directory_is_a_clear_error() {
         let e = save(Path::new("/nonexistent-lupa-dir/out.json"), b"x").expect_err("fails");
         assert!(e.contains("/nonexistent-lupa-dir/out.json"), "{e}");
-    }
-}
-
-/// Deliver a report: to `dest` (atomically, saying where when the path was
-/// chosen by default: `announce`), or to standard output when `dest` is None.
-/// `what` names the report in the message ("coverage", "lifetime").
-pub(crate) fn deliver(
-    dest: Option<&Path>,
-    bytes: &[u8],
-    what: &str,
-    announce: bool,
-) -> Result<(), String> {
-    match dest {
-        Some(p) => {
-            save(p, bytes)?;
-            if announce {
-                eprintln!(
-                    "lupa: wrote the {what} report to {} (-o FILE to choose, -o - for standard output)",
-                    p.display()
-                );
-            }
-            Ok(())
-        }
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write the report to standard output: {e}"))
-        }
     }
 }

@@ -346,3 +346,68 @@ fn records_hold_under_gc_stress_with_a_verified_heap() {
             .all(|t| t[11] == "false" && (t[9] == "0" || t[9] == "1"))
     );
 }
+
+#[test]
+fn advice_pretenures_the_long_lived_site_only() {
+    let dir = project();
+    let r = lifetimes(
+        dir.path(),
+        &["--rate", "1", "--format", "advice", "-o", "advice.json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.path().join("advice.json")).expect("written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["format"], "lupa-pretenure-advice");
+    let sites = v["sites"].as_array().expect("sites");
+    let nodes: Vec<_> = sites
+        .iter()
+        .filter(|s| {
+            s["classes"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c == "Node"))
+        })
+        .collect();
+    assert_eq!(nodes.len(), 1, "{text}");
+    assert_eq!(nodes[0]["method"], "Churn>>run");
+    assert_eq!(nodes[0]["advice"], "immortal");
+    assert!(!text.contains("\"Temp\""), "{text}");
+    // Given back to the VM: the 50 nodes go to old space, the temporaries do not;
+    // under GC stress with heap verification (the write barrier of old objects).
+    for extra in [&[][..], &["--gc-stress", "--verify-heap"][..]] {
+        let mut args = vec![
+            "run",
+            "-cp",
+            ".",
+            "--pretenure",
+            "advice.json",
+            "--gc-stats",
+        ];
+        args.extend_from_slice(extra);
+        args.push("Churn");
+        let r = lupa_in(dir.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(r.stdout.trim(), "50");
+        // The 50 nodes, and the few objects class loading makes at the immortal
+        // site of System>>resolve: (none of the 300 temporaries).
+        let n: u64 = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("pretenured:"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("a pretenured line");
+        assert!((50..60).contains(&n), "{}", r.stderr);
+    }
+    // A file that is not advice is a usage error naming it.
+    std::fs::write(dir.path().join("bad.json"), "{\"x\": 1}").expect("write");
+    let r = lupa_in(
+        dir.path(),
+        &["run", "-cp", ".", "--pretenure", "bad.json", "Churn"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bad.json: not a pretenuring advice file"),
+        "{}",
+        r.stderr
+    );
+}

@@ -52,6 +52,20 @@ impl Heap {
         Ok(index)
     }
 
+    /// Allocate the next object directly in old space (pretenuring: its
+    /// allocation site is known to make long-lived objects). The fast path is
+    /// untouched: the next allocation takes the slow path because the
+    /// large-object bound is 0 until it is made. The caller allocates right
+    /// away, with no collection in between, and the object must be initialised
+    /// like any old object (the write barrier applies to later stores).
+    pub fn tenure_next_allocation(&mut self) {
+        if !self.tenure_next {
+            self.tenure_next = true;
+            self.saved_large_words = self.large_words;
+            self.large_words = 0;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(&mut self, total: usize) -> Result<usize, OutOfMemory> {
@@ -64,6 +78,11 @@ impl Heap {
         }
         if self.config.stress {
             self.gc_requested = true;
+        }
+        if self.tenure_next {
+            self.tenure_next = false;
+            self.large_words = self.saved_large_words;
+            return self.alloc_old(total);
         }
         if total <= self.large_words {
             let new_top = self.top + total;

@@ -66,6 +66,11 @@ pub struct Heap {
     pub(crate) store_len: usize,
     pub(crate) store_overflow: bool,
     pub(crate) large_words: usize,
+    /// The next allocation goes to old space (`tenure_next_allocation`);
+    /// `large_words` is 0 meanwhile, so that it takes the slow path.
+    pub(crate) tenure_next: bool,
+    /// `large_words` while `tenure_next` holds it at 0.
+    pub(crate) saved_large_words: usize,
     // ---- policy ----
     pub(crate) config: HeapConfig,
     pub(crate) gc_requested: bool,
@@ -126,6 +131,8 @@ impl Heap {
             store_len: 0,
             store_overflow: false,
             large_words: 0,
+            tenure_next: false,
+            saved_large_words: 0,
             hash_state: config.hash_seed | 1,
             config,
             gc_requested: false,
@@ -178,6 +185,7 @@ impl Heap {
         self.eden_threshold = self.eden_end - slack;
         // Large objects go to old space; never more than a quarter of eden.
         self.large_words = (self.config.large_object_bytes / 8).min(eden / 4).max(64);
+        self.tenure_next = false;
         if self.config.stress {
             self.eden_threshold = 0;
         }

@@ -24,6 +24,7 @@
 //!   indexes [`Lifetimes::stacks`], whose entries index [`Lifetimes::sites`],
 //!   the allocation site first (records share their names and stacks).
 
+pub mod advice;
 pub mod analysis;
 pub mod csv;
 pub mod html;

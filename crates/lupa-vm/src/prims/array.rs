@@ -75,7 +75,12 @@ fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
             "cannot create an array with a negative size ({n})"
         )));
     }
-    Ok(Answer(vm.instantiate(c, n as usize)?))
+    let pretenured = vm.pretenure_if_advised(c);
+    let v = vm.instantiate(c, n as usize)?;
+    if pretenured {
+        vm.note_pretenured(v);
+    }
+    Ok(Answer(v))
 }
 
 /// `Class>>new:` for any indexable class (Array subclasses, byte and word classes).

@@ -34,7 +34,12 @@ fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
             vm.class_name(c)
         )));
     }
-    Ok(Answer(vm.instantiate(c, 0)?))
+    let pretenured = vm.pretenure_if_advised(c);
+    let v = vm.instantiate(c, 0)?;
+    if pretenured {
+        vm.note_pretenured(v);
+    }
+    Ok(Answer(v))
 }
 
 fn class_superclass(vm: &mut Vm, args: Args) -> PrimResult {

@@ -20,6 +20,9 @@ pub struct VmOptions {
     pub verify_heap: bool,
     /// Discard the program's standard output (for calibration runs).
     pub quiet: bool,
+    /// Allocation sites whose objects are allocated in old space
+    /// (`--pretenure FILE`; see `pretenure.rs`).
+    pub pretenure: Vec<crate::pretenure::PretenureSite>,
 }
 
 impl Default for VmOptions {
@@ -31,6 +34,7 @@ impl Default for VmOptions {
             max_frames: 200_000,
             verify_heap: cfg!(debug_assertions),
             quiet: false,
+            pretenure: Vec::new(),
         }
     }
 }

@@ -83,6 +83,8 @@ pub struct Vm {
     pub(crate) last_lifetimes: Option<crate::lifetimes::LifetimeRecording>,
     /// The files the program has open (`File`, `prims/file.rs`).
     pub(crate) files: crate::files::OpenFiles,
+    /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
+    pub(crate) pretenuring: Option<crate::pretenure::Pretenuring>,
 }
 
 impl Vm {
@@ -122,7 +124,9 @@ impl Vm {
             profilers: Default::default(),
             last_lifetimes: None,
             files: Default::default(),
+            pretenuring: None,
         };
+        vm.pretenuring = crate::pretenure::Pretenuring::new(&vm.options.pretenure);
         crate::prims::register_all(&mut vm);
         vm.bootstrap()?;
         Ok(vm)
