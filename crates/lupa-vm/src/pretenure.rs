@@ -10,7 +10,8 @@
 //! constructor skipped, so the advice of a profile applies as it was found.
 //!
 //! Cost: nothing when there is no advice. With advice, the allocating
-//! primitives (`new`, `new:`) look the class up in a per-class-index table
+//! primitives (`new`, `new:`, String `concatenate:` and
+//! `primSubstringFrom:to:`) look the class up in a per-class-index table
 //! (resolved by name once per class); only classes named in the advice pay
 //! for finding the site, cached per (class, method, pc).
 
@@ -105,6 +106,20 @@ impl Vm {
         }
         self.pretenuring = Some(p);
         advised
+    }
+
+    /// A new String with these bytes, made by a primitive for the running
+    /// frame: in old space when the advice names the site.
+    pub(crate) fn string_at_site(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<lupa_heap::Value, lupa_heap::OutOfMemory> {
+        let pretenured = self.pretenure_if_advised(crate::objects::cls::STRING);
+        let v = self.heap.alloc_bytes(crate::objects::cls::STRING, bytes)?;
+        if pretenured {
+            self.note_pretenured(v);
+        }
+        Ok(v)
     }
 
     /// Objects allocated in old space by the pretenuring advice, and their bytes.

@@ -29,7 +29,7 @@ fn concatenate(vm: &mut Vm, args: Args) -> PrimResult {
     let mut x = Vec::with_capacity(vm.heap.size(a) + vm.heap.size(b));
     x.extend_from_slice(vm.heap.bytes(a));
     x.extend_from_slice(vm.heap.bytes(b));
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &x)?))
+    Ok(Answer(vm.string_at_site(&x)?))
 }
 
 fn as_symbol(vm: &mut Vm, args: Args) -> PrimResult {
@@ -110,7 +110,7 @@ fn substring(vm: &mut Vm, args: Args) -> PrimResult {
         )));
     }
     let piece = vm.heap.bytes(a)[(from - 1) as usize..to as usize].to_vec();
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &piece)?))
+    Ok(Answer(vm.string_at_site(&piece)?))
 }
 
 #[cold]
