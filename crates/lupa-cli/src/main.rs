@@ -3,6 +3,7 @@
 mod calibrate;
 mod coverage;
 mod gcbench;
+mod history;
 mod lifetimes;
 mod progress;
 mod proxies;
@@ -100,6 +101,11 @@ enum Command {
     /// time, scavenges and full GCs.
     #[command(name = "gc-bench", after_help = EXIT_CODES)]
     GcBench(gcbench::GcBenchArgs),
+    /// Profile history across versions (Hip, the Spy paper's section 4.3): record a program's
+    /// exact send counts per method for each version (or git revision), list them, compare two
+    /// versions (higher, lower, unchanged, removed, new), follow a method, check for growth.
+    #[command(after_help = history::EXIT_CODES)]
+    History(history::HistoryArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     #[command(after_help = EXIT_CODES)]
@@ -792,6 +798,7 @@ fn main() -> ExitCode {
             })
         }
         Command::GcBench(g) => gcbench::main(&g),
+        Command::History(h) => history::main(&h),
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {
                 lupa_profilers::calibration::default_basket()

@@ -43,6 +43,7 @@
 mod builder;
 pub mod coverage;
 mod graft;
+pub mod history;
 mod ids;
 pub mod lifetimes;
 mod processes;

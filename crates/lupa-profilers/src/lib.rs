@@ -43,6 +43,7 @@
 pub mod calibration;
 pub mod compteur;
 mod context_tree;
+pub mod history;
 pub mod lifetimes;
 pub mod measure;
 pub mod mode;

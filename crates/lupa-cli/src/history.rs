@@ -1,0 +1,397 @@
+//! `lupa history`: Hip, the profile history of a program across versions
+//! (record, log, diff, show, check). The recording, the store and the diff
+//! are in `lupa_profilers::history` and `lupa_prof::history`; this file parses
+//! arguments, prints and chooses exit codes.
+
+use clap::{Args, Subcommand, ValueEnum};
+use lupa_prof::history::{self as model, DiffOptions, Measure, text};
+use lupa_profilers::history::{self as hip, HistoryError, ProfileStore, SqliteStore};
+use lupa_vm::VmError;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::VmArgs;
+
+/// The exit codes of `lupa history`, shown in its `--help`.
+pub(crate) const EXIT_CODES: &str = "Exit codes (lupa history):
+  0    success; check: no method grew past the bound
+  1    check: a method grew past the bound (each one is named); record: the program
+       failed (an uncaught error or a non-zero exit status; nothing is recorded)
+  2    bad usage: unknown option or argument, unknown version or method, a label that
+       exists already (record --replace), REPO not a git repository, unknown revision
+  65   record: a syntax or compile error in the program
+  66   record: a class that cannot be found
+  70   record: a fatal runtime error in the program, or git failed (cannot run, worktree)
+  74   the database is missing (log, diff, show, check), is not a Lupa profile
+       database (corrupt, another file, a newer schema), or cannot be read or
+       written; -o FILE cannot be written";
+
+/// `lupa history` arguments.
+#[derive(Args, Debug)]
+pub(crate) struct HistoryArgs {
+    /// The profile database (SQLite); `record` creates it and its directory.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = hip::store::DEFAULT_PATH,
+        global = true
+    )]
+    db: PathBuf,
+    #[command(subcommand)]
+    command: HistoryCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HistoryCommand {
+    /// Profile a program once with Compteur's exact send counts and store its
+    /// per-method metrics as a version (--label NAME); or each revision of a
+    /// git range, checked out in a temporary worktree (--git REPO --revs A..B).
+    #[command(after_help = EXIT_CODES)]
+    Record(RecordArgs),
+    /// List the recorded versions, oldest first.
+    #[command(after_help = EXIT_CODES)]
+    Log(LogArgs),
+    /// Compare two versions (labels or ids): per method, class and package
+    /// one of five states, higher (red), lower (green), unchanged (white),
+    /// removed (black), new (yellow), with the delta.
+    #[command(after_help = EXIT_CODES)]
+    Diff(DiffArgs),
+    /// One method across all versions, version V marked.
+    #[command(after_help = EXIT_CODES)]
+    Show(ShowArgs),
+    /// Fail (exit 1) when a method's total sends grew by more than a bound
+    /// between a baseline and another version (the latest by default).
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    #[command(flatten)]
+    vm: VmArgs,
+    /// The version's label (unique in the database).
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "git",
+        conflicts_with = "git"
+    )]
+    label: Option<String>,
+    /// Record revisions of the git repository REPO (labels: short hash and subject);
+    /// -cp paths are resolved inside each checkout (default: its top directory).
+    #[arg(long, value_name = "REPO", requires = "revs")]
+    git: Option<PathBuf>,
+    /// The revisions: A..B (git rev-list --reverse A..B) or one revision.
+    #[arg(long, value_name = "A..B", requires = "git")]
+    revs: Option<String>,
+    /// Record every K-th revision of the range (the last one always).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    /// Replace a version of the same label instead of refusing.
+    #[arg(long)]
+    replace: bool,
+    /// The program: CLASS and its arguments (after `--`).
+    #[arg(
+        required = true,
+        value_name = "CLASS [ARGS]",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    program: Vec<String>,
+}
+
+/// Formats of `log` and `show`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormat {
+    /// A table.
+    Text,
+    /// A JSON document.
+    Json,
+}
+
+/// Formats of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    /// Tables of packages, classes and methods.
+    Text,
+    /// A JSON document (lupa-history-diff/1).
+    Json,
+    /// The semaphore picture: classes as boxes of method squares coloured by state.
+    Svg,
+    /// One HTML page: the picture and the tables.
+    Html,
+}
+
+#[derive(Args, Debug)]
+struct LogArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    format: ListFormat,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+fn parse_measure(s: &str) -> Result<Measure, String> {
+    s.parse()
+}
+
+/// `5%`, `5` or `0.5%` as a percentage (not negative).
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage (e.g. 5%)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("`{s}`: the percentage must be 0 or more"));
+    }
+    Ok(v)
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// The earlier version (label or id).
+    from: String,
+    /// The later version (label or id).
+    to: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    format: DiffFormat,
+    /// What methods are compared by: total (sends of the method and all it called),
+    /// self (sends in the method itself) or activations.
+    #[arg(long, value_name = "METRIC", default_value = "total", value_parser = parse_measure)]
+    metric: Measure,
+    /// Changes up to this percentage count as unchanged (counts are exact: 0 by default).
+    #[arg(long, value_name = "PCT", default_value = "0", value_parser = parse_percent)]
+    tolerance: f64,
+    /// Text: also list unchanged methods.
+    #[arg(long)]
+    all: bool,
+    /// Text: at most N method rows.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ShowArgs {
+    /// The version to mark (label or id).
+    version: String,
+    /// The method, as reports name it (`Class>>selector`).
+    method: String,
+    /// The metric whose states are shown (total, self, activations).
+    #[arg(long, value_name = "METRIC", default_value = "total", value_parser = parse_measure)]
+    metric: Measure,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    format: ListFormat,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// The reference version (label or id).
+    #[arg(long, value_name = "V")]
+    baseline: String,
+    /// The version checked (label or id; default: the latest).
+    #[arg(long, value_name = "V")]
+    against: Option<String>,
+    /// The largest allowed growth of a method's total sends, e.g. 5%.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    max_increase: f64,
+}
+
+/// Run `lupa history`.
+pub(crate) fn main(a: &HistoryArgs) -> ExitCode {
+    match run(a) {
+        Ok(code) => code,
+        Err(Failure::History(e)) => report(&e),
+        Err(Failure::Write(m)) => {
+            eprintln!("lupa: {m}");
+            ExitCode::from(74)
+        }
+    }
+}
+
+/// Why a history command stopped.
+enum Failure {
+    History(HistoryError),
+    Write(String),
+}
+
+impl From<HistoryError> for Failure {
+    fn from(e: HistoryError) -> Failure {
+        Failure::History(e)
+    }
+}
+
+/// Print `e` and answer its exit code (see [`EXIT_CODES`]).
+fn report(e: &HistoryError) -> ExitCode {
+    use HistoryError as H;
+    let code = match e {
+        H::UnknownVersion(_)
+        | H::UnknownMethod { .. }
+        | H::DuplicateLabel(_)
+        | H::NotAGitRepository { .. }
+        | H::UnknownRevision(_)
+        | H::EmptyRange(_) => 2,
+        H::ProgramExit { .. } => 1,
+        H::Program { error, .. } => match error {
+            VmError::Compile(_) => 65,
+            VmError::ClassNotFound(_) => 66,
+            VmError::Io(_) => 74,
+            VmError::Fatal(_) => 70,
+            VmError::Exit(_) => 1,
+        },
+        H::Git(_) => 70,
+        H::NoDatabase(_)
+        | H::NotAStore { .. }
+        | H::NewerSchema { .. }
+        | H::Database { .. }
+        | H::Io(_) => 74,
+    };
+    eprintln!("lupa: history: {e}");
+    ExitCode::from(code)
+}
+
+/// Print `text`, or write it to `output` atomically.
+fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match output {
+        Some(p) => crate::save::save(p, text.as_bytes()).map_err(Failure::Write),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure::Write(format!("cannot write the standard output: {e}")))
+        }
+    }
+}
+
+fn json<E: std::fmt::Display>(r: Result<String, E>) -> Result<String, Failure> {
+    r.map_err(|e| Failure::Write(format!("cannot write JSON: {e}")))
+}
+
+fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
+    match &a.command {
+        HistoryCommand::Record(r) => record(&a.db, r),
+        HistoryCommand::Log(l) => {
+            let store = SqliteStore::open(&a.db, false)?;
+            let versions = store.versions()?;
+            let out = match l.format {
+                ListFormat::Text => text::log_text(&versions),
+                ListFormat::Json => json(text::log_json(&versions))?,
+            };
+            emit(l.output.as_deref(), &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HistoryCommand::Diff(d) => {
+            let store = SqliteStore::open(&a.db, false)?;
+            let options = DiffOptions {
+                measure: d.metric,
+                tolerance: d.tolerance / 100.0,
+            };
+            let diff = hip::diff(&store, &d.from, &d.to, options)?;
+            let out = match d.format {
+                DiffFormat::Text => text::diff_text(
+                    &diff,
+                    text::TextOptions {
+                        all: d.all,
+                        top: d.top,
+                    },
+                ),
+                DiffFormat::Json => json(text::diff_json(&diff))?,
+                DiffFormat::Svg => model::picture::svg(&diff),
+                DiffFormat::Html => model::picture::html(&diff),
+            };
+            emit(d.output.as_deref(), &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HistoryCommand::Show(s) => {
+            let store = SqliteStore::open(&a.db, false)?;
+            let v = store.version(&s.version)?;
+            let series = hip::series(&store, &s.method, s.metric)?;
+            let out = match s.format {
+                ListFormat::Text => text::series_text(&series, Some(v.id)),
+                ListFormat::Json => json(text::series_json(&series))?,
+            };
+            emit(s.output.as_deref(), &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HistoryCommand::Check(c) => {
+            let store = SqliteStore::open(&a.db, false)?;
+            let against = match &c.against {
+                Some(v) => store.version(v)?,
+                None => store.latest()?,
+            };
+            let diff = hip::diff(
+                &store,
+                &c.baseline,
+                &against.id.to_string(),
+                DiffOptions::default(),
+            )?;
+            let violations = model::check(&diff, c.max_increase);
+            emit(None, &text::check_text(&diff, &violations, c.max_increase))?;
+            Ok(if violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
+    if r.every.is_some() && r.git.is_none() {
+        eprintln!("lupa: history record: --every needs --git REPO --revs A..B");
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(label) = &r.label
+        && label.trim().is_empty()
+    {
+        eprintln!("lupa: history record: the label is empty");
+        return Ok(ExitCode::from(2));
+    }
+    let program = hip::Program {
+        args: r.program.clone(),
+        options: crate::options(&r.vm),
+    };
+    let mut store = SqliteStore::open(db, true)?;
+    let say = |v: &model::VersionInfo| {
+        println!(
+            "recorded {} : {} sends",
+            text::version_line(v),
+            v.total_sends.unwrap_or(0)
+        );
+    };
+    match (&r.git, &r.revs, &r.label) {
+        (Some(repo), Some(revs), _) => {
+            let every = usize::try_from(r.every.unwrap_or(1)).unwrap_or(usize::MAX);
+            let mut on_version = |v: &model::VersionInfo| say(v);
+            hip::record_git(
+                &mut store,
+                &program,
+                repo,
+                revs,
+                every,
+                r.replace,
+                &mut on_version,
+            )?;
+        }
+        (None, _, Some(label)) => {
+            let v = hip::record(&mut store, &program, label, r.replace)?;
+            say(&v);
+        }
+        _ => {
+            eprintln!("lupa: history record: give --label NAME, or --git REPO --revs A..B");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,508 @@
+//! `lupa history` (Hip): recording versions (one program, or the revisions of
+//! a git repository the test creates), diffs in every format, a method's
+//! series, `check` exit codes, and bad input (unknown version, missing or
+//! corrupt database, not a repository, unknown revision).
+
+mod common;
+
+use common::{Run, lupa_in};
+use lupa_prof::history::{DiffOptions, MethodMetrics};
+use lupa_profilers::history::{self as hip, NewVersion, ProfileStore, SqliteStore};
+use std::path::Path;
+use std::process::Command;
+
+/// The program of the first commit: `Work>>slow` and `Work>>fast` loop 5 and
+/// 20 times, `same` and `old` send one message each.
+const MAIN: &str = "Main = (
+    run = ( | w | w := Work new. w slow. w fast. w same. w old. ^ 0 )
+)
+";
+const WORK_1: &str = "Work = (
+    slow = ( ^ self loop: 5 )
+    fast = ( ^ self loop: 20 )
+    same = ( ^ 1 + 2 )
+    old = ( ^ 3 + 4 )
+    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
+)
+";
+/// The second commit: `slow` loops 50 times, `fast` 5, `old` is gone and
+/// `fresh` is new.
+const MAIN_2: &str = "Main = (
+    run = ( | w | w := Work new. w slow. w fast. w same. w fresh. ^ 0 )
+)
+";
+const WORK_2: &str = "Work = (
+    slow = ( ^ self loop: 50 )
+    fast = ( ^ self loop: 5 )
+    same = ( ^ 1 + 2 )
+    fresh = ( ^ 5 + 6 )
+    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
+)
+";
+
+/// Run git in `dir` (with an identity for commits); `None` when git is not
+/// installed.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A repository `proj` with the two commits; `None` when git is missing.
+fn two_commit_repo(root: &Path) -> Option<std::path::PathBuf> {
+    let repo = root.join("proj");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    if git(&repo, &["init", "-q"]).is_none() {
+        eprintln!("skipped: git is not installed");
+        return None;
+    }
+    std::fs::write(repo.join("src/Main.som"), MAIN).expect("write");
+    std::fs::write(repo.join("src/Work.som"), WORK_1).expect("write");
+    git(&repo, &["add", "."])?;
+    git(&repo, &["commit", "-q", "-m", "first"])?;
+    std::fs::write(repo.join("src/Main.som"), MAIN_2).expect("write");
+    std::fs::write(repo.join("src/Work.som"), WORK_2).expect("write");
+    git(&repo, &["commit", "-q", "-a", "-m", "second"])?;
+    Some(repo)
+}
+
+/// Replace RFC 3339 dates by `<date>`.
+fn scrub_dates(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    let is_date = |s: &[u8]| {
+        s.len() == 20
+            && s.iter().enumerate().all(|(k, &c)| match k {
+                4 | 7 => c == b'-',
+                10 => c == b'T',
+                13 | 16 => c == b':',
+                19 => c == b'Z',
+                _ => c.is_ascii_digit(),
+            })
+    };
+    while i < b.len() {
+        if i + 20 <= b.len() && is_date(&b[i..i + 20]) {
+            out.push_str("<date>");
+            i += 20;
+        } else {
+            let ch = text[i..].chars().next().expect("a char");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn assert_clean_failure(r: &Run, code: i32, message: &str) {
+    assert_eq!(r.code, code, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(message), "stderr: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "stderr: {}", r.stderr);
+}
+
+#[test]
+fn record_git_revisions_then_diff_show_and_check() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let Some(repo) = two_commit_repo(root.path()) else {
+        return;
+    };
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let first = git(&repo, &["rev-parse", "HEAD~1"]).expect("rev");
+    let second = git(&repo, &["rev-parse", "HEAD"]).expect("rev");
+    let short1 = git(&repo, &["rev-parse", "--short", "HEAD~1"]).expect("rev");
+    let short2 = git(&repo, &["rev-parse", "--short", "HEAD"]).expect("rev");
+    let repo_s = repo.display().to_string();
+
+    // The range from the root commit: rev-list A..B leaves A out, so record
+    // the first commit alone, then the range.
+    let r = lupa_in(
+        &work,
+        &[
+            "history", "record", "--git", &repo_s, "--revs", &first, "-cp", "src", "--", "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = lupa_in(
+        &work,
+        &[
+            "history",
+            "record",
+            "--git",
+            &repo_s,
+            "--revs",
+            &format!("{first}..{second}"),
+            "--every",
+            "3",
+            "-cp",
+            "src",
+            "--",
+            "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("\"{short2} second\"")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        work.join(".lupa/profiles.db").is_file(),
+        "the default store"
+    );
+
+    // The user's tree is untouched and the worktrees are gone.
+    assert_eq!(git(&repo, &["status", "--porcelain"]).expect("status"), "");
+    let trees = git(&repo, &["worktree", "list"]).expect("list");
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+
+    let log = lupa_in(&work, &["history", "log"]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    assert!(
+        log.stdout.contains(&format!("{short1} first")),
+        "{}",
+        log.stdout
+    );
+    assert!(
+        log.stdout.contains(&format!("{short2} second")),
+        "{}",
+        log.stdout
+    );
+
+    // The text diff, dates and hashes scrubbed.
+    let d = lupa_in(&work, &["history", "diff", "1", "2"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let scrubbed = scrub_dates(&d.stdout)
+        .replace(&first[..12], "<rev1>")
+        .replace(&second[..12], "<rev2>")
+        .replace(&short1, "<short1>")
+        .replace(&short2, "<short2>");
+    insta::assert_snapshot!("diff_text", scrubbed);
+
+    // JSON: the five states.
+    let j = lupa_in(
+        &work,
+        &[
+            "history",
+            "diff",
+            &format!("{short1} first"),
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&j.stdout).expect("JSON");
+    let state = |name: &str| {
+        doc["methods"]
+            .as_array()
+            .expect("methods")
+            .iter()
+            .find(|m| m["name"] == name)
+            .map(|m| m["state"].as_str().expect("state").to_string())
+            .unwrap_or_else(|| panic!("{name} in the diff"))
+    };
+    assert_eq!(state("Work>>slow"), "higher");
+    assert_eq!(state("Work>>fast"), "lower");
+    assert_eq!(state("Work>>same"), "unchanged");
+    assert_eq!(state("Work>>old"), "removed");
+    assert_eq!(state("Work>>fresh"), "new");
+
+    // The picture: one square per method, written atomically with -o.
+    let svg = lupa_in(
+        &work,
+        &[
+            "history", "diff", "1", "2", "--format", "svg", "-o", "pic.svg",
+        ],
+    );
+    assert_eq!(svg.code, 0, "{}", svg.stderr);
+    let text = std::fs::read_to_string(work.join("pic.svg")).expect("svg written");
+    let methods = doc["methods"].as_array().expect("methods").len();
+    assert_eq!(text.matches("class=\"method\"").count(), methods);
+    assert!(text.contains("data-method=\"Work&gt;&gt;slow\" data-state=\"higher\""));
+    let html = lupa_in(&work, &["history", "diff", "1", "2", "--format", "html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    assert!(html.stdout.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.stdout.matches("class=\"method\"").count(), methods);
+
+    // One method's series.
+    let s = lupa_in(&work, &["history", "show", "2", "Work>>slow"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(s.stdout.contains("higher (red)"), "{}", s.stdout);
+    let unknown = lupa_in(&work, &["history", "show", "2", "slow"]);
+    assert_clean_failure(&unknown, 2, "did you mean Work>>slow");
+
+    // check: slow grew 50 -> 255 sends... past 5%: exit 1, naming it.
+    let c = lupa_in(
+        &work,
+        &[
+            "history",
+            "check",
+            "--baseline",
+            "1",
+            "--max-increase",
+            "5%",
+        ],
+    );
+    assert_eq!(c.code, 1, "{}{}", c.stdout, c.stderr);
+    assert!(c.stdout.contains("Work>>slow"), "{}", c.stdout);
+    assert!(!c.stdout.contains("Work>>fast"), "{}", c.stdout);
+    let ok = lupa_in(
+        &work,
+        &[
+            "history",
+            "check",
+            "--baseline",
+            "1",
+            "--against",
+            "1",
+            "--max-increase",
+            "0",
+        ],
+    );
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    assert!(ok.stdout.contains("ok: no method grew"), "{}", ok.stdout);
+    let back = lupa_in(
+        &work,
+        &[
+            "history",
+            "check",
+            "--baseline",
+            "2",
+            "--against",
+            "1",
+            "--max-increase",
+            "100000%",
+        ],
+    );
+    assert_eq!(back.code, 0, "{}{}", back.stdout, back.stderr);
+
+    // Recording the same revisions again needs --replace.
+    let again = lupa_in(
+        &work,
+        &[
+            "history", "record", "--git", &repo_s, "--revs", &second, "-cp", "src", "--", "Main",
+        ],
+    );
+    assert_clean_failure(&again, 2, "exists already");
+    let unknown_rev = lupa_in(
+        &work,
+        &[
+            "history",
+            "record",
+            "--git",
+            &repo_s,
+            "--revs",
+            "nosuchrev..HEAD",
+            "--",
+            "Main",
+        ],
+    );
+    assert_clean_failure(&unknown_rev, 2, "unknown git revision `nosuchrev`");
+    let not_repo = lupa_in(
+        &work,
+        &[
+            "history", "record", "--git", ".", "--revs", "HEAD", "--", "Main",
+        ],
+    );
+    // `work` is a plain directory (inside a temporary directory, which is
+    // not a repository on the machines this runs on).
+    if not_repo.code == 2 {
+        assert_clean_failure(&not_repo, 2, "is not a git repository");
+    }
+
+    // A revision whose program does not compile: nothing recorded, and its
+    // worktree removed all the same.
+    std::fs::write(repo.join("src/Work.som"), "Work = ( slow = ( ^ ) )\n").expect("write");
+    git(&repo, &["commit", "-q", "-a", "-m", "broken"]).expect("commit");
+    let broken = lupa_in(
+        &work,
+        &[
+            "history", "record", "--git", &repo_s, "--revs", "HEAD", "-cp", "src", "--", "Main",
+        ],
+    );
+    assert_eq!(broken.code, 65, "{}", broken.stderr);
+    assert!(!broken.stderr.contains("panicked"), "{}", broken.stderr);
+    let trees = git(&repo, &["worktree", "list"]).expect("list");
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+    assert_eq!(git(&repo, &["status", "--porcelain"]).expect("status"), "");
+    let log = lupa_in(&work, &["history", "log", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&log.stdout).expect("JSON");
+    assert_eq!(doc["versions"].as_array().expect("versions").len(), 2);
+}
+
+#[test]
+fn record_with_labels_and_bad_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("Main.som"), MAIN).expect("write");
+    std::fs::write(dir.path().join("Work.som"), WORK_1).expect("write");
+    let d = dir.path();
+
+    // Nothing recorded yet: no database.
+    let none = lupa_in(d, &["history", "log"]);
+    assert_clean_failure(&none, 74, "no profile database");
+    assert!(!d.join(".lupa").exists(), "log creates nothing");
+
+    let r = lupa_in(
+        d,
+        &[
+            "history", "--db", "h.db", "record", "--label", "a", "-cp", ".", "--", "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = lupa_in(
+        d,
+        &[
+            "history", "record", "--db", "h.db", "--label", "a", "-cp", ".", "--", "Main",
+        ],
+    );
+    assert_clean_failure(&r, 2, "exists already");
+    let r = lupa_in(
+        d,
+        &[
+            "history",
+            "record",
+            "--db",
+            "h.db",
+            "--label",
+            "a",
+            "--replace",
+            "-cp",
+            ".",
+            "--",
+            "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // A program that fails records nothing.
+    let missing = lupa_in(
+        d,
+        &[
+            "history",
+            "record",
+            "--db",
+            "h.db",
+            "--label",
+            "b",
+            "--",
+            "NoSuchClass",
+        ],
+    );
+    assert_clean_failure(&missing, 66, "NoSuchClass");
+    let log = lupa_in(d, &["history", "--db", "h.db", "log", "--format", "json"]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&log.stdout).expect("JSON");
+    assert_eq!(doc["versions"].as_array().expect("versions").len(), 1);
+
+    let unknown = lupa_in(d, &["history", "--db", "h.db", "diff", "a", "zz"]);
+    assert_clean_failure(&unknown, 2, "unknown version `zz`");
+    let same = lupa_in(d, &["history", "--db", "h.db", "diff", "a", "1", "--all"]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    assert!(same.stdout.contains("unchanged (white)"), "{}", same.stdout);
+
+    std::fs::write(
+        d.join("corrupt.db"),
+        "this is not a database, just text\n".repeat(200),
+    )
+    .expect("write");
+    for args in [
+        vec!["history", "--db", "corrupt.db", "log"],
+        vec!["history", "--db", "corrupt.db", "diff", "1", "2"],
+        vec![
+            "history",
+            "--db",
+            "corrupt.db",
+            "record",
+            "--label",
+            "x",
+            "-cp",
+            ".",
+            "--",
+            "Main",
+        ],
+    ] {
+        let r = lupa_in(d, &args);
+        assert_clean_failure(&r, 74, "is not a Lupa profile database");
+    }
+    let usage = lupa_in(d, &["history", "record", "--", "Main"]);
+    assert_eq!(usage.code, 2, "{}", usage.stderr);
+    let bad_bound = lupa_in(
+        d,
+        &[
+            "history",
+            "--db",
+            "h.db",
+            "check",
+            "--baseline",
+            "a",
+            "--max-increase",
+            "lots",
+        ],
+    );
+    assert_eq!(bad_bound.code, 2, "{}", bad_bound.stderr);
+}
+
+/// A diff of two generated versions of 1,000 methods: through the library
+/// and through the binary. Times are printed, never asserted.
+#[test]
+fn diff_of_a_thousand_methods() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.db");
+    let mut store = SqliteStore::open(&path, true).expect("store");
+    let methods = |shift: u64| -> Vec<MethodMetrics> {
+        (0..1000u64)
+            .map(|i| MethodMetrics {
+                package: format!("P{}", i % 10),
+                class: format!("C{}", i % 100),
+                method: format!("C{}>>m{i}", i % 100),
+                sends_self: i + shift * (i % 3),
+                sends_total: 10 * i + shift * (i % 3),
+                activations: i % 7,
+            })
+            .collect()
+    };
+    for (label, shift) in [("a", 0), ("b", 1)] {
+        let v = NewVersion {
+            label: label.to_string(),
+            command: "generated".to_string(),
+            metric: "sends".to_string(),
+            ..NewVersion::default()
+        };
+        store.add_version(&v, &methods(shift), false).expect("adds");
+    }
+    let start = std::time::Instant::now();
+    let d = hip::diff(&store, "a", "b", DiffOptions::default()).expect("diff");
+    let library = start.elapsed();
+    assert_eq!(d.methods.len(), 1000);
+    assert_eq!(store.methods(1).expect("methods").len(), 1000);
+    let start = std::time::Instant::now();
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "history", "--db", "big.db", "diff", "a", "b", "--format", "json",
+        ],
+    );
+    let binary = start.elapsed();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    eprintln!(
+        "diff of 1000 methods: {:.2} ms in the library, {:.2} ms for `lupa history diff --format json` (process included)",
+        library.as_secs_f64() * 1e3,
+        binary.as_secs_f64() * 1e3
+    );
+}
