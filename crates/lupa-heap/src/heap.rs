@@ -159,6 +159,11 @@ impl Heap {
         let len = heap.young_end() + heap.config.growth_headroom / 8;
         let len = len.min(heap.limit_words().max(heap.young_end() + 1024));
         heap.mem = vec![0; len];
+        // A large new space gets its pages mapped in one call (`pages.rs`).
+        let (a, b) = (heap.young_start, heap.young_end().min(heap.mem.len()));
+        if (b - a) * 8 >= crate::pages::PREFAULT_MIN_BYTES {
+            crate::pages::populate(&mut heap.mem[a..b]);
+        }
         heap.old_top = heap.young_end();
         // Before the first full GC, old space may grow to one headroom's worth.
         heap.full_gc_threshold = (heap.config.growth_headroom / 8).max(1024);

@@ -23,6 +23,7 @@ mod gc;
 mod heap;
 mod layout;
 mod lifetime;
+mod pages;
 mod params;
 mod stats;
 mod value;
