@@ -3,46 +3,69 @@
 //! Montaño et al., "Improving Performance Through Object Lifetime Profiling:
 //! the DataFrame Case", IWST 2023).
 //!
-//! The workload is the bundled `GcLoad` program (smalltalk/Benchmarks/GcLoad):
-//! it writes a synthetic CSV text, loads it into a table of row objects and
-//! queries it, and verifies its own result. Every run happens in-process in a
-//! fresh VM whose heap has the configuration's parameters; the time of the run
-//! (`run_main`, bootstrap excluded) and the heap's statistics over the run are
-//! recorded. Runs are interleaved (run 1 of every configuration, then run 2...)
-//! so that a drift of the machine does not favour one configuration.
+//! Two workloads (the runs are `lupa_profilers::gcbench`): the bundled
+//! `GcLoad` program (smalltalk/Benchmarks/GcLoad), which writes a synthetic CSV
+//! text, loads it into a table of row objects, queries it and verifies its own
+//! result; and `DataFrameLoad` (smalltalk/Libraries/DataFrame), which loads a
+//! CSV file made once per size by `DataFrameData` into a DataFrame and
+//! verifies it. Every run happens in a fresh VM (in this process, or in
+//! `--jobs N` worker processes); the time of the run (`run_main`, bootstrap
+//! excluded) and the heap's statistics over the run are recorded. Runs are
+//! interleaved (run 1 of every configuration, then run 2...) so that a drift
+//! of the machine does not favour one configuration. This file parses the
+//! options and prints the tables.
 
 use crate::units::{mean_sd, parse_ratio, parse_size, size_label};
-use clap::Args;
-use lupa_profilers::{Capture, measure};
-use lupa_vm::{HeapConfig, HeapStats, VmError, VmOptions};
+use clap::{Args, ValueEnum};
+use lupa_profilers::gcbench::{self, Bench, BenchError, BenchOptions, DataSize};
+use lupa_profilers::gctune::{GcConfig, RunSample, Runner, paper_configs, speed_up};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const MB: usize = 1 << 20;
-
-/// The workload class.
-const WORKLOAD: &str = "GcLoad";
-
-/// What the workload prints when its result is right.
-const VERIFIED: &str = "GcLoad: result verified";
-
-/// Prefix of the workload's checksum line.
-const CHECKSUM: &str = "GcLoad: checksum ";
 
 /// Configurations run when `--configs` is not given: the default parameters and
 /// three of the paper's larger configurations.
 const DEFAULT_CONFIGS: &str = "default,c1,c2,c5";
 
+/// DataFrame sizes run when `--sizes` is not given: the paper's 500 MB, 1.6 GB
+/// and 3.1 GB files, scaled down a hundred times.
+const DEFAULT_SIZES: &str = "5MB,16MB,31MB";
+
+/// The workload of `lupa gc-bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WorkloadArg {
+    /// The bundled GcLoad program (--size ROWS).
+    Gcload,
+    /// Loading a CSV file into a DataFrame (--sizes LIST, --data-dir DIR).
+    Dataframe,
+}
+
 /// Options of `lupa gc-bench`.
 #[derive(Args, Debug)]
 pub(crate) struct GcBenchArgs {
+    /// The workload: gcload (the bundled GcLoad program) or dataframe (DataFrameLoad on CSV
+    /// files of the sizes in --sizes).
+    #[arg(long, value_enum, default_value = "gcload")]
+    pub workload: WorkloadArg,
     /// Number of runs per configuration (each in a fresh VM).
     #[arg(long, default_value_t = 3, value_parser = parse_runs)]
     pub runs: usize,
-    /// Workload size: rows of the synthetic CSV file (default: GcLoad's own, 60000).
+    /// GcLoad's size: rows of the synthetic CSV text (default: GcLoad's own, 60000).
     #[arg(long, value_name = "ROWS", value_parser = parse_rows)]
     pub size: Option<usize>,
+    /// DataFrame sizes, comma-separated: `small` (1000 rows), rows (`300`) or file sizes (`5MB`,
+    /// `500KB`, `1GB`) [default: 5MB,16MB,31MB, the paper's files scaled down 100 times].
+    #[arg(long, value_name = "LIST", value_parser = parse_sizes)]
+    pub sizes: Option<SizeList>,
+    /// Where the DataFrame files are made once and kept (DIR/dataframe-SIZE.csv and its .sums).
+    #[arg(long, value_name = "DIR", default_value = ".lupa/data")]
+    pub data_dir: PathBuf,
+    /// Run in N worker processes at a time (the lupa binary itself) instead of one after the
+    /// other in this process.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
     /// GC configurations, comma-separated: `default` (Pharo's defaults), `c1`..`c5` (the
     /// Illimani paper's table 2), `all` (those six), or EDEN/HEADROOM/SHRINK/RATIO such as
     /// `32MB/64MB/128MB/100%` (ratio as a fraction or a percentage).
@@ -66,65 +89,27 @@ pub(crate) struct GcBenchArgs {
     pub quiet: bool,
 }
 
-/// One set of GC parameters.
+/// The parsed `--sizes` list.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct GcConfig {
-    /// Display name.
-    pub name: String,
-    /// Eden size (bytes).
-    pub eden: usize,
-    /// Growth headroom (bytes).
-    pub headroom: usize,
-    /// Shrink threshold (bytes).
-    pub shrink: usize,
-    /// Full-GC ratio (0.33 = 33%).
-    pub ratio: f64,
-}
+pub(crate) struct SizeList(pub Vec<DataSize>);
 
-impl GcConfig {
-    fn new(name: &str, eden_mb: usize, headroom_mb: usize, shrink_mb: usize, ratio: f64) -> Self {
-        GcConfig {
-            name: name.to_string(),
-            eden: eden_mb * MB,
-            headroom: headroom_mb * MB,
-            shrink: shrink_mb * MB,
-            ratio,
-        }
-    }
-
-    /// The heap configuration of a run.
-    fn heap(&self, tenuring: Option<u32>) -> HeapConfig {
-        let mut h = HeapConfig {
-            initial_bytes: self.eden,
-            growth_headroom: self.headroom,
-            shrink_threshold: self.shrink,
-            full_gc_ratio: self.ratio,
-            ..HeapConfig::default()
+fn parse_sizes(s: &str) -> Result<SizeList, String> {
+    let mut out: Vec<DataSize> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some(d) = DataSize::parse(item) else {
+            return Err(format!(
+                "bad size '{item}': expected small, a number of rows (300) or a file size \
+such as 5MB or 500KB (a whole number)"
+            ));
         };
-        if let Some(t) = tenuring {
-            h.tenuring_threshold = t;
+        if !out.contains(&d) {
+            out.push(d);
         }
-        h
     }
-}
-
-/// The configurations of the paper's table 2 (Pharo's defaults first).
-pub(crate) fn paper_configs() -> Vec<GcConfig> {
-    let d = HeapConfig::default();
-    vec![
-        GcConfig {
-            name: "default".into(),
-            eden: d.initial_bytes,
-            headroom: d.growth_headroom,
-            shrink: d.shrink_threshold,
-            ratio: d.full_gc_ratio,
-        },
-        GcConfig::new("c1", 64, 64, 128, 2.5),
-        GcConfig::new("c2", 150, 128, 128, 2.5),
-        GcConfig::new("c3", 300, 128, 128, 5.0),
-        GcConfig::new("c4", 300, 256, 256, 10.0),
-        GcConfig::new("c5", 300, 512, 512, 10.0),
-    ]
+    if out.is_empty() {
+        return Err("no size given".into());
+    }
+    Ok(SizeList(out))
 }
 
 /// The parsed `--configs` list.
@@ -171,6 +156,7 @@ fn parse_custom(spec: &str) -> Option<GcConfig> {
         headroom: config_size(headroom)?,
         shrink: config_size(shrink)?,
         ratio: parse_ratio(ratio).ok()?,
+        tenuring: None,
     })
 }
 
@@ -213,110 +199,7 @@ EDEN/HEADROOM/SHRINK/RATIO such as 32MB/64MB/128MB/100%)"
     Ok(ConfigList(out))
 }
 
-/// The measurements of one run.
-#[derive(Debug, Clone)]
-struct Sample {
-    /// Wall time of the run, seconds.
-    total: f64,
-    /// GC time, seconds.
-    gc: f64,
-    scavenges: u64,
-    scavenge_time: f64,
-    full_gcs: u64,
-    full_gc_time: f64,
-    max_pause: f64,
-    tenured_bytes: u64,
-    allocated_bytes: u64,
-    heap_bytes: u64,
-    growths: u64,
-    shrinks: u64,
-    checksum: String,
-    /// The workload's first line ("GcLoad: 60000 rows, ...").
-    summary: String,
-}
-
-impl Sample {
-    fn of(total: f64, before: &HeapStats, after: &HeapStats, checksum: String) -> Sample {
-        let secs = |d: std::time::Duration| d.as_secs_f64();
-        Sample {
-            total,
-            gc: secs(after.gc_time.saturating_sub(before.gc_time)),
-            scavenges: after.scavenges - before.scavenges,
-            scavenge_time: secs(after.scavenge_time.saturating_sub(before.scavenge_time)),
-            full_gcs: after.full_gcs - before.full_gcs,
-            full_gc_time: secs(after.full_gc_time.saturating_sub(before.full_gc_time)),
-            max_pause: secs(after.max_pause),
-            tenured_bytes: after.tenured_bytes - before.tenured_bytes,
-            allocated_bytes: after.allocated_bytes - before.allocated_bytes,
-            heap_bytes: after.heap_bytes,
-            growths: after.growths - before.growths,
-            shrinks: after.shrinks - before.shrinks,
-            checksum,
-            summary: String::new(),
-        }
-    }
-}
-
-/// Why the benchmark stopped.
-enum Failure {
-    /// The VM failed (already described).
-    Vm(VmError),
-    /// The workload ran but its result is wrong or missing.
-    Workload(String),
-    /// Anything else (I/O).
-    Other(String),
-}
-
-impl From<VmError> for Failure {
-    fn from(e: VmError) -> Self {
-        Failure::Vm(e)
-    }
-}
-
-/// Run the workload once under `config`.
-fn run_once(config: &GcConfig, a: &GcBenchArgs, argv: &[String]) -> Result<Sample, Failure> {
-    let options = VmOptions {
-        heap: config.heap(a.tenuring_threshold),
-        class_path: a
-            .class_path
-            .as_deref()
-            .unwrap_or("")
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect(),
-        ..VmOptions::default()
-    };
-    let m = measure(options, argv, Capture::Output)?;
-    let total = m.elapsed.as_secs_f64();
-    let (before, after) = (m.heap_before, m.heap_after);
-    let out = m.output.unwrap_or_default();
-    let code = m.exit_code;
-    if code != 0 {
-        return Err(Failure::Workload(format!(
-            "{WORKLOAD} exited with status {code}; its output was:\n{out}"
-        )));
-    }
-    if !out.lines().any(|l| l.trim() == VERIFIED) {
-        return Err(Failure::Workload(format!(
-            "{WORKLOAD} did not verify its result; its output was:\n{out}"
-        )));
-    }
-    let Some(checksum) = out
-        .lines()
-        .find_map(|l| l.strip_prefix(CHECKSUM))
-        .map(|c| c.trim().to_string())
-    else {
-        return Err(Failure::Workload(format!(
-            "{WORKLOAD} printed no checksum; its output was:\n{out}"
-        )));
-    };
-    let mut sample = Sample::of(total, &before, &after, checksum);
-    sample.summary = out.lines().next().unwrap_or_default().trim().to_string();
-    Ok(sample)
-}
-
-/// Mean and sample standard deviation (0 for a single value).
+/// Bytes in MB.
 fn mb(bytes: f64) -> f64 {
     bytes / MB as f64
 }
@@ -332,7 +215,7 @@ fn ratio_label(r: f64) -> String {
 }
 
 /// `1.234 ± 0.012` (the mean alone for one run).
-fn pm(xs: &[f64], decimals: usize) -> String {
+pub(crate) fn pm(xs: &[f64], decimals: usize) -> String {
     let (m, sd) = mean_sd(xs);
     if xs.len() < 2 {
         format!("{m:.decimals$}")
@@ -352,7 +235,7 @@ fn count(xs: &[u64]) -> String {
 }
 
 /// Render rows of cells: the first column left-aligned, the others right-aligned.
-fn render(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -383,10 +266,35 @@ fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The results table (the paper's tables 1 and 3-5 in one).
-fn table(configs: &[GcConfig], samples: &[Vec<Sample>]) -> String {
-    let base_total = mean_sd(&samples[0].iter().map(|s| s.total).collect::<Vec<_>>()).0;
-    let base_gc = mean_sd(&samples[0].iter().map(|s| s.gc).collect::<Vec<_>>()).0;
+/// A column of the runs of one configuration.
+fn col(ss: &[RunSample], f: &dyn Fn(&RunSample) -> f64) -> Vec<f64> {
+    ss.iter().map(f).collect()
+}
+
+fn total_s(s: &RunSample) -> f64 {
+    s.stats.total_s()
+}
+
+fn gc_s(s: &RunSample) -> f64 {
+    s.stats.gc_s()
+}
+
+fn gc_pct(s: &RunSample) -> f64 {
+    if s.stats.total_s() > 0.0 {
+        100.0 * s.stats.gc_s() / s.stats.total_s()
+    } else {
+        0.0
+    }
+}
+
+fn counts(ss: &[RunSample], f: &dyn Fn(&RunSample) -> u64) -> String {
+    count(&ss.iter().map(f).collect::<Vec<u64>>())
+}
+
+/// The GcLoad table (the paper's tables 1 and 3-5 in one).
+fn table(b: &Bench) -> String {
+    let base_total = mean_sd(&col(&b.samples[0], &total_s)).0;
+    let base_gc = mean_sd(&col(&b.samples[0], &gc_s)).0;
     let header = [
         "config",
         "eden",
@@ -406,29 +314,21 @@ fn table(configs: &[GcConfig], samples: &[Vec<Sample>]) -> String {
         "speed-up",
     ];
     let mut rows = Vec::new();
-    for (c, ss) in configs.iter().zip(samples) {
-        let col = |f: &dyn Fn(&Sample) -> f64| ss.iter().map(f).collect::<Vec<f64>>();
-        let total = col(&|s| s.total);
-        let gc = col(&|s| s.gc);
-        let gc_pct = col(&|s| {
-            if s.total > 0.0 {
-                100.0 * s.gc / s.total
-            } else {
+    for (c, ss) in b.configs.iter().zip(&b.samples) {
+        let total = col(ss, &total_s);
+        let gc = col(ss, &gc_s);
+        let mean_scavenge = col(ss, &|s| {
+            if s.stats.scavenges == 0 {
                 0.0
+            } else {
+                s.stats.scavenge_us as f64 / 1e3 / s.stats.scavenges as f64
             }
         });
-        let mean_scavenge = col(&|s| {
-            if s.scavenges == 0 {
+        let mean_full = col(ss, &|s| {
+            if s.stats.full_gcs == 0 {
                 0.0
             } else {
-                1e3 * s.scavenge_time / s.scavenges as f64
-            }
-        });
-        let mean_full = col(&|s| {
-            if s.full_gcs == 0 {
-                0.0
-            } else {
-                1e3 * s.full_gc_time / s.full_gcs as f64
+                s.stats.full_gc_us as f64 / 1e3 / s.stats.full_gcs as f64
             }
         });
         let ratio = |base: f64, x: f64| {
@@ -446,13 +346,19 @@ fn table(configs: &[GcConfig], samples: &[Vec<Sample>]) -> String {
             ratio_label(c.ratio),
             pm(&total, 3),
             pm(&gc, 3),
-            format!("{:.1}", mean_sd(&gc_pct).0),
-            count(&ss.iter().map(|s| s.scavenges).collect::<Vec<_>>()),
-            count(&ss.iter().map(|s| s.full_gcs).collect::<Vec<_>>()),
+            format!("{:.1}", mean_sd(&col(ss, &gc_pct)).0),
+            counts(ss, &|s| s.stats.scavenges),
+            counts(ss, &|s| s.stats.full_gcs),
             format!("{:.2}", mean_sd(&mean_scavenge).0),
             format!("{:.2}", mean_sd(&mean_full).0),
-            format!("{:.1}", mb(mean_sd(&col(&|s| s.tenured_bytes as f64)).0)),
-            format!("{:.1}", mb(mean_sd(&col(&|s| s.heap_bytes as f64)).0)),
+            format!(
+                "{:.1}",
+                mb(mean_sd(&col(ss, &|s| s.stats.tenured_bytes as f64)).0)
+            ),
+            format!(
+                "{:.1}",
+                mb(mean_sd(&col(ss, &|s| s.stats.heap_bytes as f64)).0)
+            ),
             ratio(base_gc, mean_sd(&gc).0),
             ratio(base_total, mean_sd(&total).0),
         ]);
@@ -460,14 +366,110 @@ fn table(configs: &[GcConfig], samples: &[Vec<Sample>]) -> String {
     render(&header, &rows)
 }
 
-fn csv_text(configs: &[GcConfig], samples: &[Vec<Sample>]) -> String {
-    let mut out = String::from(
-        "config,eden_bytes,growth_headroom_bytes,shrink_threshold_bytes,gc_ratio,run,total_s,gc_s,\
-scavenges,scavenge_s,full_gcs,full_gc_s,max_pause_s,tenured_bytes,allocated_bytes,heap_bytes,\
-growths,shrinks,checksum\n",
-    );
-    for (c, ss) in configs.iter().zip(samples) {
+/// The paper's table 1: every size under the first configuration.
+fn table_1(sizes: &[(DataSize, PathBuf, Bench)]) -> String {
+    let header = [
+        "size",
+        "rows",
+        "file MB",
+        "allocated MB",
+        "scavenges",
+        "full GCs",
+        "GC time s",
+        "total time s",
+        "GC %",
+    ];
+    let rows: Vec<Vec<String>> = sizes
+        .iter()
+        .map(|(size, path, b)| {
+            let ss = &b.samples[0];
+            let file = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            vec![
+                size.label.clone(),
+                rows_of(&b.summary),
+                format!("{:.1}", mb(file as f64)),
+                format!(
+                    "{:.1}",
+                    mb(mean_sd(&col(ss, &|s| s.stats.allocated_bytes as f64)).0)
+                ),
+                counts(ss, &|s| s.stats.scavenges),
+                counts(ss, &|s| s.stats.full_gcs),
+                pm(&col(ss, &gc_s), 3),
+                pm(&col(ss, &total_s), 3),
+                format!("{:.1}", mean_sd(&col(ss, &gc_pct)).0),
+            ]
+        })
+        .collect();
+    render(&header, &rows)
+}
+
+/// `52169` from `DataFrameLoad: 52169 rows, 10 columns`.
+fn rows_of(summary: &str) -> String {
+    summary
+        .split_once(": ")
+        .map(|(_, r)| r)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// The paper's tables 3-5: one size under every configuration.
+fn size_table(b: &Bench) -> String {
+    let header = [
+        "config",
+        "eden",
+        "headroom",
+        "shrink",
+        "ratio",
+        "scavenges",
+        "full GCs",
+        "GC time s",
+        "total time s",
+        "GC %",
+        "speed-up (95% CI)",
+    ];
+    let base = b.times(0);
+    let rows: Vec<Vec<String>> = b
+        .configs
+        .iter()
+        .zip(&b.samples)
+        .enumerate()
+        .map(|(i, (c, ss))| {
+            let up = if i == 0 {
+                "1.00x".to_string()
+            } else {
+                speed_up(&base, &b.times(i)).map_or_else(|| "-".to_string(), |s| s.label())
+            };
+            vec![
+                c.name.clone(),
+                size_label(c.eden),
+                size_label(c.headroom),
+                size_label(c.shrink),
+                ratio_label(c.ratio),
+                counts(ss, &|s| s.stats.scavenges),
+                counts(ss, &|s| s.stats.full_gcs),
+                pm(&col(ss, &gc_s), 3),
+                pm(&col(ss, &total_s), 3),
+                format!("{:.1}", mean_sd(&col(ss, &gc_pct)).0),
+                up,
+            ]
+        })
+        .collect();
+    render(&header, &rows)
+}
+
+const CSV_HEADER: &str = "config,eden_bytes,growth_headroom_bytes,shrink_threshold_bytes,gc_ratio,\
+run,total_s,gc_s,scavenges,scavenge_s,full_gcs,full_gc_s,max_pause_s,tenured_bytes,\
+allocated_bytes,heap_bytes,growths,shrinks,checksum";
+
+/// One line per run; `size` first when there is one (the DataFrame workload).
+fn csv_rows(out: &mut String, size: Option<&str>, b: &Bench) {
+    for (c, ss) in b.configs.iter().zip(&b.samples) {
         for (i, s) in ss.iter().enumerate() {
+            let st = &s.stats;
+            if let Some(size) = size {
+                let _ = write!(out, "{size},");
+            }
             let _ = writeln!(
                 out,
                 "{},{},{},{},{},{},{:.6},{:.6},{},{:.6},{},{:.6},{:.6},{},{},{},{},{},{}",
@@ -477,140 +479,222 @@ growths,shrinks,checksum\n",
                 c.shrink,
                 c.ratio,
                 i + 1,
-                s.total,
-                s.gc,
-                s.scavenges,
-                s.scavenge_time,
-                s.full_gcs,
-                s.full_gc_time,
-                s.max_pause,
-                s.tenured_bytes,
-                s.allocated_bytes,
-                s.heap_bytes,
-                s.growths,
-                s.shrinks,
-                s.checksum
+                st.total_s(),
+                st.gc_s(),
+                st.scavenges,
+                st.scavenge_us as f64 / 1e6,
+                st.full_gcs,
+                st.full_gc_us as f64 / 1e6,
+                st.max_pause_us as f64 / 1e6,
+                st.tenured_bytes,
+                st.allocated_bytes,
+                st.heap_bytes,
+                st.growths,
+                st.shrinks,
+                s.checksum.as_deref().unwrap_or_default()
             );
         }
     }
-    out
 }
 
-fn bench(a: &GcBenchArgs) -> Result<String, Failure> {
-    let configs = &a.configs.0;
-    let mut argv = vec![WORKLOAD.to_string()];
-    if let Some(n) = a.size {
-        argv.push(n.to_string());
-    }
-    for w in 0..a.warmup {
-        let s = run_once(&configs[0], a, &argv).map_err(|e| match e {
-            Failure::Workload(m) => {
-                Failure::Workload(format!("configuration {} (warm-up): {m}", configs[0].name))
-            }
-            other => other,
-        })?;
-        if !a.quiet {
-            eprintln!(
-                "gc-bench: warm-up {}/{} {}: {:.3} s (not measured)",
-                w + 1,
-                a.warmup,
-                configs[0].name,
-                s.total
-            );
-        }
-    }
-    let mut samples: Vec<Vec<Sample>> = vec![Vec::with_capacity(a.runs); configs.len()];
-    let total_runs = a.runs * configs.len();
-    let mut done = 0;
-    for run in 0..a.runs {
-        for (i, c) in configs.iter().enumerate() {
-            done += 1;
-            let s = run_once(c, a, &argv).map_err(|e| match e {
-                Failure::Workload(m) => {
-                    Failure::Workload(format!("configuration {} (run {}): {m}", c.name, run + 1))
-                }
-                other => other,
-            })?;
-            if !a.quiet {
-                eprintln!(
-                    "gc-bench: {done}/{total_runs} {} run {}: {:.3} s, GC {:.3} s, {} scavenges, {} full GCs",
-                    c.name,
-                    run + 1,
-                    s.total,
-                    s.gc,
-                    s.scavenges,
-                    s.full_gcs
-                );
-            }
-            samples[i].push(s);
-        }
-    }
-    // A collector bug would show as a different result under other parameters.
-    let first = &samples[0][0].checksum;
-    for (c, ss) in configs.iter().zip(&samples) {
-        for (r, s) in ss.iter().enumerate() {
-            if s.checksum != *first {
-                return Err(Failure::Workload(format!(
-                    "configuration {} (run {}) computed checksum {} but {} (run 1) computed {first}",
-                    c.name,
-                    r + 1,
-                    s.checksum,
-                    configs[0].name
-                )));
-            }
-        }
-    }
-    if let Some(path) = &a.csv {
-        crate::save::save(path, csv_text(configs, &samples).as_bytes()).map_err(Failure::Other)?;
-    }
-    let allocated = samples
-        .iter()
-        .flatten()
-        .map(|s| s.allocated_bytes as f64)
-        .sum::<f64>()
-        / total_runs as f64;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}; {:.0} MB allocated per run; checksum {first}, verified in every run",
-        samples[0][0].summary,
-        mb(allocated)
-    );
-    let _ = writeln!(
-        out,
-        "{} run{} per configuration (interleaved, after {} warm-up run{}), each in a fresh VM; \
+/// How runs were made, for the report's second line.
+fn method_line(a: &GcBenchArgs, what: &str) -> String {
+    format!(
+        "{} run{} per {what} (interleaved, after {} warm-up run{}), each in a fresh VM{}; \
 times are mean{} of the workload's wall time; speed-ups are relative to {}",
         a.runs,
         if a.runs == 1 { "" } else { "s" },
         a.warmup,
         if a.warmup == 1 { "" } else { "s" },
+        match a.jobs {
+            Some(n) => format!(" in worker processes, {n} at a time"),
+            None => String::new(),
+        },
         if a.runs == 1 { "" } else { " ± sd" },
-        configs[0].name
+        a.configs.0[0].name
+    )
+}
+
+fn class_path(a: &GcBenchArgs) -> Vec<PathBuf> {
+    a.class_path
+        .as_deref()
+        .unwrap_or("")
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+fn runner(a: &GcBenchArgs) -> Result<Runner, BenchError> {
+    match a.jobs {
+        None => Ok(Runner::InProcess),
+        Some(n) => std::env::current_exe()
+            .map(|exe| Runner::Processes {
+                exe,
+                jobs: usize::from(n),
+            })
+            .map_err(|e| {
+                BenchError::Io(format!("cannot find the lupa binary to start workers: {e}"))
+            }),
+    }
+}
+
+fn options(a: &GcBenchArgs) -> Result<BenchOptions, BenchError> {
+    let mut configs = a.configs.0.clone();
+    if let Some(t) = a.tenuring_threshold {
+        for c in &mut configs {
+            c.tenuring = Some(t);
+        }
+    }
+    Ok(BenchOptions {
+        configs,
+        runs: a.runs,
+        warmup: a.warmup,
+        runner: runner(a)?,
+    })
+}
+
+fn progress_to_stderr(quiet: bool, tag: String) -> impl FnMut(String) {
+    move |line: String| {
+        if !quiet {
+            eprintln!("gc-bench: {tag}{line}");
+        }
+    }
+}
+
+fn bench_gcload(a: &GcBenchArgs) -> Result<String, BenchError> {
+    let w = gcbench::gcload(a.size, &class_path(a));
+    let o = options(a)?;
+    let mut progress = progress_to_stderr(a.quiet, String::new());
+    let b = gcbench::bench(&w, &o, &mut progress)?;
+    if let Some(path) = &a.csv {
+        let mut text = String::from(CSV_HEADER);
+        text.push('\n');
+        csv_rows(&mut text, None, &b);
+        crate::save::save(path, text.as_bytes()).map_err(BenchError::Io)?;
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}; {:.0} MB allocated per run; checksum {}, verified in every run",
+        b.summary,
+        mb(b.allocated_per_run()),
+        b.checksum
     );
+    let _ = writeln!(out, "{}", method_line(a, "configuration"));
     out.push('\n');
-    out.push_str(&table(configs, &samples));
+    out.push_str(&table(&b));
     if let Some(path) = &a.csv {
         let _ = writeln!(out, "\nraw measurements written to {}", path.display());
     }
     Ok(out)
 }
 
+fn bench_dataframe(a: &GcBenchArgs, sizes: &[DataSize]) -> Result<String, BenchError> {
+    let cp = class_path(a);
+    let o = options(a)?;
+    let mut results: Vec<(DataSize, PathBuf, Bench)> = Vec::new();
+    for size in sizes {
+        let mut progress = progress_to_stderr(a.quiet, String::new());
+        let (path, _) = gcbench::ensure_data(&a.data_dir, size, &cp, &mut progress)?;
+        let w = gcbench::dataframe(&path, &cp);
+        let mut progress = progress_to_stderr(a.quiet, format!("{}: ", size.label));
+        let b = gcbench::bench(&w, &o, &mut progress)?;
+        results.push((size.clone(), path, b));
+    }
+    if let Some(path) = &a.csv {
+        let mut text = format!("size,{CSV_HEADER}\n");
+        for (size, _, b) in &results {
+            csv_rows(&mut text, Some(&size.label), b);
+        }
+        crate::save::save(path, text.as_bytes()).map_err(BenchError::Io)?;
+    }
+    let mut out = String::new();
+    let labels: Vec<&str> = results.iter().map(|(s, _, _)| s.label.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "DataFrameLoad: sizes {}, data files in {}; every run verified its result",
+        labels.join(", "),
+        a.data_dir.display()
+    );
+    let _ = writeln!(out, "{}", method_line(a, "configuration and size"));
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Table 1: loading a DataFrame with the {} GC parameters",
+        a.configs.0[0].name
+    );
+    out.push_str(&table_1(&results));
+    for (k, (size, path, b)) in results.iter().enumerate() {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "Table {}: the {} DataFrame ({}: {}; checksum {})",
+            k + 3,
+            if size.label.bytes().all(|b| b.is_ascii_digit()) {
+                format!("{}-row", size.label)
+            } else {
+                size.label.clone()
+            },
+            Path::new(path).display(),
+            b.summary
+                .strip_prefix("DataFrameLoad: ")
+                .unwrap_or(&b.summary),
+            b.checksum
+        );
+        out.push_str(&size_table(b));
+    }
+    if let Some(path) = &a.csv {
+        let _ = writeln!(out, "\nraw measurements written to {}", path.display());
+    }
+    Ok(out)
+}
+
+fn bench(a: &GcBenchArgs) -> Result<String, BenchError> {
+    if let Some(path) = &a.csv {
+        crate::save::check_writable(path).map_err(BenchError::Io)?;
+    }
+    match a.workload {
+        WorkloadArg::Gcload => bench_gcload(a),
+        WorkloadArg::Dataframe => {
+            let sizes = match &a.sizes {
+                Some(l) => l.0.clone(),
+                None => parse_sizes(DEFAULT_SIZES).map(|l| l.0).unwrap_or_default(),
+            };
+            bench_dataframe(a, &sizes)
+        }
+    }
+}
+
 /// Run the command.
 pub(crate) fn main(a: &GcBenchArgs) -> ExitCode {
+    let misuse = match a.workload {
+        WorkloadArg::Gcload if a.sizes.is_some() => {
+            Some("--sizes is for --workload dataframe (GcLoad takes --size ROWS)")
+        }
+        WorkloadArg::Dataframe if a.size.is_some() => {
+            Some("--size is for --workload gcload (the DataFrame workload takes --sizes LIST)")
+        }
+        _ => None,
+    };
+    if let Some(m) = misuse {
+        eprintln!("lupa gc-bench: {m}");
+        return ExitCode::from(2);
+    }
     match bench(a) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Err(Failure::Vm(e)) => {
+        Err(BenchError::Vm(e)) => {
             eprintln!("lupa gc-bench: the workload failed:");
             crate::report(&e)
         }
-        Err(Failure::Workload(m)) => {
+        Err(BenchError::Workload(m)) => {
             eprintln!("lupa gc-bench: {m}");
             ExitCode::from(1)
         }
-        Err(Failure::Other(m)) => {
+        Err(BenchError::Io(m)) => {
             eprintln!("lupa gc-bench: {m}");
             ExitCode::from(74)
         }
@@ -651,6 +735,17 @@ mod tests {
         assert!(parse_configs("0MB/2MB/3MB/1").is_err());
         assert!(parse_configs("8GB/2MB/3MB/1").is_err());
         assert!(parse_configs(",").is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        let l = parse_sizes("small, 5mb,300,5MB").expect("sizes").0;
+        let labels: Vec<&str> = l.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(labels, ["small", "5MB", "300"]);
+        assert!(parse_sizes("5XB").is_err());
+        assert!(parse_sizes(",").is_err());
+        assert_eq!(rows_of("DataFrameLoad: 300 rows, 10 columns"), "300");
+        assert_eq!(rows_of("nothing"), "?");
     }
 
     #[test]

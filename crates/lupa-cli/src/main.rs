@@ -3,6 +3,7 @@
 mod calibrate;
 mod coverage;
 mod gcbench;
+mod gctune;
 mod history;
 mod lifetimes;
 mod progress;
@@ -101,6 +102,11 @@ enum Command {
     /// time, scavenges and full GCs.
     #[command(name = "gc-bench", after_help = EXIT_CODES)]
     GcBench(gcbench::GcBenchArgs),
+    /// GC tuning for a program: profile its object lifetimes, propose GC parameters from them
+    /// (each with its reason), search the same parameters black-box under a time budget, and
+    /// measure both against the defaults in interleaved runs (speed-ups with 95% intervals).
+    #[command(name = "gc-tune", after_help = gctune::EXIT_CODES)]
+    GcTune(gctune::GcTuneArgs),
     /// Profile history across versions (Hip, the Spy paper's section 4.3): record a program's
     /// exact send counts per method for each version (or git revision), list them, compare two
     /// versions (higher, lower, unchanged, removed, new), follow a method, check for growth.
@@ -172,6 +178,10 @@ struct VmArgs {
 struct RunArgs {
     #[command(flatten)]
     vm: VmArgs,
+    /// Print one JSON line of the run's time and heap statistics on stderr at the end (the
+    /// workers of `lupa gc-tune` and `lupa gc-bench --jobs`).
+    #[arg(long = "stats-json", hide = true)]
+    stats_json: bool,
     /// The class to run.
     class: String,
     /// Arguments passed to `run:` (after the class name).
@@ -760,6 +770,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Run(a) if a.stats_json => gctune::worker(&a),
         Command::Run(a) => {
             let mut args = vec![a.class.clone()];
             args.extend(a.args.iter().cloned());
@@ -798,6 +809,7 @@ fn main() -> ExitCode {
             })
         }
         Command::GcBench(g) => gcbench::main(&g),
+        Command::GcTune(g) => gctune::main(&g),
         Command::History(h) => history::main(&h),
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {

@@ -17,6 +17,8 @@
 //! | [`compteur`] | Compteur's report header and application filter |
 //! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
+//! | [`gcbench`] | `lupa gc-bench`: its workloads (GcLoad, DataFrame and its data files) and interleaved runs |
+//! | [`gctune`] | `lupa gc-tune`: GC parameters from lifetimes, a black-box search, verification runs |
 //! | [`lifetimes`] | Illimani's lifetime profiler, VM or faithful mode, into a lifetimes model |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
@@ -43,6 +45,8 @@
 pub mod calibration;
 pub mod compteur;
 mod context_tree;
+pub mod gcbench;
+pub mod gctune;
 pub mod history;
 pub mod lifetimes;
 pub mod measure;

@@ -1,0 +1,344 @@
+//! `lupa gc-bench`: the effect of the GC parameters on an allocation-heavy
+//! workload, after the Illimani paper's tables 1 and 3-5 (Jordan Montaño et
+//! al., "Improving Performance Through Object Lifetime Profiling: the
+//! DataFrame Case", IWST 2023). The CLI parses and prints; this module makes
+//! the runs.
+//!
+//! Two workloads:
+//! - **gcload** ([`gcload`]): the bundled `GcLoad ROWS`, which makes its own
+//!   CSV text in memory, loads and queries it, and verifies its result;
+//! - **dataframe** ([`dataframe`]): `DataFrameLoad PATH`, loading a CSV file
+//!   into a DataFrame (smalltalk/Libraries/DataFrame) and verifying it against
+//!   the file's `.sums`. Each size's file is made once by `DataFrameData PATH
+//!   SIZE` into a data directory ([`ensure_data`]) and reused while it and its
+//!   `.sums` file exist.
+//!
+//! [`bench()`] runs one workload under every configuration: warm-up runs of
+//! the first configuration (not measured), then `runs` rounds, each running
+//! every configuration once (interleaved, so that a drift of the machine
+//! favours none), each run in a fresh VM ([`Runner`]). Every run must verify
+//! its result, and all runs must compute the same checksum: a collector bug
+//! would show as a different result under other parameters.
+
+use crate::gctune::{Check, GcConfig, Job, RunError, RunSample, Runner, Workload};
+use crate::{Capture, measure};
+use lupa_vm::VmOptions;
+use std::path::{Path, PathBuf};
+
+pub use crate::gctune::TuneError as BenchError;
+
+/// The GcLoad workload with `rows` rows (its own default when `None`).
+pub fn gcload(rows: Option<usize>, class_path: &[PathBuf]) -> Workload {
+    let mut args = vec!["GcLoad".to_string()];
+    if let Some(n) = rows {
+        args.push(n.to_string());
+    }
+    Workload {
+        args,
+        class_path: class_path.to_vec(),
+        check: Check::Verified {
+            verified: "GcLoad: result verified".into(),
+            checksum: "GcLoad: checksum ".into(),
+        },
+    }
+}
+
+/// The DataFrame workload on the CSV file `data`.
+pub fn dataframe(data: &Path, class_path: &[PathBuf]) -> Workload {
+    Workload {
+        args: vec![
+            "DataFrameLoad".to_string(),
+            data.to_string_lossy().into_owned(),
+        ],
+        class_path: class_path.to_vec(),
+        check: Check::Verified {
+            verified: "DataFrameLoad: result verified".into(),
+            checksum: "DataFrameLoad: checksum ".into(),
+        },
+    }
+}
+
+/// A size of the DataFrame workload: `small` (1000 rows), a number of rows
+/// (`300`) or a file size (`5MB`, `500KB`, `1GB`: a whole number with a unit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataSize {
+    /// As the user wrote it (`small`, `5MB`), for tables and file names.
+    pub label: String,
+    /// As `DataFrameData` takes it (`1000`, `5MB`).
+    pub arg: String,
+}
+
+impl DataSize {
+    /// Read a size; `None` when it is not one.
+    pub fn parse(s: &str) -> Option<DataSize> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("small") {
+            return Some(DataSize {
+                label: "small".into(),
+                arg: "1000".into(),
+            });
+        }
+        let upper = t.to_ascii_uppercase();
+        let digits = upper.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let unit = &upper[digits.len()..];
+        let n: u64 = digits.parse().ok()?;
+        let ok = n > 0
+            && match unit {
+                "" => n <= 100_000_000,
+                "B" => n <= 64 << 30,
+                "KB" => n <= 64 << 20,
+                "MB" => n <= 64 << 10,
+                "GB" => n <= 64,
+                _ => false,
+            };
+        ok.then(|| DataSize {
+            label: upper.clone(),
+            arg: upper,
+        })
+    }
+}
+
+/// Where the data file of a size lives: `DIR/dataframe-LABEL.csv`.
+pub fn data_file(dir: &Path, size: &DataSize) -> PathBuf {
+    dir.join(format!("dataframe-{}.csv", size.label))
+}
+
+/// The `.sums` file beside a data file.
+pub fn sums_file(data: &Path) -> PathBuf {
+    let mut s = data.as_os_str().to_owned();
+    s.push(".sums");
+    PathBuf::from(s)
+}
+
+/// The data file of `size` in `dir`, made by `DataFrameData` (in a fresh VM
+/// in this process) unless it and its `.sums` file exist. Answers the path
+/// and whether it was made now.
+pub fn ensure_data(
+    dir: &Path,
+    size: &DataSize,
+    class_path: &[PathBuf],
+    progress: &mut dyn FnMut(String),
+) -> Result<(PathBuf, bool), BenchError> {
+    let path = data_file(dir, size);
+    if path.is_file() && sums_file(&path).is_file() {
+        return Ok((path, false));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        BenchError::Io(format!(
+            "cannot create the data directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    progress(format!(
+        "making {} ({})",
+        path.display(),
+        if size.label == size.arg {
+            size.label.clone()
+        } else {
+            format!("{}: {} rows", size.label, size.arg)
+        }
+    ));
+    let args = vec![
+        "DataFrameData".to_string(),
+        path.to_string_lossy().into_owned(),
+        size.arg.clone(),
+    ];
+    let options = VmOptions {
+        class_path: class_path.to_vec(),
+        ..VmOptions::default()
+    };
+    let m = measure(options, &args, Capture::Output).map_err(BenchError::Vm)?;
+    let out = m.output.unwrap_or_default();
+    if m.exit_code != 0 {
+        return Err(BenchError::Workload(format!(
+            "DataFrameData {} {} exited with status {}; its output was:\n{}",
+            path.display(),
+            size.arg,
+            m.exit_code,
+            out.trim_end()
+        )));
+    }
+    if !(path.is_file() && sums_file(&path).is_file()) {
+        return Err(BenchError::Workload(format!(
+            "DataFrameData did not write {} and its .sums file",
+            path.display()
+        )));
+    }
+    Ok((path, true))
+}
+
+/// How to bench.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The configurations, the baseline first.
+    pub configs: Vec<GcConfig>,
+    /// Measured runs of each configuration.
+    pub runs: usize,
+    /// Unmeasured runs of the first configuration before.
+    pub warmup: usize,
+    /// Where runs happen.
+    pub runner: Runner,
+}
+
+/// The runs of one workload.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    /// The configurations, as given.
+    pub configs: Vec<GcConfig>,
+    /// Their runs, in the order of `configs`.
+    pub samples: Vec<Vec<RunSample>>,
+    /// The checksum every run computed.
+    pub checksum: String,
+    /// The workload's first output line (`GcLoad: 60000 rows, ...`).
+    pub summary: String,
+}
+
+impl Bench {
+    /// The run times of configuration `i`, seconds.
+    pub fn times(&self, i: usize) -> Vec<f64> {
+        self.samples
+            .get(i)
+            .map(|s| s.iter().map(|x| x.stats.total_s()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Mean bytes allocated per run.
+    pub fn allocated_per_run(&self) -> f64 {
+        let all: Vec<f64> = self
+            .samples
+            .iter()
+            .flatten()
+            .map(|s| s.stats.allocated_bytes as f64)
+            .collect();
+        all.iter().sum::<f64>() / all.len().max(1) as f64
+    }
+}
+
+fn failure(e: RunError, config: &GcConfig, which: &str) -> BenchError {
+    match e {
+        RunError::Vm(e) => BenchError::Vm(e),
+        RunError::Spawn(m) => BenchError::Io(m),
+        other => BenchError::Workload(format!("configuration {} ({which}): {other}", config.name)),
+    }
+}
+
+/// Run the workload under every configuration (see the module doc). Progress:
+/// `warm-up 1/1 default: 0.123 s (not measured)` and `3/12 c1 run 1: 0.456 s,
+/// GC 0.012 s, 3 scavenges, 0 full GCs`.
+pub fn bench(
+    w: &Workload,
+    o: &BenchOptions,
+    progress: &mut dyn FnMut(String),
+) -> Result<Bench, BenchError> {
+    let configs = &o.configs;
+    let Some(first) = configs.first() else {
+        return Err(BenchError::Workload("no configuration given".into()));
+    };
+    for k in 0..o.warmup {
+        let r = o.runner.run_batch(w, &[Job::of(first)], &mut |_, _| {});
+        for r in r {
+            let s = r.map_err(|e| failure(e, first, "warm-up"))?;
+            progress(format!(
+                "warm-up {}/{} {}: {:.3} s (not measured)",
+                k + 1,
+                o.warmup,
+                first.name,
+                s.stats.total_s()
+            ));
+        }
+    }
+    let n = configs.len();
+    let jobs: Vec<Job> = (0..o.runs.max(1))
+        .flat_map(|_| configs.iter().map(Job::of))
+        .collect();
+    let total = jobs.len();
+    let mut done = 0;
+    let results = o.runner.run_batch(w, &jobs, &mut |i, r| {
+        done += 1;
+        if let Ok(s) = r {
+            progress(format!(
+                "{done}/{total} {} run {}: {:.3} s, GC {:.3} s, {} scavenges, {} full GCs",
+                configs[i % n].name,
+                i / n + 1,
+                s.stats.total_s(),
+                s.stats.gc_s(),
+                s.stats.scavenges,
+                s.stats.full_gcs
+            ));
+        }
+    });
+    let mut samples: Vec<Vec<RunSample>> = vec![Vec::with_capacity(o.runs); n];
+    for (i, r) in results.into_iter().enumerate() {
+        let c = &configs[i % n];
+        let s = r.map_err(|e| failure(e, c, &format!("run {}", i / n + 1)))?;
+        samples[i % n].push(s);
+    }
+    let checksum = samples[0][0].checksum.clone().unwrap_or_default();
+    for (c, ss) in configs.iter().zip(&samples) {
+        for (r, s) in ss.iter().enumerate() {
+            let got = s.checksum.clone().unwrap_or_default();
+            if got != checksum {
+                return Err(BenchError::Workload(format!(
+                    "configuration {} (run {}) computed checksum {got} but {} (run 1) computed {checksum}",
+                    c.name,
+                    r + 1,
+                    first.name
+                )));
+            }
+        }
+    }
+    let summary = samples[0][0].summary().to_string();
+    Ok(Bench {
+        configs: configs.clone(),
+        samples,
+        checksum,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        let s = |x: &str| DataSize::parse(x).map(|d| (d.label, d.arg));
+        assert_eq!(s("small"), Some(("small".into(), "1000".into())));
+        assert_eq!(s("5mb"), Some(("5MB".into(), "5MB".into())));
+        assert_eq!(s("300"), Some(("300".into(), "300".into())));
+        assert_eq!(s("1GB"), Some(("1GB".into(), "1GB".into())));
+        for bad in ["", "0", "5XB", "1.5MB", "-3", "MB", "100GB"] {
+            assert_eq!(s(bad), None, "{bad}");
+        }
+        let d = data_file(Path::new("/d"), &DataSize::parse("5MB").expect("size"));
+        assert_eq!(d, PathBuf::from("/d/dataframe-5MB.csv"));
+        assert_eq!(sums_file(&d), PathBuf::from("/d/dataframe-5MB.csv.sums"));
+    }
+
+    #[test]
+    fn gcload_benches_in_process() {
+        let w = gcload(Some(200), &[]);
+        let o = BenchOptions {
+            configs: vec![
+                GcConfig::defaults(),
+                GcConfig {
+                    eden: 1 << 20,
+                    ..GcConfig::defaults().named("small")
+                },
+            ],
+            runs: 2,
+            warmup: 1,
+            runner: Runner::InProcess,
+        };
+        let mut lines = Vec::new();
+        let b = bench(&w, &o, &mut |l| lines.push(l)).expect("GcLoad verifies");
+        assert_eq!(b.samples.len(), 2);
+        assert!(b.samples.iter().all(|s| s.len() == 2));
+        assert!(b.summary.starts_with("GcLoad: 200 rows"), "{}", b.summary);
+        assert!(!b.checksum.is_empty());
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert!(lines[0].starts_with("warm-up 1/1 default: "));
+        assert!(lines[2].starts_with("2/4 small run 1: "), "{lines:?}");
+        assert_eq!(b.times(1).len(), 2);
+    }
+}

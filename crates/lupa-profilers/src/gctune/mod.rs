@@ -1,0 +1,309 @@
+//! `lupa gc-tune`: GC parameters for one program, proposed from its object
+//! lifetimes, checked against the defaults, and compared with a black-box
+//! search under a time budget.
+//!
+//! 1. **Profile** ([`profile`]): one run under Illimani's lifetime profiler
+//!    in VM mode, sampled, with a small eden ([`PROFILE_EDEN`]) so that the
+//!    VM sees each death soon after it happens.
+//! 2. **Propose** ([`proposal::propose`]): eden, tenuring threshold, growth
+//!    headroom, shrink threshold and GC ratio from the per-site demography
+//!    (short, long, immortal) and the lifetimes on the bytes clock, each
+//!    with a one-line reason.
+//! 3. **Search** ([`search::search`]): an iterated local search from the
+//!    defaults over the same five parameters, until the budget is spent.
+//! 4. **Verify** ([`verify`]): the defaults, the proposal and the search's
+//!    best, each run `runs` times, interleaved (default, proposal, search,
+//!    default, ...), each run in a fresh VM in its own process
+//!    ([`runs::Runner`]); the speed-ups over the defaults come with 95%
+//!    confidence intervals from Welch's t-test on the log times
+//!    ([`stats::speed_up`]). The search's own measurements are not reused:
+//!    the best of many noisy measurements is biased in its favour.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`config`] | [`GcConfig`]: one set of parameters, the paper's configurations, `lupa run` flags |
+//! | [`runs`] | runs in fresh VMs, in this process or in worker processes; the statistics line |
+//! | [`proposal`] | the rules from lifetimes to parameters |
+//! | [`search`](mod@search) | the black-box search |
+//! | [`stats`] | speed-up, confidence interval, Welch's t-test |
+//!
+//! Nothing here prints: progress goes to a callback, results are values.
+
+pub mod config;
+pub mod proposal;
+pub mod runs;
+pub mod search;
+pub mod stats;
+
+pub use config::{GcConfig, MB, paper_configs};
+pub use proposal::{Proposal, Rules, propose};
+pub use runs::{Check, Job, RunError, RunSample, RunStats, Runner, Workload};
+pub use search::{SearchOptions, SearchResult, search};
+pub use stats::{SpeedUp, speed_up};
+
+use crate::lifetimes::{LifetimeConfig, LifetimeMode};
+use lupa_prof::lifetimes::Lifetimes;
+use lupa_vm::{HeapConfig, Vm, VmError, VmOptions};
+use std::time::{Duration, Instant};
+
+/// The eden of the profiling run: deaths are seen within this many bytes.
+pub const PROFILE_EDEN: usize = MB;
+
+/// Why tuning stopped.
+#[derive(Debug)]
+pub enum TuneError {
+    /// The VM failed while profiling (unknown class, compile error...).
+    Vm(VmError),
+    /// The program failed or did not verify its result.
+    Workload(String),
+    /// A worker could not be started.
+    Io(String),
+}
+
+impl From<RunError> for TuneError {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Vm(e) => TuneError::Vm(e),
+            RunError::Spawn(m) => TuneError::Io(m),
+            other => TuneError::Workload(other.to_string()),
+        }
+    }
+}
+
+/// The profiling run.
+#[derive(Debug, Clone)]
+pub struct ProfileRun {
+    /// The lifetimes.
+    pub lifetimes: Lifetimes,
+    /// Wall time of the profiled run.
+    pub elapsed: Duration,
+}
+
+/// Profile the workload's object lifetimes (VM mode, sampled at `rate` with
+/// `seed`), with a [`PROFILE_EDEN`] eden. The program must exit with status 0.
+pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneError> {
+    let options = VmOptions {
+        heap: HeapConfig {
+            initial_bytes: PROFILE_EDEN,
+            ..HeapConfig::default()
+        },
+        class_path: w.class_path.clone(),
+        ..VmOptions::default()
+    };
+    let mut vm = Vm::new(options).map_err(TuneError::Vm)?;
+    crate::install(&mut vm);
+    vm.capture_output();
+    let class = w
+        .args
+        .first()
+        .ok_or_else(|| TuneError::Workload("no class to run".to_string()))?;
+    vm.load_class_by_name(class).map_err(TuneError::Vm)?;
+    let config = LifetimeConfig {
+        mode: LifetimeMode::Vm,
+        rate,
+        seed,
+        ..LifetimeConfig::default()
+    };
+    let command = format!("lupa gc-tune {}", w.command());
+    let t0 = Instant::now();
+    let run =
+        crate::lifetimes::run_main(&mut vm, &config, &w.args, &command).map_err(TuneError::Vm)?;
+    let elapsed = t0.elapsed();
+    let code = run.result.map_err(TuneError::Vm)?;
+    if code != 0 {
+        let out = vm.take_captured();
+        return Err(TuneError::Workload(format!(
+            "{} exited with status {code} while profiled; its output was:\n{}",
+            w.command(),
+            out.trim_end()
+        )));
+    }
+    Ok(ProfileRun {
+        lifetimes: run.lifetimes,
+        elapsed,
+    })
+}
+
+/// The interleaved runs of the verification.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    /// The configurations, the baseline first (no two with the same parameters).
+    pub configs: Vec<GcConfig>,
+    /// Their runs, in the order of `configs`.
+    pub samples: Vec<Vec<RunSample>>,
+    /// Each one's speed-up over the first (`None` for the first).
+    pub speed_ups: Vec<Option<SpeedUp>>,
+    /// Did every run print the same output?
+    pub same_output: bool,
+}
+
+impl Verification {
+    /// The index of the configuration with `c`'s parameters.
+    pub fn index_of(&self, c: &GcConfig) -> Option<usize> {
+        self.configs.iter().position(|x| x.same_parameters(c))
+    }
+}
+
+/// Run every configuration `runs` times, interleaved, and compare each with
+/// the first. Configurations with the parameters of an earlier one are run once.
+pub fn verify(
+    runner: &Runner,
+    w: &Workload,
+    configs: &[GcConfig],
+    runs: usize,
+    progress: &mut dyn FnMut(String),
+) -> Result<Verification, TuneError> {
+    let mut distinct: Vec<GcConfig> = Vec::new();
+    for c in configs {
+        if !distinct.iter().any(|d| d.same_parameters(c)) {
+            distinct.push(c.clone());
+        }
+    }
+    let jobs: Vec<Job> = (0..runs.max(1))
+        .flat_map(|_| distinct.iter().map(Job::of))
+        .collect();
+    let total = jobs.len();
+    let mut done = 0;
+    let results = runner.run_batch(w, &jobs, &mut |i, r| {
+        done += 1;
+        let c = &jobs[i].config;
+        let run = i / distinct.len() + 1;
+        match r {
+            Ok(s) => progress(format!(
+                "verify: {done}/{total} {} run {run}: {:.3} s, GC {:.3} s, {} scavenges, {} full GCs",
+                c.name,
+                s.stats.total_s(),
+                s.stats.gc_s(),
+                s.stats.scavenges,
+                s.stats.full_gcs
+            )),
+            Err(e) => progress(format!("verify: {done}/{total} {} run {run} failed: {e}", c.name)),
+        }
+    });
+    let mut samples: Vec<Vec<RunSample>> = vec![Vec::new(); distinct.len()];
+    for (i, r) in results.into_iter().enumerate() {
+        samples[i % distinct.len()].push(r?);
+    }
+    let first = samples
+        .first()
+        .and_then(|s| s.first())
+        .map(|s| s.output.clone());
+    let same_output = samples
+        .iter()
+        .flatten()
+        .all(|s| Some(&s.output) == first.as_ref());
+    let times = |s: &[RunSample]| s.iter().map(|x| x.stats.total_s()).collect::<Vec<f64>>();
+    let base = samples.first().map(|s| times(s)).unwrap_or_default();
+    let speed_ups = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i == 0 {
+                None
+            } else {
+                speed_up(&base, &times(s))
+            }
+        })
+        .collect();
+    Ok(Verification {
+        configs: distinct,
+        samples,
+        speed_ups,
+        same_output,
+    })
+}
+
+/// What `lupa gc-tune` asks for.
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    /// The program.
+    pub workload: Workload,
+    /// Verification runs per configuration.
+    pub runs: usize,
+    /// The search's time budget.
+    pub budget: Duration,
+    /// The search's seed.
+    pub seed: u64,
+    /// The lifetime profiler's sampling rate.
+    pub rate: f64,
+    /// Where runs happen.
+    pub runner: Runner,
+}
+
+/// Everything `lupa gc-tune` found.
+#[derive(Debug, Clone)]
+pub struct TuneReport {
+    /// The profiling run.
+    pub profile: ProfileRun,
+    /// The proposal.
+    pub proposal: Proposal,
+    /// The search.
+    pub search: SearchResult,
+    /// The verification of the defaults, the proposal and the search's best.
+    pub verification: Verification,
+}
+
+impl TuneReport {
+    /// The proposal's speed-up over the defaults in the verification.
+    pub fn proposal_speed_up(&self) -> Option<SpeedUp> {
+        self.speed_up_of(&self.proposal.config)
+    }
+
+    /// The search's best's speed-up over the defaults (1x when it is the defaults).
+    pub fn search_speed_up(&self) -> Option<SpeedUp> {
+        self.speed_up_of(&self.search.best)
+    }
+
+    fn speed_up_of(&self, c: &GcConfig) -> Option<SpeedUp> {
+        let v = &self.verification;
+        match v.index_of(c)? {
+            0 => {
+                let t: Vec<f64> = v.samples[0].iter().map(|s| s.stats.total_s()).collect();
+                speed_up(&t, &t)
+            }
+            i => v.speed_ups[i],
+        }
+    }
+}
+
+/// Profile, propose, search and verify (see the module doc).
+pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneReport, TuneError> {
+    progress(format!(
+        "profile: object lifetimes of {} (VM mode, rate {}, eden {})",
+        o.workload.command(),
+        o.rate,
+        config::size_flag(PROFILE_EDEN)
+    ));
+    let profile = profile(&o.workload, o.rate, o.seed)?;
+    let proposal = propose(
+        &profile.lifetimes,
+        HeapConfig::default().initial_bytes as u64,
+        &Rules::default(),
+    );
+    progress(format!("proposal: {}", proposal.config.describe()));
+    progress(format!(
+        "search: budget {:.0} s, seed {}, {} run{} at a time",
+        o.budget.as_secs_f64(),
+        o.seed,
+        o.runner.parallelism(),
+        if o.runner.parallelism() == 1 { "" } else { "s" }
+    ));
+    let search = search(
+        &o.runner,
+        &o.workload,
+        &SearchOptions::new(o.budget, o.seed),
+        progress,
+    )?;
+    let configs = [
+        GcConfig::defaults(),
+        proposal.config.clone(),
+        search.best.clone(),
+    ];
+    let verification = verify(&o.runner, &o.workload, &configs, o.runs, progress)?;
+    Ok(TuneReport {
+        profile,
+        proposal,
+        search,
+        verification,
+    })
+}

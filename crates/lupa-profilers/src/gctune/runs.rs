@@ -1,0 +1,498 @@
+//! Runs of a workload under GC configurations, each in a fresh VM: in this
+//! process one after the other ([`Runner::InProcess`]), or in up to N worker
+//! processes at a time ([`Runner::Processes`]: the `lupa` binary itself, as
+//! `lupa run --stats-json FLAGS CLASS ARGS`).
+//!
+//! A worker prints the program's output on its standard output and, last on
+//! its standard error, one JSON line of the run's time and heap statistics
+//! ([`RunStats`], made by [`worker_run`]). Only `run_main` is timed, in the
+//! worker: process start, bootstrap and class loading are not measured, so a
+//! run's time never depends on how runs were scheduled, only on the machine's
+//! load while it ran. Runs of a batch start in the order given, so a batch
+//! listed in interleaved order (default, proposal, default, proposal...) is
+//! run interleaved.
+
+use super::config::GcConfig;
+use crate::{Capture, Measurement, measure};
+use lupa_vm::{HeapConfig, VmError, VmOptions};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The version of the statistics line ([`RunStats::lupa_run_stats`]).
+pub const STATS_VERSION: u32 = 1;
+
+/// The hidden `lupa run` flag that prints the statistics line.
+pub const STATS_FLAG: &str = "--stats-json";
+
+/// One run's time and heap statistics, as a worker reports them: one JSON
+/// line on standard error. Counts and times cover `run_main` only.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunStats {
+    /// The line's version, [`STATS_VERSION`] (also what marks the line).
+    pub lupa_run_stats: u32,
+    /// The program's exit status.
+    pub exit_code: i32,
+    /// Wall time of `run_main`, µs.
+    pub elapsed_us: u64,
+    /// Message sends.
+    pub sends: u64,
+    /// Time in collections, µs.
+    pub gc_us: u64,
+    /// Scavenges.
+    pub scavenges: u64,
+    /// Time in scavenges, µs.
+    pub scavenge_us: u64,
+    /// Full GCs.
+    pub full_gcs: u64,
+    /// Time in full GCs, µs.
+    pub full_gc_us: u64,
+    /// Longest collection, µs.
+    pub max_pause_us: u64,
+    /// Bytes tenured.
+    pub tenured_bytes: u64,
+    /// Bytes allocated.
+    pub allocated_bytes: u64,
+    /// Objects allocated.
+    pub allocated_objects: u64,
+    /// Heap size at the end (bytes held from the system).
+    pub heap_bytes: u64,
+    /// Old-space bytes in use at the end.
+    pub old_used_bytes: u64,
+    /// Old-space growths.
+    pub growths: u64,
+    /// Times memory was given back.
+    pub shrinks: u64,
+}
+
+impl RunStats {
+    /// The statistics of a measured run.
+    pub fn of(m: &Measurement) -> RunStats {
+        let (b, a) = (&m.heap_before, &m.heap_after);
+        let us = |d: Duration| d.as_micros() as u64;
+        RunStats {
+            lupa_run_stats: STATS_VERSION,
+            exit_code: m.exit_code,
+            elapsed_us: us(m.elapsed),
+            sends: m.sends,
+            gc_us: us(a.gc_time.saturating_sub(b.gc_time)),
+            scavenges: a.scavenges.saturating_sub(b.scavenges),
+            scavenge_us: us(a.scavenge_time.saturating_sub(b.scavenge_time)),
+            full_gcs: a.full_gcs.saturating_sub(b.full_gcs),
+            full_gc_us: us(a.full_gc_time.saturating_sub(b.full_gc_time)),
+            max_pause_us: us(a.max_pause),
+            tenured_bytes: a.tenured_bytes.saturating_sub(b.tenured_bytes),
+            allocated_bytes: a.allocated_bytes.saturating_sub(b.allocated_bytes),
+            allocated_objects: a.allocated_objects.saturating_sub(b.allocated_objects),
+            heap_bytes: a.heap_bytes,
+            old_used_bytes: a.old_used_bytes,
+            growths: a.growths.saturating_sub(b.growths),
+            shrinks: a.shrinks.saturating_sub(b.shrinks),
+        }
+    }
+
+    /// The JSON line (no newline).
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    /// Read a statistics line; `None` when `line` is not one.
+    pub fn from_json_line(line: &str) -> Option<RunStats> {
+        let t = line.trim();
+        if !t.starts_with("{\"lupa_run_stats\":") {
+            return None;
+        }
+        serde_json::from_str(t).ok()
+    }
+
+    /// Wall time of the run, seconds.
+    pub fn total_s(&self) -> f64 {
+        self.elapsed_us as f64 / 1e6
+    }
+
+    /// GC time, seconds.
+    pub fn gc_s(&self) -> f64 {
+        self.gc_us as f64 / 1e6
+    }
+}
+
+/// The worker's side of a run (`lupa run --stats-json`): run `args` once in a
+/// fresh VM made from `options`, answering the statistics and the program's
+/// output (which the caller prints).
+pub fn worker_run(options: VmOptions, args: &[String]) -> Result<(RunStats, String), VmError> {
+    let m = measure(options, args, Capture::Output)?;
+    let stats = RunStats::of(&m);
+    Ok((stats, m.output.unwrap_or_default()))
+}
+
+/// How a run's result is checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// The program must exit with status 0.
+    ExitZero,
+    /// Status 0, a line `verified` in its output, and a line starting with
+    /// `checksum` (the rest of it is the run's checksum).
+    Verified {
+        /// The line that says the result is right.
+        verified: String,
+        /// The prefix of the checksum line.
+        checksum: String,
+    },
+}
+
+/// A program to run, and how to check each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// `CLASS ARG...`, as for `lupa run`.
+    pub args: Vec<String>,
+    /// Class path searched before the bundled library.
+    pub class_path: Vec<PathBuf>,
+    /// How a run is checked.
+    pub check: Check,
+}
+
+impl Workload {
+    /// `CLASS ARG...` as one string.
+    pub fn command(&self) -> String {
+        self.args.join(" ")
+    }
+
+    /// The options of a run in this process under `config`.
+    pub fn options(&self, config: &GcConfig) -> VmOptions {
+        VmOptions {
+            heap: config.heap(&HeapConfig::default()),
+            class_path: self.class_path.clone(),
+            ..VmOptions::default()
+        }
+    }
+}
+
+/// One checked run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSample {
+    /// Its statistics.
+    pub stats: RunStats,
+    /// What the program printed.
+    pub output: String,
+    /// Its checksum ([`Check::Verified`] only).
+    pub checksum: Option<String>,
+    /// Wall time of the whole run, process start and bootstrap included.
+    pub wall: Duration,
+}
+
+impl RunSample {
+    /// The first line of the output (the workload's summary).
+    pub fn summary(&self) -> &str {
+        self.output.lines().next().unwrap_or_default().trim()
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// The VM failed (in-process runs).
+    Vm(VmError),
+    /// The program failed, did not verify its result, or the worker died.
+    Failed(String),
+    /// The run was stopped after this long (a worker's time limit).
+    TimedOut(Duration),
+    /// A worker process could not be started.
+    Spawn(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Vm(e) => write!(f, "{e}"),
+            RunError::Failed(m) | RunError::Spawn(m) => f.write_str(m),
+            RunError::TimedOut(d) => write!(f, "stopped after {:.1} s", d.as_secs_f64()),
+        }
+    }
+}
+
+/// One run to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// The configuration.
+    pub config: GcConfig,
+    /// Stop the run after this long (worker processes only; process start included).
+    pub limit: Option<Duration>,
+}
+
+impl Job {
+    /// A run of `config` without a time limit.
+    pub fn of(config: &GcConfig) -> Job {
+        Job {
+            config: config.clone(),
+            limit: None,
+        }
+    }
+}
+
+/// Where runs happen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Runner {
+    /// In this process, one after the other, each in a fresh VM.
+    InProcess,
+    /// In worker processes, `jobs` at a time: `exe` is the `lupa` binary.
+    Processes {
+        /// The `lupa` binary (`std::env::current_exe()` from the CLI).
+        exe: PathBuf,
+        /// Runs at a time (at least 1).
+        jobs: usize,
+    },
+}
+
+impl Runner {
+    /// Runs at a time.
+    pub fn parallelism(&self) -> usize {
+        match self {
+            Runner::InProcess => 1,
+            Runner::Processes { jobs, .. } => (*jobs).max(1),
+        }
+    }
+
+    /// Make the runs of `jobs` (started in that order), calling `on_done` with
+    /// each result as it comes; answers the results in the order of `jobs`.
+    pub fn run_batch(
+        &self,
+        w: &Workload,
+        jobs: &[Job],
+        on_done: &mut dyn FnMut(usize, &Result<RunSample, RunError>),
+    ) -> Vec<Result<RunSample, RunError>> {
+        match self {
+            Runner::InProcess => jobs
+                .iter()
+                .enumerate()
+                .map(|(i, j)| {
+                    let r = run_in_process(w, j);
+                    on_done(i, &r);
+                    r
+                })
+                .collect(),
+            Runner::Processes { exe, jobs: n } => {
+                let count = jobs.len();
+                let next = AtomicUsize::new(0);
+                let mut results: Vec<Option<Result<RunSample, RunError>>> =
+                    (0..count).map(|_| None).collect();
+                let (tx, rx) = mpsc::channel();
+                std::thread::scope(|s| {
+                    for _ in 0..(*n).max(1).min(count) {
+                        let tx = tx.clone();
+                        let next = &next;
+                        s.spawn(move || {
+                            loop {
+                                let i = next.fetch_add(1, Ordering::SeqCst);
+                                if i >= count {
+                                    break;
+                                }
+                                let r = run_process(exe, w, &jobs[i]);
+                                if tx.send((i, r)).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                    }
+                    drop(tx);
+                    for (i, r) in rx {
+                        on_done(i, &r);
+                        results[i] = Some(r);
+                    }
+                });
+                results
+                    .into_iter()
+                    .map(|r| {
+                        r.unwrap_or_else(|| Err(RunError::Failed("a worker thread stopped".into())))
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+fn run_in_process(w: &Workload, job: &Job) -> Result<RunSample, RunError> {
+    let t0 = Instant::now();
+    let m = measure(w.options(&job.config), &w.args, Capture::Output).map_err(RunError::Vm)?;
+    let stats = RunStats::of(&m);
+    checked(w, stats, m.output.unwrap_or_default(), t0.elapsed())
+}
+
+/// The last lines of a text, for an error message.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunError> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("run").arg(STATS_FLAG).args(job.config.flags());
+    if !w.class_path.is_empty() {
+        let cp: Vec<String> = w
+            .class_path
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        cmd.arg("--cp").arg(cp.join(":"));
+    }
+    cmd.args(&w.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let t0 = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| RunError::Spawn(format!("cannot start {}: {e}", exe.display())))?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        if let Some(limit) = job.limit
+            && t0.elapsed() > limit
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = out.join();
+            let _ = err.join();
+            return Err(RunError::TimedOut(limit));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let wall = t0.elapsed();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let status = status.map_err(|e| RunError::Failed(format!("cannot wait for a worker: {e}")))?;
+    match stderr.lines().rev().find_map(RunStats::from_json_line) {
+        Some(stats) => checked(w, stats, stdout, wall),
+        None => {
+            let said = tail(&stderr, 20);
+            Err(RunError::Failed(format!(
+                "`lupa run {}` under {} ended ({status}) without run statistics{}",
+                w.command(),
+                job.config.name,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its standard error ended with:\n{said}")
+                }
+            )))
+        }
+    }
+}
+
+/// Check a run against its workload.
+fn checked(
+    w: &Workload,
+    stats: RunStats,
+    output: String,
+    wall: Duration,
+) -> Result<RunSample, RunError> {
+    let fail = |why: String| {
+        RunError::Failed(format!(
+            "{} {why}; its output was:\n{}",
+            w.command(),
+            tail(&output, 20)
+        ))
+    };
+    if stats.exit_code != 0 {
+        return Err(fail(format!("exited with status {}", stats.exit_code)));
+    }
+    let checksum = match &w.check {
+        Check::ExitZero => None,
+        Check::Verified { verified, checksum } => {
+            if !output.lines().any(|l| l.trim() == verified) {
+                return Err(fail("did not verify its result".to_string()));
+            }
+            match output
+                .lines()
+                .find_map(|l| l.strip_prefix(checksum.as_str()))
+            {
+                Some(c) => Some(c.trim().to_string()),
+                None => return Err(fail("printed no checksum".to_string())),
+            }
+        }
+    };
+    Ok(RunSample {
+        stats,
+        output,
+        checksum,
+        wall,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_lines_round_trip() {
+        let s = RunStats {
+            lupa_run_stats: STATS_VERSION,
+            exit_code: 3,
+            elapsed_us: 1_500_000,
+            scavenges: 7,
+            ..RunStats::default()
+        };
+        let line = s.to_json_line();
+        assert!(!line.contains('\n'));
+        assert_eq!(RunStats::from_json_line(&line), Some(s.clone()));
+        assert_eq!(s.total_s(), 1.5);
+        assert_eq!(RunStats::from_json_line("GcLoad: checksum 1"), None);
+        assert_eq!(RunStats::from_json_line("{\"other\":1}"), None);
+    }
+
+    #[test]
+    fn in_process_runs_are_checked() {
+        let w = Workload {
+            args: vec!["Hello".into()],
+            class_path: Vec::new(),
+            check: Check::ExitZero,
+        };
+        let mut seen = Vec::new();
+        let r = Runner::InProcess.run_batch(&w, &[Job::of(&GcConfig::defaults())], &mut |i, r| {
+            seen.push((i, r.is_ok()))
+        });
+        assert_eq!(seen, [(0, true)]);
+        let s = r[0].as_ref().expect("Hello runs");
+        assert!(s.output.contains("Hello"), "{}", s.output);
+        let strict = Workload {
+            check: Check::Verified {
+                verified: "never printed".into(),
+                checksum: "x".into(),
+            },
+            ..w
+        };
+        let r =
+            Runner::InProcess.run_batch(&strict, &[Job::of(&GcConfig::defaults())], &mut |_, _| {});
+        assert!(
+            matches!(&r[0], Err(RunError::Failed(m)) if m.contains("did not verify")),
+            "{r:?}"
+        );
+    }
+}

@@ -1,0 +1,493 @@
+//! A black-box search over the GC parameters, under a time budget: an
+//! iterated local search in the spirit of ParamILS, which Lengauer and
+//! Mössenböck used to tune the HotSpot collectors ("The taming of the shrew",
+//! ICPE 2014), with racing and capping so that the budget goes to promising
+//! configurations.
+//!
+//! - The incumbent starts as the defaults, measured [`SearchOptions::baseline_runs`] times.
+//! - Each round proposes as many candidates as there are workers: with
+//!   probability [`SearchOptions::random_share`] a random configuration
+//!   (log-uniform sizes and ratio, uniform tenuring threshold, within
+//!   [`Space`]), otherwise a neighbour of the incumbent (one parameter, or
+//!   two, scaled by 1/2, 1/√2, √2 or 2; the tenuring threshold moved by 1 or
+//!   2). A configuration is never tried twice.
+//! - A candidate runs once, stopped (capped) past [`SearchOptions::cap`]
+//!   times the incumbent's wall time; if it beats the incumbent's mean it runs
+//!   again until it has [`SearchOptions::confirm_runs`] runs, and becomes the
+//!   incumbent if its mean still beats the incumbent's.
+//! - A round starts only if it is expected to end within the budget, and
+//!   every run is stopped when the budget is spent.
+//!
+//! The candidates come from a seeded generator (SplitMix64): with the same
+//! seed and the same measurements, the search tries the same configurations.
+
+use super::config::{GcConfig, MB};
+use super::runs::{Job, RunError, RunSample, Runner, Workload};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// The ranges searched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Space {
+    /// Eden size, bytes.
+    pub eden: (usize, usize),
+    /// Growth headroom, bytes.
+    pub headroom: (usize, usize),
+    /// Shrink threshold, bytes.
+    pub shrink: (usize, usize),
+    /// GC ratio.
+    pub ratio: (f64, f64),
+    /// Tenuring threshold.
+    pub tenuring: (u32, u32),
+}
+
+impl Default for Space {
+    fn default() -> Self {
+        Space {
+            eden: (MB, 512 * MB),
+            headroom: (4 * MB, 1024 * MB),
+            shrink: (8 * MB, 1024 * MB),
+            ratio: (0.1, 10.0),
+            tenuring: (1, 15),
+        }
+    }
+}
+
+/// How to search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOptions {
+    /// Wall time the search may take.
+    pub budget: Duration,
+    /// Seed of the candidate generator.
+    pub seed: u64,
+    /// The ranges.
+    pub space: Space,
+    /// Runs of the defaults before the search (2).
+    pub baseline_runs: usize,
+    /// Share of random candidates, the rest being neighbours (0.25).
+    pub random_share: f64,
+    /// Runs a promising candidate must have before it replaces the incumbent (3).
+    pub confirm_runs: usize,
+    /// A candidate's run is stopped past this many times the incumbent's wall time (1.5).
+    pub cap: f64,
+}
+
+impl SearchOptions {
+    /// The defaults, with this budget and seed.
+    pub fn new(budget: Duration, seed: u64) -> Self {
+        SearchOptions {
+            budget,
+            seed,
+            space: Space::default(),
+            baseline_runs: 2,
+            random_share: 0.25,
+            confirm_runs: 3,
+            cap: 1.5,
+        }
+    }
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The best configuration (named `search`; the defaults when nothing beat them).
+    pub best: GcConfig,
+    /// Its run times in the search, seconds.
+    pub best_times: Vec<f64>,
+    /// The defaults' run times in the search, seconds.
+    pub baseline_times: Vec<f64>,
+    /// Configurations tried (the defaults included).
+    pub configs: usize,
+    /// Runs made.
+    pub runs: usize,
+    /// Runs stopped by the cap or the budget.
+    pub capped: usize,
+    /// Wall time spent.
+    pub elapsed: Duration,
+    /// Each new incumbent in turn, with its mean time.
+    pub improvements: Vec<(GcConfig, f64)>,
+}
+
+/// SplitMix64: small, fast and the same on every platform and version.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}
+
+/// The identity of a configuration's parameters.
+type Key = (usize, usize, usize, u64, u32);
+
+fn key(c: &GcConfig) -> Key {
+    (
+        c.eden,
+        c.headroom,
+        c.shrink,
+        c.ratio.to_bits(),
+        c.tenuring_threshold(),
+    )
+}
+
+/// Sizes in whole megabytes within the range.
+fn size_in(bytes: f64, (lo, hi): (usize, usize)) -> usize {
+    let mbs = (bytes / MB as f64).round().max(1.0) as usize;
+    (mbs * MB).clamp(lo, hi)
+}
+
+/// A ratio with two significant digits within the range.
+fn ratio_in(r: f64, (lo, hi): (f64, f64)) -> f64 {
+    super::proposal::two_digits(r).clamp(lo, hi)
+}
+
+fn log_uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
+    (lo.ln() + rng.unit() * (hi.ln() - lo.ln())).exp()
+}
+
+/// A random configuration of the space.
+pub fn random_config(rng: &mut Rng, s: &Space) -> GcConfig {
+    let size =
+        |rng: &mut Rng, r: (usize, usize)| size_in(log_uniform(rng, r.0 as f64, r.1 as f64), r);
+    let eden = size(rng, s.eden);
+    let headroom = size(rng, s.headroom);
+    let shrink = size(rng, s.shrink);
+    let ratio = ratio_in(log_uniform(rng, s.ratio.0, s.ratio.1), s.ratio);
+    let tenuring = s.tenuring.0 + rng.below(u64::from(s.tenuring.1 - s.tenuring.0 + 1)) as u32;
+    GcConfig {
+        name: String::new(),
+        eden,
+        headroom,
+        shrink,
+        ratio,
+        tenuring: Some(tenuring),
+    }
+}
+
+/// A neighbour of `c`: one or two parameters moved.
+pub fn neighbour(rng: &mut Rng, c: &GcConfig, s: &Space) -> GcConfig {
+    const FACTORS: [f64; 4] = [
+        0.5,
+        std::f64::consts::FRAC_1_SQRT_2,
+        std::f64::consts::SQRT_2,
+        2.0,
+    ];
+    let mut n = c.clone();
+    n.tenuring = Some(c.tenuring_threshold());
+    let changes = if rng.unit() < 0.3 { 2 } else { 1 };
+    for _ in 0..changes {
+        let f = FACTORS[rng.below(4) as usize];
+        match rng.below(5) {
+            0 => n.eden = size_in(n.eden as f64 * f, s.eden),
+            1 => n.headroom = size_in(n.headroom as f64 * f, s.headroom),
+            2 => n.shrink = size_in(n.shrink as f64 * f, s.shrink),
+            3 => n.ratio = ratio_in(n.ratio * f, s.ratio),
+            _ => {
+                let step = 1 + rng.below(2) as i64;
+                let t = i64::from(n.tenuring_threshold());
+                let t = if rng.below(2) == 0 {
+                    t - step
+                } else {
+                    t + step
+                };
+                n.tenuring = Some(t.clamp(i64::from(s.tenuring.0), i64::from(s.tenuring.1)) as u32);
+            }
+        }
+    }
+    n
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        f64::INFINITY
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// A configuration being evaluated.
+struct Cand {
+    config: GcConfig,
+    times: Vec<f64>,
+    walls: Vec<f64>,
+    lost: bool,
+}
+
+/// Search under the budget (see the module doc). Fails only when the defaults
+/// fail or a worker cannot be started; a candidate that fails or is stopped
+/// simply loses.
+pub fn search(
+    runner: &Runner,
+    w: &Workload,
+    o: &SearchOptions,
+    progress: &mut dyn FnMut(String),
+) -> Result<SearchResult, RunError> {
+    let start = Instant::now();
+    let mut rng = Rng::new(o.seed);
+    let par = runner.parallelism();
+    let defaults = GcConfig::defaults();
+    let mut runs = 0usize;
+    let mut capped = 0usize;
+
+    let jobs: Vec<Job> = (0..o.baseline_runs.max(1))
+        .map(|_| Job::of(&defaults))
+        .collect();
+    let base: Vec<Result<RunSample, RunError>> = runner.run_batch(w, &jobs, &mut |_, _| {});
+    runs += base.len();
+    let mut seen: HashSet<Key> = HashSet::new();
+    seen.insert(key(&defaults));
+    let mut incumbent = Cand {
+        config: defaults.clone(),
+        times: Vec::new(),
+        walls: Vec::new(),
+        lost: false,
+    };
+    for r in base {
+        let s = r?;
+        incumbent.times.push(s.stats.total_s());
+        incumbent.walls.push(s.wall.as_secs_f64());
+    }
+    let baseline_times = incumbent.times.clone();
+    progress(format!(
+        "search: defaults {:.3} s (mean of {})",
+        mean(&incumbent.times),
+        incumbent.times.len()
+    ));
+    let mut configs = 1usize;
+    let mut improvements = Vec::new();
+    let mut pending: Vec<Cand> = Vec::new();
+    let mut stalled = 0;
+    loop {
+        let remaining = o.budget.saturating_sub(start.elapsed());
+        // A round: confirmations first, then new candidates, one job per worker at least.
+        let mut batch: Vec<(usize, Job)> = Vec::new();
+        let limit = Duration::from_secs_f64(mean(&incumbent.walls) * o.cap).min(remaining);
+        for (i, c) in pending.iter().enumerate() {
+            for _ in c.times.len()..o.confirm_runs {
+                batch.push((
+                    i,
+                    Job {
+                        config: c.config.clone(),
+                        limit: Some(limit),
+                    },
+                ));
+            }
+        }
+        while batch.len() < par || batch.is_empty() {
+            let mut c = None;
+            for _ in 0..64 {
+                let x = if rng.unit() < o.random_share {
+                    random_config(&mut rng, &o.space)
+                } else {
+                    neighbour(&mut rng, &incumbent.config, &o.space)
+                };
+                if seen.insert(key(&x)) {
+                    c = Some(x);
+                    break;
+                }
+            }
+            let Some(mut c) = c else {
+                break;
+            };
+            configs += 1;
+            c.name = format!("s{configs}");
+            pending.push(Cand {
+                config: c.clone(),
+                times: Vec::new(),
+                walls: Vec::new(),
+                lost: false,
+            });
+            batch.push((
+                pending.len() - 1,
+                Job {
+                    config: c,
+                    limit: Some(limit),
+                },
+            ));
+        }
+        if batch.is_empty() {
+            stalled += 1;
+            if stalled > 3 {
+                break;
+            }
+            continue;
+        }
+        let rounds = batch.len().div_ceil(par) as f64;
+        let expected = Duration::from_secs_f64(rounds * mean(&incumbent.walls));
+        if expected > remaining {
+            // Not tried: forget the candidates the round would have started.
+            configs -= pending
+                .iter()
+                .filter(|c| c.times.is_empty() && !c.lost)
+                .count();
+            break;
+        }
+        let jobs: Vec<Job> = batch.iter().map(|(_, j)| j.clone()).collect();
+        let results = runner.run_batch(w, &jobs, &mut |_, _| {});
+        runs += results.len();
+        for ((i, job), r) in batch.iter().zip(results) {
+            let c = &mut pending[*i];
+            match r {
+                Ok(s) => {
+                    c.times.push(s.stats.total_s());
+                    c.walls.push(s.wall.as_secs_f64());
+                }
+                Err(RunError::Spawn(m)) => return Err(RunError::Spawn(m)),
+                Err(RunError::TimedOut(_)) => {
+                    capped += 1;
+                    c.lost = true;
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    let first = e.lines().next().unwrap_or_default();
+                    progress(format!("search: {} failed: {first}", job.config.name));
+                    c.lost = true;
+                }
+            }
+        }
+        // Decide.
+        let bar = mean(&incumbent.times);
+        let mut still = Vec::new();
+        for c in pending.drain(..) {
+            let m = mean(&c.times);
+            if c.lost || m >= bar {
+                if !c.lost {
+                    progress(format!(
+                        "search: {:.0}/{:.0} s: {} ({}): {m:.3} s",
+                        start.elapsed().as_secs_f64(),
+                        o.budget.as_secs_f64(),
+                        c.config.name,
+                        c.config.describe()
+                    ));
+                }
+                continue;
+            }
+            if c.times.len() >= o.confirm_runs {
+                progress(format!(
+                    "search: {:.0}/{:.0} s: new best {} ({}): {m:.3} s (was {bar:.3} s)",
+                    start.elapsed().as_secs_f64(),
+                    o.budget.as_secs_f64(),
+                    c.config.name,
+                    c.config.describe()
+                ));
+                improvements.push((c.config.clone(), m));
+                incumbent = c;
+            } else {
+                still.push(c);
+            }
+        }
+        pending = still;
+    }
+    let best = incumbent.config.clone().named("search");
+    Ok(SearchResult {
+        best,
+        best_times: incumbent.times,
+        baseline_times,
+        configs,
+        runs,
+        capped,
+        elapsed: start.elapsed(),
+        improvements,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generator_is_fixed() {
+        let mut a = Rng::new(1);
+        let mut b = Rng::new(1);
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        // SplitMix64's published first output for seed 0.
+        assert_eq!(Rng::new(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+        let u = Rng::new(3).unit();
+        assert!((0.0..1.0).contains(&u));
+    }
+
+    #[test]
+    fn candidates_stay_in_the_space() {
+        let s = Space::default();
+        let mut rng = Rng::new(7);
+        let mut c = GcConfig::defaults();
+        for _ in 0..500 {
+            let r = random_config(&mut rng, &s);
+            let from = if rng.unit() < 0.5 { r.clone() } else { c };
+            c = neighbour(&mut rng, &from, &s);
+            for x in [&r, &c] {
+                assert!((s.eden.0..=s.eden.1).contains(&x.eden), "{x:?}");
+                assert!(x.eden.is_multiple_of(MB));
+                assert!((s.headroom.0..=s.headroom.1).contains(&x.headroom));
+                assert!((s.shrink.0..=s.shrink.1).contains(&x.shrink));
+                assert!((s.ratio.0..=s.ratio.1).contains(&x.ratio), "{x:?}");
+                assert!((1..=15).contains(&x.tenuring_threshold()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_proposes_the_same_candidates() {
+        let s = Space::default();
+        let candidates = |seed| {
+            let mut rng = Rng::new(seed);
+            let d = GcConfig::defaults();
+            (0..20)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        random_config(&mut rng, &s)
+                    } else {
+                        neighbour(&mut rng, &d, &s)
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(candidates(5), candidates(5));
+        assert_ne!(candidates(5), candidates(6));
+    }
+
+    #[test]
+    fn a_short_search_in_process_stays_within_its_budget() {
+        let w = Workload {
+            args: vec!["Hello".into()],
+            class_path: Vec::new(),
+            check: super::super::runs::Check::ExitZero,
+        };
+        let budget = Duration::from_secs(2);
+        let mut lines = Vec::new();
+        let r = search(
+            &Runner::InProcess,
+            &w,
+            &SearchOptions::new(budget, 1),
+            &mut |l| lines.push(l),
+        )
+        .expect("Hello runs");
+        assert_eq!(r.baseline_times.len(), 2);
+        assert!(r.runs >= 2 && r.configs >= 1, "{r:?}");
+        assert!(!r.best_times.is_empty());
+        assert!(lines[0].starts_with("search: defaults "), "{lines:?}");
+    }
+}
