@@ -121,41 +121,14 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
     }
     let right = [2, 3, 4, 5];
     out.push_str("\nPackages\n");
-    let rows = d
-        .packages
-        .iter()
-        .map(|c| {
-            vec![
-                state_cell(c.state),
-                c.name.clone(),
-                value(c.before),
-                value(c.after),
-                delta(c),
-                percent(c),
-            ]
-        })
-        .collect();
+    let rows = d.packages.iter().map(|c| change_row(c, false)).collect();
     out.push_str(&table(
         &["State", "Package", "Before", "After", "Delta", "Delta %"],
         rows,
         &right,
     ));
     out.push_str("\nClasses\n");
-    let rows = d
-        .classes
-        .iter()
-        .map(|c| {
-            vec![
-                state_cell(c.state),
-                c.name.clone(),
-                value(c.before),
-                value(c.after),
-                delta(c),
-                percent(c),
-                c.package.clone(),
-            ]
-        })
-        .collect();
+    let rows = d.classes.iter().map(|c| change_row(c, true)).collect();
     out.push_str(&table(
         &[
             "State", "Class", "Before", "After", "Delta", "Delta %", "Package",
@@ -170,20 +143,7 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
         .filter(|c| options.all || c.state != State::Unchanged)
         .collect();
     let limit = options.top.unwrap_or(usize::MAX).min(shown.len());
-    let rows = shown[..limit]
-        .iter()
-        .map(|c| {
-            vec![
-                state_cell(c.state),
-                c.name.clone(),
-                value(c.before),
-                value(c.after),
-                delta(c),
-                percent(c),
-                c.package.clone(),
-            ]
-        })
-        .collect();
+    let rows = shown[..limit].iter().map(|c| change_row(c, true)).collect();
     out.push_str(&table(
         &[
             "State", "Method", "Before", "After", "Delta", "Delta %", "Package",
@@ -412,6 +372,23 @@ pub fn check_text(d: &Diff, violations: &[Violation], max_increase: f64) -> Stri
         &[1, 2, 3, 4],
     ));
     out
+}
+
+/// One row of a diff table: state, name, before, after, delta, delta %, and
+/// the package when `with_package`.
+fn change_row(c: &Change, with_package: bool) -> Vec<String> {
+    let mut row = vec![
+        state_cell(c.state),
+        c.name.clone(),
+        value(c.before),
+        value(c.after),
+        delta(c),
+        percent(c),
+    ];
+    if with_package {
+        row.push(c.package.clone());
+    }
+    row
 }
 
 #[cfg(test)]
