@@ -1,5 +1,6 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
 
+mod blueprint;
 mod calibrate;
 mod coverage;
 mod gcbench;
@@ -72,6 +73,12 @@ enum Command {
     /// implementations saw and it did not.
     #[command(after_help = EXIT_CODES)]
     Types(types::TypesArgs),
+    /// Time profiling blueprints (Spy's BlueprintProfiler): run CLASS like `run` with the methods of
+    /// the profiled packages instrumented, then twice more (counted, then sampled), and draw the
+    /// structural blueprint (classes, methods as boxes) or the behavioral one (the call graph):
+    /// height = time, width = executions, gray = every call answered the same object.
+    #[command(after_help = EXIT_CODES)]
+    Blueprint(blueprint::BlueprintArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
     /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
     /// scavenge, a full GC, a process switch), weighted by the VM thread's CPU time. Prints where
@@ -783,6 +790,7 @@ fn main() -> ExitCode {
         Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
         Command::Coverage(c) => with_vm(&c.vm, |vm| coverage::run(vm, &c)),
         Command::Types(t) => with_vm(&t.vm, |vm| types::run(vm, &t)),
+        Command::Blueprint(b) => with_vm(&b.vm, |vm| blueprint::run(vm, &b)),
         Command::Lifetimes(l) => with_vm(&l.vm, |vm| lifetimes::run(vm, &l)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
         Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
@@ -810,7 +818,6 @@ fn main() -> ExitCode {
         }
         Command::GcBench(g) => gcbench::main(&g),
         Command::GcTune(g) => gctune::main(&g),
-        Command::History(h) => history::main(&h),
         Command::Calibrate(c) => {
             let programs = if c.programs.is_empty() {
                 lupa_profilers::calibration::default_basket()
@@ -856,6 +863,7 @@ fn main() -> ExitCode {
                 Err(e) => report(&e),
             }
         }
+        Command::History(h) => history::main(&h),
         Command::Bench(b) => {
             let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];
             args.push(b.iterations.unwrap_or(1).to_string());

@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+pub mod blueprint;
 pub mod coverage;
 mod graft;
 pub mod history;

@@ -22,7 +22,7 @@
 //! | [`lifetimes`] | Illimani's lifetime profiler, VM or faithful mode, into a lifetimes model |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
-//! | [`spy`] | Spy's Smalltalk profilers driven from Rust: test coverage with the VM's line counts |
+//! | [`spy`] | Spy's Smalltalk profilers driven from Rust: test coverage with the VM's line counts, type feedback, the time and call graph, time profiling blueprints |
 //!
 //! Library code here never prints and never exits: it answers values and errors.
 //!

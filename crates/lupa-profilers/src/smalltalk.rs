@@ -69,6 +69,7 @@ impl ProfilerSession for Session {
             total: profile.grand_total(),
             gc,
             methods,
+            graph: crate::spy::time::call_graph(&profile),
         }
     }
 }

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! `System>>stopProfilerData` stops it too, answering the report as data
-//! ([`ProfilerReport::to_smalltalk`]). `Compteur class>>profile:` and `VMProfiler
-//! class>>spyOn:` wrap them around a block with `ensure:`.
+//! ([`ProfilerReport::to_smalltalk`]), the method-level call graph included
+//! ([`CallGraph`], which Spy's time and call graph reads). `Compteur
+//! class>>profile:` and `VMProfiler class>>spyOn:` wrap them around a block with
+//! `ensure:`.
 //!
 //! Contract: at most one profiler runs at a time, and only while no other observer
 //! owns the activation hooks (a program run under `lupa count` cannot start one:
@@ -49,11 +51,41 @@ pub struct ProfilerReport {
     pub gc: u64,
     /// Per method: its display name (`Class>>selector`), self and total values.
     pub methods: Vec<(String, u64, u64)>,
+    /// The call graph at method level (Spy's time and call graph).
+    pub graph: CallGraph,
+}
+
+/// The call graph of a profiled run at method level: a block's activations
+/// and values belong to its home method (Spy's time and call graph, section
+/// 3.5 of the Spy paper).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallGraph {
+    /// The methods that ran, `Class>>selector` (`Foo class>>bar` on the class side).
+    pub methods: Vec<GraphMethod>,
+    /// Calls: caller and callee (indices into `methods`) and how many
+    /// activations of the callee the caller's code (its blocks included) made.
+    pub edges: Vec<(usize, usize, u64)>,
+}
+
+/// One method of a [`CallGraph`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphMethod {
+    /// `Class>>selector`.
+    pub name: String,
+    /// Its activations (its blocks' not counted).
+    pub calls: u64,
+    /// Its own value and its blocks' (sends, samples...).
+    pub own: u64,
+    /// Its inclusive value (recursion counted once).
+    pub total: u64,
 }
 
 impl ProfilerReport {
-    /// As Smalltalk data: `{ text. tree. total. gc. methods }`, methods an
-    /// Array of `{ name. self. total }` (what `System>>stopProfilerData` answers).
+    /// As Smalltalk data: `{ text. tree. total. gc. methods. graph }`, methods an
+    /// Array of `{ name. self. total }`, graph `{ graphMethods. calls }` with
+    /// graphMethods `{ name. calls. self. total }` and calls `{ caller. callee.
+    /// count }` (1-based indices into graphMethods): what
+    /// `System>>stopProfilerData` answers.
     pub fn to_smalltalk(&self, vm: &mut Vm) -> Result<Value, OutOfMemory> {
         let mut methods = Vec::with_capacity(self.methods.len());
         for (name, own, total) in &self.methods {
@@ -62,9 +94,37 @@ impl ProfilerReport {
             methods.push(triple);
         }
         let methods = vm.new_array(&methods)?;
+        let graph = self.graph.to_smalltalk(vm)?;
         let text = vm.new_string(&self.text)?;
         let tree = vm.new_string(&self.tree)?;
-        vm.new_array(&[text, tree, small(self.total), small(self.gc), methods])
+        vm.new_array(&[
+            text,
+            tree,
+            small(self.total),
+            small(self.gc),
+            methods,
+            graph,
+        ])
+    }
+}
+
+impl CallGraph {
+    /// As Smalltalk data: `{ methods. calls }` (see [`ProfilerReport::to_smalltalk`]).
+    /// Allocation does not collect (the collector runs at the next safepoint),
+    /// so the values built here stay valid while it builds the rest.
+    pub fn to_smalltalk(&self, vm: &mut Vm) -> Result<Value, OutOfMemory> {
+        let mut rows = Vec::with_capacity(self.methods.len());
+        for m in &self.methods {
+            let name = vm.new_string(&m.name)?;
+            rows.push(vm.new_array(&[name, small(m.calls), small(m.own), small(m.total)])?);
+        }
+        let methods = vm.new_array(&rows)?;
+        let mut calls = Vec::with_capacity(self.edges.len());
+        for &(from, to, n) in &self.edges {
+            calls.push(vm.new_array(&[small(from as u64 + 1), small(to as u64 + 1), small(n)])?);
+        }
+        let calls = vm.new_array(&calls)?;
+        vm.new_array(&[methods, calls])
     }
 }
 

@@ -16,6 +16,7 @@
 
 use std::fmt::Write as _;
 
+use crate::blueprint::layout;
 use crate::report::flamegraph::escape_xml;
 
 use super::{ClassCoverage, Coverage, MethodCoverage};
@@ -60,24 +61,18 @@ fn layout_class(c: &ClassCoverage) -> ClassLayout {
             .cmp(&ma.lines_of_code)
             .then(ma.selector.cmp(&mb.selector))
     });
-    let (mut x, mut y, mut row_h, mut w) = (GAP, TITLE + GAP, 0.0f64, 0.0f64);
-    let mut methods = Vec::new();
-    for i in order {
-        let (mw, mh) = method_size(&c.methods[i]);
-        if x > GAP && x + mw > ROW {
-            x = GAP;
-            y += row_h + GAP;
-            row_h = 0.0;
-        }
-        methods.push((i, x, y, mw, mh));
-        x += mw + GAP;
-        w = w.max(x);
-        row_h = row_h.max(mh);
-    }
+    let sizes: Vec<(f64, f64)> = order.iter().map(|&i| method_size(&c.methods[i])).collect();
+    let placed = layout::rows(&sizes, ROW, GAP, TITLE);
+    let methods = order
+        .iter()
+        .zip(&sizes)
+        .zip(&placed.places)
+        .map(|((&i, &(mw, mh)), &(x, y))| (i, x, y, mw, mh))
+        .collect();
     let name_w = 7.0 * c.name.chars().count() as f64 + 2.0 * GAP;
     ClassLayout {
-        w: w.max(name_w).max(40.0),
-        h: y + row_h + GAP,
+        w: placed.width.max(name_w).max(40.0),
+        h: placed.height,
         methods,
     }
 }
@@ -86,77 +81,17 @@ fn layout_class(c: &ClassCoverage) -> ClassLayout {
 pub fn to_string(coverage: &Coverage) -> String {
     let layouts: Vec<ClassLayout> = coverage.classes.iter().map(layout_class).collect();
     let index_of = |name: &str| coverage.classes.iter().position(|c| c.name == name);
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); coverage.classes.len()];
-    let mut roots = Vec::new();
-    for (i, c) in coverage.classes.iter().enumerate() {
-        match c.superclass.as_deref().and_then(index_of) {
-            Some(p) if p != i => children[p].push(i),
-            _ => roots.push(i),
-        }
-    }
-    // Subtree widths, then places: a parent centred above its children.
-    let n = coverage.classes.len();
-    let mut width = vec![0.0f64; n];
-    let mut order = Vec::new();
-    let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
-    let mut seen = vec![false; n];
-    while let Some((i, done)) = stack.pop() {
-        if done {
-            let kids: f64 = children[i].iter().map(|&k| width[k]).sum::<f64>()
-                + GAP * 2.0 * children[i].len().saturating_sub(1) as f64;
-            width[i] = layouts[i].w.max(kids);
-            order.push(i);
-            continue;
-        }
-        if std::mem::replace(&mut seen[i], true) {
-            continue;
-        }
-        stack.push((i, true));
-        for &k in children[i].iter().rev() {
-            stack.push((k, false));
-        }
-    }
-    let mut place = vec![(0.0f64, 0.0f64); n];
-    let mut level_h: Vec<f64> = Vec::new();
-    let mut depth = vec![0usize; n];
-    let mut x0 = GAP;
-    let mut queue: Vec<(usize, f64, usize)> = Vec::new();
-    for &r in &roots {
-        queue.push((r, x0, 0));
-        x0 += width[r] + 3.0 * GAP;
-    }
-    let mut qi = 0;
-    while qi < queue.len() {
-        let (i, left, d) = queue[qi];
-        qi += 1;
-        depth[i] = d;
-        if level_h.len() <= d {
-            level_h.push(0.0);
-        }
-        level_h[d] = level_h[d].max(layouts[i].h);
-        place[i].0 = left + (width[i] - layouts[i].w) / 2.0;
-        let kids: f64 = children[i].iter().map(|&k| width[k]).sum::<f64>()
-            + GAP * 2.0 * children[i].len().saturating_sub(1) as f64;
-        let mut cx = left + (width[i] - kids) / 2.0;
-        for &k in &children[i] {
-            queue.push((k, cx, d + 1));
-            cx += width[k] + 2.0 * GAP;
-        }
-    }
-    let mut level_y = vec![GAP + 24.0; level_h.len()];
-    for d in 1..level_h.len() {
-        level_y[d] = level_y[d - 1] + level_h[d - 1] + 5.0 * GAP;
-    }
-    for i in 0..n {
-        place[i].1 = level_y[depth[i]];
-    }
-    let total_w = (x0 + GAP).max(320.0);
-    let total_h = level_y
+    let parents: Vec<Option<usize>> = coverage
+        .classes
         .iter()
-        .zip(&level_h)
-        .map(|(y, h)| y + h)
-        .fold(60.0f64, f64::max)
-        + 2.0 * GAP;
+        .map(|c| c.superclass.as_deref().and_then(index_of))
+        .collect();
+    // Superclasses above their subclasses, centred over them.
+    let sizes: Vec<(f64, f64)> = layouts.iter().map(|l| (l.w, l.h)).collect();
+    let tree = layout::tree(&sizes, &parents, GAP, 5.0 * GAP, GAP + 24.0);
+    let place = &tree.places;
+    let total_w = tree.width.max(320.0);
+    let total_h = (tree.height - GAP).max(60.0) + 2.0 * GAP;
     let max_exec = coverage
         .methods()
         .map(|(_, m)| m.executions)
@@ -184,8 +119,10 @@ pub fn to_string(coverage: &Coverage) -> String {
         ))
     );
     // Inheritance links.
-    for (p, kids) in children.iter().enumerate() {
-        for &k in kids {
+    for (k, parent) in parents.iter().enumerate() {
+        if let Some(p) = *parent
+            && p != k
+        {
             let (px, py) = (place[p].0 + layouts[p].w / 2.0, place[p].1 + layouts[p].h);
             let (kx, ky) = (place[k].0 + layouts[k].w / 2.0, place[k].1);
             let _ = writeln!(

@@ -7,12 +7,18 @@
 //! them (`allMethods`, `classSpy`, `theMethod`, `numberOfExecutions`...), so
 //! the Smalltalk side stays the one definition of what a profiler measures.
 //! It adds what only the VM knows: the method's id, file and line, and, for
-//! test coverage, the lines that ran ([`coverage`]).
+//! test coverage, the lines that ran ([`coverage`]). [`types`] drives type
+//! feedback; [`time`] turns a profile into the method-level call graph that
+//! Spy's time and call graph reads (through `System>>stopProfilerData`), and
+//! [`blueprint`] drives the blueprint profiler, its program counted and
+//! sampled from here.
 //!
 //! Every object held across a send is kept in the VM's handles (a collection
 //! may move it): `Handles` pushes and pops them in order.
 
+pub mod blueprint;
 pub mod coverage;
+pub mod time;
 pub mod types;
 
 use lupa_vm::Value;

@@ -24,7 +24,8 @@ fn stop_profiler(vm: &mut Vm, _args: Args) -> PrimResult {
 }
 
 /// `System>>stopProfilerData`: stop it and answer its report as data:
-/// `{ text. tree. total. gc. methods }`, methods `{ name. self. total }` each.
+/// `{ text. tree. total. gc. methods. graph }`, methods `{ name. self. total }`
+/// each, graph the method-level call graph (`CallGraph::to_smalltalk`).
 fn stop_profiler_data(vm: &mut Vm, _args: Args) -> PrimResult {
     let report = vm.stop_profiler().map_err(PrimFailure::Error)?;
     Ok(Answer(report.to_smalltalk(vm)?))
