@@ -40,8 +40,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
-mod builder;
 pub mod blueprint;
+mod builder;
 pub mod coverage;
 mod graft;
 pub mod history;
