@@ -7,7 +7,8 @@
 //! - `last`: `(method id << 32) | pc` of the last executed send;
 //! - `state`: a [`VmState`] packed with its detail and the running process
 //!   ([`SampleRegister::read_state`]), written on transitions (a primitive
-//!   starts and ends, a collection starts and ends, a process switch);
+//!   starts and ends, a method lookup after an inline-cache miss, a
+//!   collection starts and ends, a process switch);
 //! - `request`: a stack request the sampler sets to its sample's sequence
 //!   number (non-zero). The interpreter tests it at every send (in its
 //!   observing loop only) and copies the running process's stack into
@@ -39,20 +40,24 @@ pub enum VmState {
     FullGc = 3,
     /// Switching processes.
     ProcessSwitch = 4,
+    /// Looking a method up (an inline-cache miss): the class hierarchy is
+    /// searched; the detail is the selector's symbol id.
+    Lookup = 5,
 }
 
 impl VmState {
     /// Every state, in order.
-    pub const ALL: [VmState; 5] = [
+    pub const ALL: [VmState; 6] = [
         VmState::Interpreting,
         VmState::Primitive,
         VmState::Scavenge,
         VmState::FullGc,
         VmState::ProcessSwitch,
+        VmState::Lookup,
     ];
 
     /// A short name: `interpreting`, `primitive`, `scavenge`, `full GC`,
-    /// `process switch`.
+    /// `process switch`, `method lookup`.
     pub fn name(self) -> &'static str {
         match self {
             VmState::Interpreting => "interpreting",
@@ -60,6 +65,7 @@ impl VmState {
             VmState::Scavenge => "scavenge",
             VmState::FullGc => "full GC",
             VmState::ProcessSwitch => "process switch",
+            VmState::Lookup => "method lookup",
         }
     }
 
@@ -74,6 +80,7 @@ impl VmState {
             2 => VmState::Scavenge,
             3 => VmState::FullGc,
             4 => VmState::ProcessSwitch,
+            5 => VmState::Lookup,
             _ => VmState::Interpreting,
         }
     }
@@ -168,3 +175,17 @@ pub const MAX_EVENTS: usize = 1 << 17;
 
 /// The deepest stack copied into a sample (innermost frames kept).
 pub const MAX_STACK: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_survives_packing() {
+        for s in VmState::ALL {
+            let w = StateWord::unpack(StateWord::pack(s, 77, 3));
+            assert_eq!((w.state, w.detail, w.process), (s, 77, 3));
+        }
+        assert_eq!(VmState::Lookup.name(), "method lookup");
+    }
+}

@@ -152,6 +152,7 @@ fn state_colour(state: &str) -> fx::CategoryColor {
         "scavenge" => fx::CategoryColor::Orange,
         "full GC" => fx::CategoryColor::Red,
         "process switch" => fx::CategoryColor::Purple,
+        "method lookup" => fx::CategoryColor::Yellow,
         _ => fx::CategoryColor::Gray,
     }
 }

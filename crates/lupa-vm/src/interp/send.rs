@@ -70,7 +70,16 @@ impl Vm {
         argc: usize,
         cache: Option<(&MethodCode, usize)>,
     ) -> Result<(), VmError> {
-        match self.lookup(c, sel) {
+        let observed = crate::interp::OBSERVE && self.obs.per_send;
+        if observed {
+            self.obs.set_state(VmState::Lookup, sel, self.procs.current);
+        }
+        let found = self.lookup(c, sel);
+        if observed {
+            self.obs
+                .set_state(VmState::Interpreting, 0, self.procs.current);
+        }
+        match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
                     code.caches[site].set(crate::objects::InlineCache {
