@@ -5,7 +5,7 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use lupa_prof::history::{self as model, DiffOptions, Measure, text};
-use lupa_profilers::history::{self as hip, HistoryError, ProfileStore, SqliteStore};
+use lupa_profilers::history::{self as hip, HistoryError};
 use lupa_vm::VmError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,10 +29,11 @@ pub(crate) const EXIT_CODES: &str = "Exit codes (lupa history):
 /// `lupa history` arguments.
 #[derive(Args, Debug)]
 pub(crate) struct HistoryArgs {
-    /// The profile database (SQLite); `record` creates it and its directory.
+    /// The profile database: a SQLite file (`record` creates it and its directory), or a
+    /// PostgreSQL database given as a URL, postgres://USER[:PASSWORD]@HOST[:PORT]/DB.
     #[arg(
         long,
-        value_name = "FILE",
+        value_name = "FILE|URL",
         default_value = hip::store::DEFAULT_PATH,
         global = true
     )]
@@ -44,10 +45,12 @@ pub(crate) struct HistoryArgs {
 #[derive(Subcommand, Debug)]
 enum HistoryCommand {
     /// Profile a program once with Compteur's exact send counts and store its
-    /// per-method metrics as a version (--label NAME); or each revision of a
-    /// git range, checked out in a temporary worktree (--git REPO --revs A..B).
+    /// per-method metrics and call stacks as a version (--label NAME); or each
+    /// revision of a git range, checked out in a temporary worktree (--git
+    /// REPO --revs A..B). --metric time records N sampled runs' CPU time,
+    /// --metric coverage the methods SUnit tests run.
     #[command(after_help = EXIT_CODES)]
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// List the recorded versions, oldest first.
     #[command(after_help = EXIT_CODES)]
     Log(LogArgs),
@@ -90,14 +93,43 @@ struct RecordArgs {
     /// Replace a version of the same label instead of refusing.
     #[arg(long)]
     replace: bool,
-    /// The program: CLASS and its arguments (after `--`).
+    /// What to record: sends (one run under Compteur: exact sends per method and the
+    /// call stacks), time (N runs under the sampler: per method self and total CPU time,
+    /// compared with Welch's t-test), coverage (the SUnit test classes given instead of a
+    /// program, under Spy's TestCoverage: executions per method).
+    #[arg(long, value_enum, default_value_t = RecordMetricArg::Sends)]
+    metric: RecordMetricArg,
+    /// --metric time: the number of runs.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..1000))]
+    runs: u64,
+    /// --metric time: the sampler's deterministic mode, a sample every N sends
+    /// (values in samples, identical at every run) instead of the CPU clock.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    sample_every: Option<u64>,
+    /// --metric coverage: a package to cover (repeatable; default: the class path's
+    /// directories holding classes that are not tests).
+    #[arg(long = "package", value_name = "P")]
+    packages: Vec<String>,
+    /// The program: CLASS and its arguments (after `--`); with --metric coverage, the
+    /// TestCase classes to run (default: every one on the class path).
     #[arg(
-        required = true,
         value_name = "CLASS [ARGS]",
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
     program: Vec<String>,
+}
+
+/// `record --metric`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RecordMetricArg {
+    /// Exact send counts and call stacks (one run).
+    Sends,
+    /// Sampled CPU time of N runs.
+    Time,
+    /// Method executions under SUnit tests.
+    Coverage,
 }
 
 /// Formats of `log` and `show`.
@@ -120,6 +152,12 @@ enum DiffFormat {
     Svg,
     /// One HTML page: the picture and the tables.
     Html,
+    /// A differential flame graph (SVG) of the later version, frames coloured by the
+    /// change of their sends from the earlier one (red more, blue fewer).
+    #[value(alias = "diff-svg")]
+    Flamegraph,
+    /// Brendan Gregg's difffolded lines: `stack count1 count2`.
+    FoldedDiff,
 }
 
 #[derive(Args, Debug)]
@@ -236,6 +274,7 @@ fn report(e: &HistoryError) -> ExitCode {
     use HistoryError as H;
     let code = match e {
         H::UnknownVersion(_)
+        | H::Incomparable(_)
         | H::UnknownMethod { .. }
         | H::DuplicateLabel(_)
         | H::NotAGitRepository { .. }
@@ -254,6 +293,7 @@ fn report(e: &HistoryError) -> ExitCode {
         | H::NotAStore { .. }
         | H::NewerSchema { .. }
         | H::Database { .. }
+        | H::Unsupported(_)
         | H::Io(_) => 74,
     };
     eprintln!("lupa: history: {e}");
@@ -282,7 +322,7 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
     match &a.command {
         HistoryCommand::Record(r) => record(&a.db, r),
         HistoryCommand::Log(l) => {
-            let store = SqliteStore::open(&a.db, false)?;
+            let store = hip::open_store(&a.db, false)?;
             let versions = store.versions()?;
             let out = match l.format {
                 ListFormat::Text => text::log_text(&versions),
@@ -292,12 +332,49 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Diff(d) => {
-            let store = SqliteStore::open(&a.db, false)?;
+            let store = hip::open_store(&a.db, false)?;
+            if matches!(d.format, DiffFormat::Flamegraph | DiffFormat::FoldedDiff) {
+                let (va, sa, vb, sb, packages) = hip::stacks_of(&*store, &d.from, &d.to)?;
+                let out = if d.format == DiffFormat::FoldedDiff {
+                    model::flame::folded_diff(&sa, &sb)
+                } else {
+                    let package_of = |frame: &str| packages.get(frame).cloned().unwrap_or_default();
+                    model::flame::diff_svg(&va, &sa, &vb, &sb, &package_of)
+                };
+                emit(d.output.as_deref(), &out)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let (va, _) = hip::comparable(&*store, &d.from, &d.to)?;
+            if hip::is_time(&va.metric) {
+                let measure = match d.metric {
+                    Measure::Total => model::timed::TimeMeasure::Total,
+                    Measure::SelfSends => model::timed::TimeMeasure::SelfTime,
+                    Measure::Activations => {
+                        return Err(HistoryError::Incomparable(
+                            "time versions compare total or self time, not activations".to_string(),
+                        )
+                        .into());
+                    }
+                };
+                let diff = hip::time_diff(&*store, &d.from, &d.to, measure)?;
+                let out = match d.format {
+                    DiffFormat::Text => model::timed::diff_text(&diff, d.all, d.top),
+                    DiffFormat::Json => json(model::timed::diff_json(&diff))?,
+                    _ => {
+                        return Err(HistoryError::Incomparable(
+                            "time versions are shown as text or json".to_string(),
+                        )
+                        .into());
+                    }
+                };
+                emit(d.output.as_deref(), &out)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let options = DiffOptions {
                 measure: d.metric,
                 tolerance: d.tolerance / 100.0,
             };
-            let diff = hip::diff(&store, &d.from, &d.to, options)?;
+            let diff = hip::diff(&*store, &d.from, &d.to, options)?;
             let out = match d.format {
                 DiffFormat::Text => text::diff_text(
                     &diff,
@@ -309,14 +386,15 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
                 DiffFormat::Json => json(text::diff_json(&diff))?,
                 DiffFormat::Svg => model::picture::svg(&diff),
                 DiffFormat::Html => model::picture::html(&diff),
+                DiffFormat::Flamegraph | DiffFormat::FoldedDiff => String::new(),
             };
             emit(d.output.as_deref(), &out)?;
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Show(s) => {
-            let store = SqliteStore::open(&a.db, false)?;
+            let store = hip::open_store(&a.db, false)?;
             let v = store.version(&s.version)?;
-            let series = hip::series(&store, &s.method, s.metric)?;
+            let series = hip::series(&*store, &s.method, s.metric)?;
             let out = match s.format {
                 ListFormat::Text => text::series_text(&series, Some(v.id)),
                 ListFormat::Json => json(text::series_json(&series))?,
@@ -325,13 +403,13 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Check(c) => {
-            let store = SqliteStore::open(&a.db, false)?;
+            let store = hip::open_store(&a.db, false)?;
             let against = match &c.against {
                 Some(v) => store.version(v)?,
                 None => store.latest()?,
             };
             let diff = hip::diff(
-                &store,
+                &*store,
                 &c.baseline,
                 &against.id.to_string(),
                 DiffOptions::default(),
@@ -358,24 +436,45 @@ fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
         eprintln!("lupa: history record: the label is empty");
         return Ok(ExitCode::from(2));
     }
+    let metric = match r.metric {
+        RecordMetricArg::Sends => hip::RecordMetric::Sends,
+        RecordMetricArg::Time => hip::RecordMetric::Time {
+            runs: usize::try_from(r.runs).unwrap_or(usize::MAX),
+            every: r.sample_every,
+        },
+        RecordMetricArg::Coverage => hip::RecordMetric::Coverage {
+            tests: r.program.clone(),
+            packages: r.packages.clone(),
+        },
+    };
+    if r.metric != RecordMetricArg::Coverage && r.program.is_empty() {
+        eprintln!("lupa: history record: give the program to run: -- CLASS [ARGS...]");
+        return Ok(ExitCode::from(2));
+    }
+    if r.metric != RecordMetricArg::Time && r.sample_every.is_some() {
+        eprintln!("lupa: history record: --sample-every needs --metric time");
+        return Ok(ExitCode::from(2));
+    }
+    if r.metric != RecordMetricArg::Coverage && !r.packages.is_empty() {
+        eprintln!("lupa: history record: --package needs --metric coverage");
+        return Ok(ExitCode::from(2));
+    }
     let program = hip::Program {
         args: r.program.clone(),
         options: crate::options(&r.vm),
+        metric,
     };
-    let mut store = SqliteStore::open(db, true)?;
-    let say = |v: &model::VersionInfo| {
-        println!(
-            "recorded {} : {} sends",
-            text::version_line(v),
-            v.total_sends.unwrap_or(0)
-        );
+    let mut store = hip::open_store(db, true)?;
+    let say = |v: &model::VersionInfo| match v.total_sends {
+        Some(n) => println!("recorded {} : {n} sends", text::version_line(v)),
+        None => println!("recorded {} : {}", text::version_line(v), v.metric),
     };
     match (&r.git, &r.revs, &r.label) {
         (Some(repo), Some(revs), _) => {
             let every = usize::try_from(r.every.unwrap_or(1)).unwrap_or(usize::MAX);
             let mut on_version = |v: &model::VersionInfo| say(v);
             hip::record_git(
-                &mut store,
+                &mut *store,
                 &program,
                 repo,
                 revs,
@@ -385,7 +484,7 @@ fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
             )?;
         }
         (None, _, Some(label)) => {
-            let v = hip::record(&mut store, &program, label, r.replace)?;
+            let v = hip::record(&mut *store, &program, label, r.replace)?;
             say(&v);
         }
         _ => {

@@ -506,3 +506,361 @@ fn diff_of_a_thousand_methods() {
         binary.as_secs_f64() * 1e3
     );
 }
+
+/// Write `files` (name, text) into `dir`.
+fn write_all(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write");
+    }
+}
+
+#[test]
+fn time_metric_with_the_deterministic_sampler() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let src = root.path().join("src");
+    write_all(&src, &[("Main.som", MAIN), ("Work.som", WORK_1)]);
+    let record = |label: &str| {
+        lupa_in(
+            root.path(),
+            &[
+                "history",
+                "record",
+                "--metric",
+                "time",
+                "--runs",
+                "3",
+                "--sample-every",
+                "3",
+                "--label",
+                label,
+                "-cp",
+                "src",
+                "--",
+                "Main",
+            ],
+        )
+    };
+    let r = record("t1");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(": time-samples"), "{}", r.stdout);
+    write_all(&src, &[("Main.som", MAIN_2), ("Work.som", WORK_2)]);
+    let r = record("t2");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    let d = lupa_in(root.path(), &["history", "diff", "t1", "t2", "--all"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    assert!(d.stdout.starts_with("history diff (time)"), "{}", d.stdout);
+    assert!(d.stdout.contains("(3 runs)"), "{}", d.stdout);
+    assert!(d.stdout.contains("95% CI of delta"), "{}", d.stdout);
+    let state_of = |name: &str| {
+        d.stdout
+            .lines()
+            .find(|l| l.contains(&format!("| {name} ")))
+            .map(|l| l.split('|').nth(1).unwrap_or("").trim().to_string())
+    };
+    // Identical samples in every run: no spread, so a change in the mean is
+    // significant; `slow` loops 10 times as often.
+    assert_eq!(
+        state_of("Work>>slow").as_deref(),
+        Some("higher (red)"),
+        "{}",
+        d.stdout
+    );
+    assert_eq!(
+        state_of("Main>>run").as_deref(),
+        Some("higher (red)"),
+        "{}",
+        d.stdout
+    );
+
+    let j = lupa_in(
+        root.path(),
+        &["history", "diff", "t1", "t2", "--format", "json"],
+    );
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    assert_eq!(v["format"], "lupa-history-time-diff/1");
+    assert_eq!(v["unit"], "samples");
+    assert_eq!(v["measure"], "total");
+    let methods = v["methods"].as_array().expect("methods");
+    let slow = methods
+        .iter()
+        .find(|m| m["name"] == "Work>>slow")
+        .expect("slow");
+    let j = lupa_in(
+        root.path(),
+        &[
+            "history", "diff", "t1", "t2", "--format", "json", "--metric", "self",
+        ],
+    );
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    assert!(j.stdout.contains("\"measure\": \"self\""), "{}", j.stdout);
+    let ci = slow["test"]["interval"].as_array().expect("interval");
+    assert_eq!(ci.len(), 2);
+    assert!(slow["test"]["significant"].as_bool().expect("bool"));
+
+    // A time version is not compared with a send-count one.
+    let r = lupa_in(
+        root.path(),
+        &[
+            "history", "record", "--label", "s", "-cp", "src", "--", "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = lupa_in(root.path(), &["history", "diff", "t1", "s"]);
+    assert_clean_failure(&r, 2, "recorded with the metric time-samples");
+    let r = lupa_in(
+        root.path(),
+        &["history", "diff", "t1", "t2", "--format", "svg"],
+    );
+    assert_clean_failure(&r, 2, "text or json");
+    let r = lupa_in(
+        root.path(),
+        &[
+            "history",
+            "record",
+            "--label",
+            "x",
+            "--sample-every",
+            "3",
+            "--",
+            "Main",
+        ],
+    );
+    assert_clean_failure(&r, 2, "--sample-every needs --metric time");
+}
+
+#[test]
+fn time_metric_on_the_cpu_clock() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let r = lupa_in(
+        root.path(),
+        &[
+            "history", "record", "--metric", "time", "--runs", "2", "--label", "c", "--", "Hello",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(": time"), "{}", r.stdout);
+    let r = lupa_in(
+        root.path(),
+        &["history", "diff", "c", "c", "--format", "json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v["unit"], "ms");
+    assert_eq!(v["runs"], serde_json::json!([2, 2]));
+    assert!(v["whole_run"]["mean_before"].as_f64().expect("ms") >= 0.0);
+    // A version against itself: every method unchanged (equal samples).
+    for m in v["methods"].as_array().expect("methods") {
+        assert_eq!(m["state"], "unchanged", "{m}");
+        assert!(m["before"].as_f64().expect("ms") >= 0.0);
+    }
+}
+
+const CALC: &str = "Calc = (
+    add: a to: b = ( ^ a + b )
+    sub: a from: b = ( ^ b - a )
+)
+";
+const CALC_TEST_1: &str = "CalcTest = TestCase (
+    testAdd = ( self assert: 5 equals: (Calc new add: 2 to: 3) )
+)
+";
+const CALC_TEST_2: &str = "CalcTest = TestCase (
+    testSub = ( self assert: 1 equals: (Calc new sub: 2 from: 3) )
+    testSubAgain = ( self assert: 0 equals: (Calc new sub: 3 from: 3) )
+)
+";
+
+#[test]
+fn coverage_metric_states_by_executions() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("Calc");
+    write_all(&dir, &[("Calc.som", CALC), ("CalcTest.som", CALC_TEST_1)]);
+    let record = |label: &str| {
+        lupa_in(
+            root.path(),
+            &[
+                "history", "record", "--metric", "coverage", "--label", label, "-cp", "Calc",
+                "CalcTest",
+            ],
+        )
+    };
+    let r = record("c1");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(": coverage"), "{}", r.stdout);
+    write_all(&dir, &[("CalcTest.som", CALC_TEST_2)]);
+    let r = record("c2");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = lupa_in(
+        root.path(),
+        &["history", "diff", "c1", "c2", "--format", "json"],
+    );
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    let methods = v["methods"].as_array().expect("methods");
+    let find = |n: &str| {
+        methods
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap_or_else(|| panic!("{n} in {}", j.stdout))
+    };
+    // `add:to:` lost its coverage, `sub:from:` gained it (two executions).
+    assert_eq!(find("Calc>>add:to:")["state"], "removed");
+    let sub = find("Calc>>sub:from:");
+    assert_eq!(sub["state"], "new");
+    assert_eq!(sub["after"], 2);
+    let r = record("c1");
+    assert_clean_failure(&r, 2, "exists already");
+}
+
+/// Does `line` read `stack count1 count2` (frames non-empty, counts
+/// integers)?
+fn is_folded_diff_line(line: &str) -> bool {
+    let mut parts = line.rsplitn(3, ' ');
+    let (Some(c2), Some(c1), Some(stack)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    c1.parse::<u64>().is_ok()
+        && c2.parse::<u64>().is_ok()
+        && !stack.is_empty()
+        && stack.split(';').all(|f| !f.is_empty())
+}
+
+#[test]
+fn differential_flame_graph_and_folded_diff() {
+    use quick_xml::Reader;
+    use quick_xml::events::Event;
+    let root = tempfile::tempdir().expect("tempdir");
+    let src = root.path().join("src");
+    write_all(&src, &[("Main.som", MAIN), ("Work.som", WORK_1)]);
+    let record = |label: &str| {
+        lupa_in(
+            root.path(),
+            &[
+                "history", "record", "--label", label, "-cp", "src", "--", "Main",
+            ],
+        )
+    };
+    assert_eq!(record("v1").code, 0);
+    write_all(&src, &[("Main.som", MAIN_2), ("Work.som", WORK_2)]);
+    assert_eq!(record("v2").code, 0);
+
+    let f = lupa_in(
+        root.path(),
+        &["history", "diff", "v1", "v2", "--format", "folded-diff"],
+    );
+    assert_eq!(f.code, 0, "{}", f.stderr);
+    assert!(!f.stdout.is_empty());
+    for line in f.stdout.lines() {
+        assert!(is_folded_diff_line(line), "bad line `{line}`");
+    }
+    let field = |line: &str, k: usize| line.rsplit(' ').nth(k).map(str::to_string);
+    let old: Vec<&str> = f
+        .stdout
+        .lines()
+        .filter(|l| l.contains("Work>>old"))
+        .collect();
+    assert!(!old.is_empty(), "{}", f.stdout);
+    for l in old {
+        assert_eq!(field(l, 0).as_deref(), Some("0"), "gone in v2: {l}");
+    }
+    let fresh: Vec<&str> = f
+        .stdout
+        .lines()
+        .filter(|l| l.contains("Work>>fresh"))
+        .collect();
+    assert!(!fresh.is_empty(), "{}", f.stdout);
+    for l in fresh {
+        assert_eq!(field(l, 1).as_deref(), Some("0"), "new in v2: {l}");
+    }
+
+    let out = root.path().join("diff.svg");
+    let out_s = out.display().to_string();
+    for format in ["flamegraph", "diff-svg"] {
+        let s = lupa_in(
+            root.path(),
+            &[
+                "history", "diff", "v1", "v2", "--format", format, "-o", &out_s,
+            ],
+        );
+        assert_eq!(s.code, 0, "{}", s.stderr);
+    }
+    let svg = std::fs::read_to_string(&out).expect("svg");
+    let mut reader = Reader::from_str(&svg);
+    let (mut titles, mut fills) = (Vec::new(), Vec::new());
+    let mut in_title = false;
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) if e.name().as_ref() == b"title" => in_title = true,
+            Event::End(e) if e.name().as_ref() == b"title" => in_title = false,
+            Event::Empty(e) if e.name().as_ref() == b"rect" => {
+                if let Some(a) = e.try_get_attribute("fill").expect("attr") {
+                    fills.push(String::from_utf8_lossy(&a.value).into_owned());
+                }
+            }
+            Event::Text(t) if in_title => {
+                titles.push(t.unescape().expect("text").into_owned());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let slow = titles
+        .iter()
+        .find(|t| t.starts_with("Work>>slow:"))
+        .expect("slow's frame");
+    assert!(
+        slow.contains("before ") && slow.contains("after "),
+        "{slow}"
+    );
+    assert!(slow.contains("delta +"), "{slow}");
+    let fast = titles
+        .iter()
+        .find(|t| t.starts_with("Work>>fast:"))
+        .expect("fast's frame");
+    assert!(fast.contains("delta -"), "{fast}");
+    let fresh = titles
+        .iter()
+        .find(|t| t.starts_with("Work>>fresh:"))
+        .expect("fresh's frame");
+    assert!(fresh.contains("(new)"), "{fresh}");
+    // Red frames (more) and blue frames (fewer).
+    assert!(
+        fills
+            .iter()
+            .any(|f| f.starts_with("rgb(250,") && f != "rgb(250,250,250)")
+    );
+    assert!(
+        fills
+            .iter()
+            .any(|f| f.ends_with(",250)") && f != "rgb(250,250,250)")
+    );
+    // Not with a time version.
+    let r = lupa_in(
+        root.path(),
+        &[
+            "history",
+            "record",
+            "--metric",
+            "time",
+            "--runs",
+            "1",
+            "--sample-every",
+            "5",
+            "--label",
+            "t",
+            "-cp",
+            "src",
+            "--",
+            "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = lupa_in(
+        root.path(),
+        &["history", "diff", "v2", "t", "--format", "flamegraph"],
+    );
+    assert_clean_failure(&r, 2, "recorded with the metric");
+}

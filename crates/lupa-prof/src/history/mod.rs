@@ -20,8 +20,10 @@
 //! a method is identified across versions by its name (`Class>>selector`, or
 //! `[]#k in Class>>selector` for a block), not by its package.
 
+pub mod flame;
 pub mod picture;
 pub mod text;
+pub mod timed;
 
 use crate::Profile;
 use rustc_hash::FxHashMap;

@@ -44,7 +44,7 @@ pub(crate) fn percent(c: &Change) -> String {
 }
 
 /// `state (colour)`.
-fn state_cell(s: State) -> String {
+pub(crate) fn state_cell(s: State) -> String {
     format!("{} ({})", s.name(), s.colour())
 }
 
@@ -71,7 +71,7 @@ fn counts_line(d: &Diff, level: Level) -> String {
         .join(", ")
 }
 
-fn table(header: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
+pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
     let mut t = Table::new();
     t.load_preset(presets::ASCII_MARKDOWN);
     t.set_header(header.to_vec());

@@ -135,8 +135,29 @@ pub fn write<W: Write>(
     w.write_all(to_string(profile, options).as_bytes())
 }
 
+/// How a colouring hook ([`to_string_styled`]) draws one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameStyle {
+    /// The frame's fill (an SVG colour).
+    pub fill: String,
+    /// Appended to the frame's hover title (after `; `).
+    pub note: String,
+}
+
 /// The SVG as a string.
 pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
+    to_string_styled(profile, options, None)
+}
+
+/// The SVG with frames coloured by `style` instead of by category (the
+/// differential flame graph of `lupa history diff`): `style(node)` answers a
+/// frame's fill and a note for its title (`None`: the category colour).
+/// With a hook the category legend is left out.
+pub fn to_string_styled(
+    profile: &Profile,
+    options: &FlameGraphOptions,
+    style: Option<&dyn Fn(NodeId) -> Option<FrameStyle>>,
+) -> String {
     let view = super::OrderedTree::of(profile);
     let (totals, grand) = (&view.totals, view.grand);
     let pad = 10.0;
@@ -204,7 +225,10 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
         legend.push((lx, row, c));
         lx += item_w;
     }
-    let legend_rows = if categories.is_empty() { 0 } else { row + 1 };
+    if style.is_some() {
+        legend.clear();
+    }
+    let legend_rows = if legend.is_empty() { 0 } else { row + 1 };
 
     let header = 52.0;
     let graph_h = (max_depth + 1) as f64 * fh;
@@ -261,19 +285,24 @@ pub fn to_string(profile: &Profile, options: &FlameGraphOptions) -> String {
             Some(n) => {
                 let m = profile.method_of(n);
                 let node = &profile.nodes[n];
-                (
-                    m.name.clone(),
-                    format!(
-                        "{}: {} {unit} ({:.2}%), self {}, {}, category {}",
-                        escape_xml(&m.name),
-                        group_digits(totals[n.index()]),
-                        percent(totals[n.index()], grand),
-                        group_digits(node.self_value),
-                        calls(node.activations),
-                        escape_xml(category_label(&m.category)),
-                    ),
-                    colour(cat_index(&m.category), &m.name),
-                )
+                let mut title = format!(
+                    "{}: {} {unit} ({:.2}%), self {}, {}, category {}",
+                    escape_xml(&m.name),
+                    group_digits(totals[n.index()]),
+                    percent(totals[n.index()], grand),
+                    group_digits(node.self_value),
+                    calls(node.activations),
+                    escape_xml(category_label(&m.category)),
+                );
+                let fill = match style.and_then(|f| f(n)) {
+                    Some(st) => {
+                        title.push_str("; ");
+                        title.push_str(&escape_xml(&st.note));
+                        st.fill
+                    }
+                    None => colour(cat_index(&m.category), &m.name),
+                };
+                (m.name.clone(), title, fill)
             }
         };
         let total = f.node.map(|n| totals[n.index()]).unwrap_or(grand);

@@ -1,17 +1,24 @@
 //! The profile store of Hip: versions and their per-method metrics, behind
 //! the [`ProfileStore`] trait, kept in SQLite by [`SqliteStore`].
 //!
-//! Schema (version 2; `PRAGMA user_version` holds the version and
+//! Schema (version 3; `PRAGMA user_version` holds the version and
 //! `PRAGMA application_id` marks a Lupa store):
 //!
 //! * `versions(id, label UNIQUE, git_rev, date, command, metric, total_sends)`;
 //! * `samples(version_id, package, class, method, sends_self, sends_total,
 //!   activations)`, primary key `(version_id, method)` (a version's methods
 //!   are one indexed range), and the index `samples_by_method(method,
-//!   version_id)` for one method's series.
+//!   version_id)` for one method's series;
+//! * `stacks(version_id, stack, sends)`, primary key `(version_id, stack)`:
+//!   the folded call stacks of the run (`frame;frame;frame`, the outermost
+//!   first) with their self value, for differential flame graphs;
+//! * `runs(version_id, run, method, self_value, total_value)`, primary key
+//!   `(version_id, method, run)`: the per-run values of a version recorded
+//!   from several sampled runs (`--metric time`), for significance tests.
 //!
 //! [`migrate`] upgrades an older store in one transaction: version 1 had no
-//! `total_sends` column and no `samples_by_method` index. A store of a newer
+//! `total_sends` column and no `samples_by_method` index; version 2 had no
+//! `stacks` and `runs` tables (its versions have neither). A store of a newer
 //! schema than this build knows is refused, never changed.
 //!
 //! Contract: every failure is a [`HistoryError`] naming the file; a file that
@@ -25,7 +32,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id` of a Lupa store ("LUPA").
 pub const APPLICATION_ID: i64 = 0x4C55_5041;
@@ -86,7 +93,62 @@ pub trait ProfileStore {
             .pop()
             .ok_or_else(|| HistoryError::UnknownVersion("latest (the store is empty)".into()))
     }
+
+    /// [`ProfileStore::add_version`] with the version's folded stacks and
+    /// per-run values (atomically). The default stores a version without
+    /// extras and refuses one with them
+    /// ([`HistoryError::Unsupported`]).
+    fn add_version_with(
+        &mut self,
+        version: &NewVersion,
+        methods: &[MethodMetrics],
+        extras: &VersionExtras,
+        replace: bool,
+    ) -> Result<VersionInfo, HistoryError> {
+        if extras.is_empty() {
+            self.add_version(version, methods, replace)
+        } else {
+            Err(HistoryError::Unsupported(
+                "folded stacks and per-run values".to_string(),
+            ))
+        }
+    }
+
+    /// The folded stacks of version `id` (`frame;frame;frame`, outermost
+    /// first) with their self value, by stack; empty for a version recorded
+    /// without them. The default is [`HistoryError::Unsupported`].
+    fn stacks(&self, id: i64) -> Result<Vec<(String, u64)>, HistoryError> {
+        let _ = id;
+        Err(HistoryError::Unsupported("folded stacks".to_string()))
+    }
+
+    /// The per-run values of version `id` (`--metric time`), by method then
+    /// run; empty for a version of one run. The default is
+    /// [`HistoryError::Unsupported`].
+    fn runs(&self, id: i64) -> Result<Vec<RunValue>, HistoryError> {
+        let _ = id;
+        Err(HistoryError::Unsupported("per-run values".to_string()))
+    }
 }
+
+/// What a version may store beside its per-method metrics
+/// ([`ProfileStore::add_version_with`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionExtras {
+    /// Folded stacks (`frame;frame`, outermost first) and their self value.
+    pub stacks: Vec<(String, u64)>,
+    /// Per-run values of each method (several sampled runs).
+    pub runs: Vec<RunValue>,
+}
+
+impl VersionExtras {
+    /// Nothing beside the metrics?
+    pub fn is_empty(&self) -> bool {
+        self.stacks.is_empty() && self.runs.is_empty()
+    }
+}
+
+pub use lupa_prof::history::timed::RunValue;
 
 /// A store in a SQLite file.
 #[derive(Debug)]
@@ -124,8 +186,26 @@ ALTER TABLE versions ADD COLUMN total_sends INTEGER;
 CREATE INDEX samples_by_method ON samples(method, version_id);
 ";
 
+/// Version 2 -> 3: folded stacks and per-run values.
+const MIGRATE_V3: &str = "
+CREATE TABLE stacks (
+    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    stack TEXT NOT NULL,
+    sends INTEGER NOT NULL,
+    PRIMARY KEY (version_id, stack)
+) WITHOUT ROWID;
+CREATE TABLE runs (
+    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    run INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    self_value REAL NOT NULL,
+    total_value REAL NOT NULL,
+    PRIMARY KEY (version_id, method, run)
+) WITHOUT ROWID;
+";
+
 /// The steps from version `i` to `i + 1`, `STEPS[i]`.
-const STEPS: [&str; 2] = [SCHEMA_V1, MIGRATE_V2];
+const STEPS: [&str; 3] = [SCHEMA_V1, MIGRATE_V2, MIGRATE_V3];
 
 /// Bring the store of `conn` (empty, or of an older schema) to
 /// [`SCHEMA_VERSION`] in one transaction; answers the version it found.
@@ -335,6 +415,16 @@ impl ProfileStore for SqliteStore {
         methods: &[MethodMetrics],
         replace: bool,
     ) -> Result<VersionInfo, HistoryError> {
+        self.add_version_with(v, methods, &VersionExtras::default(), replace)
+    }
+
+    fn add_version_with(
+        &mut self,
+        v: &NewVersion,
+        methods: &[MethodMetrics],
+        extras: &VersionExtras,
+        replace: bool,
+    ) -> Result<VersionInfo, HistoryError> {
         let path = self.path.clone();
         let sql = |e: rusqlite::Error| HistoryError::sqlite(&path, e);
         let tx = self.conn.transaction().map_err(sql)?;
@@ -350,8 +440,10 @@ impl ProfileStore for SqliteStore {
             if !replace {
                 return Err(HistoryError::DuplicateLabel(v.label.clone()));
             }
-            tx.execute("DELETE FROM samples WHERE version_id = ?1", [id])
-                .map_err(sql)?;
+            for table in ["samples", "stacks", "runs"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE version_id = ?1"), [id])
+                    .map_err(sql)?;
+            }
             tx.execute("DELETE FROM versions WHERE id = ?1", [id])
                 .map_err(sql)?;
         }
@@ -389,6 +481,34 @@ impl ProfileStore for SqliteStore {
                     to_sql(m.sends_self),
                     to_sql(m.sends_total),
                     to_sql(m.activations)
+                ])
+                .map_err(sql)?;
+            }
+            let mut st = tx
+                .prepare(
+                    "INSERT INTO stacks (version_id, stack, sends) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (version_id, stack) DO UPDATE SET sends = sends + excluded.sends",
+                )
+                .map_err(sql)?;
+            for (stack, sends) in &extras.stacks {
+                st.execute(params![id, stack, to_sql(*sends)])
+                    .map_err(sql)?;
+            }
+            let mut st = tx
+                .prepare(
+                    "INSERT INTO runs (version_id, run, method, self_value, total_value) \
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (version_id, method, run) DO UPDATE \
+                     SET self_value = self_value + excluded.self_value, \
+                     total_value = total_value + excluded.total_value",
+                )
+                .map_err(sql)?;
+            for r in &extras.runs {
+                st.execute(params![
+                    id,
+                    i64::from(r.run),
+                    r.method,
+                    r.self_value,
+                    r.total_value
                 ])
                 .map_err(sql)?;
             }
@@ -431,6 +551,38 @@ impl ProfileStore for SqliteStore {
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map([id], |r| metrics_of_row(r, 0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    fn stacks(&self, id: i64) -> Result<Vec<(String, u64)>, HistoryError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT stack, sends FROM stacks WHERE version_id = ?1 ORDER BY stack")
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([id], |r| Ok((r.get::<_, String>(0)?, from_sql(r.get(1)?))))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    fn runs(&self, id: i64) -> Result<Vec<RunValue>, HistoryError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT run, method, self_value, total_value FROM runs WHERE version_id = ?1 \
+                 ORDER BY method, run",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([id], |r| {
+                Ok(RunValue {
+                    run: u32::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
+                    method: r.get(1)?,
+                    self_value: r.get(2)?,
+                    total_value: r.get(3)?,
+                })
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
@@ -593,7 +745,7 @@ mod tests {
             assert_eq!(v, 1);
         }
         let mut s = SqliteStore::open(&path, false).expect("migrates");
-        assert_eq!(s.schema_version().expect("version"), 2);
+        assert_eq!(s.schema_version().expect("version"), SCHEMA_VERSION);
         let old = s.version("old").expect("kept");
         assert_eq!(old.total_sends, None);
         assert_eq!(s.methods(old.id).expect("methods")[0].activations, 3);
@@ -612,6 +764,74 @@ mod tests {
             .expect("adds");
         assert_eq!(v.total_sends, Some(100));
         assert_eq!(s.series("A>>x").expect("series").len(), 2);
+    }
+
+    #[test]
+    fn migrates_a_version_2_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v2.db");
+        {
+            let mut conn = Connection::open(&path).expect("opens");
+            assert_eq!(migrate_to(&mut conn, &path, 2).expect("v2"), 0);
+            conn.execute(
+                "INSERT INTO versions (label, git_rev, date, command, metric, total_sends) \
+                 VALUES ('old', NULL, '2025-01-01T00:00:00Z', 'Foo', 'sends', 9)",
+                [],
+            )
+            .expect("insert");
+            conn.execute(
+                "INSERT INTO samples VALUES (1, 'App', 'A', 'A>>x', 1, 2, 3)",
+                [],
+            )
+            .expect("insert");
+            let tables: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name IN ('stacks', 'runs')",
+                    [],
+                    |r| r.get(0),
+                )
+                .expect("query");
+            assert_eq!(tables, 0);
+        }
+        let mut s = SqliteStore::open(&path, false).expect("migrates");
+        assert_eq!(s.schema_version().expect("version"), 3);
+        let old = s.version("old").expect("kept");
+        assert_eq!(old.total_sends, Some(9));
+        assert_eq!(s.methods(old.id).expect("methods")[0].sends_total, 2);
+        assert!(s.stacks(old.id).expect("stacks").is_empty());
+        assert!(s.runs(old.id).expect("runs").is_empty());
+        let extras = VersionExtras {
+            stacks: vec![("A>>x".to_string(), 2), ("A>>x;B>>y".to_string(), 5)],
+            runs: vec![
+                RunValue {
+                    run: 0,
+                    method: "A>>x".to_string(),
+                    self_value: 1.5,
+                    total_value: 2.5,
+                },
+                RunValue {
+                    run: 1,
+                    method: "A>>x".to_string(),
+                    self_value: 1.25,
+                    total_value: 2.0,
+                },
+            ],
+        };
+        let v = s
+            .add_version_with(&new_version("new"), &[mm("A", "x", 4)], &extras, false)
+            .expect("adds");
+        assert_eq!(s.stacks(v.id).expect("stacks"), extras.stacks);
+        assert_eq!(s.runs(v.id).expect("runs"), extras.runs);
+        // Replacing drops the old extras.
+        let v = s
+            .add_version(&new_version("new"), &[mm("A", "x", 4)], true)
+            .expect("replaces");
+        assert!(s.stacks(v.id).expect("stacks").is_empty());
+        let left: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .expect("query");
+        assert_eq!(left, 0);
     }
 
     #[test]
