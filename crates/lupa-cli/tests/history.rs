@@ -863,4 +863,27 @@ fn differential_flame_graph_and_folded_diff() {
         &["history", "diff", "v2", "t", "--format", "flamegraph"],
     );
     assert_clean_failure(&r, 2, "recorded with the metric");
+
+    // The pictures open in a browser: the differential flame graph, and the
+    // semaphore picture alone and in its page (no console error, not blank).
+    for (format, file) in [("svg", "semaphore.svg"), ("html", "semaphore.html")] {
+        let r = lupa_in(
+            root.path(),
+            &[
+                "history", "diff", "v1", "v2", "--format", format, "-o", file,
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let Some(chromium) = common::chromium() else {
+        return;
+    };
+    let dom = common::assert_page_ready(chromium, root.path(), "semaphore.html", "<svg");
+    assert!(
+        dom.contains("Work&gt;&gt;fresh") || dom.contains("Work>>fresh"),
+        "{dom}"
+    );
+    for file in ["semaphore.html", "semaphore.svg", "diff.svg"] {
+        common::assert_screenshot_not_blank(chromium, root.path(), file);
+    }
 }
