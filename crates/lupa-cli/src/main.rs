@@ -81,7 +81,8 @@ enum Command {
     Blueprint(blueprint::BlueprintArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
     /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
-    /// scavenge, a full GC, a process switch), weighted by the VM thread's CPU time. Prints where
+    /// method lookup, a scavenge, a full GC, a process switch), weighted by the VM thread's CPU
+    /// time. Prints where
     /// the time went by VM state, a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
     Profile(ProfileArgs),
@@ -104,9 +105,10 @@ enum Command {
     /// handler, and report instrumentation, execution and uninstrumentation overheads.
     #[command(name = "proxies-bench", after_help = EXIT_CODES)]
     ProxiesBench(ProxiesArgs),
-    /// GC parameter benchmark (the Illimani paper's tables 3-5): run an allocation-heavy workload
-    /// under the default GC parameters and under larger configurations, and report GC time, total
-    /// time, scavenges and full GCs.
+    /// GC parameter benchmark (the Illimani paper's tables 1 and 3-5): run an allocation-heavy
+    /// workload (GcLoad, or loading generated CSV files into a DataFrame with --workload
+    /// dataframe) under the default GC parameters and under larger configurations, and report GC
+    /// time, total time, scavenges and full GCs.
     #[command(name = "gc-bench", after_help = EXIT_CODES)]
     GcBench(gcbench::GcBenchArgs),
     /// GC tuning for a program: profile its object lifetimes, propose GC parameters from them
@@ -115,7 +117,8 @@ enum Command {
     #[command(name = "gc-tune", after_help = gctune::EXIT_CODES)]
     GcTune(gctune::GcTuneArgs),
     /// Profile history across versions (Hip, the Spy paper's section 4.3): record a program's
-    /// exact send counts per method for each version (or git revision), list them, compare two
+    /// send counts (exact), sampled CPU time or test coverage per method for each version (or git
+    /// revision) in SQLite or PostgreSQL, list them, compare two
     /// versions (higher, lower, unchanged, removed, new), follow a method, check for growth.
     #[command(after_help = history::EXIT_CODES)]
     History(history::HistoryArgs),
