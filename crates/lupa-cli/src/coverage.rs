@@ -178,32 +178,10 @@ pub(crate) fn default_packages(
     let Some(cp) = class_path else {
         return Ok(None);
     };
-    let mut out = Vec::new();
-    for dir in cp.split(':').filter(|d| !d.is_empty()) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| {
-                let p = e.path();
-                (p.extension().is_some_and(|x| x == "som"))
-                    .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                    .flatten()
-            })
-            .collect();
-        names.sort();
-        let mut has_code = false;
-        for n in names {
-            if vm.test_classes(std::slice::from_ref(&n))?.is_empty() {
-                has_code = true;
-                break;
-            }
-        }
-        let package = lupa_vm::package_of(Path::new(dir));
-        if has_code && !out.contains(&package) {
-            out.push(package);
-        }
-    }
-    Ok(Some(out))
+    let dirs: Vec<std::path::PathBuf> = cp
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .collect();
+    lupa_profilers::spy::coverage::default_packages(vm, &dirs).map(Some)
 }

@@ -366,7 +366,7 @@ fn profile_coverage(
         )));
     }
     let packages = if packages.is_empty() {
-        default_packages(&mut vm, &options.class_path).map_err(fail)?
+        crate::spy::coverage::default_packages(&mut vm, &options.class_path).map_err(fail)?
     } else {
         packages.to_vec()
     };
@@ -402,39 +402,6 @@ fn profile_coverage(
         extras: VersionExtras::default(),
         metric: METRIC_COVERAGE,
     })
-}
-
-/// The packages of a class path: its directories (by last component)
-/// holding a class that is not a TestCase (as `lupa coverage` chooses).
-fn default_packages(vm: &mut Vm, class_path: &[PathBuf]) -> Result<Vec<String>, VmError> {
-    let mut out = Vec::new();
-    for dir in class_path {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| {
-                let p = e.path();
-                (p.extension().is_some_and(|x| x == "som"))
-                    .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                    .flatten()
-            })
-            .collect();
-        names.sort();
-        let mut has_code = false;
-        for n in names {
-            if vm.test_classes(std::slice::from_ref(&n))?.is_empty() {
-                has_code = true;
-                break;
-            }
-        }
-        let package = lupa_vm::package_of(dir);
-        if has_code && !out.contains(&package) {
-            out.push(package);
-        }
-    }
-    Ok(out)
 }
 
 /// Run `args` (`CLASS ARG...`) in a fresh VM configured by `options` under

@@ -217,3 +217,39 @@ fn run_rooted(
         passed,
     })
 }
+
+/// The packages of a class path: its directories (by last component)
+/// holding a class that is not a TestCase (the default packages of `lupa coverage`).
+pub fn default_packages(
+    vm: &mut lupa_vm::Vm,
+    class_path: &[std::path::PathBuf],
+) -> Result<Vec<String>, lupa_vm::VmError> {
+    let mut out = Vec::new();
+    for dir in class_path {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let p = e.path();
+                (p.extension().is_some_and(|x| x == "som"))
+                    .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .flatten()
+            })
+            .collect();
+        names.sort();
+        let mut has_code = false;
+        for n in names {
+            if vm.test_classes(std::slice::from_ref(&n))?.is_empty() {
+                has_code = true;
+                break;
+            }
+        }
+        let package = lupa_vm::package_of(dir);
+        if has_code && !out.contains(&package) {
+            out.push(package);
+        }
+    }
+    Ok(out)
+}
