@@ -293,7 +293,6 @@ fn report(e: &HistoryError) -> ExitCode {
         | H::NotAStore { .. }
         | H::NewerSchema { .. }
         | H::Database { .. }
-        | H::Unsupported(_)
         | H::Io(_) => 74,
     };
     eprintln!("lupa: history: {e}");

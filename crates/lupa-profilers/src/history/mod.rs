@@ -128,9 +128,6 @@ pub enum HistoryError {
         /// Its exit status.
         code: i32,
     },
-    /// The store cannot do this (e.g. a backend without folded stacks).
-    #[error("not supported by this store: {0}")]
-    Unsupported(String),
     /// The versions cannot be compared this way (different metrics, no
     /// stacks recorded, ...).
     #[error("{0}")]

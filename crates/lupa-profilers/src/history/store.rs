@@ -58,18 +58,30 @@ pub struct NewVersion {
     pub total_sends: Option<u64>,
 }
 
-/// What Hip needs of a store; [`SqliteStore`] is the one backend (another,
-/// e.g. a server database, would implement the same trait).
+/// What Hip needs of a store: [`SqliteStore`] (a file) and
+/// [`PgStore`](super::store_pg::PgStore) (a PostgreSQL server) implement it
+/// with the same schema.
 pub trait ProfileStore {
-    /// Record a version and its methods (atomically); with `replace`, an
-    /// existing version of the same label is replaced, otherwise it is
-    /// [`HistoryError::DuplicateLabel`].
+    /// Record a version, its methods, and its folded stacks and per-run values
+    /// (atomically); with `replace`, an existing version of the same label is
+    /// replaced, otherwise it is [`HistoryError::DuplicateLabel`].
+    fn add_version_with(
+        &mut self,
+        version: &NewVersion,
+        methods: &[MethodMetrics],
+        extras: &VersionExtras,
+        replace: bool,
+    ) -> Result<VersionInfo, HistoryError>;
+
+    /// [`ProfileStore::add_version_with`] without stacks or per-run values.
     fn add_version(
         &mut self,
         version: &NewVersion,
         methods: &[MethodMetrics],
         replace: bool,
-    ) -> Result<VersionInfo, HistoryError>;
+    ) -> Result<VersionInfo, HistoryError> {
+        self.add_version_with(version, methods, &VersionExtras::default(), replace)
+    }
 
     /// Every version, oldest first.
     fn versions(&self) -> Result<Vec<VersionInfo>, HistoryError>;
@@ -94,41 +106,14 @@ pub trait ProfileStore {
             .ok_or_else(|| HistoryError::UnknownVersion("latest (the store is empty)".into()))
     }
 
-    /// [`ProfileStore::add_version`] with the version's folded stacks and
-    /// per-run values (atomically). The default stores a version without
-    /// extras and refuses one with them
-    /// ([`HistoryError::Unsupported`]).
-    fn add_version_with(
-        &mut self,
-        version: &NewVersion,
-        methods: &[MethodMetrics],
-        extras: &VersionExtras,
-        replace: bool,
-    ) -> Result<VersionInfo, HistoryError> {
-        if extras.is_empty() {
-            self.add_version(version, methods, replace)
-        } else {
-            Err(HistoryError::Unsupported(
-                "folded stacks and per-run values".to_string(),
-            ))
-        }
-    }
-
     /// The folded stacks of version `id` (`frame;frame;frame`, outermost
     /// first) with their self value, by stack; empty for a version recorded
-    /// without them. The default is [`HistoryError::Unsupported`].
-    fn stacks(&self, id: i64) -> Result<Vec<(String, u64)>, HistoryError> {
-        let _ = id;
-        Err(HistoryError::Unsupported("folded stacks".to_string()))
-    }
+    /// without them.
+    fn stacks(&self, id: i64) -> Result<Vec<(String, u64)>, HistoryError>;
 
     /// The per-run values of version `id` (`--metric time`), by method then
-    /// run; empty for a version of one run. The default is
-    /// [`HistoryError::Unsupported`].
-    fn runs(&self, id: i64) -> Result<Vec<RunValue>, HistoryError> {
-        let _ = id;
-        Err(HistoryError::Unsupported("per-run values".to_string()))
-    }
+    /// run; empty for a version of one run.
+    fn runs(&self, id: i64) -> Result<Vec<RunValue>, HistoryError>;
 }
 
 /// What a version may store beside its per-method metrics
@@ -409,15 +394,6 @@ impl SqliteStore {
 }
 
 impl ProfileStore for SqliteStore {
-    fn add_version(
-        &mut self,
-        v: &NewVersion,
-        methods: &[MethodMetrics],
-        replace: bool,
-    ) -> Result<VersionInfo, HistoryError> {
-        self.add_version_with(v, methods, &VersionExtras::default(), replace)
-    }
-
     fn add_version_with(
         &mut self,
         v: &NewVersion,

@@ -624,15 +624,6 @@ fn connect_error(config: &Config, err: &Errors, e: &postgres::Error) -> HistoryE
 }
 
 impl ProfileStore for PgStore {
-    fn add_version(
-        &mut self,
-        v: &NewVersion,
-        methods: &[MethodMetrics],
-        replace: bool,
-    ) -> Result<VersionInfo, HistoryError> {
-        self.add_version_with(v, methods, &VersionExtras::default(), replace)
-    }
-
     fn add_version_with(
         &mut self,
         v: &NewVersion,
