@@ -92,11 +92,9 @@ fn method_rect(
 }
 
 /// The document's head: size, title, background, heading and legend.
-fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
-    let what = match kind {
-        Kind::Structural => "Structural profiling blueprint",
-        Kind::Behavioral => "Behavioral profiling blueprint",
-    };
+/// The start of a standalone blueprint SVG (`w` x `h`, white background)
+/// titled `title`: shared by the time blueprints and the coverage blueprint.
+pub(crate) fn open_document(out: &mut String, w: f64, h: f64, title: &str) {
     let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
         out,
@@ -105,8 +103,16 @@ fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
     let _ = writeln!(
         out,
         r##"<title>{}</title><rect x="0" y="0" width="{w:.0}" height="{h:.0}" fill="#ffffff"/>"##,
-        escape_xml(&format!("{what}: {}", bp.command))
+        escape_xml(title)
     );
+}
+
+fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
+    let what = match kind {
+        Kind::Structural => "Structural profiling blueprint",
+        Kind::Behavioral => "Behavioral profiling blueprint",
+    };
+    open_document(out, w, h, &format!("{what}: {}", bp.command));
     let _ = writeln!(
         out,
         r##"<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555555"/></marker></defs>"##

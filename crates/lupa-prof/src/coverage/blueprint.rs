@@ -99,15 +99,11 @@ pub fn to_string(coverage: &Coverage) -> String {
         .unwrap_or(0);
 
     let mut out = String::new();
-    let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w:.0}" height="{total_h:.0}" viewBox="0 0 {total_w:.0} {total_h:.0}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(
-        out,
-        r##"<title>{}</title><rect x="0" y="0" width="{total_w:.0}" height="{total_h:.0}" fill="#ffffff"/>"##,
-        escape_xml(&format!("Test blueprint: {}", coverage.command))
+    crate::blueprint::svg::open_document(
+        &mut out,
+        total_w,
+        total_h,
+        &format!("Test blueprint: {}", coverage.command),
     );
     let _ = writeln!(
         out,
