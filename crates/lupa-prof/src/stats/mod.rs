@@ -106,8 +106,10 @@ mod regression;
 mod student_t;
 #[cfg(test)]
 mod tests;
+mod welch;
 
 pub use descriptive::*;
 pub use ranking::*;
 pub use regression::*;
 pub use student_t::*;
+pub use welch::*;

@@ -5,10 +5,10 @@
 //! geometric means, `exp(mean(ln base) - mean(ln candidate))`, and Welch's
 //! t-test (unequal variances, Welch-Satterthwaite degrees of freedom) on the
 //! log times gives its interval, `exp(d ± t(0.975; df) · se)`, and the
-//! two-sided p-value of "no difference". Student's t comes from
-//! [`lupa_prof::stats`] (Compteur's calibration uses the same).
+//! two-sided p-value of "no difference": [`lupa_prof::stats::welch`], the
+//! test Hip's time diffs use.
 
-use lupa_prof::stats::{mean, sample_sd, student_t_cdf, student_t_quantile};
+use lupa_prof::stats::welch;
 
 /// How much faster a candidate is than a baseline (`> 1`: faster).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,35 +50,14 @@ pub fn speed_up(base: &[f64], candidate: &[f64]) -> Option<SpeedUp> {
         (!v.is_empty()).then_some(v)
     };
     let (b, c) = (logs(base)?, logs(candidate)?);
-    let d = mean(&b)? - mean(&c)?;
-    let estimate = d.exp();
-    let (Some(sb), Some(sc)) = (sample_sd(&b), sample_sd(&c)) else {
-        return Some(SpeedUp {
-            estimate,
-            lower: None,
-            upper: None,
-            p_value: None,
-        });
-    };
-    let (vb, vc) = (sb * sb / b.len() as f64, sc * sc / c.len() as f64);
-    let se = (vb + vc).sqrt();
-    if se == 0.0 {
-        return Some(SpeedUp {
-            estimate,
-            lower: Some(estimate),
-            upper: Some(estimate),
-            p_value: Some(if d == 0.0 { 1.0 } else { 0.0 }),
-        });
-    }
-    // Welch-Satterthwaite.
-    let df = (vb + vc).powi(2) / (vb * vb / (b.len() - 1) as f64 + vc * vc / (c.len() - 1) as f64);
-    let t = student_t_quantile(0.975, df).ok()?;
-    let p = 2.0 * (1.0 - student_t_cdf((d / se).abs(), df));
+    // The difference of the mean log times, baseline minus candidate.
+    let w = welch(&c, &b)?;
+    let bound = |x: Option<(f64, f64)>, hi: bool| x.map(|(l, u)| if hi { u } else { l }.exp());
     Some(SpeedUp {
-        estimate,
-        lower: Some((d - t * se).exp()),
-        upper: Some((d + t * se).exp()),
-        p_value: Some(p.clamp(0.0, 1.0)),
+        estimate: w.delta.exp(),
+        lower: bound(w.interval, false),
+        upper: bound(w.interval, true),
+        p_value: w.p_value,
     })
 }
 
