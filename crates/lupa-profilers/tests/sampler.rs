@@ -64,6 +64,29 @@ fn sample(
     sampled
 }
 
+/// Samples `make(scale)` for growing scales until `enough` holds of the
+/// profile (or the largest scale was tried): how many ticks land in a run
+/// depends on the machine's load, never on the test, so the work grows instead
+/// of the test failing on a busy machine.
+fn sample_until(
+    class: &str,
+    make: impl Fn(u32) -> String,
+    config: SamplerConfig,
+    eden: Option<usize>,
+    enough: impl Fn(&lupa_profilers::sampler::Sampled) -> bool,
+) -> lupa_profilers::sampler::Sampled {
+    let mut last = None;
+    for scale in [1, 4, 16, 64] {
+        let s = sample(class, &make(scale), config, eden);
+        if enough(&s) {
+            return s;
+        }
+        eprintln!("scale {scale}: {} samples, not enough yet", s.stats.samples);
+        last = Some(s);
+    }
+    last.expect("at least one scale")
+}
+
 fn every(n: u64) -> SamplerConfig {
     SamplerConfig {
         every: Some(n),
@@ -123,8 +146,13 @@ fn the_thread_weighs_samples_by_the_vm_threads_cpu_time() {
         ..SamplerConfig::default()
     };
     // Enough work for a few hundred milliseconds of CPU in a debug build.
-    let source = WORK.replace("1 to: 40 do:", "1 to: 400 do:");
-    let s = sample("Work", &source, config, None);
+    let s = sample_until(
+        "Work",
+        |scale| WORK.replace("1 to: 40 do:", &format!("1 to: {} do:", 400 * scale)),
+        config,
+        None,
+        |s| s.stats.samples >= 20,
+    );
     let st = &s.stats;
     let cpu = st.cpu.expect("a CPU clock on Linux").as_nanos() as u64;
     let total = s.profile.grand_total();
@@ -150,8 +178,17 @@ fn primitives_and_scavenges_are_leaves_of_their_own() {
         rate_hz: 5000,
         ..SamplerConfig::default()
     };
-    let source = ALLOC.replace("30000", "300000");
-    let s = sample("Alloc", &source, config, Some(128 * 1024));
+    let s = sample_until(
+        "Alloc",
+        |scale| ALLOC.replace("30000", &(300_000 * scale).to_string()),
+        config,
+        Some(128 * 1024),
+        |s| {
+            let st = &s.stats.states;
+            st[VmState::Scavenge as usize].samples > 0
+                && st[VmState::Primitive as usize].samples > 0
+        },
+    );
     let st = &s.stats;
     assert!(st.gc.scavenges > 10, "{} scavenges", st.gc.scavenges);
     let share = |state: VmState| st.states[state as usize];
@@ -295,7 +332,13 @@ fn sampled_shares_are_within_the_binomial_bound() {
         unweighted: true,
         ..SamplerConfig::default()
     };
-    let s = sample("Shares", SHARES, config, None);
+    let s = sample_until(
+        "Shares",
+        |scale| SHARES.replace("1 to: 240 do:", &format!("1 to: {} do:", 240 * scale)),
+        config,
+        None,
+        |s| s.profile.grand_total() >= 100,
+    );
     let p = &s.profile;
     let n = p.grand_total();
     assert!(n >= 100, "{n} samples");
@@ -378,16 +421,26 @@ fn the_sampled_gc_share_matches_the_collectors_own_time() {
 
 #[test]
 fn a_long_primitive_receives_its_samples() {
-    let long = "Long = (
-        run = ( 1 to: 40 do: [ :i | self print ] )
-        print = ( ^ (2 raisedTo: 30000) printString )
-    )";
     let config = SamplerConfig {
         rate_hz: 5000,
         unweighted: true,
         ..SamplerConfig::default()
     };
-    let s = sample("Long", long, config, None);
+    let s = sample_until(
+        "Long",
+        |scale| {
+            format!(
+                "Long = (
+        run = ( 1 to: {} do: [ :i | self print ] )
+        print = ( ^ (2 raisedTo: 30000) printString )
+    )",
+                40 * scale
+            )
+        },
+        config,
+        None,
+        |s| s.profile.grand_total() >= 20,
+    );
     let p = &s.profile;
     let n = p.grand_total();
     let prim: u64 = p
