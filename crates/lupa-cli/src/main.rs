@@ -81,7 +81,8 @@ enum Command {
     Blueprint(blueprint::BlueprintArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
     /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
-    /// method lookup, a scavenge, a full GC, a process switch), weighted by the VM thread's CPU
+    /// method lookup, a scavenge, a full GC, a process switch, an allocation, finalization, waiting
+    /// in a file call, idle until a Delay expires), weighted by the VM thread's CPU
     /// time. Prints where
     /// the time went by VM state, a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]

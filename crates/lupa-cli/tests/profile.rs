@@ -225,6 +225,10 @@ fn timed_exports_have_states_markers_and_sends() {
         "scavenge",
         "full GC",
         "process switch",
+        "allocation",
+        "finalization",
+        "waiting",
+        "idle",
     ] {
         assert!(categories.contains(&state), "{categories:?}");
     }

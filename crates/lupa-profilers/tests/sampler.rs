@@ -1,7 +1,7 @@
 //! The sampling profiler through the library: exact and repeatable samples in
 //! deterministic mode, CPU-time weights with the thread (bounds wide enough for
 //! any load: nothing here depends on wall time), VM states (primitives,
-//! scavenges), processes, and source lines.
+//! scavenges, allocation, finalization, idle), processes, and source lines.
 
 use lupa_prof::report::{self, Format, ReportOptions};
 use lupa_profilers::sampler::{RunningSampler, SampleClock, SamplerConfig, SamplerError};
@@ -204,9 +204,10 @@ fn primitives_and_scavenges_are_leaves_of_their_own() {
     let new = p
         .method_index("Array class>>new:")
         .expect("the primitive's method is a leaf");
-    assert!(p.method_stats()[new.index()].self_value > 0);
+    // Its time is its own and its allocation's (`<allocation>` below it).
+    assert!(p.method_stats()[new.index()].total > 0);
     let folded = report::render(p, Format::Folded, &ReportOptions::default());
-    assert!(folded.contains("Alloc>>run;Array class>>new: "), "{folded}");
+    assert!(folded.contains("Alloc>>run;Array class>>new:"), "{folded}");
     assert!(folded.contains("Alloc>>run;<scavenge> "), "{folded}");
 }
 
@@ -489,5 +490,137 @@ fn a_second_sampler_is_refused() {
         s.stats.samples >= 200,
         "the outer profile kept its samples: {}",
         s.stats.samples
+    );
+}
+
+/// Allocation publishes its own state: an allocation-heavy program gets
+/// samples in it, charged below the primitive that allocated.
+#[test]
+fn allocations_receive_samples_below_their_primitive() {
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        unweighted: true,
+        ..SamplerConfig::default()
+    };
+    let s = sample_until(
+        "Alloc",
+        |scale| {
+            ALLOC
+                .replace("30000", &(100_000 * scale).to_string())
+                .replace("Array new: 100", "Array new: 1000")
+        },
+        config,
+        None,
+        |s| s.stats.states[VmState::Allocation as usize].samples > 0,
+    );
+    let st = &s.stats;
+    let allocation = st.states[VmState::Allocation as usize];
+    eprintln!("allocation: {allocation:?}, {} samples", st.samples);
+    assert!(allocation.samples > 0, "{:?}", st.states);
+    let p = &s.profile;
+    let leaf = p
+        .method_index("<allocation>")
+        .expect("an <allocation> leaf");
+    assert_eq!(p.methods[leaf.index()].category, "Memory");
+    let folded = report::render(p, Format::Folded, &ReportOptions::default());
+    assert!(
+        folded.contains("Alloc>>run;Array class>>new:;<allocation> "),
+        "{folded}"
+    );
+}
+
+/// The main process waits on a Delay for most of its run: with the wall
+/// clock, most samples (and most of the time) are idle.
+#[test]
+fn waiting_on_a_delay_is_idle_time() {
+    let config = SamplerConfig {
+        rate_hz: 1000,
+        clock: SampleClock::Wall,
+        ..SamplerConfig::default()
+    };
+    let s = sample_until(
+        "Sleepy",
+        |scale| {
+            format!(
+                "Sleepy = (
+        run = ( self work. (Delay forMilliseconds: {}) wait. ^ self work )
+        work = ( | s | s := 0. 1 to: 1000 do: [ :i | s := s + i ]. ^ s )
+    )",
+                100 * scale
+            )
+        },
+        config,
+        None,
+        |s| s.stats.samples >= 20,
+    );
+    let st = &s.stats;
+    let idle = st.states[VmState::Idle as usize];
+    let value: u64 = st.states.iter().map(|x| x.value).sum();
+    eprintln!("idle: {idle:?} of {} samples, {value} ns", st.samples);
+    assert!(st.samples >= 20, "{} samples", st.samples);
+    assert!(idle.samples * 2 > st.samples, "{:?}", st.states);
+    assert!(idle.value * 2 > value, "{:?}", st.states);
+    let p = &s.profile;
+    let leaf = p.method_index("<idle>").expect("an <idle> leaf");
+    assert_eq!(p.methods[leaf.index()].category, "Idle");
+}
+
+/// Ephemerons whose mourning loops: the finalization process's Smalltalk
+/// code is sampled as `finalization`, at its own methods.
+const MOURNER: &str = "Mourner = Ephemeron (
+    mourn = ( | s | s := 0. 1 to: 3000 do: [ :i | s := s + (self id: i) ]. super mourn )
+    id: x = ( ^ x )
+    ----
+    churn: n = (
+        | keep |
+        keep := Vector new.
+        1 to: n do: [ :i | keep append: (self key: (Array new: 2) value: i) ].
+        system fullGC.
+        ^ keep size )
+)
+";
+
+#[test]
+fn mourning_is_finalization_time() {
+    let config = SamplerConfig {
+        rate_hz: 5000,
+        unweighted: true,
+        ..SamplerConfig::default()
+    };
+    let mut found = None;
+    for scale in [1, 4, 16, 64] {
+        let main = format!(
+            "Fin = ( run = ( 1 to: {} do: [ :k | Mourner churn: 20 ] ) )",
+            10 * scale
+        );
+        let (_dir, mut vm) = vm_with(&[("Mourner.som", MOURNER), ("Fin.som", &main)], None);
+        vm.load_class_by_name("Fin").expect("load");
+        let running = RunningSampler::start(&mut vm, config).expect("start");
+        assert_eq!(vm.run_main(&["Fin".to_string()]).expect("run"), 0);
+        let s = running.finish(&mut vm);
+        s.profile.validate().expect("a valid profile");
+        let n = s.stats.states[VmState::Finalization as usize].samples;
+        eprintln!(
+            "scale {scale}: {n} finalization samples of {}",
+            s.stats.samples
+        );
+        let enough = n >= 5;
+        found = Some(s);
+        if enough {
+            break;
+        }
+    }
+    let s = found.expect("sampled");
+    let st = &s.stats;
+    let fin = st.states[VmState::Finalization as usize];
+    assert!(fin.samples >= 5, "{:?}", st.states);
+    // Interpreted samples of the mourning code: charged to its methods, in
+    // the finalization process's tree.
+    let folded = report::render(&s.profile, Format::Folded, &ReportOptions::default());
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.starts_with("<process") && l.contains("Mourner>>mourn")),
+        "{folded}"
     );
 }

@@ -107,7 +107,6 @@ impl SampleRegister {
 }
 
 /// The VM's observation state.
-#[derive(Default)]
 pub struct Observation {
     /// Executed message sends (including fast-path arithmetic and comparisons).
     pub sends: u64,
@@ -131,6 +130,10 @@ pub struct Observation {
     /// relaxed load).
     pub requests_only: bool,
     sampler_attached: bool,
+    /// The finalization process while it mourns (published as
+    /// [`VmState::Finalization`](crate::sampling::VmState::Finalization)
+    /// instead of `Interpreting`), or `usize::MAX`.
+    pub(crate) finalizer: usize,
     /// Sends per send site, indexed by method id then instruction index
     /// (grown on demand), while counting ([`Observation::start_site_counts`]).
     sites: Option<Vec<Vec<u64>>>,
@@ -152,6 +155,33 @@ pub struct Observation {
     gc_hooks: Option<Box<dyn GcHooks>>,
     /// Object lifetimes being recorded (`lifetimes.rs`).
     pub(crate) lifetimes: Option<crate::lifetimes::LifetimeRecorder>,
+}
+
+impl Default for Observation {
+    fn default() -> Self {
+        Observation {
+            sends: 0,
+            inlined: 0,
+            process_switches: 0,
+            hooks_on: false,
+            hooks: None,
+            sample: Arc::default(),
+            per_send: false,
+            requests_only: false,
+            sampler_attached: false,
+            finalizer: usize::MAX,
+            sites: None,
+            every: 0,
+            next_every: 0,
+            stacks: Vec::new(),
+            runs: None,
+            events: Vec::new(),
+            events_dropped: 0,
+            gc_time_ns: 0,
+            gc_hooks: None,
+            lifetimes: None,
+        }
+    }
 }
 
 impl Observation {
@@ -323,14 +353,87 @@ impl Observation {
         due
     }
 
-    /// Publish the VM state (while a sampler is attached).
+    /// Publish the VM state (while a sampler is attached). `Interpreting` in
+    /// the finalization process while it mourns is published as
+    /// `Finalization` (the one place `Interpreting` is packed).
     #[inline]
     pub(crate) fn set_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
         if self.sampler_attached {
-            self.sample.state.store(
-                crate::sampling::StateWord::pack(state, detail, process),
-                Ordering::Relaxed,
-            );
+            self.publish_state(state, detail, process);
+        }
+    }
+
+    /// [`set_state`](Self::set_state)'s store, out of line (the interpreter's
+    /// primitive path stays as small as it was).
+    #[inline(never)]
+    fn publish_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
+        let state = if state == crate::sampling::VmState::Interpreting && process == self.finalizer
+        {
+            crate::sampling::VmState::Finalization
+        } else {
+            state
+        };
+        self.sample.state.store(
+            crate::sampling::StateWord::pack(state, detail, process),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Is a sampler thread attached (the state word published)? The one
+    /// branch the VM's allocation and blocking paths test before
+    /// [`push_state`](Self::push_state).
+    #[inline(always)]
+    pub(crate) fn sampler_attached(&self) -> bool {
+        self.sampler_attached
+    }
+
+    /// Publish `state` for an operation that interrupts the current one (an
+    /// allocation, a collection, a blocking call, an idle sleep): answers the
+    /// word it replaced, for [`pop_state`](Self::pop_state) when the operation
+    /// ends. Callers test [`sampler_attached`](Self::sampler_attached) first
+    /// on hot paths; without a sampler it stores nothing.
+    #[inline(never)]
+    pub(crate) fn push_state(
+        &self,
+        state: crate::sampling::VmState,
+        detail: u32,
+        process: usize,
+    ) -> u64 {
+        if !self.sampler_attached {
+            return 0;
+        }
+        let saved = self.sample.state.load(Ordering::Relaxed);
+        self.sample.state.store(
+            crate::sampling::StateWord::pack(state, detail, process),
+            Ordering::Relaxed,
+        );
+        saved
+    }
+
+    /// [`push_state`](Self::push_state) for an allocation: publishes
+    /// `Allocation` whose detail names the primitive it happens in (the id of
+    /// the method holding it, plus one; 0 outside a primitive), and answers the
+    /// word to restore. Called only while a sampler is attached.
+    #[inline(never)]
+    pub(crate) fn push_allocation(&self, process: usize) -> u64 {
+        let saved = self.sample.state.load(Ordering::Relaxed);
+        let before = crate::sampling::StateWord::unpack(saved);
+        let detail = if before.state == crate::sampling::VmState::Primitive {
+            before.detail.wrapping_add(1)
+        } else {
+            0
+        };
+        self.set_state(crate::sampling::VmState::Allocation, detail, process);
+        saved
+    }
+
+    /// Restore the word [`push_state`](Self::push_state) answered (nothing
+    /// without a sampler; a sampler attached in between is given the word of
+    /// the interrupted operation, which is what the VM goes back to).
+    #[inline(never)]
+    pub(crate) fn pop_state(&self, saved: u64) {
+        if self.sampler_attached {
+            self.sample.state.store(saved, Ordering::Relaxed);
         }
     }
 
@@ -444,5 +547,71 @@ impl crate::vm::Vm {
     /// anyway; with the running process still `Running`, no switch happens).
     pub(crate) fn observation_changed(&mut self) {
         self.procs.switch_pending = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sampling::VmState;
+    use crate::vm::{Vm, VmOptions};
+
+    fn state(vm: &Vm) -> (VmState, u32, u32) {
+        let w = vm.obs.sample.read_state();
+        (w.state, w.detail, w.process)
+    }
+
+    #[test]
+    fn interrupting_states_restore_the_word_they_replaced() {
+        let mut vm = Vm::new(VmOptions::default()).expect("vm");
+        // Without a sampler nothing is published.
+        vm.obs.set_state(VmState::Primitive, 42, 0);
+        let saved = vm.obs.push_allocation(0);
+        vm.obs.pop_state(saved);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 0));
+        let _reg = vm.attach_sampler();
+        vm.obs.set_state(VmState::Primitive, 42, 0);
+        // An allocation in a primitive names it (id + 1), then gives it back.
+        let saved = vm.obs.push_allocation(0);
+        assert_eq!(state(&vm), (VmState::Allocation, 43, 0));
+        vm.obs.pop_state(saved);
+        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
+        vm.instantiate(crate::objects::cls::ARRAY, 10)
+            .expect("array");
+        vm.new_string("abc").expect("string");
+        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
+        // Outside a primitive, no detail.
+        vm.obs.set_state(VmState::Interpreting, 0, 0);
+        let saved = vm.obs.push_allocation(0);
+        assert_eq!(state(&vm), (VmState::Allocation, 0, 0));
+        vm.obs.pop_state(saved);
+        // A collection inside a primitive (or an allocation) restores it.
+        for (s, d) in [(VmState::Primitive, 7), (VmState::Allocation, 8)] {
+            vm.obs.set_state(s, d, 0);
+            vm.collect_garbage().expect("collects");
+            assert_eq!(state(&vm), (s, d, 0));
+        }
+        // A blocking call.
+        vm.obs.set_state(VmState::Primitive, 9, 0);
+        let inside = vm.blocking(|vm| state(vm));
+        assert_eq!(inside, (VmState::Waiting, 0, 0));
+        assert_eq!(state(&vm), (VmState::Primitive, 9, 0));
+        vm.detach_sampler();
+    }
+
+    #[test]
+    fn the_finalizer_interprets_as_finalization() {
+        let mut vm = Vm::new(VmOptions::default()).expect("vm");
+        let _reg = vm.attach_sampler();
+        vm.obs.finalizer = 3;
+        vm.obs.set_state(VmState::Interpreting, 0, 3);
+        assert_eq!(state(&vm), (VmState::Finalization, 0, 3));
+        vm.obs.set_state(VmState::Primitive, 5, 3);
+        assert_eq!(state(&vm), (VmState::Primitive, 5, 3));
+        vm.obs.set_state(VmState::Interpreting, 0, 2);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 2));
+        vm.obs.finalizer = usize::MAX;
+        vm.obs.set_state(VmState::Interpreting, 0, 3);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 3));
+        vm.detach_sampler();
     }
 }

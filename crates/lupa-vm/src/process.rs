@@ -5,6 +5,20 @@
 //! them. Switches happen only at safepoints,
 //! after a primitive (`yield`, `wait`, `terminate`, `suspend`) asked for one or
 //! when a process ends, so the same program always interleaves the same way.
+//!
+//! Delays (`Delay>>wait`, `Vm::delay_current`): the waiting process is
+//! `Delayed` until its deadline; other ready processes run meanwhile. Expired
+//! delays make their processes ready (earliest deadline first, at the back of
+//! the ready queue) whenever the scheduler picks the next process: at a yield,
+//! when a process blocks and when one ends. When no process is ready but a
+//! delay is pending, the VM thread sleeps until the earliest deadline
+//! (publishing [`VmState::Idle`](crate::sampling::VmState::Idle) to a
+//! sampler); with nothing ready and no delay pending it is still a deadlock.
+//! The pending delays hold process indices, not objects (the process records
+//! root their objects), and a delay whose process no longer waits on it
+//! (terminated, suspended) is dropped without waking anything. Only the order
+//! of deadlines is deterministic, not the interleaving with processes that
+//! never wait: a delay is looked at when the scheduler runs.
 
 use crate::interp::{ProcessState, UnwindAction};
 use crate::objects::cls;
@@ -23,6 +37,8 @@ pub enum Status {
     Suspended,
     /// Waiting on a semaphore (its index).
     Waiting(usize),
+    /// Waiting for a `Delay` to expire (its entry in [`Scheduler::delays`]).
+    Delayed,
     /// Finished or terminated.
     Terminated,
 }
@@ -57,6 +73,15 @@ pub struct Sem {
     pub waiting: VecDeque<usize>,
 }
 
+/// A process waiting on a `Delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingDelay {
+    /// When the process may run again.
+    pub deadline: std::time::Instant,
+    /// The waiting process (its index).
+    pub process: usize,
+}
+
 /// The scheduler.
 #[derive(Debug, Default)]
 pub struct Scheduler {
@@ -68,6 +93,8 @@ pub struct Scheduler {
     pub ready: VecDeque<usize>,
     /// Semaphores.
     pub sems: Vec<Sem>,
+    /// Pending delays, in the order their processes started waiting.
+    pub delays: Vec<PendingDelay>,
     /// The next safepoint must look at the scheduler: a switch to the front of
     /// the ready queue is due (the running process is no longer `Running`), or
     /// the observation mode changed (`Vm::observation_changed`; then the
@@ -199,12 +226,16 @@ impl Vm {
             return;
         };
         let Some(p) = self.procs.sems[i].waiting.pop_front() else {
-            // The finalization process is busy (or not waiting yet): make it loop again.
+            // The finalization process is busy (or not waiting yet): make it loop
+            // again (busy, it is still published as mourning).
             if self.procs.sems[i].excess == 0 {
                 self.procs.sems[i].excess = 1;
             }
             return;
         };
+        // Until it waits on the semaphore again, its Smalltalk code is
+        // published as `Finalization` (`Observation::set_state`).
+        self.obs.finalizer = p;
         self.run_first(p);
     }
 
@@ -231,8 +262,10 @@ impl Vm {
         }
     }
 
-    /// Yield: the current process goes to the back of the ready queue.
+    /// Yield: the current process goes to the back of the ready queue (after
+    /// the processes whose delays expired).
     pub(crate) fn yield_process(&mut self) {
+        self.wake_expired_delays();
         if !self.procs.ready.is_empty() || self.finalization_due {
             let cur = self.procs.current;
             self.procs.procs[cur].status = Status::Ready;
@@ -249,10 +282,19 @@ impl Vm {
     pub(crate) fn block_current(&mut self, status: Status) -> Result<(), VmError> {
         let cur = self.procs.current;
         self.procs.procs[cur].status = status;
+        if cur == self.obs.finalizer
+            && let Status::Waiting(s) = status
+        {
+            let fs = self.finalization_semaphore;
+            if crate::prims::process::sem_index(self, fs) == Some(s) {
+                // Mourning is over: it waits for the next queue.
+                self.obs.finalizer = usize::MAX;
+            }
+        }
         if self.finalization_due {
             self.schedule_finalization();
         }
-        if self.procs.ready.is_empty() {
+        if !self.await_ready() {
             return Err(self.fatal("deadlock: every process is waiting or suspended"));
         }
         self.procs.switch_pending = true;
@@ -319,7 +361,10 @@ impl Vm {
         // state in this function, which the interpreter loop inlines, made the
         // whole loop 2-5% slower).
         self.running.stack.clear();
-        if self.procs.ready.is_empty() {
+        if cur == self.obs.finalizer {
+            self.obs.finalizer = usize::MAX;
+        }
+        if !self.await_ready() {
             return Err(self.fatal("deadlock: a process ended and no other process can run"));
         }
         self.switch_process()
@@ -334,6 +379,13 @@ impl Vm {
             status => {
                 if let Status::Waiting(s) = status {
                     self.procs.sems[s].waiting.retain(|&p| p != i);
+                }
+                if status == Status::Delayed {
+                    // Its delay must wake nothing.
+                    self.procs.delays.retain(|d| d.process != i);
+                }
+                if i == self.obs.finalizer {
+                    self.obs.finalizer = usize::MAX;
                 }
                 self.procs.ready.retain(|&p| p != i);
                 if self.procs.procs[i].saved.frames.is_empty() {
@@ -352,5 +404,69 @@ impl Vm {
                 Ok(())
             }
         }
+    }
+
+    /// `Delay>>wait`: the current process waits until `deadline` (already
+    /// past: it goes to the back of the ready queue, as a yield), and the
+    /// scheduler picks the next process.
+    pub(crate) fn delay_current(&mut self, deadline: std::time::Instant) -> Result<(), VmError> {
+        let cur = self.procs.current;
+        self.procs.delays.push(PendingDelay {
+            deadline,
+            process: cur,
+        });
+        self.block_current(Status::Delayed)
+    }
+
+    /// Make the processes whose delays expired ready, earliest deadline first
+    /// (ties in the order they started waiting), at the back of the ready
+    /// queue; drop delays whose process no longer waits on them.
+    pub(crate) fn wake_expired_delays(&mut self) {
+        if self.procs.delays.is_empty() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let procs = &self.procs.procs;
+        let mut due = Vec::new();
+        self.procs.delays.retain(|d| {
+            if procs[d.process].status != Status::Delayed {
+                false
+            } else if d.deadline <= now {
+                due.push(*d);
+                false
+            } else {
+                true
+            }
+        });
+        due.sort_by_key(|d| d.deadline);
+        for d in due {
+            self.procs.procs[d.process].status = Status::Ready;
+            self.procs.ready.push_back(d.process);
+        }
+    }
+
+    /// Before the scheduler picks the next process: wake the expired delays
+    /// and, while no process is ready but a delay is pending, sleep until the
+    /// earliest deadline (the VM is idle). Answers false when nothing is ready
+    /// and no delay is pending (a deadlock). Out of line: `process_finished`
+    /// is inlined into the interpreter loop.
+    #[inline(never)]
+    fn await_ready(&mut self) -> bool {
+        self.wake_expired_delays();
+        while self.procs.ready.is_empty() {
+            let Some(earliest) = self.procs.delays.iter().map(|d| d.deadline).min() else {
+                return false;
+            };
+            let saved = self
+                .obs
+                .push_state(crate::sampling::VmState::Idle, 0, self.procs.current);
+            let now = std::time::Instant::now();
+            if earliest > now {
+                std::thread::sleep(earliest - now);
+            }
+            self.obs.pop_state(saved);
+            self.wake_expired_delays();
+        }
+        true
     }
 }

@@ -8,7 +8,14 @@
 //! - `state`: a [`VmState`] packed with its detail and the running process
 //!   ([`SampleRegister::read_state`]), written on transitions (a primitive
 //!   starts and ends, a method lookup after an inline-cache miss, a
-//!   collection starts and ends, a process switch);
+//!   collection starts and ends, a process switch, an allocation, a blocking
+//!   operating-system call, the VM sleeping for a `Delay`). The states that
+//!   interrupt another (allocation, collection, waiting, idle) save the word
+//!   they replace and restore it when they end (`Observation::push_state`),
+//!   so an allocation inside a primitive goes back to that primitive. The
+//!   finalization process's `Interpreting` is published as `Finalization`
+//!   while it mourns (from the resume by `schedule_finalization` until it
+//!   waits on the finalization semaphore again);
 //! - `request`: a stack request the sampler sets to its sample's sequence
 //!   number (non-zero). The interpreter tests it at every send (in its
 //!   observing loop only) and copies the running process's stack into
@@ -43,21 +50,43 @@ pub enum VmState {
     /// Looking a method up (an inline-cache miss): the class hierarchy is
     /// searched; the detail is the selector's symbol id.
     Lookup = 5,
+    /// Allocating an object (`Vm::instantiate` and the VM's other allocation
+    /// entry points, inside a primitive or not; closures in the observing
+    /// loop; not activation environments nor the arithmetic's boxed Doubles). The detail is the id of the method holding the primitive it
+    /// happens in plus one, 0 outside a primitive; the word it replaced is
+    /// restored afterwards (a primitive's `Primitive` and its detail).
+    Allocation = 6,
+    /// Running the finalization process's Smalltalk code: from the moment
+    /// `schedule_finalization` resumes it for queued ephemerons until it waits
+    /// on the finalization semaphore again (it replaces `Interpreting` for that
+    /// process; its primitives and lookups keep their own states).
+    Finalization = 7,
+    /// Blocked in an operating-system call a primitive makes (file opens,
+    /// reads, writes and closes, `System>>loadFile:`).
+    Waiting = 8,
+    /// No process can run: the VM thread sleeps until the earliest pending
+    /// `Delay` expires.
+    Idle = 9,
 }
 
 impl VmState {
     /// Every state, in order.
-    pub const ALL: [VmState; 6] = [
+    pub const ALL: [VmState; 10] = [
         VmState::Interpreting,
         VmState::Primitive,
         VmState::Scavenge,
         VmState::FullGc,
         VmState::ProcessSwitch,
         VmState::Lookup,
+        VmState::Allocation,
+        VmState::Finalization,
+        VmState::Waiting,
+        VmState::Idle,
     ];
 
     /// A short name: `interpreting`, `primitive`, `scavenge`, `full GC`,
-    /// `process switch`, `method lookup`.
+    /// `process switch`, `method lookup`, `allocation`, `finalization`,
+    /// `waiting`, `idle`.
     pub fn name(self) -> &'static str {
         match self {
             VmState::Interpreting => "interpreting",
@@ -66,6 +95,10 @@ impl VmState {
             VmState::FullGc => "full GC",
             VmState::ProcessSwitch => "process switch",
             VmState::Lookup => "method lookup",
+            VmState::Allocation => "allocation",
+            VmState::Finalization => "finalization",
+            VmState::Waiting => "waiting",
+            VmState::Idle => "idle",
         }
     }
 
@@ -81,6 +114,10 @@ impl VmState {
             3 => VmState::FullGc,
             4 => VmState::ProcessSwitch,
             5 => VmState::Lookup,
+            6 => VmState::Allocation,
+            7 => VmState::Finalization,
+            8 => VmState::Waiting,
+            9 => VmState::Idle,
             _ => VmState::Interpreting,
         }
     }
@@ -92,7 +129,10 @@ impl VmState {
 pub struct StateWord {
     /// What the VM was doing.
     pub state: VmState,
-    /// For [`VmState::Primitive`]: the id of the method holding the primitive.
+    /// For [`VmState::Primitive`]: the id of the method holding the primitive;
+    /// for [`VmState::Lookup`]: the selector's symbol id; for
+    /// [`VmState::Allocation`]: the id of the method of the primitive it
+    /// happens in plus one (0: not in a primitive).
     pub detail: u32,
     /// The running process (0: the main process).
     pub process: u32,
@@ -187,5 +227,29 @@ mod tests {
             assert_eq!((w.state, w.detail, w.process), (s, 77, 3));
         }
         assert_eq!(VmState::Lookup.name(), "method lookup");
+        for (i, s) in VmState::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "ALL is in bit order");
+            assert_eq!(VmState::from_bits(i as u8), *s);
+        }
+        assert_eq!(VmState::from_bits(200), VmState::Interpreting);
+    }
+
+    #[test]
+    fn new_states_pack_with_detail_and_process() {
+        let cases = [
+            (VmState::Allocation, "allocation", 6),
+            (VmState::Finalization, "finalization", 7),
+            (VmState::Waiting, "waiting", 8),
+            (VmState::Idle, "idle", 9),
+        ];
+        for (s, name, bits) in cases {
+            assert_eq!(s as u8, bits);
+            assert_eq!(s.name(), name);
+            assert!(!s.is_gc());
+            let v = StateWord::pack(s, u32::MAX, 0xFF_FFFF);
+            assert_eq!(v as u8, bits);
+            let w = StateWord::unpack(v);
+            assert_eq!((w.state, w.detail, w.process), (s, u32::MAX, 0xFF_FFFF));
+        }
     }
 }

@@ -16,8 +16,11 @@
 //! CPU time as the thread's CPU delta (a CPU-clock profile); categories are
 //! the VM states (the leaf frame of a sample takes its state's category, the
 //! frames above it `interpreting`), so the activity graph is coloured by what
-//! the VM was doing; collections are interval markers and process switches
-//! instant markers, on the thread of the process they happened in.
+//! the VM was doing (colours after the Firefox Profiler's own categories:
+//! `idle` transparent as its "Idle", `waiting` grey as its "Other",
+//! `allocation` light red beside the collector's orange and red); collections
+//! are interval markers and process switches instant markers, on the thread of
+//! the process they happened in.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -153,6 +156,13 @@ fn state_colour(state: &str) -> fx::CategoryColor {
         "full GC" => fx::CategoryColor::Red,
         "process switch" => fx::CategoryColor::Purple,
         "method lookup" => fx::CategoryColor::Yellow,
+        // Memory next to the collector's orange and red.
+        "allocation" => fx::CategoryColor::LightRed,
+        "finalization" => fx::CategoryColor::Magenta,
+        // The Firefox Profiler's own conventions: "Other" is grey, "Idle"
+        // transparent.
+        "waiting" => fx::CategoryColor::Gray,
+        "idle" => fx::CategoryColor::Transparent,
         _ => fx::CategoryColor::Gray,
     }
 }

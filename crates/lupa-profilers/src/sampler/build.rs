@@ -7,7 +7,11 @@
 //! process N > 0 is below `<process N>`; the leaf of a sample taken in a
 //! primitive is the method holding the primitive, of a collection
 //! `<scavenge>` or `<full GC>` (package `GC`), of a process switch
-//! `<process switch>` (package `VM`, like the process labels); the
+//! `<process switch>` (package `VM`, like the process labels), of an
+//! allocation `<allocation>` (package `Memory`; below the primitive's method
+//! when it happens in one), of a blocking file call `<waiting>` (package
+//! `Waiting`), of the VM sleeping for a Delay `<idle>` (package `Idle`); a
+//! `finalization` sample is interpreted code, located like one; the
 //! call line of a frame is the line of its caller's current send; node
 //! activations are 0 (a sampler does not see calls). The sites answered
 //! (method id, instruction index, weight) locate the interpreted samples at
@@ -27,16 +31,21 @@ pub(crate) enum Leaf {
     Interpreted,
     /// The primitive of this method.
     Primitive(u32),
-    /// A VM activity with no method: `<scavenge>`, `<full GC>`, ...
-    Vm(VmState),
+    /// A VM activity with no method: `<scavenge>`, `<full GC>`, ...; below
+    /// the primitive (the id of the method holding it) it happens in, if any
+    /// (an allocation in `Array class>>new:`).
+    Vm(VmState, Option<u32>),
 }
 
 impl Leaf {
     pub(crate) fn of(state: VmState, detail: u32) -> Leaf {
         match state {
-            VmState::Interpreting => Leaf::Interpreted,
+            // The finalization process's own code: charged to its method and
+            // bytecode like any interpreted sample (the state tells it apart).
+            VmState::Interpreting | VmState::Finalization => Leaf::Interpreted,
             VmState::Primitive => Leaf::Primitive(detail),
-            other => Leaf::Vm(other),
+            VmState::Allocation => Leaf::Vm(VmState::Allocation, detail.checked_sub(1)),
+            other => Leaf::Vm(other, None),
         }
     }
 }
@@ -105,10 +114,24 @@ pub(crate) fn build<'a>(
                 b.enter_from(m, line);
                 depth += 1;
             }
-            Leaf::Vm(state) => {
+            Leaf::Vm(state, within) => {
+                if let Some(id) = within {
+                    let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
+                    let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+                    b.enter_from(m, line);
+                    depth += 1;
+                }
                 // The category is what the Firefox Profiler colours by: the
-                // collector apart from the rest of the runtime.
-                let category = if state.is_gc() { "GC" } else { "VM" };
+                // collector and the allocator (memory) apart from the rest of
+                // the runtime, and the time the VM does not run (blocked in
+                // the operating system, or idle until a Delay expires).
+                let category = match state {
+                    _ if state.is_gc() => "GC",
+                    VmState::Allocation => "Memory",
+                    VmState::Waiting => "Waiting",
+                    VmState::Idle => "Idle",
+                    _ => "VM",
+                };
                 let m = b
                     .intern_method(MethodInfo::named(vm_frame_name(state)).with_category(category));
                 b.enter(m);

@@ -55,6 +55,10 @@ impl Vm {
     ///
     /// [`Observation::per_send`]: crate::observe::Observation::per_send
     /// [`Observation::on_send`]: crate::observe::Observation
+    // Never inlined: inlined into `send_message` (as LLVM chose once the
+    // observing loop's `PushBlock` published its allocation), the plain loop
+    // ran 2.4% more instructions on Richards.
+    #[inline(never)]
     pub(crate) fn interpret(&mut self, base: usize, entry_proc: usize) -> Result<(), VmError> {
         loop {
             let finished = if OBSERVE && self.obs.per_send {
@@ -216,7 +220,14 @@ impl Vm {
                             .map(|f| f.env)
                             .unwrap_or(Value::NIL);
                         let id = Value::small(b.id as i64);
-                        let clo = self.heap.alloc_with(c, &[id, recv, env])?;
+                        // Published as an allocation in the observing loop only
+                        // (a sampler attached runs it), out of line: the plain
+                        // loop tests nothing.
+                        let clo = if PER_SEND && self.obs.sampler_attached() {
+                            self.new_closure_published(c, &[id, recv, env])?
+                        } else {
+                            self.heap.alloc_with(c, &[id, recv, env])?
+                        };
                         self.running.stack.push(clo);
                     }
                     Op::Pop => {

@@ -14,7 +14,7 @@ fn int(i: i64) -> Result<Value, PrimFailure> {
 
 fn bytes_or_nil(vm: &mut Vm, b: Option<Vec<u8>>) -> PrimResult {
     Ok(Answer(match b {
-        Some(b) => vm.heap.alloc_bytes(cls::STRING, &b)?,
+        Some(b) => vm.new_bytes(cls::STRING, &b)?,
         None => Value::NIL,
     }))
 }
@@ -22,21 +22,27 @@ fn bytes_or_nil(vm: &mut Vm, b: Option<Vec<u8>>) -> PrimResult {
 /// `primOpenRead: path`: a handle.
 fn open_read(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    let h = vm.files.open_read(&path).map_err(PrimFailure::Error)?;
+    let h = vm
+        .blocking(|vm| vm.files.open_read(&path))
+        .map_err(PrimFailure::Error)?;
     Ok(Answer(int(h)?))
 }
 
 /// `primOpenWrite: path`: a handle; the file appears at `primClose:`.
 fn open_write(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    let h = vm.files.open_write(&path).map_err(PrimFailure::Error)?;
+    let h = vm
+        .blocking(|vm| vm.files.open_write(&path))
+        .map_err(PrimFailure::Error)?;
     Ok(Answer(int(h)?))
 }
 
 /// `primReadLine: handle`: the next line (no end of line), or nil at the end.
 fn read_line(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    let line = vm.files.read_line(h).map_err(PrimFailure::Error)?;
+    let line = vm
+        .blocking(|vm| vm.files.read_line(h))
+        .map_err(PrimFailure::Error)?;
     bytes_or_nil(vm, line)
 }
 
@@ -45,7 +51,9 @@ fn read(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
     let n = args.int(vm, 2)?;
     let n = usize::try_from(n).map_err(|_| PrimFailure::Error(format!("cannot read {n} bytes")))?;
-    let chunk = vm.files.read(h, n).map_err(PrimFailure::Error)?;
+    let chunk = vm
+        .blocking(|vm| vm.files.read(h, n))
+        .map_err(PrimFailure::Error)?;
     bytes_or_nil(vm, chunk)
 }
 
@@ -64,38 +72,39 @@ fn write(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(PrimFailure::wrong(2, super::Expected::String));
     }
     let bytes = vm.heap.bytes(s).to_vec();
-    vm.files.write(h, &bytes).map_err(PrimFailure::Error)?;
+    vm.blocking(|vm| vm.files.write(h, &bytes))
+        .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 /// `primClose: handle`.
 fn close(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    vm.files.close(h).map_err(PrimFailure::Error)?;
+    vm.blocking(|vm| vm.files.close(h))
+        .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 /// `primAbandon: handle`: close, discarding what a writer wrote.
 fn abandon(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    vm.files.abandon(h).map_err(PrimFailure::Error)?;
+    vm.blocking(|vm| vm.files.abandon(h))
+        .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 /// `exists: path`.
 fn exists(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    Ok(Answer(if std::path::Path::new(&path).exists() {
-        Value::TRUE
-    } else {
-        Value::FALSE
-    }))
+    let exists = vm.blocking(|_| std::path::Path::new(&path).exists());
+    Ok(Answer(if exists { Value::TRUE } else { Value::FALSE }))
 }
 
 /// `sizeOf: path`: bytes, or nil when there is no such file.
 fn size_of(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    Ok(Answer(match std::fs::metadata(&path) {
+    let meta = vm.blocking(|_| std::fs::metadata(&path));
+    Ok(Answer(match meta {
         Ok(m) => int(i64::try_from(m.len()).map_err(|_| PrimFailure::Fail)?)?,
         Err(_) => Value::NIL,
     }))
@@ -104,7 +113,7 @@ fn size_of(vm: &mut Vm, args: Args) -> PrimResult {
 /// `delete: path`: true if a file was removed, false if there was none.
 fn delete(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    match std::fs::remove_file(&path) {
+    match vm.blocking(|_| std::fs::remove_file(&path)) {
         Ok(()) => Ok(Answer(Value::TRUE)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Answer(Value::FALSE)),
         Err(e) => Err(PrimFailure::Error(format!("cannot delete {path}: {e}"))),
@@ -121,10 +130,9 @@ fn temporary_path(vm: &mut Vm, args: Args) -> PrimResult {
         )));
     }
     let p = std::env::temp_dir().join(format!("lupa-{}-{name}", std::process::id()));
-    Ok(Answer(vm.heap.alloc_bytes(
-        cls::STRING,
-        p.to_string_lossy().as_bytes(),
-    )?))
+    Ok(Answer(
+        vm.new_bytes(cls::STRING, p.to_string_lossy().as_bytes())?,
+    ))
 }
 
 pub(crate) fn register(vm: &mut Vm) {

@@ -44,7 +44,7 @@ pub(crate) fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory
     let mut words = Vec::with_capacity(digits.len() + 1);
     words.push(if sign == Sign::Minus { 1 } else { 0 });
     words.extend_from_slice(&digits);
-    vm.heap.alloc_words(cls::INTEGER, &words)
+    vm.new_words(cls::INTEGER, &words)
 }
 
 /// `a + b` for any two numbers (used by inlined loops).

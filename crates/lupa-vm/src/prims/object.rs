@@ -48,11 +48,12 @@ fn shallow_copy(vm: &mut Vm, args: Args) -> PrimResult {
     let r = match vm.heap.format(a) {
         fmt @ (Format::Pointers | Format::Weak | Format::Ephemeron) => {
             let vals: Vec<Value> = (0..vm.heap.size(a)).map(|i| vm.heap.slot(a, i)).collect();
-            let r = match fmt {
-                Format::Weak => vm.heap.alloc_weak(c, vals.len()),
-                Format::Ephemeron => vm.heap.alloc_ephemeron(c, vals.len()),
-                _ => vm.heap.alloc_pointers(c, vals.len()),
-            }?;
+            let n = vals.len();
+            let r = vm.allocating(|h| match fmt {
+                Format::Weak => h.alloc_weak(c, n),
+                Format::Ephemeron => h.alloc_ephemeron(c, n),
+                _ => h.alloc_pointers(c, n),
+            })?;
             for (i, v) in vals.into_iter().enumerate() {
                 vm.heap.set_slot(r, i, v);
             }
@@ -63,11 +64,11 @@ fn shallow_copy(vm: &mut Vm, args: Args) -> PrimResult {
                 return Ok(Answer(a));
             }
             let b = vm.heap.bytes(a).to_vec();
-            vm.heap.alloc_bytes(c, &b)?
+            vm.new_bytes(c, &b)?
         }
         Format::Words => {
             let w = vm.heap.words(a).to_vec();
-            vm.heap.alloc_words(c, &w)?
+            vm.new_words(c, &w)?
         }
     };
     Ok(Answer(r))

@@ -51,6 +51,10 @@ fn process_suspend(vm: &mut Vm, args: Args) -> PrimResult {
     } else if vm.procs.procs[i].status == Status::Ready {
         vm.procs.ready.retain(|&r| r != i);
         vm.procs.procs[i].status = Status::Suspended;
+    } else if vm.procs.procs[i].status == Status::Delayed {
+        // Its delay is cancelled (a resume makes it ready at once).
+        vm.procs.delays.retain(|d| d.process != i);
+        vm.procs.procs[i].status = Status::Suspended;
     }
     Ok(Answer(p))
 }
@@ -158,6 +162,20 @@ fn sem_wait(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(s))
 }
 
+/// `Delay>>primWait: milliseconds`: the running process waits that long
+/// (other processes run meanwhile; see `crate::process`).
+fn delay_wait(vm: &mut Vm, args: Args) -> PrimResult {
+    let ms = args.number(vm, 1)?;
+    if ms.is_nan() {
+        return Err(PrimFailure::error("a Delay needs a number of milliseconds"));
+    }
+    // At most about a century: `Instant` arithmetic must not overflow.
+    let ms = ms.clamp(0.0, 3.0e12);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(ms / 1000.0);
+    vm.delay_current(deadline).map_err(PrimFailure::Abort)?;
+    Ok(Answer(args.receiver(vm)))
+}
+
 fn sem_excess(vm: &mut Vm, args: Args) -> PrimResult {
     let i = args.semaphore(vm, 0)?;
     Ok(Answer(Value::small(vm.procs.sems[i].excess)))
@@ -182,4 +200,5 @@ pub(crate) fn register(vm: &mut Vm) {
     vm.register("Semaphore", "signal", sem_signal);
     vm.register("Semaphore", "wait", sem_wait);
     vm.register("Semaphore", "excessSignals", sem_excess);
+    vm.register("Delay", "primWait:", delay_wait);
 }

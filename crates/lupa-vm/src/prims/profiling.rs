@@ -18,9 +18,7 @@ fn start_profiler(vm: &mut Vm, args: Args) -> PrimResult {
 /// `System>>stopProfiler`: stop it and answer its report (a String).
 fn stop_profiler(vm: &mut Vm, _args: Args) -> PrimResult {
     let report = vm.stop_profiler().map_err(PrimFailure::Error)?;
-    Ok(Answer(
-        vm.heap.alloc_bytes(cls::STRING, report.text.as_bytes())?,
-    ))
+    Ok(Answer(vm.new_bytes(cls::STRING, report.text.as_bytes())?))
 }
 
 /// `System>>stopProfilerData`: stop it and answer its report as data:

@@ -40,7 +40,7 @@ fn as_symbol(vm: &mut Vm, args: Args) -> PrimResult {
 fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
     let a = text(vm, args, 0)?;
     let b = vm.heap.bytes(a).to_vec();
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &b)?))
+    Ok(Answer(vm.new_bytes(cls::STRING, &b)?))
 }
 
 fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
@@ -102,7 +102,7 @@ fn substring(vm: &mut Vm, args: Args) -> PrimResult {
     let a = text(vm, args, 0)?;
     let len = vm.heap.size(a) as i64;
     if to < from {
-        return Ok(Answer(vm.heap.alloc_bytes(cls::STRING, b"")?));
+        return Ok(Answer(vm.new_bytes(cls::STRING, b"")?));
     }
     if from < 1 || to > len {
         return Err(PrimFailure::Error(format!(
@@ -128,7 +128,7 @@ fn char_at(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(out_of_bounds(i, len));
     }
     let c = [vm.heap.bytes(a)[i as usize - 1]];
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &c)?))
+    Ok(Answer(vm.new_bytes(cls::STRING, &c)?))
 }
 
 fn byte_at(vm: &mut Vm, args: Args) -> PrimResult {
@@ -147,7 +147,7 @@ fn new_string(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(PrimFailure::Fail);
     };
     vm.heap.check_request(n)?;
-    Ok(Answer(vm.heap.alloc_bytes(cls::STRING, &vec![b' '; n])?))
+    Ok(Answer(vm.new_bytes(cls::STRING, &vec![b' '; n])?))
 }
 
 fn as_number(vm: &mut Vm, args: Args) -> PrimResult {

@@ -41,8 +41,9 @@ fn load(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn load_file(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
-    Ok(Answer(match std::fs::read(&path) {
-        Ok(bytes) => vm.heap.alloc_bytes(cls::STRING, &bytes)?,
+    let read = vm.blocking(|_| std::fs::read(&path));
+    Ok(Answer(match read {
+        Ok(bytes) => vm.new_bytes(cls::STRING, &bytes)?,
         Err(_) => Value::NIL,
     }))
 }

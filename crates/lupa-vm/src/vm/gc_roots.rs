@@ -22,7 +22,9 @@ impl Vm {
             lupa_heap::CollectionKind::Full => crate::sampling::VmState::FullGc,
             lupa_heap::CollectionKind::Scavenge => crate::sampling::VmState::Scavenge,
         };
-        self.obs.set_state(gc_state, 0, self.procs.current);
+        // The state it interrupts (interpreting, a primitive, an allocation)
+        // is published again when it ends.
+        let saved_state = self.obs.push_state(gc_state, 0, self.procs.current);
         let mut c = self.heap.start_collection();
         let mut root = |v: &mut Value| c.root(v);
         self.running.visit_roots(&mut root);
@@ -59,11 +61,7 @@ impl Vm {
         c.root(&mut self.finalization_semaphore);
         c.finish();
         let elapsed = t0.elapsed();
-        self.obs.set_state(
-            crate::sampling::VmState::Interpreting,
-            0,
-            self.procs.current,
-        );
+        self.obs.pop_state(saved_state);
         self.obs.gc_time_ns += elapsed.as_nanos() as u64;
         if self.obs.recording_events() {
             let stats = self.heap.stats();

@@ -224,17 +224,80 @@ impl Vm {
         }
     }
 
+    /// Run the allocation `f`, publishing [`VmState::Allocation`] meanwhile
+    /// while a sampler is attached, then the state it interrupted (a
+    /// primitive's, with its detail). Without a sampler it costs one
+    /// predictable branch. The heap never collects inside an allocation (it
+    /// raises `needs_gc` for the next safepoint), so no collection state is
+    /// nested in it.
+    ///
+    /// [`VmState::Allocation`]: crate::sampling::VmState::Allocation
+    #[inline(always)]
+    pub(crate) fn allocating<T>(&mut self, f: impl FnOnce(&mut lupa_heap::Heap) -> T) -> T {
+        if self.obs.sampler_attached() {
+            self.allocating_published(f)
+        } else {
+            f(&mut self.heap)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocating_published<T>(&mut self, f: impl FnOnce(&mut lupa_heap::Heap) -> T) -> T {
+        let saved = self.obs.push_allocation(self.procs.current);
+        let r = f(&mut self.heap);
+        self.obs.pop_state(saved);
+        r
+    }
+
+    /// Run `f`, a blocking operating-system call of a primitive (a file's
+    /// open, read, write or close), publishing [`VmState::Waiting`] meanwhile
+    /// while a sampler is attached, then the primitive's state again.
+    ///
+    /// [`VmState::Waiting`]: crate::sampling::VmState::Waiting
+    pub(crate) fn blocking<T>(&mut self, f: impl FnOnce(&mut Vm) -> T) -> T {
+        let saved = self
+            .obs
+            .push_state(crate::sampling::VmState::Waiting, 0, self.procs.current);
+        let r = f(self);
+        self.obs.pop_state(saved);
+        r
+    }
+
+    /// A closure of class `c` with `slots`, allocated while a sampler is
+    /// attached (the observing loop's `PushBlock`): published as an allocation.
+    #[inline(never)]
+    pub(crate) fn new_closure_published(
+        &mut self,
+        c: u32,
+        slots: &[Value],
+    ) -> Result<Value, OutOfMemory> {
+        self.allocating_published(|h| h.alloc_with(c, slots))
+    }
+
     /// A new String.
     pub fn new_string(&mut self, s: &str) -> Result<Value, OutOfMemory> {
-        self.heap.alloc_bytes(cls::STRING, s.as_bytes())
+        self.allocating(|h| h.alloc_bytes(cls::STRING, s.as_bytes()))
+    }
+
+    /// A new byte object of class `c` holding `bytes`.
+    pub(crate) fn new_bytes(&mut self, c: u32, bytes: &[u8]) -> Result<Value, OutOfMemory> {
+        self.allocating(|h| h.alloc_bytes(c, bytes))
+    }
+
+    /// A new word object of class `c` holding `words`.
+    pub(crate) fn new_words(&mut self, c: u32, words: &[u64]) -> Result<Value, OutOfMemory> {
+        self.allocating(|h| h.alloc_words(c, words))
     }
 
     /// A new Array of the given values.
     pub fn new_array(&mut self, values: &[Value]) -> Result<Value, OutOfMemory> {
-        self.heap.alloc_with(cls::ARRAY, values)
+        self.allocating(|h| h.alloc_with(cls::ARRAY, values))
     }
 
-    /// A new Double.
+    /// A new Double. Not published as an allocation: the interpreter's
+    /// arithmetic boxes Doubles on its fast path, which must not test for a
+    /// sampler.
     #[inline]
     pub fn new_double(&mut self, d: f64) -> Result<Value, OutOfMemory> {
         match Value::from_f64(d) {
@@ -245,6 +308,26 @@ impl Vm {
 
     /// Instantiate class `c` with `extra` indexable slots (or bytes/words).
     pub fn instantiate(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
+        if self.obs.sampler_attached() {
+            return self.instantiate_published(c, extra);
+        }
+        self.instantiate_unpublished(c, extra)
+    }
+
+    /// [`Vm::instantiate`] while a sampler is attached: published as an
+    /// allocation (out of line, so that the unobserved path is the same code
+    /// as before, after one branch).
+    #[cold]
+    #[inline(never)]
+    fn instantiate_published(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
+        let saved = self.obs.push_allocation(self.procs.current);
+        let r = self.instantiate_unpublished(c, extra);
+        self.obs.pop_state(saved);
+        r
+    }
+
+    #[inline(always)]
+    fn instantiate_unpublished(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
         let info = &self.classes[c as usize];
         let named = info.fields.len();
         match info.shape {
