@@ -143,6 +143,18 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
                 ms(stats.wall),
                 stats.sends
             ));
+            if let Some(own) = stats.sampler_cpu {
+                let ticks = stats.samples + stats.lost;
+                let per_tick = if ticks > 0 {
+                    format!(
+                        ", {:.1} µs per tick",
+                        own.as_secs_f64() * 1e6 / ticks as f64
+                    )
+                } else {
+                    String::new()
+                };
+                lines.push(format!("sampler thread: CPU {}{per_tick}", ms(own)));
+            }
             if stats.samples == 0 {
                 lines.push(
                     "no samples: the run was shorter than a sampling interval (raise --rate, or use --every N)"

@@ -229,6 +229,9 @@ pub struct SamplerStats {
     pub wall: Duration,
     /// CPU time of the VM thread over the run (`None`: deterministic mode, or no CPU clock).
     pub cpu: Option<Duration>,
+    /// CPU time of the sampler thread itself (`None`: deterministic mode, or
+    /// no CPU clock): the sampling's own cost, reported next to the run's.
+    pub sampler_cpu: Option<Duration>,
     /// Message sends over the run.
     pub sends: u64,
     /// Samples and weight per VM state, in [`VmState::ALL`] order.
@@ -406,6 +409,10 @@ impl RunningSampler {
         let mut native_functions: NativeFunctions = Ok(Vec::new());
         let mut native_missed = 0;
         let metric = self.config.metric();
+        let sampler_cpu = report
+            .as_ref()
+            .and_then(|r| r.own_cpu_ns)
+            .map(Duration::from_nanos);
         let (profile, sites, lost, missed, achieved_hz, cpu, wall, timeline) = match report {
             None => {
                 let mut prev = self.sends_before;
@@ -503,6 +510,7 @@ impl RunningSampler {
                 achieved_hz,
                 wall,
                 cpu,
+                sampler_cpu,
                 sends,
                 states,
                 gc,

@@ -56,6 +56,9 @@ pub(crate) struct ThreadReport {
     pub(crate) cpu_ns: Option<u64>,
     /// When the thread started: the time origin of its ticks.
     pub(crate) started: Option<Instant>,
+    /// The sampler thread's own CPU time (`None`: no CPU clock): what the
+    /// sampling cost besides the VM thread's stack copies.
+    pub(crate) own_cpu_ns: Option<u64>,
 }
 
 /// A running sampler thread.
@@ -189,5 +192,6 @@ fn run(
     report.wall = start.elapsed();
     report.cpu_ns = cpu_start.and_then(|s| Some(cpu?.read_ns()?.saturating_sub(s)));
     report.ticks = chunks.into_iter().flatten().collect();
+    report.own_cpu_ns = ThreadCpuClock::of_current_thread().and_then(|c| c.read_ns());
     report
 }

@@ -241,7 +241,6 @@ impl Vm {
         }
     }
 
-    #[cold]
     #[inline(never)]
     fn allocating_published<T>(&mut self, f: impl FnOnce(&mut lupa_heap::Heap) -> T) -> T {
         let saved = self.obs.push_allocation(self.procs.current);
@@ -317,7 +316,6 @@ impl Vm {
     /// [`Vm::instantiate`] while a sampler is attached: published as an
     /// allocation (out of line, so that the unobserved path is the same code
     /// as before, after one branch).
-    #[cold]
     #[inline(never)]
     fn instantiate_published(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
         let saved = self.obs.push_allocation(self.procs.current);
