@@ -32,7 +32,9 @@ const EXIT_CODES: &str = "Exit codes:
   70   a fatal runtime error (deadlock, error while handling an error); stability: the
        profiled program failed
   74   a file or the standard output cannot be read or written (checked before the run
-       for -o FILE)";
+       for -o FILE)
+  134  a bug in the VM: a Rust panic prints its message and aborts (SIGABRT; a debug
+       build unwinds and exits with 101)";
 
 #[derive(Parser, Debug)]
 #[command(
