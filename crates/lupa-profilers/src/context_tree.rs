@@ -9,7 +9,6 @@
 
 use lupa_prof::{MethodInfo, Metric, Profile, ProfileBuilder};
 use lupa_vm::{Activation, ActivationHooks, Vm};
-use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
@@ -42,17 +41,37 @@ impl Clock {
 
 /// Per-process builders, driven by the activation hooks.
 pub(crate) struct ContextTrees {
-    builders: FxHashMap<usize, ProfileBuilder>,
+    /// Indexed by process number (the VM numbers processes densely from 0):
+    /// a vector, not a map, as every activation looks its builder up.
+    builders: Vec<Option<ProfileBuilder>>,
     current: usize,
     clock: Clock,
 }
 
 impl ContextTrees {
-    fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
+    /// The builder of `process`, made if it has none yet (then `true`).
+    #[inline]
+    fn builder_or_new(&mut self, process: usize) -> (&mut ProfileBuilder, bool) {
+        let new = !self.builders.get(process).is_some_and(Option::is_some);
+        if new {
+            self.add_builder(process);
+        }
         let metric = self.clock.metric();
-        self.builders
-            .entry(process)
-            .or_insert_with(|| ProfileBuilder::new(metric))
+        let b = self.builders[process].get_or_insert_with(|| ProfileBuilder::new(metric));
+        (b, new)
+    }
+
+    #[inline]
+    fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
+        self.builder_or_new(process).0
+    }
+
+    #[cold]
+    fn add_builder(&mut self, process: usize) {
+        if self.builders.len() <= process {
+            self.builders.resize_with(process + 1, || None);
+        }
+        self.builders[process] = Some(ProfileBuilder::new(self.clock.metric()));
     }
 
     /// Install the hooks in `vm`, charging from now on.
@@ -61,8 +80,9 @@ impl ContextTrees {
         let mut main = ProfileBuilder::new(clock.metric());
         main.set_counter_mark(now);
         let current = vm.current_process();
-        let mut builders = FxHashMap::default();
-        builders.insert(current, main);
+        let mut builders: Vec<Option<ProfileBuilder>> = Vec::new();
+        builders.resize_with(current + 1, || None);
+        builders[current] = Some(main);
         let trees = Rc::new(RefCell::new(ContextTrees {
             builders,
             current,
@@ -79,9 +99,11 @@ impl ContextTrees {
         let now = c.clock.read(vm.obs.sends);
         let current = c.current;
         c.builder(current).advance_counter(now);
-        let mut procs: Vec<(usize, ProfileBuilder)> = c.builders.drain().collect();
-        procs.sort_by_key(|(p, _)| *p);
-        procs.into_iter().map(|(p, b)| (p, b.finish())).collect()
+        c.builders
+            .drain(..)
+            .enumerate()
+            .filter_map(|(p, b)| Some((p, b?.finish())))
+            .collect()
     }
 }
 
@@ -95,8 +117,7 @@ impl ActivationHooks for Hooks {
         // A process seen for the first time is being created (its block's
         // first activation, made while its creator runs): its tree starts
         // now, and its creator stays the current process.
-        let first = !c.builders.contains_key(&ev.process);
-        let b = c.builder(ev.process);
+        let (b, first) = c.builder_or_new(ev.process);
         if first {
             b.set_counter_mark(now);
         } else {

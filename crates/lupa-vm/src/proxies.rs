@@ -148,6 +148,7 @@ impl Vm {
             trap_shortcut: m.trap_shortcut,
             pragmas: m.pragmas.clone(),
             lines: m.lines.clone(),
+            line_by_pc: m.line_by_pc.clone(),
             first_line: m.first_line,
             file: m.file.clone(),
             source_range: Cell::new(m.source_range.get()),

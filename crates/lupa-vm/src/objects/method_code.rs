@@ -95,6 +95,10 @@ pub struct MethodCode {
     pub pragmas: Vec<(String, Vec<Const>)>,
     /// Line table, as in `CompiledCode::lines`.
     pub lines: Vec<(u32, u32)>,
+    /// The source line of each instruction ([`MethodCode::lines_by_pc`] of
+    /// `lines`): activation hooks ask the caller's line at every activation,
+    /// and a search of `lines` there was a seventh of a counted run.
+    pub line_by_pc: Box<[u32]>,
     /// First source line.
     pub first_line: u32,
     /// Source file name for backtraces.
@@ -111,8 +115,19 @@ pub struct MethodCode {
 
 impl MethodCode {
     /// Source line of instruction `pc`.
+    #[inline]
     pub fn line_of(&self, pc: usize) -> u32 {
-        lupa_compiler::line_at(&self.lines, self.first_line, pc)
+        match self.line_by_pc.get(pc) {
+            Some(&line) => line,
+            None => lupa_compiler::line_at(&self.lines, self.first_line, pc),
+        }
+    }
+
+    /// The line of each of `count` instructions, from a line table.
+    pub fn lines_by_pc(lines: &[(u32, u32)], first_line: u32, count: usize) -> Box<[u32]> {
+        (0..count)
+            .map(|pc| lupa_compiler::line_at(lines, first_line, pc))
+            .collect()
     }
 
     /// Has this method the pragma?

@@ -95,6 +95,7 @@ impl Vm {
             base_level: cc.pragmas.iter().any(|(p, _)| p == "baseLevel"),
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
+            line_by_pc: MethodCode::lines_by_pc(&cc.lines, cc.first_line, cc.code.len()),
             first_line: cc.first_line,
             file: file.clone(),
             source_range: Cell::new((0, 0)),
