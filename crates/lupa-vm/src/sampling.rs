@@ -61,8 +61,12 @@ pub enum VmState {
     /// on the finalization semaphore again (it replaces `Interpreting` for that
     /// process; its primitives and lookups keep their own states).
     Finalization = 7,
-    /// Blocked in an operating-system call a primitive makes (file opens,
-    /// reads, writes and closes, `System>>loadFile:`).
+    /// In a file primitive's call to the file layer, which may block in the
+    /// operating system (file opens, reads, writes and closes,
+    /// `System>>loadFile:`). Reads and writes are buffered (64 KB), so the
+    /// state also covers the copies a call makes from or to its buffer when it
+    /// does not reach the system: the time of a file call, not only of its
+    /// system calls.
     Waiting = 8,
     /// No process can run: the VM thread sleeps until the earliest pending
     /// `Delay` expires.
