@@ -54,7 +54,21 @@ fn sample(
     config: SamplerConfig,
     eden: Option<usize>,
 ) -> lupa_profilers::sampler::Sampled {
-    let (_dir, mut vm) = vm_with(&[(&format!("{class}.som"), source)], eden);
+    sample_with(class, source, &[], config, eden)
+}
+
+/// [`sample`] with other class files beside the main one.
+fn sample_with(
+    class: &str,
+    source: &str,
+    others: &[(&str, &str)],
+    config: SamplerConfig,
+    eden: Option<usize>,
+) -> lupa_profilers::sampler::Sampled {
+    let main = format!("{class}.som");
+    let mut files = vec![(main.as_str(), source)];
+    files.extend_from_slice(others);
+    let (_dir, mut vm) = vm_with(&files, eden);
     vm.load_class_by_name(class).expect("load");
     let running = RunningSampler::start(&mut vm, config).expect("start");
     let code = vm.run_main(&[class.to_string()]).expect("run");
@@ -75,9 +89,21 @@ fn sample_until(
     eden: Option<usize>,
     enough: impl Fn(&lupa_profilers::sampler::Sampled) -> bool,
 ) -> lupa_profilers::sampler::Sampled {
+    sample_until_with(class, &[], make, config, eden, enough)
+}
+
+/// [`sample_until`] with other class files beside the main one.
+fn sample_until_with(
+    class: &str,
+    others: &[(&str, &str)],
+    make: impl Fn(u32) -> String,
+    config: SamplerConfig,
+    eden: Option<usize>,
+    enough: impl Fn(&lupa_profilers::sampler::Sampled) -> bool,
+) -> lupa_profilers::sampler::Sampled {
     let mut last = None;
     for scale in [1, 4, 16, 64] {
-        let s = sample(class, &make(scale), config, eden);
+        let s = sample_with(class, &make(scale), others, config, eden);
         if enough(&s) {
             return s;
         }
@@ -587,30 +613,19 @@ fn mourning_is_finalization_time() {
         unweighted: true,
         ..SamplerConfig::default()
     };
-    let mut found = None;
-    for scale in [1, 4, 16, 64] {
-        let main = format!(
-            "Fin = ( run = ( 1 to: {} do: [ :k | Mourner churn: 20 ] ) )",
-            10 * scale
-        );
-        let (_dir, mut vm) = vm_with(&[("Mourner.som", MOURNER), ("Fin.som", &main)], None);
-        vm.load_class_by_name("Fin").expect("load");
-        let running = RunningSampler::start(&mut vm, config).expect("start");
-        assert_eq!(vm.run_main(&["Fin".to_string()]).expect("run"), 0);
-        let s = running.finish(&mut vm);
-        s.profile.validate().expect("a valid profile");
-        let n = s.stats.states[VmState::Finalization as usize].samples;
-        eprintln!(
-            "scale {scale}: {n} finalization samples of {}",
-            s.stats.samples
-        );
-        let enough = n >= 5;
-        found = Some(s);
-        if enough {
-            break;
-        }
-    }
-    let s = found.expect("sampled");
+    let s = sample_until_with(
+        "Fin",
+        &[("Mourner.som", MOURNER)],
+        |scale| {
+            format!(
+                "Fin = ( run = ( 1 to: {} do: [ :k | Mourner churn: 20 ] ) )",
+                10 * scale
+            )
+        },
+        config,
+        None,
+        |s| s.stats.states[VmState::Finalization as usize].samples >= 5,
+    );
     let st = &s.stats;
     let fin = st.states[VmState::Finalization as usize];
     assert!(fin.samples >= 5, "{:?}", st.states);
