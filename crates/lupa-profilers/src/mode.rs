@@ -57,9 +57,18 @@ impl ProfileMode {
 
     /// Start profiling `vm` now (a sampler that cannot start says why).
     pub fn start(self, vm: &mut Vm) -> Result<RunningProfiler, SamplerError> {
+        self.start_with(vm, true)
+    }
+
+    /// [`start`](Self::start); `lines`: a Compteur profile also counts sends
+    /// by site for its per-line costs (without them the VM runs its loop
+    /// without per-send observation, the activation hooks alone).
+    fn start_with(self, vm: &mut Vm, lines: bool) -> Result<RunningProfiler, SamplerError> {
         let inner = match self {
             ProfileMode::Compteur => {
-                vm.start_site_counts();
+                if lines {
+                    vm.start_site_counts();
+                }
                 Inner::Trees(Clock::Sends, ContextTrees::install(vm, Clock::Sends))
             }
             ProfileMode::Timing => {
@@ -80,7 +89,27 @@ impl ProfileMode {
     /// Profile `vm.run_main(args)`: start, run the program, finish. The run's
     /// result is answered beside the profile (a failed run still has one).
     pub fn run_main(self, vm: &mut Vm, args: &[String]) -> Result<Profiled, SamplerError> {
-        let running = self.start(vm)?;
+        self.run_main_with(vm, args, true)
+    }
+
+    /// [`run_main`](Self::run_main) for callers that keep method totals and
+    /// stacks only (Hip's records): a Compteur profile then has no per-line
+    /// costs, and the run is cheaper (no per-send site counts).
+    pub fn run_main_by_method(
+        self,
+        vm: &mut Vm,
+        args: &[String],
+    ) -> Result<Profiled, SamplerError> {
+        self.run_main_with(vm, args, false)
+    }
+
+    fn run_main_with(
+        self,
+        vm: &mut Vm,
+        args: &[String],
+        lines: bool,
+    ) -> Result<Profiled, SamplerError> {
+        let running = self.start_with(vm, lines)?;
         let result = vm.run_main(args);
         let (profile, inlined) = running.finish_counting_inlined(vm);
         Ok(Profiled {

@@ -421,7 +421,7 @@ pub fn profile_program(
     vm.capture_output();
     vm.load_class_by_name(class).map_err(fail)?;
     let run = ProfileMode::Compteur
-        .run_main(&mut vm, args)
+        .run_main_by_method(&mut vm, args)
         .map_err(|e| fail(VmError::Fatal(e.to_string())))?;
     let code = match run.result {
         Ok(code) => code,
