@@ -86,8 +86,24 @@ pub trait ProfileStore {
     /// Every version, oldest first.
     fn versions(&self) -> Result<Vec<VersionInfo>, HistoryError>;
 
+    /// The version labelled `label`, if any.
+    fn version_by_label(&self, label: &str) -> Result<Option<VersionInfo>, HistoryError>;
+
+    /// The version of id `id`, if any.
+    fn version_by_id(&self, id: i64) -> Result<Option<VersionInfo>, HistoryError>;
+
     /// The version labelled `key`, or else of id `key` (`3` or `#3`).
-    fn version(&self, key: &str) -> Result<VersionInfo, HistoryError>;
+    fn version(&self, key: &str) -> Result<VersionInfo, HistoryError> {
+        if let Some(v) = self.version_by_label(key)? {
+            return Ok(v);
+        }
+        if let Ok(id) = key.strip_prefix('#').unwrap_or(key).parse::<i64>()
+            && let Some(v) = self.version_by_id(id)?
+        {
+            return Ok(v);
+        }
+        Err(HistoryError::UnknownVersion(key.to_string()))
+    }
 
     /// The methods recorded for version `id`, by name.
     fn methods(&self, id: i64) -> Result<Vec<MethodMetrics>, HistoryError>;
@@ -346,28 +362,6 @@ impl SqliteStore {
         HistoryError::sqlite(&self.path, e)
     }
 
-    fn version_by_label(&self, label: &str) -> Result<Option<VersionInfo>, HistoryError> {
-        self.conn
-            .query_row(
-                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE label = ?1"),
-                [label],
-                version_of_row,
-            )
-            .optional()
-            .map_err(|e| self.err(e))
-    }
-
-    fn version_by_id(&self, id: i64) -> Result<Option<VersionInfo>, HistoryError> {
-        self.conn
-            .query_row(
-                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1"),
-                [id],
-                version_of_row,
-            )
-            .optional()
-            .map_err(|e| self.err(e))
-    }
-
     /// Method names containing `text` (for "did you mean"), at most 8.
     fn similar_methods(&self, text: &str) -> Result<Vec<String>, HistoryError> {
         let escaped = text
@@ -505,16 +499,26 @@ impl ProfileStore for SqliteStore {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    fn version(&self, key: &str) -> Result<VersionInfo, HistoryError> {
-        if let Some(v) = self.version_by_label(key)? {
-            return Ok(v);
-        }
-        if let Ok(id) = key.strip_prefix('#').unwrap_or(key).parse::<i64>()
-            && let Some(v) = self.version_by_id(id)?
-        {
-            return Ok(v);
-        }
-        Err(HistoryError::UnknownVersion(key.to_string()))
+    fn version_by_label(&self, label: &str) -> Result<Option<VersionInfo>, HistoryError> {
+        self.conn
+            .query_row(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE label = ?1"),
+                [label],
+                version_of_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn version_by_id(&self, id: i64) -> Result<Option<VersionInfo>, HistoryError> {
+        self.conn
+            .query_row(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1"),
+                [id],
+                version_of_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     fn methods(&self, id: i64) -> Result<Vec<MethodMetrics>, HistoryError> {

@@ -545,14 +545,6 @@ impl PgStore {
         row.map(|r| version_of_row(&r, &err)).transpose()
     }
 
-    fn version_by_label(&self, label: &str) -> Result<Option<VersionInfo>, HistoryError> {
-        self.one_version("label = $1", &label)
-    }
-
-    fn version_by_id(&self, id: i64) -> Result<Option<VersionInfo>, HistoryError> {
-        self.one_version("id = $1", &id)
-    }
-
     /// Method names containing `text`, ignoring case (for "did you mean"),
     /// at most 8.
     fn similar_methods(&self, text: &str) -> Result<Vec<String>, HistoryError> {
@@ -783,16 +775,12 @@ impl ProfileStore for PgStore {
         rows.iter().map(|r| version_of_row(r, &err)).collect()
     }
 
-    fn version(&self, key: &str) -> Result<VersionInfo, HistoryError> {
-        if let Some(v) = self.version_by_label(key)? {
-            return Ok(v);
-        }
-        if let Ok(id) = key.strip_prefix('#').unwrap_or(key).parse::<i64>()
-            && let Some(v) = self.version_by_id(id)?
-        {
-            return Ok(v);
-        }
-        Err(HistoryError::UnknownVersion(key.to_string()))
+    fn version_by_label(&self, label: &str) -> Result<Option<VersionInfo>, HistoryError> {
+        self.one_version("label = $1", &label)
+    }
+
+    fn version_by_id(&self, id: i64) -> Result<Option<VersionInfo>, HistoryError> {
+        self.one_version("id = $1", &id)
     }
 
     fn methods(&self, id: i64) -> Result<Vec<MethodMetrics>, HistoryError> {
