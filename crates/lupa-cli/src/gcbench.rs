@@ -291,28 +291,40 @@ fn counts(ss: &[RunSample], f: &dyn Fn(&RunSample) -> u64) -> String {
     count(&ss.iter().map(f).collect::<Vec<u64>>())
 }
 
+/// The columns that name a configuration, first in every table ([`config_cells`]).
+const CONFIG_COLUMNS: [&str; 5] = ["config", "eden", "headroom", "shrink", "ratio"];
+
+/// A configuration's cells under [`CONFIG_COLUMNS`].
+fn config_cells(c: &GcConfig) -> Vec<String> {
+    vec![
+        c.name.clone(),
+        size_label(c.eden),
+        size_label(c.headroom),
+        size_label(c.shrink),
+        ratio_label(c.ratio),
+    ]
+}
+
 /// The GcLoad table (the paper's tables 1 and 3-5 in one).
 fn table(b: &Bench) -> String {
     let base_total = mean_sd(&col(&b.samples[0], &total_s)).0;
     let base_gc = mean_sd(&col(&b.samples[0], &gc_s)).0;
-    let header = [
-        "config",
-        "eden",
-        "headroom",
-        "shrink",
-        "ratio",
-        "total s",
-        "GC s",
-        "GC %",
-        "scavenges",
-        "full GCs",
-        "scavenge ms",
-        "full GC ms",
-        "tenured MB",
-        "heap MB",
-        "GC speed-up",
-        "speed-up",
-    ];
+    let header: Vec<&str> = CONFIG_COLUMNS
+        .into_iter()
+        .chain([
+            "total s",
+            "GC s",
+            "GC %",
+            "scavenges",
+            "full GCs",
+            "scavenge ms",
+            "full GC ms",
+            "tenured MB",
+            "heap MB",
+            "GC speed-up",
+            "speed-up",
+        ])
+        .collect();
     let mut rows = Vec::new();
     for (c, ss) in b.configs.iter().zip(&b.samples) {
         let total = col(ss, &total_s);
@@ -338,12 +350,8 @@ fn table(b: &Bench) -> String {
                 "-".to_string()
             }
         };
-        rows.push(vec![
-            c.name.clone(),
-            size_label(c.eden),
-            size_label(c.headroom),
-            size_label(c.shrink),
-            ratio_label(c.ratio),
+        let mut row = config_cells(c);
+        row.extend([
             pm(&total, 3),
             pm(&gc, 3),
             format!("{:.1}", mean_sd(&col(ss, &gc_pct)).0),
@@ -362,6 +370,7 @@ fn table(b: &Bench) -> String {
             ratio(base_gc, mean_sd(&gc).0),
             ratio(base_total, mean_sd(&total).0),
         ]);
+        rows.push(row);
     }
     render(&header, &rows)
 }
@@ -415,19 +424,17 @@ fn rows_of(summary: &str) -> String {
 
 /// The paper's tables 3-5: one size under every configuration.
 fn size_table(b: &Bench) -> String {
-    let header = [
-        "config",
-        "eden",
-        "headroom",
-        "shrink",
-        "ratio",
-        "scavenges",
-        "full GCs",
-        "GC time s",
-        "total time s",
-        "GC %",
-        "speed-up (95% CI)",
-    ];
+    let header: Vec<&str> = CONFIG_COLUMNS
+        .into_iter()
+        .chain([
+            "scavenges",
+            "full GCs",
+            "GC time s",
+            "total time s",
+            "GC %",
+            "speed-up (95% CI)",
+        ])
+        .collect();
     let base = b.times(0);
     let rows: Vec<Vec<String>> = b
         .configs
@@ -440,19 +447,16 @@ fn size_table(b: &Bench) -> String {
             } else {
                 speed_up(&base, &b.times(i)).map_or_else(|| "-".to_string(), |s| s.label())
             };
-            vec![
-                c.name.clone(),
-                size_label(c.eden),
-                size_label(c.headroom),
-                size_label(c.shrink),
-                ratio_label(c.ratio),
+            let mut row = config_cells(c);
+            row.extend([
                 counts(ss, &|s| s.stats.scavenges),
                 counts(ss, &|s| s.stats.full_gcs),
                 pm(&col(ss, &gc_s), 3),
                 pm(&col(ss, &total_s), 3),
                 format!("{:.1}", mean_sd(&col(ss, &gc_pct)).0),
                 up,
-            ]
+            ]);
+            row
         })
         .collect();
     render(&header, &rows)
