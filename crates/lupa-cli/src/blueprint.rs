@@ -72,19 +72,7 @@ pub(crate) struct BlueprintArgs {
 
 /// Run `lupa blueprint`.
 pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
-    let dest = match (&a.output, a.format.default_file()) {
-        (Some(p), _) if p.as_os_str() == "-" => None,
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(f)) => Some(PathBuf::from(f)),
-        (None, None) => None,
-    };
-    if let Some(p) = &dest {
-        crate::save::check_writable(p).map_err(VmError::Io)?;
-    }
-    if a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-        // Standard output holds the report alone; the program's output goes to stderr.
-        vm.send_output_to_stderr()?;
-    }
+    let dest = crate::save::prepare_destination(vm, a.output.as_deref(), a.format.default_file())?;
     let mut packages = a.packages.clone();
     if packages.is_empty() {
         let class = vm.load_class_by_name(&a.program[0])?;

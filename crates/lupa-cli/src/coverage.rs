@@ -80,19 +80,8 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
     } else {
         a.packages.clone()
     };
-    let dest = match (&a.output, a.format.default_file()) {
-        (Some(p), _) if p.as_os_str() == "-" => None,
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(f)) => Some(PathBuf::from(f)),
-        (None, None) => None,
-    };
-    if let Some(p) = &dest {
-        crate::save::check_writable(p).map_err(VmError::Io)?;
-    }
-    if a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-        // Standard output holds the report alone; the tests' output goes to stderr.
-        vm.send_output_to_stderr()?;
-    }
+    // With `-o -` the tests' output goes to standard error.
+    let dest = crate::save::prepare_destination(vm, a.output.as_deref(), a.format.default_file())?;
     let classes = match crate::find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
         Ok(c) => c,
         Err(code) => return Ok(code),

@@ -107,15 +107,7 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
         eprintln!("lupa: --every takes a positive number");
         return Ok(2);
     }
-    let dest = match (&a.output, a.format.default_file()) {
-        (Some(p), _) if p.as_os_str() == "-" => None,
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(f)) => Some(PathBuf::from(f)),
-        (None, None) => None,
-    };
-    if let Some(p) = &dest {
-        crate::save::check_writable(p).map_err(VmError::Io)?;
-    }
+    let dest = crate::save::destination(a.output.as_deref(), a.format.default_file())?;
     if dest.is_none() && a.format != LifetimesFormat::Text {
         // Standard output holds the report alone; the program's output goes to stderr.
         vm.send_output_to_stderr()?;

@@ -5,8 +5,9 @@
 //! A target that exists and is not a regular file (`/dev/null`, a FIFO, a
 //! terminal) is written in place: renaming over it would replace the device.
 
+use lupa_vm::{Vm, VmError};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Write `bytes` to `path` atomically; the error names the file.
 pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -65,6 +66,38 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     tempfile::NamedTempFile::new_in(dir)
         .map(drop)
         .map_err(|e| fail(e.to_string()))
+}
+
+/// Where the report of `-o OUTPUT` goes: `None` for standard output (`-o -`,
+/// or no `-o` and no `default_file`), else the file (`OUTPUT`, or
+/// `default_file`), checked writable before any work (exit 74 otherwise).
+pub(crate) fn destination(
+    output: Option<&Path>,
+    default_file: Option<&str>,
+) -> Result<Option<PathBuf>, VmError> {
+    let dest = match output {
+        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) => Some(p.to_path_buf()),
+        None => default_file.map(PathBuf::from),
+    };
+    if let Some(p) = &dest {
+        check_writable(p).map_err(VmError::Io)?;
+    }
+    Ok(dest)
+}
+
+/// [`destination`], and with `-o -` the program's own output goes to standard
+/// error, so that standard output holds the report alone.
+pub(crate) fn prepare_destination(
+    vm: &mut Vm,
+    output: Option<&Path>,
+    default_file: Option<&str>,
+) -> Result<Option<PathBuf>, VmError> {
+    let dest = destination(output, default_file)?;
+    if output.is_some_and(|p| p.as_os_str() == "-") {
+        vm.send_output_to_stderr()?;
+    }
+    Ok(dest)
 }
 
 /// Deliver a report: to `dest` (atomically, saying where when the path was

@@ -42,13 +42,7 @@ pub(crate) struct TypesArgs {
 
 /// Run `lupa types`.
 pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
-    let dest = a.output.clone().filter(|p| p.as_os_str() != "-");
-    if let Some(p) = &dest {
-        crate::save::check_writable(p).map_err(VmError::Io)?;
-    }
-    if a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-        vm.send_output_to_stderr()?;
-    }
+    let dest = crate::save::prepare_destination(vm, a.output.as_deref(), None)?;
     let mut packages = a.packages.clone();
     if packages.is_empty() {
         if let Some(program) = &a.run {
