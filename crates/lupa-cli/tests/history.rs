@@ -5,40 +5,12 @@
 
 mod common;
 
+use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
 use common::{Run, lupa_in};
 use lupa_prof::history::{DiffOptions, MethodMetrics};
 use lupa_profilers::history::{self as hip, NewVersion, ProfileStore, SqliteStore};
 use std::path::Path;
 use std::process::Command;
-
-/// The program of the first commit: `Work>>slow` and `Work>>fast` loop 5 and
-/// 20 times, `same` and `old` send one message each.
-const MAIN: &str = "Main = (
-    run = ( | w | w := Work new. w slow. w fast. w same. w old. ^ 0 )
-)
-";
-const WORK_1: &str = "Work = (
-    slow = ( ^ self loop: 5 )
-    fast = ( ^ self loop: 20 )
-    same = ( ^ 1 + 2 )
-    old = ( ^ 3 + 4 )
-    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
-)
-";
-/// The second commit: `slow` loops 50 times, `fast` 5, `old` is gone and
-/// `fresh` is new.
-const MAIN_2: &str = "Main = (
-    run = ( | w | w := Work new. w slow. w fast. w same. w fresh. ^ 0 )
-)
-";
-const WORK_2: &str = "Work = (
-    slow = ( ^ self loop: 50 )
-    fast = ( ^ self loop: 5 )
-    same = ( ^ 1 + 2 )
-    fresh = ( ^ 5 + 6 )
-    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
-)
-";
 
 /// Run git in `dir` (with an identity for commits); `None` when git is not
 /// installed.

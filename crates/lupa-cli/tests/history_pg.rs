@@ -18,6 +18,7 @@
 
 mod common;
 
+use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
 use common::{Run, lupa_in};
 use lupa_prof::history::MethodMetrics;
 use lupa_prof::history::timed::RunValue;
@@ -27,34 +28,6 @@ use lupa_profilers::history::{self as hip, HistoryError};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
-
-/// The programs of the SQLite round trip (tests/history.rs): from the first
-/// to the second version `slow` grows, `fast` shrinks, `same` stays, `old`
-/// goes and `fresh` comes.
-const MAIN: &str = "Main = (
-    run = ( | w | w := Work new. w slow. w fast. w same. w old. ^ 0 )
-)
-";
-const WORK_1: &str = "Work = (
-    slow = ( ^ self loop: 5 )
-    fast = ( ^ self loop: 20 )
-    same = ( ^ 1 + 2 )
-    old = ( ^ 3 + 4 )
-    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
-)
-";
-const MAIN_2: &str = "Main = (
-    run = ( | w | w := Work new. w slow. w fast. w same. w fresh. ^ 0 )
-)
-";
-const WORK_2: &str = "Work = (
-    slow = ( ^ self loop: 50 )
-    fast = ( ^ self loop: 5 )
-    same = ( ^ 1 + 2 )
-    fresh = ( ^ 5 + 6 )
-    loop: n = ( | t | t := 0. 1 to: n do: [ :i | t := t + i ]. ^ t )
-)
-";
 
 /// The directory of `initdb` and `pg_ctl`: the newest
 /// `/usr/lib/postgresql/N/bin` (Debian), else the `PATH`'s.

@@ -1,6 +1,8 @@
 //! Helpers for running the `lupa` binary in tests.
 #![allow(dead_code)]
 
+pub(crate) mod hip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
