@@ -91,7 +91,6 @@ fn method_rect(
     );
 }
 
-/// The document's head: size, title, background, heading and legend.
 /// The start of a standalone blueprint SVG (`w` x `h`, white background)
 /// titled `title`: shared by the time blueprints and the coverage blueprint.
 pub(crate) fn open_document(out: &mut String, w: f64, h: f64, title: &str) {
@@ -107,6 +106,7 @@ pub(crate) fn open_document(out: &mut String, w: f64, h: f64, title: &str) {
     );
 }
 
+/// The document's head: size, title, background, heading and legend.
 fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
     let what = match kind {
         Kind::Structural => "Structural profiling blueprint",
