@@ -193,6 +193,26 @@ impl State {
         State::Unchanged,
     ];
 
+    /// How many of `states` are in each state, in [`State::ALL`] order.
+    pub fn tally(states: impl IntoIterator<Item = State>) -> [(State, usize); 5] {
+        let mut counts = State::ALL.map(|s| (s, 0));
+        for s in states {
+            if let Some(c) = counts.iter_mut().find(|(x, _)| *x == s) {
+                c.1 += 1;
+            }
+        }
+        counts
+    }
+
+    /// `2 higher (red), 1 new (yellow), ...`: a [`tally`](Self::tally) in words.
+    pub fn tally_line(counts: &[(State, usize)]) -> String {
+        counts
+            .iter()
+            .map(|(s, n)| format!("{n} {} ({})", s.name(), s.colour()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Its name (`higher`, `new`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -337,8 +357,7 @@ pub struct Diff {
 impl Diff {
     /// How many changes of `level` are in each state, in [`State::ALL`] order.
     pub fn counts(&self, level: Level) -> [(State, usize); 5] {
-        let rows = self.level(level);
-        State::ALL.map(|s| (s, rows.iter().filter(|c| c.state == s).count()))
+        State::tally(self.level(level).iter().map(|c| c.state))
     }
 
     /// The changes of one level.

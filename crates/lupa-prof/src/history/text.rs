@@ -64,11 +64,7 @@ pub fn version_line(v: &VersionInfo) -> String {
 
 /// `2 higher (red), 1 new (yellow), ...` for one level of a diff.
 fn counts_line(d: &Diff, level: Level) -> String {
-    d.counts(level)
-        .iter()
-        .map(|(s, n)| format!("{n} {} ({})", s.name(), s.colour()))
-        .collect::<Vec<_>>()
-        .join(", ")
+    State::tally_line(&d.counts(level))
 }
 
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {

@@ -114,8 +114,7 @@ impl TimeDiff {
 
     /// How many changes of `level` are in each state.
     pub fn counts(&self, level: Level) -> [(State, usize); 5] {
-        let rows = self.level(level);
-        State::ALL.map(|s| (s, rows.iter().filter(|c| c.state == s).count()))
+        State::tally(self.level(level).iter().map(|c| c.state))
     }
 }
 
@@ -323,13 +322,7 @@ pub fn diff_text(d: &TimeDiff, all: bool, top: Option<usize>) -> String {
         ("classes", Level::Class),
         ("packages", Level::Package),
     ] {
-        let counts = d
-            .counts(level)
-            .iter()
-            .map(|(s, n)| format!("{n} {} ({})", s.name(), s.colour()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(out, "{name}: {counts}");
+        let _ = writeln!(out, "{name}: {}", State::tally_line(&d.counts(level)));
     }
     let header = |first: &'static str| {
         [
