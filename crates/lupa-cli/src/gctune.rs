@@ -294,26 +294,17 @@ process ({} at a time); times are the mean{} of run_main",
     };
     let proposal = r.proposal_speed_up();
     let search = r.search_speed_up();
-    let _ = writeln!(
-        out,
-        "proposal: lupa run {} {args}",
-        r.proposal.config.flags().join(" ")
-    );
-    let _ = writeln!(
-        out,
-        "  speed-up over the defaults: {}",
-        measured(&r.proposal.config, proposal)
-    );
-    let _ = writeln!(
-        out,
-        "search:   lupa run {} {args}",
-        r.search.best.flags().join(" ")
-    );
-    let _ = writeln!(
-        out,
-        "  speed-up over the defaults: {}",
-        measured(&r.search.best, search)
-    );
+    for (label, config, speed_up) in [
+        ("proposal:", &r.proposal.config, proposal),
+        ("search:  ", &r.search.best, search),
+    ] {
+        let _ = writeln!(out, "{label} lupa run {} {args}", config.flags().join(" "));
+        let _ = writeln!(
+            out,
+            "  speed-up over the defaults: {}",
+            measured(config, speed_up)
+        );
+    }
     let faster = |c: &gctune::GcConfig, s: Option<gctune::SpeedUp>| {
         s.filter(|s| !c.same_parameters(&defaults) && s.significant() && s.estimate > 1.0)
     };
