@@ -692,18 +692,23 @@ pub fn series(
 mod tests {
     use super::*;
 
-    #[test]
-    fn records_a_bundled_program_and_diffs_it_with_itself() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut store = SqliteStore::open(&dir.path().join("p.db"), true).expect("store");
-        let program = Program {
+    /// The bundled `Hello`, quiet, recorded with `metric`.
+    fn hello(metric: RecordMetric) -> Program {
+        Program {
             args: vec!["Hello".to_string()],
             options: VmOptions {
                 quiet: true,
                 ..VmOptions::default()
             },
-            metric: RecordMetric::Sends,
-        };
+            metric,
+        }
+    }
+
+    #[test]
+    fn records_a_bundled_program_and_diffs_it_with_itself() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = SqliteStore::open(&dir.path().join("p.db"), true).expect("store");
+        let program = hello(RecordMetric::Sends);
         let a = record(&mut store, &program, "a", false).expect("records");
         assert!(a.total_sends.is_some_and(|t| t > 0));
         assert!(matches!(
@@ -738,17 +743,10 @@ mod tests {
     fn records_time_with_the_deterministic_sampler() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut store = SqliteStore::open(&dir.path().join("p.db"), true).expect("store");
-        let program = Program {
-            args: vec!["Hello".to_string()],
-            options: VmOptions {
-                quiet: true,
-                ..VmOptions::default()
-            },
-            metric: RecordMetric::Time {
-                runs: 3,
-                every: Some(7),
-            },
-        };
+        let program = hello(RecordMetric::Time {
+            runs: 3,
+            every: Some(7),
+        });
         let a = record(&mut store, &program, "a", false).expect("records");
         assert_eq!(
             (a.metric.as_str(), a.total_sends),
