@@ -224,7 +224,7 @@ impl Vm {
                         // (a sampler attached runs it), out of line: the plain
                         // loop tests nothing.
                         let clo = if PER_SEND && self.obs.sampler_attached() {
-                            self.new_closure_published(c, &[id, recv, env])?
+                            self.allocating_published(|h| h.alloc_with(c, &[id, recv, env]))?
                         } else {
                             self.heap.alloc_with(c, &[id, recv, env])?
                         };
