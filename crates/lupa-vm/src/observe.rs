@@ -359,24 +359,17 @@ impl Observation {
     #[inline]
     pub(crate) fn set_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
         if self.sampler_attached {
-            self.publish_state(state, detail, process);
+            let state =
+                if state == crate::sampling::VmState::Interpreting && process == self.finalizer {
+                    crate::sampling::VmState::Finalization
+                } else {
+                    state
+                };
+            self.sample.state.store(
+                crate::sampling::StateWord::pack(state, detail, process),
+                Ordering::Relaxed,
+            );
         }
-    }
-
-    /// [`set_state`](Self::set_state)'s store: inlined (out of line, the two
-    /// calls around every primitive cost 1% of a sampled run).
-    #[inline(always)]
-    fn publish_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
-        let state = if state == crate::sampling::VmState::Interpreting && process == self.finalizer
-        {
-            crate::sampling::VmState::Finalization
-        } else {
-            state
-        };
-        self.sample.state.store(
-            crate::sampling::StateWord::pack(state, detail, process),
-            Ordering::Relaxed,
-        );
     }
 
     /// Is a sampler thread attached (the state word published)? The one
