@@ -52,26 +52,18 @@ impl ContextTrees {
     /// The builder of `process`, made if it has none yet (then `true`).
     #[inline]
     fn builder_or_new(&mut self, process: usize) -> (&mut ProfileBuilder, bool) {
-        let new = !self.builders.get(process).is_some_and(Option::is_some);
-        if new {
-            self.add_builder(process);
+        if self.builders.len() <= process {
+            self.builders.resize_with(process + 1, || None);
         }
+        let slot = &mut self.builders[process];
+        let new = slot.is_none();
         let metric = self.clock.metric();
-        let b = self.builders[process].get_or_insert_with(|| ProfileBuilder::new(metric));
-        (b, new)
+        (slot.get_or_insert_with(|| ProfileBuilder::new(metric)), new)
     }
 
     #[inline]
     fn builder(&mut self, process: usize) -> &mut ProfileBuilder {
         self.builder_or_new(process).0
-    }
-
-    #[cold]
-    fn add_builder(&mut self, process: usize) {
-        if self.builders.len() <= process {
-            self.builders.resize_with(process + 1, || None);
-        }
-        self.builders[process] = Some(ProfileBuilder::new(self.clock.metric()));
     }
 
     /// Install the hooks in `vm`, charging from now on.
