@@ -76,7 +76,7 @@ pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
     let mut packages = a.packages.clone();
     if packages.is_empty() {
         let class = vm.load_class_by_name(&a.program[0])?;
-        let object = vm.class_object(class);
+        let object = vm.image.class_object(class);
         let category = vm.send_message(object, "category", &[])?;
         let category = vm.string_of(category).unwrap_or_default();
         packages.push(category.rsplit('/').next().unwrap_or(&category).to_string());
@@ -94,7 +94,7 @@ pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
     vm.load_class_by_name(&a.program[0])?;
     let (bp, status) =
         lupa_profilers::spy::blueprint::run(vm, &a.program, &packages, &command, a.rate)?;
-    vm.flush()?;
+    vm.io.flush()?;
     if bp.classes.is_empty() {
         eprintln!(
             "lupa: no method of the packages {} was found to profile",

@@ -96,7 +96,7 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
     }
     let mut run =
         lupa_profilers::spy::coverage::run(vm, &classes, &packages, &command, !a.no_lines)?;
-    vm.flush()?;
+    vm.io.flush()?;
     if run.coverage.classes.is_empty() {
         eprintln!(
             "lupa: no method of the packages {} was found to cover",

@@ -110,7 +110,7 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
     let dest = crate::save::destination(a.output.as_deref(), a.format.default_file())?;
     if dest.is_none() && a.format != LifetimesFormat::Text {
         // Standard output holds the report alone; the program's output goes to stderr.
-        vm.send_output_to_stderr()?;
+        vm.io.send_output_to_stderr()?;
     }
     vm.load_class_by_name(&a.class)?;
     let args = crate::program_args(&a.class, &a.args);
@@ -131,7 +131,7 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
     let run = lupa_profilers::lifetimes::run_main(vm, &config, &args, &command);
     progress.finish();
     let run = run?;
-    vm.flush()?;
+    vm.io.flush()?;
     let code = run.result?;
     let bytes = render(&run.lifetimes, a)?;
     crate::save::deliver(dest.as_deref(), &bytes, "lifetime", a.output.is_none())

@@ -495,7 +495,7 @@ fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> Ex
     lupa_profilers::install(&mut vm);
     let mut r = f(&mut vm);
     // Output the program wrote but that never reached its destination is a failure.
-    if let (Ok(_), Err(e)) = (&r, vm.flush()) {
+    if let (Ok(_), Err(e)) = (&r, vm.io.flush()) {
         r = Err(e);
     }
     print_stats(&mut vm, args);
@@ -660,7 +660,7 @@ fn work_profile(
     use lupa_profilers::{ProfileMode, compteur};
     let mut vm = Vm::new(options(&a.vm))?;
     lupa_profilers::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     vm.load_class_by_name(&args[0])?;
     let config = SamplerConfig {
         every: Some(every),
@@ -740,7 +740,7 @@ fn write_profile(
         width: report.width,
         min_width: report.min_width,
     };
-    vm.flush()?;
+    vm.io.flush()?;
     report.write(&profile, &options, dest)
 }
 

@@ -61,9 +61,9 @@ pub(crate) fn run(
     let mut argv = vec!["MpBenchmark".to_string()];
     argv.extend(args.iter().cloned());
     vm.load_class_by_name("MpBenchmark")?;
-    vm.capture_output();
+    vm.io.capture_output();
     let code = vm.run_main(&argv)?;
-    let out = vm.take_captured();
+    let out = vm.io.take_captured();
     if let Some(path) = csv {
         // Plain CSV (the header and the rows); the driver's `#` comment
         // lines (configuration, summary) go to a file of their own beside it.

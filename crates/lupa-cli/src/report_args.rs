@@ -109,7 +109,7 @@ impl ReportArgs {
             Destination::File { path, .. } => {
                 crate::save::check_writable(path).map_err(VmError::Io)?;
             }
-            Destination::StdoutOnly => vm.send_output_to_stderr()?,
+            Destination::StdoutOnly => vm.io.send_output_to_stderr()?,
             Destination::Stdout => {}
         }
         Ok(dest)

@@ -95,7 +95,7 @@ pub(crate) fn prepare_destination(
 ) -> Result<Option<PathBuf>, VmError> {
     let dest = destination(output, default_file)?;
     if output.is_some_and(|p| p.as_os_str() == "-") {
-        vm.send_output_to_stderr()?;
+        vm.io.send_output_to_stderr()?;
     }
     Ok(dest)
 }

@@ -47,7 +47,7 @@ pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
     if packages.is_empty() {
         if let Some(program) = &a.run {
             let class = vm.load_class_by_name(&program[0])?;
-            let object = vm.class_object(class);
+            let object = vm.image.class_object(class);
             let category = vm.send_message(object, "category", &[])?;
             let category = vm.string_of(category).unwrap_or_default();
             packages.push(category.rsplit('/').next().unwrap_or(&category).to_string());
@@ -86,7 +86,7 @@ pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
             (r, status.unwrap_or(0))
         }
     };
-    vm.flush()?;
+    vm.io.flush()?;
     let text = match a.format {
         TypesFormat::Text => result.to_text(),
         TypesFormat::Json => result.to_json(),

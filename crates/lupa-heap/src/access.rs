@@ -242,6 +242,13 @@ impl Heap {
         h as u32
     }
 
+    /// The identity hash stored in the header, without assigning one (0 when
+    /// none was assigned yet). Objects the VM made with an explicit hash
+    /// (classes, methods, symbols, processes) always have theirs.
+    pub fn stored_hash(&self, v: Value) -> u32 {
+        ((self.mem[v.index()] >> HASH_SHIFT) & HASH_MASK) as u32
+    }
+
     /// Set an explicit identity hash (used for symbols, whose hash is their id).
     pub fn set_identity_hash(&mut self, v: Value, h: u32) {
         let idx = v.index();

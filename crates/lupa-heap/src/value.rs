@@ -25,6 +25,13 @@ pub const SMALL_INT_MIN: i64 = -(1 << 62);
 /// Largest SmallInteger.
 pub const SMALL_INT_MAX: i64 = (1 << 62) - 1;
 
+/// The default value is `nil`, as for every Smalltalk variable.
+impl Default for Value {
+    fn default() -> Self {
+        Value::NIL
+    }
+}
+
 impl Value {
     /// `nil`.
     pub const NIL: Value = Value(0x02);

@@ -3,7 +3,7 @@
 //! [`lupa_prof::lifetimes::Lifetimes`].
 //!
 //! - **VM mode** ([`LifetimeMode::Vm`]): the VM records sampled allocations
-//!   and their deaths itself ([`lupa_vm::lifetimes`]); nothing runs in
+//!   and their deaths itself ([`lupa_vm::obs::lifetimes`]); nothing runs in
 //!   Smalltalk.
 //! - **Faithful mode** ([`LifetimeMode::Faithful`]): the bundled
 //!   `IllLifetimeProfiler beFaithful` instruments the allocating methods with
@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use lupa_prof::lifetimes::{Collection, Lifetimes, Record, Sampling, Site, Totals};
-use lupa_vm::lifetimes::policy_for;
+use lupa_vm::obs::lifetimes::policy_for;
 use lupa_vm::{LifetimeOptions, LifetimeRecording, SamplingPolicy, Vm, VmError};
 
 use crate::spy::{Handles, class_array, send};
@@ -219,7 +219,7 @@ pub fn to_model(
     let mut records = Vec::with_capacity(rec.records.len());
     for r in &rec.records {
         let class = *class_index.entry(r.class).or_insert_with(|| {
-            classes.push(vm.class_name(r.class).to_string());
+            classes.push(vm.image.class_name(r.class).to_string());
             (classes.len() - 1) as u32
         });
         records.push(Record {

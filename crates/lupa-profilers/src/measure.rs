@@ -51,14 +51,14 @@ pub fn measure(
         .ok_or_else(|| VmError::Fatal("no class to run".to_string()))?;
     vm.load_class_by_name(class)?;
     if capture == Capture::Output {
-        vm.capture_output();
+        vm.io.capture_output();
     }
     let heap_before = vm.heap.stats().clone();
     let t0 = Instant::now();
     let result = vm.run_main(args);
     let elapsed = t0.elapsed();
     let heap_after = vm.heap.stats().clone();
-    let output = (capture == Capture::Output).then(|| vm.take_captured());
+    let output = (capture == Capture::Output).then(|| vm.io.take_captured());
     Ok(Measurement {
         exit_code: result?,
         elapsed,

@@ -40,7 +40,7 @@ pub fn export_bundled_files<'a>(
             continue;
         };
         if !written.contains_key(file.as_str()) {
-            let Some(src) = vm.source(file) else {
+            let Some(src) = vm.image.source(file) else {
                 continue;
             };
             let target = dir.join(rel);

@@ -501,7 +501,7 @@ fn a_second_sampler_is_refused() {
     )";
     let (_dir, mut vm) = vm_with(&[("Nested.som", nested)], None);
     lupa_profilers::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     vm.load_class_by_name("Nested").expect("load");
     let running = RunningSampler::start(&mut vm, every(100)).expect("start");
     assert_eq!(
@@ -510,7 +510,7 @@ fn a_second_sampler_is_refused() {
     );
     vm.run_main(&["Nested".to_string()]).expect("run");
     let s = running.finish(&mut vm);
-    let out = vm.take_captured();
+    let out = vm.io.take_captured();
     assert!(out.contains("a sampler is already running"), "{out}");
     assert!(
         s.stats.samples >= 200,

@@ -14,7 +14,7 @@ use lupa_vm::{Vm, VmOptions};
 fn run_suite(name: &str) -> Result<(), Failed> {
     let mut vm = Vm::new(VmOptions::default()).map_err(|e| format!("VM start: {e}"))?;
     lupa_profilers::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     let classes = vm
         .test_classes(&[name.to_string()])
         .map_err(|e| format!("loading {name}: {e}"))?;
@@ -22,7 +22,7 @@ fn run_suite(name: &str) -> Result<(), Failed> {
         return Ok(()); // a helper class, not a TestCase
     }
     let summary = vm.run_test_classes(&classes);
-    let output = vm.take_captured();
+    let output = vm.io.take_captured();
     match summary {
         Ok(s) if s.ok() => Ok(()),
         Ok(s) => Err(format!("{} failed of {}:\n{output}", s.failed, s.failed + s.passed).into()),

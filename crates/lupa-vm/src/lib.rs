@@ -1,64 +1,60 @@
 //! The Lupa virtual machine: runs SOM Smalltalk with observation built in.
 //!
-//! Modules, one concern each:
+//! A [`Vm`] is a set of parts that own their state (`vm/mod.rs` has the
+//! table); each part is a module:
 //!
-//! - [`vm`](Vm): the [`Vm`] struct and its construction, symbols, globals, value
-//!   helpers (`vm/mod.rs`); [`VmOptions`] (`vm/config.rs`), [`VmError`]
-//!   (`vm/error.rs`); class-path search, bootstrap and class definition
-//!   (`vm/loader.rs`); runtime method code, installation and lookup
-//!   (`vm/methods.rs`); the GC roots and collection glue (`vm/gc_roots.rs`); the
-//!   program's output (`vm/output.rs`);
-//! - [`class_table`]: classes by index and name, method lookup with its cache, and
-//!   the epoch that invalidates inline caches;
-//! - [`interp`]: the non-recursive bytecode interpreter: process and frame state,
-//!   the dispatch loop, the send path, unwinding, the `Op::Special` fast paths and
-//!   their per-class cache, runtime limits, failures and backtraces;
-//! - [`process`]: green-thread processes, semaphores and the deterministic scheduler;
-//! - [`proxies`]: the VM support for MethodProxies (hidden selectors, method copies
-//!   and literal patching, the meta level, the trap shortcut);
+//! - [`image`]: the program's code and names: the class table with lookup and
+//!   the epoch, symbols, globals, the method table, the primitive table, the
+//!   class loader and bootstrap, the fast-path cache;
+//! - [`sched`]: green-thread processes, semaphores, delays and the
+//!   deterministic scheduler, with the running process's state;
+//! - [`obs`]: the observation points (send counter, activation and GC hooks,
+//!   the sampling register and what the VM publishes for a sampler, line
+//!   coverage, the lifetime recorder of Illimani's VM mode, pretenuring), the
+//!   profiler door of the Smalltalk side and the query API profilers use;
+//! - [`io`]: the program's streams, open files, arguments and exit status;
+//! - [`interp`]: the non-recursive bytecode interpreter (process and frame
+//!   state, the dispatch loop, the send path, unwinding, the `Op::Special` fast
+//!   paths, runtime limits, failures and backtraces), which runs on the whole
+//!   `Vm`;
+//! - `prims`: the native primitives, one module per class family, also on the
+//!   whole `Vm`;
+//! - [`proxies`]: the VM support for MethodProxies (hidden selectors, method
+//!   copies and literal patching, the meta level, the trap shortcut);
 //! - [`objects`]: the Rust side of the object model (well-known class indices,
-//!   class descriptions, symbols, runtime method code);
-//! - `prims`: the native primitives, one module per class family;
-//! - [`observe`]: the observation points (send counter, activation and GC hooks,
-//!   sampling register); [`query`]: what a profiler may ask about methods by id;
-//! - [`lifetimes`]: object lifetimes recorded by the VM (Illimani's VM mode):
-//!   sampled allocations with their sites, and their deaths;
-//! - [`sampling`]: what the VM publishes for a sampling profiler (state, stack
-//!   requests and copies);
-//! - [`profiling`]: the door through which Smalltalk starts and stops the profilers of
-//!   the profiler layer (`System>>startProfiler:`/`stopProfiler`);
-//! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`, per-suite Rust tests).
+//!   class descriptions, runtime method code);
+//! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`,
+//!   per-suite Rust tests);
+//! - `vm`: the [`Vm`] itself, [`VmOptions`], [`VmError`] and the collection glue.
 
 #![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
-pub mod class_table;
-pub mod coverage;
-pub(crate) mod files;
+pub mod image;
 pub mod interp;
-pub mod lifetimes;
+pub mod io;
 pub mod objects;
-pub mod observe;
-pub mod pretenure;
+pub mod obs;
 pub(crate) mod prims;
-pub mod process;
-pub mod profiling;
 pub mod proxies;
-pub mod query;
-pub mod sampling;
+pub mod sched;
 pub mod sunit;
 mod vm;
 
-pub use class_table::{ClassTable, Lookup};
-pub use lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
+pub use image::{BUNDLED, ClassTable, Image, Lookup, package_of};
+pub use io::Io;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
 pub use objects::cls;
-pub use observe::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
-pub use pretenure::PretenureSite;
+pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
+pub use obs::pretenure::PretenureSite;
+pub use obs::profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
+pub use obs::query::{InstructionInfo, MethodDescription};
+pub use obs::sampling::{
+    MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState,
+};
+pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
-pub use profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
-pub use query::{InstructionInfo, MethodDescription};
-pub use sampling::{MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState};
+pub use sched::Scheduler;
 pub use sunit::TestSummary;
-pub use vm::{BUNDLED, Vm, VmError, VmOptions, package_of};
+pub use vm::{Vm, VmError, VmOptions};

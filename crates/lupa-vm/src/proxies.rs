@@ -34,8 +34,9 @@
 //! The interpreter calls the helpers here on its hot paths; they are
 //! `#[inline(always)]` and compile to what was written there before.
 
+use crate::image::Symbols;
 use crate::interp::ProcessState;
-use crate::objects::{InlineCache, MethodCode, Symbols, cls};
+use crate::objects::{InlineCache, MethodCode, cls};
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use std::cell::Cell;
@@ -94,7 +95,8 @@ impl Vm {
     /// (literal 1 not `true`), or is the running process at the meta level?
     #[inline(always)]
     pub fn trap_shortcut_applies(&self, m: &MethodCode) -> bool {
-        m.literals.len() > 1 && (m.literals[0].get() != Value::TRUE || self.running.at_meta_level())
+        m.literals.len() > 1
+            && (m.literals[0].get() != Value::TRUE || self.sched.running.at_meta_level())
     }
 
     /// Instead of activating trap `m`, send the original's hidden selector (literal
@@ -115,8 +117,8 @@ impl Vm {
         holder: u32,
         selector: u32,
     ) -> Result<Rc<MethodCode>, OutOfMemory> {
-        let id = self.methods.len() as u32;
-        let selector_name: Rc<str> = Rc::from(self.symbols.name(selector));
+        let id = self.image.methods.len() as u32;
+        let selector_name: Rc<str> = Rc::from(self.image.symbols.name(selector));
         let code = Rc::new(MethodCode {
             id,
             kind: m.kind,
@@ -164,7 +166,7 @@ impl Vm {
         let obj = self.heap.alloc_pointers(mclass, 0)?;
         self.heap.set_identity_hash(obj, id + 1);
         code.object.set(obj);
-        self.methods.push(code.clone());
+        self.image.methods.push(code.clone());
         Ok(code)
     }
 
@@ -188,13 +190,13 @@ impl Vm {
                 ));
             };
             if let LiteralRole::Selector(argc) = role {
-                let arity = crate::prims::perform::selector_arity(self.symbols.name(id));
+                let arity = crate::prims::perform::selector_arity(self.image.symbols.name(id));
                 if arity != argc {
                     return Err(format!(
                         "literal {} of {} is a selector sent with {argc} argument(s); #{} takes {arity}",
                         i + 1,
                         code.selector_name,
-                        self.symbols.name(id)
+                        self.image.symbols.name(id)
                     ));
                 }
             }

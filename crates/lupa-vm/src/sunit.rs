@@ -12,7 +12,8 @@
 //! selector of each class, prints one `FAIL`/`ERROR` line per problem and a final
 //! `N passed, M failed` line through the VM's output.
 
-use crate::vm::{BUNDLED, Vm, VmError};
+use crate::image::BUNDLED;
+use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
 /// The outcome of a test run.
@@ -55,7 +56,7 @@ impl Vm {
     /// Names of the classes `lupa test` considers when no class is named: those of the
     /// class path, and — when `with_bundled` — the bundled classes in `Tests` folders.
     pub fn test_candidates(&self, with_bundled: bool) -> Vec<String> {
-        let mut names = self.available_class_names(None);
+        let mut names = self.image.available_class_names(None);
         if with_bundled {
             names.extend(bundled_test_candidates());
         }
@@ -70,7 +71,7 @@ impl Vm {
         let mut classes = Vec::new();
         for name in names {
             let c = self.load_class_by_name(name)?;
-            if c != test_case && self.is_kind_of(c, test_case) {
+            if c != test_case && self.image.is_kind_of(c, test_case) {
                 classes.push(c);
             }
         }
@@ -80,7 +81,10 @@ impl Vm {
     /// Run the tests of these classes with `LupaTestRunner`, printing its lines through
     /// the VM's output, and answer the counts.
     pub fn run_test_classes(&mut self, classes: &[u32]) -> Result<TestSummary, VmError> {
-        let objects: Vec<Value> = classes.iter().map(|&c| self.class_object(c)).collect();
+        let objects: Vec<Value> = classes
+            .iter()
+            .map(|&c| self.image.class_object(c))
+            .collect();
         let arr = self.new_array(&objects)?;
         self.handles.push(arr);
         let runner_class = self.class_named("LupaTestRunner");
@@ -91,9 +95,9 @@ impl Vm {
         let arr = self.handles.pop().unwrap_or(Value::NIL);
         let runner = runner?;
         self.handles.push(runner);
-        self.running_tests = true;
+        self.io.running_tests = true;
         let ran = self.send_message(runner, "runClasses:", &[arr]);
-        self.running_tests = false;
+        self.io.running_tests = false;
         let runner = self.handles.pop().unwrap_or(Value::NIL);
         ran?;
         let result = self.send_message(runner, "result", &[])?;

@@ -126,7 +126,7 @@ fn a_delay_needs_a_number() {
 
 /// Records the published state at every activation.
 struct StateAt {
-    reg: Arc<lupa_vm::observe::SampleRegister>,
+    reg: Arc<lupa_vm::obs::SampleRegister>,
     seen: Arc<Mutex<Vec<(u32, VmState)>>>,
 }
 
@@ -175,7 +175,8 @@ fn the_finalization_process_is_published_as_finalization_while_it_mourns() {
     vm.obs.set_hooks(None);
     vm.detach_sampler();
     let id = |sel: &str| {
-        vm.methods
+        vm.image
+            .methods
             .iter()
             .find(|m| &*m.selector_name == sel)
             .map(|m| m.id)

@@ -164,6 +164,7 @@ fn a_sampler_thread_gets_stacks_without_walking_frames() {
         "{states:?}"
     );
     let spin = vm
+        .image
         .methods
         .iter()
         .find(|m| &*m.selector_name == "spin:")

@@ -12,7 +12,7 @@
 //!
 //! A site is a method's display name and the index of its allocating send,
 //! with the classes allocated there; the VM pretenures an allocation when
-//! all three match (`lupa_vm::pretenure`).
+//! all three match (`lupa_vm::obs::pretenure`).
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};

@@ -92,7 +92,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
     };
     let mut vm = Vm::new(options).map_err(TuneError::Vm)?;
     crate::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     let class = w
         .args
         .first()
@@ -111,7 +111,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
     let elapsed = t0.elapsed();
     let code = run.result.map_err(TuneError::Vm)?;
     if code != 0 {
-        let out = vm.take_captured();
+        let out = vm.io.take_captured();
         return Err(TuneError::Workload(format!(
             "{} exited with status {code} while profiled; its output was:\n{}",
             w.command(),

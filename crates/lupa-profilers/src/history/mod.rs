@@ -212,7 +212,7 @@ fn fresh_vm(options: &VmOptions, label: &str) -> Result<Vm, HistoryError> {
         error,
     })?;
     crate::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     Ok(vm)
 }
 
@@ -418,7 +418,7 @@ pub fn profile_program(
         .ok_or_else(|| fail(VmError::Fatal("no class to run".to_string())))?;
     let mut vm = Vm::new(options).map_err(fail)?;
     crate::install(&mut vm);
-    vm.capture_output();
+    vm.io.capture_output();
     vm.load_class_by_name(class).map_err(fail)?;
     let run = ProfileMode::Compteur
         .run_main_by_method(&mut vm, args)

@@ -5,7 +5,7 @@
 //!
 //! Two ways to sample:
 //! - **A sampler thread** ([`SamplerConfig::rate_hz`]): at jittered ticks it reads
-//!   the VM's published state ([`lupa_vm::sampling`]) and asks the interpreter for
+//!   the VM's published state ([`lupa_vm::obs::sampling`]) and asks the interpreter for
 //!   its stack; each sample is weighted by the VM thread's CPU time since the
 //!   previous one ([`SampleClock::Cpu`], the default: a profile of the same program
 //!   is the same on a loaded machine) or by wall time ([`SampleClock::Wall`]).

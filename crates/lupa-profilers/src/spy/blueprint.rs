@@ -105,11 +105,11 @@ fn run_rooted(
     let ran = vm.run_main(args);
     send(vm, h, p, "uninstall", &[])?;
     let status = ran?;
-    vm.flush()?;
+    vm.io.flush()?;
     // The timed runs' output is not the program's output again.
-    vm.capture_output();
+    vm.io.capture_output();
     let timed = timed_runs(vm, h, p, args, rate_hz);
-    drop(vm.take_captured());
+    drop(vm.io.take_captured());
     timed?;
     let blueprint = read(vm, h, p, packages, command)?;
     Ok((blueprint, status))

@@ -8,7 +8,7 @@
 //! `receiversAreEstimated`, `numberOfLinesOfCode` and `testNames` (the tests
 //! that reached it); and per test (`testOutcomes`: pairs of name and
 //! `#pass`/`#fail`/`#error`). The lines of each method come from the VM's
-//! line coverage ([`lupa_vm::coverage`]).
+//! line coverage ([`lupa_vm::obs::coverage`]).
 
 use std::collections::BTreeMap;
 
@@ -84,7 +84,7 @@ fn run_rooted(
     for spy in spies {
         h.truncate(vm, mark);
         let method = send(vm, h, spy, "theMethod", &[])?;
-        let Some(code) = vm.method_code_of(method) else {
+        let Some(code) = vm.image.method_code_of(&vm.heap, method) else {
             continue;
         };
         let Some(d) = vm.describe_method(code.id) else {
@@ -143,7 +143,7 @@ fn run_rooted(
             tests: test_names,
             lines: measured,
         };
-        if let Some(src) = vm.method_source(&code) {
+        if let Some(src) = vm.image.method_source(&code) {
             sources.insert(m.name_in(&class_name), (src, d.first_line));
         }
         let entry = by_class

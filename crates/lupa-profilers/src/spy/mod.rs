@@ -79,7 +79,8 @@ pub(crate) fn understands(
     selector: &str,
 ) -> Result<bool, VmError> {
     let sym = vm
-        .symbol(selector)
+        .image
+        .symbol(&mut vm.heap, selector)
         .map_err(|e| VmError::Fatal(e.to_string()))?;
     let receiver = h.get(vm, slot);
     let v = vm.send_message(receiver, "respondsTo:", &[sym])?;
@@ -121,7 +122,7 @@ pub(crate) fn elements(
 
 /// A class object for each class name, in a rooted Array; answers its slot.
 pub(crate) fn class_array(vm: &mut Vm, h: &Handles, classes: &[u32]) -> Result<usize, VmError> {
-    let objects: Vec<Value> = classes.iter().map(|&c| vm.class_object(c)).collect();
+    let objects: Vec<Value> = classes.iter().map(|&c| vm.image.class_object(c)).collect();
     let arr = vm
         .new_array(&objects)
         .map_err(|e| VmError::Fatal(e.to_string()))?;

@@ -35,12 +35,12 @@ impl Vm {
     #[cold]
     #[inline(never)]
     pub(super) fn signal_out_of_memory(&mut self) -> Result<(), VmError> {
-        let Some(f) = self.running.frames.last() else {
+        let Some(f) = self.sched.running.frames.last() else {
             return Ok(());
         };
-        let recv = self.running.stack[f.bp];
+        let recv = self.sched.running.stack[f.bp];
         let max = self.heap.config().max_bytes;
-        self.running.stack.push(recv);
+        self.sched.running.stack.push(recv);
         self.send_error(
             0,
             &format!(
@@ -52,7 +52,7 @@ impl Vm {
 
     /// Build a fatal error with a Smalltalk backtrace.
     pub fn fatal(&mut self, msg: &str) -> VmError {
-        let _ = self.flush(); // the fatal error is what gets reported
+        let _ = self.io.flush(); // the fatal error is what gets reported
         VmError::Fatal(format!("{msg}\n{}", self.backtrace(30)))
     }
 
@@ -60,7 +60,7 @@ impl Vm {
     /// (the outermost frames are elided in the middle).
     pub fn backtrace(&self, limit: usize) -> String {
         let mut out = String::new();
-        let n = self.running.frames.len();
+        let n = self.sched.running.frames.len();
         for (k, i) in (0..n).rev().enumerate() {
             if n > limit && k == limit / 2 {
                 out.push_str(&format!("  ... {} more frames ...\n", n - limit));
@@ -77,10 +77,10 @@ impl Vm {
 
     /// `Class>>selector (file:line)`, or `[] in Class>>selector (file:line)`.
     pub fn describe_frame(&self, i: usize) -> String {
-        let f = &self.running.frames[i];
+        let f = &self.sched.running.frames[i];
         let code = &f.code;
         let pc = f.pc.saturating_sub(1);
-        let holder = self.class_name(code.holder.get());
+        let holder = self.image.class_name(code.holder.get());
         let prefix = if code.kind == CodeKind::Block {
             "[] in "
         } else {

@@ -16,7 +16,12 @@ use lupa_heap::Value;
 impl Vm {
     #[inline(always)]
     pub(super) fn top(&self) -> Value {
-        self.running.stack.last().copied().unwrap_or(Value::NIL)
+        self.sched
+            .running
+            .stack
+            .last()
+            .copied()
+            .unwrap_or(Value::NIL)
     }
 
     /// Send `selector` to `receiver` with `args` and run until it answers.
@@ -26,13 +31,13 @@ impl Vm {
         selector: &str,
         args: &[Value],
     ) -> Result<Value, VmError> {
-        let sel = self.intern(selector);
-        let base = self.running.frames.len();
-        let entry_proc = self.procs.current;
-        self.running.stack.push(receiver);
-        self.running.stack.extend_from_slice(args);
+        let sel = self.image.intern(selector);
+        let base = self.sched.running.frames.len();
+        let entry_proc = self.sched.current;
+        self.sched.running.stack.push(receiver);
+        self.sched.running.stack.extend_from_slice(args);
         self.dispatch(sel, args.len(), None)?;
-        if self.running.frames.len() > base || self.procs.current != entry_proc {
+        if self.sched.running.frames.len() > base || self.sched.current != entry_proc {
             self.interpret(base, entry_proc)?;
         }
         Ok(pop!(self))
@@ -53,8 +58,8 @@ impl Vm {
     /// safepoint ([`Vm::observation_changed`]), so the loops test nothing
     /// more than they did.
     ///
-    /// [`Observation::per_send`]: crate::observe::Observation::per_send
-    /// [`Observation::on_send`]: crate::observe::Observation
+    /// [`Observation::per_send`]: crate::obs::Observation::per_send
+    /// [`Observation::on_send`]: crate::obs::Observation
     // Never inlined: inlined into `send_message` (as LLVM chose once the
     // observing loop's `PushBlock` published its allocation), the plain loop
     // ran 2.4% more instructions on Richards.
@@ -87,28 +92,29 @@ impl Vm {
             }
             if self.heap.needs_gc() {
                 self.collect_garbage()?;
-                if self.heap.take_oom_signal() && !self.running.frames.is_empty() {
+                if self.heap.take_oom_signal() && !self.sched.running.frames.is_empty() {
                     self.signal_out_of_memory()?;
                     continue 'frame;
                 }
                 // Mourn at once: the finalization process preempts this one (unless
                 // this one is about to end; then at its next yield or wait).
-                if self.finalization_due
-                    && !self.running.frames.is_empty()
-                    && !(self.procs.current == entry_proc && self.running.frames.len() <= base)
+                if self.sched.finalization_due
+                    && !self.sched.running.frames.is_empty()
+                    && !(self.sched.current == entry_proc
+                        && self.sched.running.frames.len() <= base)
                 {
                     self.schedule_finalization();
                 }
             }
-            if self.procs.current == entry_proc && self.running.frames.len() <= base {
+            if self.sched.current == entry_proc && self.sched.running.frames.len() <= base {
                 return Ok(true);
             }
-            if self.running.frames.is_empty() {
+            if self.sched.running.frames.is_empty() {
                 // A process other than the entry one has finished.
                 self.process_finished()?;
                 continue 'frame;
             }
-            if self.procs.switch_pending {
+            if self.sched.switch_pending {
                 if OBSERVE && self.obs.per_send != PER_SEND {
                     // The mode changed (Vm::observation_changed): the other loop
                     // takes over at this safepoint and looks at the scheduler.
@@ -117,7 +123,7 @@ impl Vm {
                 self.switch_process()?;
                 continue 'frame;
             }
-            let (code, mut pc, bp) = match self.running.frames.last() {
+            let (code, mut pc, bp) = match self.sched.running.frames.last() {
                 Some(f) => (f.code.clone(), f.pc, f.bp),
                 None => continue 'frame,
             };
@@ -128,33 +134,33 @@ impl Vm {
                 pc += 1;
                 match op {
                     Op::PushSelf => {
-                        let v = self.running.stack[bp];
-                        self.running.stack.push(v);
+                        let v = self.sched.running.stack[bp];
+                        self.sched.running.stack.push(v);
                     }
-                    Op::PushNil => self.running.stack.push(Value::NIL),
-                    Op::PushTrue => self.running.stack.push(Value::TRUE),
-                    Op::PushFalse => self.running.stack.push(Value::FALSE),
-                    Op::PushInt(i) => self.running.stack.push(Value::small(i as i64)),
+                    Op::PushNil => self.sched.running.stack.push(Value::NIL),
+                    Op::PushTrue => self.sched.running.stack.push(Value::TRUE),
+                    Op::PushFalse => self.sched.running.stack.push(Value::FALSE),
+                    Op::PushInt(i) => self.sched.running.stack.push(Value::small(i as i64)),
                     Op::PushLiteral(i) => {
                         let v = code.literals[i as usize].get();
-                        self.running.stack.push(v);
+                        self.sched.running.stack.push(v);
                     }
                     Op::PushLocal(i) => {
-                        let v = self.running.stack[bp + 1 + i as usize];
-                        self.running.stack.push(v);
+                        let v = self.sched.running.stack[bp + 1 + i as usize];
+                        self.sched.running.stack.push(v);
                     }
                     Op::StoreLocal(i) => {
                         let v = self.top();
-                        self.running.stack[bp + 1 + i as usize] = v;
+                        self.sched.running.stack[bp + 1 + i as usize] = v;
                     }
                     Op::PopLocal(i) => {
                         let v = pop!(self);
-                        self.running.stack[bp + 1 + i as usize] = v;
+                        self.sched.running.stack[bp + 1 + i as usize] = v;
                     }
                     Op::PushEnv { depth, index } => {
                         let e = self.env_at(depth);
                         let v = self.heap.slot(e, ENV_VARS + index as usize);
-                        self.running.stack.push(v);
+                        self.sched.running.stack.push(v);
                     }
                     Op::StoreEnv { depth, index } => {
                         let e = self.env_at(depth);
@@ -168,36 +174,36 @@ impl Vm {
                     }
                     Op::CopyArgToEnv { arg, index } => {
                         let e = self.env_at(0);
-                        let v = self.running.stack[bp + 1 + arg as usize];
+                        let v = self.sched.running.stack[bp + 1 + arg as usize];
                         self.heap.set_slot(e, ENV_VARS + index as usize, v);
                     }
                     Op::PushField(i) => {
-                        let r = self.running.stack[bp];
+                        let r = self.sched.running.stack[bp];
                         let v = self.field(r, i as usize);
-                        self.running.stack.push(v);
+                        self.sched.running.stack.push(v);
                     }
                     Op::StoreField(i) => {
-                        let r = self.running.stack[bp];
+                        let r = self.sched.running.stack[bp];
                         let v = self.top();
                         self.set_field(r, i as usize, v);
                     }
                     Op::PopField(i) => {
-                        let r = self.running.stack[bp];
+                        let r = self.sched.running.stack[bp];
                         let v = pop!(self);
                         self.set_field(r, i as usize, v);
                     }
                     Op::PushGlobal(i) => {
                         let sym = code.literals[i as usize].get();
                         let id = code.sel_ids[i as usize].get();
-                        match self.globals.get(&id) {
-                            Some(&v) => self.running.stack.push(v),
+                        match self.image.globals.get(&id) {
+                            Some(&v) => self.sched.running.stack.push(v),
                             None => {
                                 self.save_pc(pc);
-                                let r = self.running.stack[bp];
-                                self.running.stack.push(r);
-                                self.running.stack.push(sym);
+                                let r = self.sched.running.stack[bp];
+                                self.sched.running.stack.push(r);
+                                self.sched.running.stack.push(sym);
                                 // A VM-initiated send: not counted (see observe.rs).
-                                let sel = self.sym_cache.unknown_global;
+                                let sel = self.image.sym_cache.unknown_global;
                                 self.dispatch(sel, 1, None)?;
                                 continue 'frame;
                             }
@@ -212,8 +218,9 @@ impl Vm {
                             3 => cls::BLOCK4,
                             _ => cls::BLOCK,
                         };
-                        let recv = self.running.stack[bp];
+                        let recv = self.sched.running.stack[bp];
                         let env = self
+                            .sched
                             .running
                             .frames
                             .last()
@@ -228,14 +235,14 @@ impl Vm {
                         } else {
                             self.heap.alloc_with(c, &[id, recv, env])?
                         };
-                        self.running.stack.push(clo);
+                        self.sched.running.stack.push(clo);
                     }
                     Op::Pop => {
-                        self.running.stack.pop();
+                        self.sched.running.stack.pop();
                     }
                     Op::Dup => {
                         let v = self.top();
-                        self.running.stack.push(v);
+                        self.sched.running.stack.push(v);
                     }
                     Op::Send { sel, argc, site } => {
                         self.save_pc(pc);
@@ -249,7 +256,7 @@ impl Vm {
                         self.note_send::<PER_SEND>(code.id, pc);
                         let id = code.sel_ids[sel as usize].get();
                         // No superclass: class index 0 has no methods, so doesNotUnderstand.
-                        let start = self.classes[code.holder.get() as usize]
+                        let start = self.image.classes[code.holder.get() as usize]
                             .superclass
                             .unwrap_or(0);
                         self.dispatch_in(start, id, argc as usize, None)?;
@@ -265,7 +272,8 @@ impl Vm {
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
                         if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
-                            let r = self.running.stack[self.running.stack.len() - 1 - argc];
+                            let r =
+                                self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
                             if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
                                 self.activate_block(r, argc)?;
                                 continue 'frame;
@@ -280,7 +288,7 @@ impl Vm {
                         continue 'frame;
                     }
                     Op::ReturnSelf => {
-                        let v = self.running.stack[bp];
+                        let v = self.sched.running.stack[bp];
                         self.return_from_top(v)?;
                         continue 'frame;
                     }
@@ -297,7 +305,7 @@ impl Vm {
                     Op::JumpBack(t) => {
                         pc = t as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
-                        if self.heap.needs_gc() || self.procs.switch_pending {
+                        if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
                         }
@@ -319,8 +327,8 @@ impl Vm {
                         } else {
                             // Send mustBeBoolean and re-execute this jump with its answer.
                             self.save_pc(pc - 1);
-                            self.running.stack.push(v);
-                            let sel = self.sym_cache.must_be_boolean;
+                            self.sched.running.stack.push(v);
+                            let sel = self.image.sym_cache.must_be_boolean;
                             self.dispatch(sel, 0, None)?;
                             continue 'frame;
                         }
@@ -355,8 +363,8 @@ impl Vm {
                         if OBSERVE {
                             self.obs.inlined += 1;
                         }
-                        let c = self.running.stack[bp + 1 + counter as usize];
-                        let l = self.running.stack[bp + 1 + limit as usize];
+                        let c = self.sched.running.stack[bp + 1 + counter as usize];
+                        let l = self.sched.running.stack[bp + 1 + limit as usize];
                         let done = match (c.as_int(), l.as_int()) {
                             (Some(a), Some(b)) => {
                                 if step > 0 {
@@ -379,8 +387,8 @@ impl Vm {
                                 }
                                 _ => {
                                     self.save_pc(pc);
-                                    let r = self.running.stack[bp];
-                                    self.running.stack.push(r);
+                                    let r = self.sched.running.stack[bp];
+                                    self.sched.running.stack.push(r);
                                     self.send_error(0, "to:do: needs numbers as bounds")?;
                                     continue 'frame;
                                 }
@@ -397,7 +405,7 @@ impl Vm {
                         target,
                     } => {
                         let slot = bp + 1 + counter as usize;
-                        let c = self.running.stack[slot];
+                        let c = self.sched.running.stack[slot];
                         let next = match c
                             .as_int()
                             .and_then(|a| a.checked_add(step as i64))
@@ -413,10 +421,10 @@ impl Vm {
                                 )?,
                             },
                         };
-                        self.running.stack[slot] = next;
+                        self.sched.running.stack[slot] = next;
                         pc = target as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
-                        if self.heap.needs_gc() || self.procs.switch_pending {
+                        if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
                         }
@@ -439,7 +447,7 @@ impl Vm {
     /// `method`: count it and, while a sampler is attached or sends are counted
     /// by site, tell the observation ([`Observation::on_send`]).
     ///
-    /// [`Observation::on_send`]: crate::observe::Observation
+    /// [`Observation::on_send`]: crate::obs::Observation
     #[inline(always)]
     pub(super) fn note_send<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
         if OBSERVE {
@@ -473,7 +481,7 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if self.obs.per_send
-                && let Some((id, pc)) = self.running.frames.last().map(|f| (f.code.id, f.pc))
+                && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.code.id, f.pc))
                 && self.obs.on_send(id, pc)
             {
                 self.copy_sample_stack(pc);
@@ -491,17 +499,17 @@ impl Vm {
         if seq == 0 && !every {
             return;
         }
-        let n = self.running.frames.len();
-        let skip = n.saturating_sub(crate::sampling::MAX_STACK);
-        let mut frames: Vec<(u32, u32)> = self.running.frames[skip..]
+        let n = self.sched.running.frames.len();
+        let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
+        let mut frames: Vec<(u32, u32)> = self.sched.running.frames[skip..]
             .iter()
             .map(|f| (f.code.id, f.pc as u32))
             .collect();
         if let Some(top) = frames.last_mut() {
             top.1 = pc as u32;
         }
-        let process = self.procs.current as u32;
-        let mut sample = crate::sampling::StackSample {
+        let process = self.sched.current as u32;
+        let mut sample = crate::obs::sampling::StackSample {
             seq,
             process,
             frames,
@@ -521,7 +529,7 @@ impl Vm {
 
     #[inline(always)]
     pub(super) fn save_pc(&mut self, pc: usize) {
-        if let Some(f) = self.running.frames.last_mut() {
+        if let Some(f) = self.sched.running.frames.last_mut() {
             f.pc = pc;
         }
     }
@@ -529,6 +537,7 @@ impl Vm {
     #[inline(always)]
     pub(super) fn env_at(&self, depth: u8) -> Value {
         let mut e = self
+            .sched
             .running
             .frames
             .last()

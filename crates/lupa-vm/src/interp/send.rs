@@ -11,8 +11,8 @@ use super::{
     BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE,
 };
 use crate::objects::{MethodCode, cls};
+use crate::obs::sampling::VmState;
 use crate::prims::{Args, PrimFailure, Reply};
-use crate::sampling::VmState;
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::{OutOfMemory, Value};
@@ -34,7 +34,7 @@ impl Vm {
             return None;
         }
         let id = self.heap.slot(v, BLOCK_CODE).as_int()?;
-        self.methods.get(id as usize)
+        self.image.methods.get(id as usize)
     }
 
     /// Send `sel` to the receiver under `argc` arguments on the stack.
@@ -44,18 +44,18 @@ impl Vm {
         argc: usize,
         cache: Option<(&MethodCode, usize)>,
     ) -> Result<(), VmError> {
-        let recv = self.running.stack[self.running.stack.len() - 1 - argc];
+        let recv = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
             let ic = code.caches[site].get();
-            if ic.class == c && ic.epoch == self.classes.epoch() {
-                if let Some(t) = self.methods[ic.method as usize].trivial
+            if ic.class == c && ic.epoch == self.image.classes.epoch() {
+                if let Some(t) = self.image.methods[ic.method as usize].trivial
                     && !self.obs.hooks_on
                 {
                     self.run_trivial(ic.method as usize, t, argc);
                     return Ok(());
                 }
-                let m = self.methods[ic.method as usize].clone();
+                let m = self.image.methods[ic.method as usize].clone();
                 return self.invoke(m, argc);
             }
         }
@@ -72,23 +72,23 @@ impl Vm {
     ) -> Result<(), VmError> {
         let observed = crate::interp::OBSERVE && self.obs.per_send;
         if observed {
-            self.obs.set_state(VmState::Lookup, sel, self.procs.current);
+            self.obs.set_state(VmState::Lookup, sel, self.sched.current);
         }
-        let found = self.lookup(c, sel);
+        let found = self.image.lookup(&self.heap, c, sel);
         if observed {
             self.obs
-                .set_state(VmState::Interpreting, 0, self.procs.current);
+                .set_state(VmState::Interpreting, 0, self.sched.current);
         }
         match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
                     code.caches[site].set(crate::objects::InlineCache {
                         class: c,
-                        epoch: self.classes.epoch(),
+                        epoch: self.image.classes.epoch(),
                         method: id,
                     });
                 }
-                let m = self.methods[id as usize].clone();
+                let m = self.image.methods[id as usize].clone();
                 self.invoke(m, argc)
             }
             Lookup::Object(obj) => self.run_object_as_method(obj, sel, argc),
@@ -106,18 +106,22 @@ impl Vm {
     #[inline(never)]
     fn run_object_as_method(&mut self, obj: Value, sel: u32, argc: usize) -> Result<(), VmError> {
         let (mut obj, mut sel, mut argc) = (obj, sel, argc);
-        let rwi = self.sym_cache.run_with_in;
+        let rwi = self.image.sym_cache.run_with_in;
         for _ in 0..MAX_OBJECT_METHOD_CHAIN {
             let args = self
+                .sched
                 .running
                 .stack
-                .split_off(self.running.stack.len() - argc);
+                .split_off(self.sched.running.stack.len() - argc);
             let recv = pop!(self);
             let arr = self.new_array(&args)?;
-            let s = self.symbol_object(sel)?;
-            self.running.stack.extend_from_slice(&[obj, s, arr, recv]);
+            let s = self.image.symbol_object(&mut self.heap, sel)?;
+            self.sched
+                .running
+                .stack
+                .extend_from_slice(&[obj, s, arr, recv]);
             let oc = self.class_of(obj);
-            match self.lookup(oc, rwi) {
+            match self.image.lookup(&self.heap, oc, rwi) {
                 Lookup::Object(next) => (obj, sel, argc) = (next, rwi, 3),
                 Lookup::Method(_) => return self.dispatch_in(oc, rwi, 3, None),
                 Lookup::NotFound => return self.does_not_understand(oc, rwi, 3),
@@ -125,7 +129,7 @@ impl Vm {
         }
         let msg = format!(
             "objects as methods nested more than {MAX_OBJECT_METHOD_CHAIN} deep: #run:with:in: of an instance of {} is itself an object, not a method",
-            self.class_name(self.class_of(obj))
+            self.image.class_name(self.class_of(obj))
         );
         self.send_error(argc, &msg)
     }
@@ -135,22 +139,23 @@ impl Vm {
     #[cold]
     #[inline(never)]
     fn does_not_understand(&mut self, c: u32, sel: u32, argc: usize) -> Result<(), VmError> {
-        let dnu = self.sym_cache.dnu;
+        let dnu = self.image.sym_cache.dnu;
         if sel == dnu {
-            let recv = self.running.stack[self.running.stack.len() - 1 - argc];
-            let name = self.class_name(self.class_of(recv)).to_string();
+            let recv = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
+            let name = self.image.class_name(self.class_of(recv)).to_string();
             return Err(self.fatal(&format!(
                 "{name} does not understand #doesNotUnderstand:arguments:"
             )));
         }
         let args = self
+            .sched
             .running
             .stack
-            .split_off(self.running.stack.len() - argc);
+            .split_off(self.sched.running.stack.len() - argc);
         let arr = self.new_array(&args)?;
-        let s = self.symbol_object(sel)?;
-        self.running.stack.push(s);
-        self.running.stack.push(arr);
+        let s = self.image.symbol_object(&mut self.heap, sel)?;
+        self.sched.running.stack.push(s);
+        self.sched.running.stack.push(arr);
         self.dispatch_in(c, dnu, 2, None)
     }
 
@@ -158,24 +163,24 @@ impl Vm {
     #[inline(always)]
     pub(super) fn run_trivial(&mut self, method: usize, t: crate::objects::Trivial, argc: usize) {
         use crate::objects::Trivial as T;
-        let n = self.running.stack.len() - 1 - argc;
-        let recv = self.running.stack[n];
+        let n = self.sched.running.stack.len() - 1 - argc;
+        let recv = self.sched.running.stack[n];
         let v = match t {
             T::Getter(i) => self.field(recv, i as usize),
             T::Setter(i) => {
-                let a = self.running.stack[n + 1];
+                let a = self.sched.running.stack[n + 1];
                 self.set_field(recv, i as usize, a);
                 recv
             }
             T::ReturnSelf => recv,
-            T::Literal(k) => self.methods[method].literals[k as usize].get(),
+            T::Literal(k) => self.image.methods[method].literals[k as usize].get(),
             T::Int(i) => Value::small(i as i64),
             T::Nil => Value::NIL,
             T::True => Value::TRUE,
             T::False => Value::FALSE,
         };
-        self.running.stack.truncate(n);
-        self.running.stack.push(v);
+        self.sched.running.stack.truncate(n);
+        self.sched.running.stack.push(v);
     }
 
     /// A trivial method run while activation hooks (or line coverage) are on:
@@ -185,12 +190,12 @@ impl Vm {
     /// DeltaBlue 2.2 times a plain one).
     #[inline(never)]
     fn run_trivial_observed(&mut self, m: &MethodCode, t: crate::objects::Trivial, argc: usize) {
-        let bp = self.running.stack.len() - 1 - argc;
-        let exit = self.obs.has_hooks().then(|| crate::observe::Activation {
+        let bp = self.sched.running.stack.len() - 1 - argc;
+        let exit = self.obs.has_hooks().then(|| crate::obs::Activation {
             method: m.id,
-            receiver_class: self.class_of(self.running.stack[bp]),
-            depth: self.running.frames.len(),
-            process: self.procs.current,
+            receiver_class: self.class_of(self.sched.running.stack[bp]),
+            depth: self.sched.running.frames.len(),
+            process: self.sched.current,
             sends: self.obs.sends,
             call_line: 0,
         });
@@ -220,21 +225,21 @@ impl Vm {
             let observed = crate::interp::OBSERVE && self.obs.per_send;
             if observed {
                 self.obs
-                    .set_state(VmState::Primitive, m.id, self.procs.current);
+                    .set_state(VmState::Primitive, m.id, self.sched.current);
             }
-            let reply = p(self, Args::new(argc));
+            let reply = crate::prims::function(p)(self, Args::new(argc));
             if observed {
                 self.obs
-                    .set_state(VmState::Interpreting, 0, self.procs.current);
+                    .set_state(VmState::Interpreting, 0, self.sched.current);
                 if self.heap.has_allocation_samples() {
                     self.take_allocation_samples(None, false);
                 }
             }
             match reply {
                 Ok(Reply::Answer(v)) => {
-                    let n = self.running.stack.len() - argc - 1;
-                    self.running.stack.truncate(n);
-                    self.running.stack.push(v);
+                    let n = self.sched.running.stack.len() - argc - 1;
+                    self.sched.running.stack.truncate(n);
+                    self.sched.running.stack.push(v);
                     return Ok(());
                 }
                 Ok(Reply::Done) => return Ok(()),
@@ -252,7 +257,7 @@ impl Vm {
         if m.primitive_only && m.primitive.get().is_none() {
             let msg = format!(
                 "primitive {}>>{} is not implemented by Lupa",
-                self.class_name(m.holder.get()),
+                self.image.class_name(m.holder.get()),
                 m.selector_name
             );
             return self.send_error(argc, &msg);
@@ -270,19 +275,24 @@ impl Vm {
         argc: usize,
         failure: &PrimFailure,
     ) -> String {
-        let name = format!("{}>>{}", self.class_name(m.holder.get()), m.selector_name);
+        let name = format!(
+            "{}>>{}",
+            self.image.class_name(m.holder.get()),
+            m.selector_name
+        );
         let PrimFailure::WrongArg { index, expected } = failure else {
             return format!("primitive {name} failed: it cannot handle these arguments");
         };
         let index = *index as usize;
-        let base = self.running.stack.len() - 1 - argc;
+        let base = self.sched.running.stack.len() - 1 - argc;
         let got = self
+            .sched
             .running
             .stack
             .get(base + index)
             .copied()
             .unwrap_or(Value::NIL);
-        let got = self.class_name(self.class_of(got));
+        let got = self.image.class_name(self.class_of(got));
         let which = if index == 0 {
             "the receiver".to_string()
         } else {
@@ -295,14 +305,14 @@ impl Vm {
     #[cold]
     #[inline(never)]
     pub(crate) fn send_error(&mut self, argc: usize, msg: &str) -> Result<(), VmError> {
-        let n = self.running.stack.len() - argc;
-        self.running.stack.truncate(n);
+        let n = self.sched.running.stack.len() - argc;
+        self.sched.running.stack.truncate(n);
         let s = self.new_string(msg)?;
-        self.running.stack.push(s);
-        let recv = self.running.stack[self.running.stack.len() - 2];
+        self.sched.running.stack.push(s);
+        let recv = self.sched.running.stack[self.sched.running.stack.len() - 2];
         let c = self.class_of(recv);
-        let err = self.sym_cache.error;
-        match self.lookup(c, err) {
+        let err = self.image.sym_cache.error;
+        match self.image.lookup(&self.heap, c, err) {
             Lookup::NotFound => Err(self.fatal(msg)),
             _ => self.dispatch_in(c, err, 1, None),
         }
@@ -318,14 +328,15 @@ impl Vm {
         outer: Value,
         closure: Value,
     ) -> Result<(), VmError> {
-        if !self.limits.allows_push(self.running.frames.len()) {
+        if !self.limits.allows_push(self.sched.running.frames.len()) {
             return self.stack_overflow(argc);
         }
-        let bp = self.running.stack.len() - 1 - argc;
+        let bp = self.sched.running.stack.len() - 1 - argc;
         if m.num_temps > 0 {
-            self.running
+            self.sched
+                .running
                 .stack
-                .resize(self.running.stack.len() + m.num_temps, Value::NIL);
+                .resize(self.sched.running.stack.len() + m.num_temps, Value::NIL);
         }
         let env = if m.has_env() {
             self.new_env(&m, outer)?
@@ -335,8 +346,8 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             self.observe_activation(&m, bp);
         }
-        self.running.enter_meta_level(&m);
-        self.running.frames.push(Frame {
+        self.sched.running.enter_meta_level(&m);
+        self.sched.running.frames.push(Frame {
             code: m,
             pc: 0,
             bp,
@@ -356,15 +367,16 @@ impl Vm {
             self.obs.mark_run(m.id, 0);
             return;
         }
-        let rc = self.class_of(self.running.stack[bp]);
-        let depth = self.running.frames.len();
-        let ev = crate::observe::Activation {
+        let rc = self.class_of(self.sched.running.stack[bp]);
+        let depth = self.sched.running.frames.len();
+        let ev = crate::obs::Activation {
             method: m.id,
             receiver_class: rc,
             depth,
-            process: self.procs.current,
+            process: self.sched.current,
             sends: self.obs.sends,
             call_line: self
+                .sched
                 .running
                 .frames
                 .last()
@@ -399,8 +411,8 @@ impl Vm {
             );
             return self.send_error(argc, &msg);
         }
-        let bp = self.running.stack.len() - 1 - argc;
-        self.running.stack[bp] = self.heap.slot(closure, BLOCK_RECEIVER);
+        let bp = self.sched.running.stack.len() - 1 - argc;
+        self.sched.running.stack[bp] = self.heap.slot(closure, BLOCK_RECEIVER);
         let outer = self.heap.slot(closure, BLOCK_OUTER);
         self.activate(code, argc, outer, closure)
     }

@@ -56,7 +56,7 @@ impl Vm {
     /// Fast paths of special sends. Answers true when done (result on the stack).
     #[inline(always)]
     pub(super) fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
-        let n = self.running.stack.len();
+        let n = self.sched.running.stack.len();
         match op {
             SpecialOp::Add
             | SpecialOp::Sub
@@ -70,8 +70,8 @@ impl Vm {
             | SpecialOp::Div
             | SpecialOp::Mod
             | SpecialOp::BitAnd => {
-                let a = self.running.stack[n - 2];
-                let b = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 2];
+                let b = self.sched.running.stack[n - 1];
                 if a.is_int() && b.is_int() {
                     let (x, y) = (a.int_unchecked(), b.int_unchecked());
                     let r = match op {
@@ -116,8 +116,8 @@ impl Vm {
                         SpecialOp::BitAnd => Value::small(x & y),
                         _ => return Ok(false),
                     };
-                    self.running.stack.truncate(n - 2);
-                    self.running.stack.push(r);
+                    self.sched.running.stack.truncate(n - 2);
+                    self.sched.running.stack.push(r);
                     return Ok(true);
                 }
                 let (Some(x), Some(y)) = (
@@ -141,31 +141,31 @@ impl Vm {
                     SpecialOp::Ne => Value::bool(x != y),
                     _ => return Ok(false),
                 };
-                self.running.stack.truncate(n - 2);
-                self.running.stack.push(r);
+                self.sched.running.stack.truncate(n - 2);
+                self.sched.running.stack.push(r);
                 Ok(true)
             }
             SpecialOp::IdentityEq => {
-                let b = self.running.stack[n - 1];
-                let a = self.running.stack[n - 2];
+                let b = self.sched.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 2];
                 // A class may override == (SOM's Integer>>== is `=`): then send it.
                 let c = self.class_of(a);
-                if !self.default_identity_ok(c) {
+                if !self.image.default_identity_ok(&self.heap, c) {
                     return Ok(false);
                 }
-                self.running.stack.truncate(n - 2);
-                self.running.stack.push(Value::bool(a == b));
+                self.sched.running.stack.truncate(n - 2);
+                self.sched.running.stack.push(Value::bool(a == b));
                 Ok(true)
             }
             SpecialOp::IsNil | SpecialOp::NotNil => {
                 // Only nil itself and plain objects take the fast path; a class may override.
-                let a = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 1];
                 let c = self.class_of(a);
-                if c != cls::NIL && !self.fast_nil_test_ok(c) {
+                if c != cls::NIL && !self.image.fast_nil_test_ok(&self.heap, c) {
                     return Ok(false);
                 }
                 let isnil = a == Value::NIL;
-                self.running.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
+                self.sched.running.stack[n - 1] = Value::bool(if op == SpecialOp::IsNil {
                     isnil
                 } else {
                     !isnil
@@ -173,45 +173,45 @@ impl Vm {
                 Ok(true)
             }
             SpecialOp::Not => {
-                let a = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 1];
                 if a == Value::TRUE {
-                    self.running.stack[n - 1] = Value::FALSE;
+                    self.sched.running.stack[n - 1] = Value::FALSE;
                 } else if a == Value::FALSE {
-                    self.running.stack[n - 1] = Value::TRUE;
+                    self.sched.running.stack[n - 1] = Value::TRUE;
                 } else {
                     return Ok(false);
                 }
                 Ok(true)
             }
             SpecialOp::At => {
-                let a = self.running.stack[n - 2];
-                let i = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 2];
+                let i = self.sched.running.stack[n - 1];
                 if let Some(k) = self.array_slot(a, i) {
                     let v = self.heap.slot(a, k);
-                    self.running.stack.truncate(n - 2);
-                    self.running.stack.push(v);
+                    self.sched.running.stack.truncate(n - 2);
+                    self.sched.running.stack.push(v);
                     return Ok(true);
                 }
                 Ok(false)
             }
             SpecialOp::AtPut => {
-                let a = self.running.stack[n - 3];
-                let i = self.running.stack[n - 2];
-                let v = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 3];
+                let i = self.sched.running.stack[n - 2];
+                let v = self.sched.running.stack[n - 1];
                 if let Some(k) = self.array_slot(a, i) {
                     self.heap.set_slot(a, k, v);
-                    self.running.stack.truncate(n - 3);
-                    self.running.stack.push(v);
+                    self.sched.running.stack.truncate(n - 3);
+                    self.sched.running.stack.push(v);
                     return Ok(true);
                 }
                 Ok(false)
             }
             SpecialOp::Length => {
-                let a = self.running.stack[n - 1];
+                let a = self.sched.running.stack[n - 1];
                 if a.is_ptr() {
                     let c = self.heap.class_index(a);
                     if c == cls::ARRAY || c == cls::STRING || c == cls::SYMBOL {
-                        self.running.stack[n - 1] = Value::small(self.heap.size(a) as i64);
+                        self.sched.running.stack[n - 1] = Value::small(self.heap.size(a) as i64);
                         return Ok(true);
                     }
                 }
@@ -236,13 +236,14 @@ impl Vm {
             return Ok(false);
         }
         let cb = self.heap.class_index(b);
-        if !self.string_eq_is_primitive() {
+        if !self.image.string_eq_is_primitive(&self.heap) {
             return Ok(false);
         }
         let eq =
             (cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b);
-        self.running.stack.truncate(n - 2);
-        self.running
+        self.sched.running.stack.truncate(n - 2);
+        self.sched
+            .running
             .stack
             .push(Value::bool(if op == SpecialOp::Eq { eq } else { !eq }));
         Ok(true)

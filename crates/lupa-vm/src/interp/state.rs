@@ -60,7 +60,7 @@ impl PendingUnwind {
 /// unwinds and meta level.
 ///
 /// The running process's state is [`crate::Vm::running`]; every other process keeps its
-/// own in the scheduler ([`crate::process::Proc::saved`]). A process switch is a
+/// own in the scheduler ([`crate::sched::Proc::saved`]). A process switch is a
 /// `std::mem::swap` of the two, and the collector visits every state through the
 /// one function [`ProcessState::visit_roots`].
 #[derive(Debug)]

@@ -15,8 +15,8 @@ impl Vm {
     /// The caller truncates the stack.
     #[inline(always)]
     pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
-        let f = self.running.frames.pop()?;
-        self.running.leave_meta_level(&f.code);
+        let f = self.sched.running.frames.pop()?;
+        self.sched.running.leave_meta_level(&f.code);
         if f.code.home_env {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
@@ -33,22 +33,28 @@ impl Vm {
         let Some(f) = self.pop_frame(false) else {
             return Ok(());
         };
-        self.running.stack.truncate(f.bp + 1);
-        self.running.stack[f.bp] = v;
-        if self.running.frames.len() == self.running.unwind_watch {
+        self.sched.running.stack.truncate(f.bp + 1);
+        self.sched.running.stack[f.bp] = v;
+        if self.sched.running.frames.len() == self.sched.running.unwind_watch {
             self.resume_unwind()?;
         }
-        self.limits.note_depth(self.running.frames.len());
+        self.limits.note_depth(self.sched.running.frames.len());
         Ok(())
     }
 
-    pub(super) fn exit_event(&self, f: &Frame) -> crate::observe::Activation {
-        crate::observe::Activation {
+    pub(super) fn exit_event(&self, f: &Frame) -> crate::obs::Activation {
+        crate::obs::Activation {
             method: f.code.id,
-            receiver_class: self
-                .class_of(self.running.stack.get(f.bp).copied().unwrap_or(Value::NIL)),
-            depth: self.running.frames.len(),
-            process: self.procs.current,
+            receiver_class: self.class_of(
+                self.sched
+                    .running
+                    .stack
+                    .get(f.bp)
+                    .copied()
+                    .unwrap_or(Value::NIL),
+            ),
+            depth: self.sched.running.frames.len(),
+            process: self.sched.current,
             sends: self.obs.sends,
             call_line: 0,
         }
@@ -56,7 +62,7 @@ impl Vm {
 
     /// An ensure block run during an unwind has returned: continue the unwind.
     pub(super) fn resume_unwind(&mut self) -> Result<(), VmError> {
-        let Some(u) = self.running.pop_pending_unwind() else {
+        let Some(u) = self.sched.running.pop_pending_unwind() else {
             return Ok(());
         };
         let _ = pop!(self); // the ensure block's value
@@ -67,42 +73,43 @@ impl Vm {
     /// running `<unwindProtect>` blocks, then perform `action` there.
     pub fn unwind_to(&mut self, target: usize, action: UnwindAction) -> Result<(), VmError> {
         loop {
-            let n = self.running.frames.len();
+            let n = self.sched.running.frames.len();
             if n == 0 || (target != usize::MAX && n - 1 <= target) {
                 break;
             }
             // Drop interrupted unwinds whose ensure block frame is being unwound itself.
             while self
+                .sched
                 .running
                 .pending_unwinds
                 .last()
                 .is_some_and(|p| p.watch >= n - 1)
             {
-                self.running.pop_pending_unwind();
+                self.sched.running.pop_pending_unwind();
             }
             let top = n - 1;
             let (protect, bp, nargs) = {
-                let f = &self.running.frames[top];
+                let f = &self.sched.running.frames[top];
                 (f.code.unwind_protect, f.bp, f.code.num_args)
             };
             // <unwindProtect> frames (Pharo's convention): temp 1 holds the unwind
             // action (anything that understands `value`), temp 2 the completion flag.
             let flag = bp + 1 + nargs + 1;
             if protect
-                && has_unwind_temps(&self.running.frames[top])
-                && self.running.stack[flag] == Value::NIL
+                && has_unwind_temps(&self.sched.running.frames[top])
+                && self.sched.running.stack[flag] == Value::NIL
             {
-                self.running.stack[flag] = Value::TRUE;
-                let block = self.running.stack[bp + 1 + nargs];
-                self.running.push_pending_unwind(PendingUnwind {
+                self.sched.running.stack[flag] = Value::TRUE;
+                let block = self.sched.running.stack[bp + 1 + nargs];
+                self.sched.running.push_pending_unwind(PendingUnwind {
                     watch: n,
                     target,
                     action,
                 });
-                self.running.stack.push(block);
-                let value = self.sym_cache.value;
+                self.sched.running.stack.push(block);
+                let value = self.image.sym_cache.value;
                 self.dispatch(value, 0, None)?;
-                if self.running.frames.len() == n {
+                if self.sched.running.frames.len() == n {
                     // `value` answered without a frame (not a block): continue at once.
                     self.resume_unwind()?;
                 }
@@ -111,13 +118,13 @@ impl Vm {
             let f = self
                 .pop_frame(true)
                 .ok_or_else(|| VmError::Fatal("frame stack underflow".into()))?;
-            self.running.stack.truncate(f.bp);
+            self.sched.running.stack.truncate(f.bp);
         }
-        self.limits.note_depth(self.running.frames.len());
+        self.limits.note_depth(self.sched.running.frames.len());
         match action {
             UnwindAction::Return(v) => self.return_from_top(v),
             UnwindAction::Restart => {
-                let Some(f) = self.running.frames.last_mut() else {
+                let Some(f) = self.sched.running.frames.last_mut() else {
                     return Ok(());
                 };
                 f.pc = 0;
@@ -128,13 +135,13 @@ impl Vm {
                 } else {
                     f.env
                 };
-                self.running.stack.truncate(bp + 1 + code.num_args);
+                self.sched.running.stack.truncate(bp + 1 + code.num_args);
                 for _ in 0..code.num_temps {
-                    self.running.stack.push(Value::NIL);
+                    self.sched.running.stack.push(Value::NIL);
                 }
                 if code.has_env() {
                     let e = self.new_env(&code, outer)?;
-                    if let Some(f) = self.running.frames.last_mut() {
+                    if let Some(f) = self.sched.running.frames.last_mut() {
                         f.env = e;
                     }
                 }
@@ -145,7 +152,7 @@ impl Vm {
     }
 
     pub(super) fn non_local_return(&mut self, v: Value) -> Result<(), VmError> {
-        let Some(f) = self.running.frames.last() else {
+        let Some(f) = self.sched.running.frames.last() else {
             return Ok(());
         };
         // The home env is the root of the env chain.
@@ -159,7 +166,8 @@ impl Vm {
         }
         let alive = home.is_ptr() && self.heap.slot(home, ENV_ALIVE) == Value::TRUE;
         let target = if alive {
-            self.running
+            self.sched
+                .running
                 .frames
                 .iter()
                 .rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
@@ -171,14 +179,14 @@ impl Vm {
             None => {
                 // escapedBlock: sent to the block's receiver, answered as the block's value.
                 let bp = f.bp;
-                let recv = self.running.stack[bp];
+                let recv = self.sched.running.stack[bp];
                 let closure = f.closure;
                 let _ = self.return_from_top(v);
                 // Replace the block's result by `recv escapedBlock: closure`.
                 let _ = pop!(self);
-                self.running.stack.push(recv);
-                self.running.stack.push(closure);
-                let sel = self.sym_cache.escaped_block;
+                self.sched.running.stack.push(recv);
+                self.sched.running.stack.push(closure);
+                let sel = self.image.sym_cache.escaped_block;
                 self.dispatch(sel, 1, None)
             }
         }

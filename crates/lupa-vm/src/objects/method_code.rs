@@ -1,6 +1,6 @@
 //! Runtime method code: [`MethodCode`] (a compiled method or block ready to
 //! run, as `Vm::make_code` builds it from `lupa_compiler::CompiledCode`), the
-//! per-send-site [`InlineCache`] and the native primitive signature [`PrimFn`].
+//! per-send-site [`InlineCache`] and the id of a native primitive [`PrimId`].
 //!
 //! Contract: a `MethodCode` is shared (`Rc`) and immutable except through its
 //! `Cell`s: the collector patches `literals` and `object` (both are GC roots),
@@ -15,10 +15,15 @@ use lupa_heap::Value;
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// A native primitive: the receiver and its arguments are on top of the stack
-/// (read through [`Args`](crate::Args)); `prims/outcome.rs` says what the
-/// send path does with its [`PrimResult`](crate::PrimResult).
-pub type PrimFn = fn(&mut crate::Vm, crate::prims::Args) -> crate::prims::PrimResult;
+/// A native primitive, by its place in the primitive tables (`prims/mod.rs`:
+/// the module's position in `MODULES`, the entry's in the module's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PrimId {
+    /// The module's position in the list of tables.
+    pub module: u16,
+    /// The entry's position in its module's table.
+    pub index: u16,
+}
 
 /// Inline cache of one send site: class index, method-dictionary epoch, method id.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,7 +76,7 @@ pub struct MethodCode {
     /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
     pub trivial: Option<Trivial>,
     /// Native primitive, if any.
-    pub primitive: Cell<Option<PrimFn>>,
+    pub primitive: Cell<Option<PrimId>>,
     /// Declared `= primitive` (no Smalltalk fallback).
     pub primitive_only: bool,
     /// `<unwindProtect>`

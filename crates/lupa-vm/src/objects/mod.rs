@@ -3,9 +3,9 @@
 //!
 //! - [`cls`] (`objects/cls.rs`): the fixed indices and names of the kernel classes;
 //! - `objects/classes.rs`: [`Shape`] and [`ClassInfo`], a class as the VM sees it;
-//! - `objects/method_code.rs`: [`MethodCode`], [`InlineCache`] and [`PrimFn`];
+//! - `objects/method_code.rs`: [`MethodCode`], [`InlineCache`] and [`PrimId`];
+//! - `objects/numbers.rs`: large Integers and boxed Doubles, made and read with the heap;
 //! - `objects/trivial.rs`: [`Trivial`], methods that run without a frame;
-//! - `objects/symbols.rs`: [`Symbols`], the interned symbol table.
 //!
 //! Every item is re-exported here, so `crate::objects::X` (and
 //! `lupa_vm::objects::X`) is the one path to use.
@@ -13,10 +13,9 @@
 mod classes;
 pub mod cls;
 mod method_code;
-mod symbols;
+pub mod numbers;
 mod trivial;
 
 pub use classes::{ClassInfo, Shape};
-pub use method_code::{InlineCache, MethodCode, PrimFn};
-pub use symbols::Symbols;
+pub use method_code::{InlineCache, MethodCode, PrimId};
 pub use trivial::Trivial;

@@ -107,7 +107,8 @@ impl Args {
     #[inline]
     pub(crate) fn method(self, vm: &mut Vm, i: usize) -> Result<Rc<MethodCode>, PrimFailure> {
         let v = self.get(vm, i);
-        vm.method_code_of(v)
+        vm.image
+            .method_code_of(&vm.heap, v)
             .ok_or_else(|| PrimFailure::wrong(i, Expected::Method))
     }
 

@@ -5,6 +5,7 @@
 //! of the receiver's class. An index out of bounds is an `error:` with a message,
 //! a receiver or index of the wrong kind a failure (the fallback runs).
 
+use super::Primitive;
 use super::outcome::Reply::Answer;
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
@@ -19,7 +20,7 @@ fn indexable(vm: &Vm, a: Value) -> Result<(usize, usize), PrimFailure> {
         return Err(PrimFailure::wrong(0, Expected::Indexable));
     }
     let c = vm.heap.class_index(a);
-    let info = &vm.classes[c as usize];
+    let info = &vm.image.classes[c as usize];
     if !matches!(info.shape, Shape::Indexable | Shape::Weak) {
         return Err(PrimFailure::wrong(0, Expected::Indexable));
     }
@@ -66,7 +67,7 @@ fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
     if (cls::BLOCK..=cls::BLOCK4).contains(&c) || c == cls::SYMBOL {
         return Err(PrimFailure::Error(format!(
             "{} cannot be instantiated with new:",
-            vm.class_name(c)
+            vm.image.class_name(c)
         )));
     }
     let n = args.int(vm, 1)?;
@@ -87,13 +88,13 @@ fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
 fn class_new_sized(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     if matches!(
-        vm.classes[c as usize].shape,
+        vm.image.classes[c as usize].shape,
         Shape::Fixed | Shape::Ephemeron
     ) || matches!(c, cls::SYMBOL | cls::INTEGER | cls::DOUBLE)
     {
         return Err(PrimFailure::Error(format!(
             "{} is not indexable: use new instead of new:",
-            vm.class_name(c)
+            vm.image.class_name(c)
         )));
     }
     new_sized(vm, args)
@@ -107,7 +108,7 @@ fn new_with_all(vm: &mut Vm, args: Args) -> PrimResult {
     }
     let v = args.get(vm, 2);
     let a = vm.instantiate(c, n as usize)?;
-    let named = vm.classes[c as usize].fields.len();
+    let named = vm.image.classes[c as usize].fields.len();
     for i in 0..n as usize {
         vm.heap.set_slot(a, named + i, v);
     }
@@ -135,23 +136,24 @@ fn copy_from_to(vm: &mut Vm, args: Args) -> PrimResult {
         if c == cls::WEAK_ARRAY { cls::ARRAY } else { c },
         vals.len(),
     )?;
-    let rnamed = vm.classes[vm.heap.class_index(r) as usize].fields.len();
+    let rnamed = vm.image.classes[vm.heap.class_index(r) as usize]
+        .fields
+        .len();
     for (k, v) in vals.into_iter().enumerate() {
         vm.heap.set_slot(r, rnamed + k, v);
     }
     Ok(Answer(r))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    for class in ["Array", "WeakArray"] {
-        vm.register(class, "at:", at);
-        vm.register(class, "at:put:", at_put);
-        vm.register(class, "length", length);
-        vm.register(class, "size", length);
-        vm.register(class, "copyFrom:to:", copy_from_to);
-    }
-    vm.register("Array class", "new:", new_sized);
-    vm.register("Class", "new:", class_new_sized);
-    vm.register("WeakArray class", "new:", new_sized);
-    vm.register("Array class", "new:withAll:", new_with_all);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Array", "WeakArray"], "at:", at),
+    Primitive::new(&["Array", "WeakArray"], "at:put:", at_put),
+    Primitive::new(&["Array", "WeakArray"], "length", length),
+    Primitive::new(&["Array", "WeakArray"], "size", length),
+    Primitive::new(&["Array", "WeakArray"], "copyFrom:to:", copy_from_to),
+    Primitive::new(&["Array class"], "new:", new_sized),
+    Primitive::new(&["Class"], "new:", class_new_sized),
+    Primitive::new(&["WeakArray class"], "new:", new_sized),
+    Primitive::new(&["Array class"], "new:withAll:", new_with_all),
+];

@@ -4,6 +4,7 @@
 //! Evaluation activates the block in a new frame and answers [`Reply::Done`](super::Reply::Done): the
 //! block's result arrives later, when its frame returns.
 
+use super::Primitive;
 use super::outcome::Reply::{Answer, Done};
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
@@ -21,10 +22,10 @@ fn value(vm: &mut Vm, args: Args) -> PrimResult {
 fn value_with_arguments(vm: &mut Vm, args: Args) -> PrimResult {
     let b = args.block(vm, 0)?;
     let elements = args.array_elements(vm, 1)?;
-    let n = vm.running.stack.len() - 2;
-    vm.running.stack.truncate(n);
-    vm.running.stack.push(b);
-    vm.running.stack.extend_from_slice(&elements);
+    let n = vm.sched.running.stack.len() - 2;
+    vm.sched.running.stack.truncate(n);
+    vm.sched.running.stack.push(b);
+    vm.sched.running.stack.extend_from_slice(&elements);
     vm.activate_block(b, elements.len())
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
@@ -40,34 +41,61 @@ fn num_args(vm: &mut Vm, args: Args) -> PrimResult {
 /// `restart`: the sender (a block frame evaluating `[...] whileTrue: ...` in
 /// SOM's Block) starts over. It restarts the frame that sent `restart`.
 fn restart(vm: &mut Vm, args: Args) -> PrimResult {
-    let Some(top) = vm.running.frames.len().checked_sub(1) else {
+    let Some(top) = vm.sched.running.frames.len().checked_sub(1) else {
         return Err(PrimFailure::Fail);
     };
     // Only the frame the receiver runs in may restart: a block's own frame,
     // or a Block method sending `self restart` (SOM's loops); any other
     // receiver would restart its caller's frame.
-    let frame = &vm.running.frames[top];
+    let frame = &vm.sched.running.frames[top];
     let recv = args.receiver(vm);
-    if frame.closure != recv && vm.running.stack[frame.bp] != recv {
+    if frame.closure != recv && vm.sched.running.stack[frame.bp] != recv {
         return Err(PrimFailure::error(
             "restart: a block can only restart the frame it is running in",
         ));
     }
-    let n = vm.running.stack.len() - args.count() - 1;
-    vm.running.stack.truncate(n);
+    let n = vm.sched.running.stack.len() - args.count() - 1;
+    vm.sched.running.stack.truncate(n);
     vm.unwind_to(top, UnwindAction::Restart)
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    for class in ["Block", "Block1", "Block2", "Block3", "Block4"] {
-        vm.register(class, "value", value);
-        vm.register(class, "value:", value);
-        vm.register(class, "value:with:", value);
-        vm.register(class, "value:with:with:", value);
-        vm.register(class, "numArgs", num_args);
-        vm.register(class, "valueWithArguments:", value_with_arguments);
-        vm.register(class, "restart", restart);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "value",
+        value,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "value:",
+        value,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "value:with:",
+        value,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "value:with:with:",
+        value,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "numArgs",
+        num_args,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "valueWithArguments:",
+        value_with_arguments,
+    ),
+    Primitive::new(
+        &["Block", "Block1", "Block2", "Block3", "Block4"],
+        "restart",
+        restart,
+    ),
+];

@@ -6,6 +6,7 @@
 //! with any other argument (a block, say) they fail, and the Smalltalk body
 //! runs.
 
+use super::Primitive;
 use super::{Args, PrimFailure, PrimResult, Reply::Answer};
 use crate::vm::Vm;
 use lupa_heap::Value;
@@ -28,7 +29,8 @@ fn or(vm: &mut Vm, args: Args) -> PrimResult {
     }
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    vm.register("Boolean", "&&", and);
-    vm.register("Boolean", "||", or);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Boolean"], "&&", and),
+    Primitive::new(&["Boolean"], "||", or),
+];

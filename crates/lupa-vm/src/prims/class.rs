@@ -7,6 +7,7 @@
 //! (`put_method`, `remove_method`, `compile_and_install`) so that the lookup
 //! caches are invalidated.
 
+use super::Primitive;
 use super::outcome::Reply::Answer;
 use super::outcome::{OrError, PrimFailure};
 use super::{Args, PrimResult};
@@ -16,8 +17,8 @@ use lupa_heap::Value;
 
 fn class_name(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    let name = vm.classes[c as usize].name.to_string();
-    Ok(Answer(vm.symbol(&name)?))
+    let name = vm.image.classes[c as usize].name.to_string();
+    Ok(Answer(vm.image.symbol(&mut vm.heap, &name)?))
 }
 
 fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
@@ -31,7 +32,7 @@ fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
     {
         return Err(PrimFailure::Error(format!(
             "{} cannot be instantiated with new",
-            vm.class_name(c)
+            vm.image.class_name(c)
         )));
     }
     let pretenured = vm.pretenure_if_advised(c);
@@ -44,31 +45,33 @@ fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn class_superclass(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    let s = vm.classes[c as usize].superclass;
-    Ok(Answer(s.map(|s| vm.class_object(s)).unwrap_or(Value::NIL)))
+    let s = vm.image.classes[c as usize].superclass;
+    Ok(Answer(
+        s.map(|s| vm.image.class_object(s)).unwrap_or(Value::NIL),
+    ))
 }
 
 fn class_fields(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    let names: Vec<String> = vm.classes[c as usize]
+    let names: Vec<String> = vm.image.classes[c as usize]
         .fields
         .iter()
         .map(|f| f.to_string())
         .collect();
     let mut syms = Vec::with_capacity(names.len());
     for n in names {
-        syms.push(vm.symbol(&n)?);
+        syms.push(vm.image.symbol(&mut vm.heap, &n)?);
     }
     Ok(Answer(vm.new_array(&syms)?))
 }
 
 fn class_methods(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    let info = &vm.classes[c as usize];
+    let info = &vm.image.classes[c as usize];
     let ms: Vec<Value> = info
         .method_order
         .iter()
-        .filter(|s| !vm.symbols.is_hidden(**s))
+        .filter(|s| !vm.image.symbols.is_hidden(**s))
         .filter_map(|s| info.methods.get(s).copied())
         .collect();
     Ok(Answer(vm.new_array(&ms)?))
@@ -80,7 +83,7 @@ fn class_at(vm: &mut Vm, args: Args) -> PrimResult {
         return Ok(Answer(Value::NIL));
     };
     Ok(Answer(
-        vm.classes[c as usize]
+        vm.image.classes[c as usize]
             .methods
             .get(&id)
             .copied()
@@ -94,10 +97,10 @@ fn class_at_put(vm: &mut Vm, args: Args) -> PrimResult {
         .symbol(vm, 1)
         .or_error("methodAt:put: needs a Symbol")?;
     let m = args.get(vm, 2);
-    if let Some(problem) = vm.install_problem(c, id, m) {
+    if let Some(problem) = vm.image.install_problem(&vm.heap, c, id, m) {
         return Err(PrimFailure::Error(format!("methodAt:put: {problem}")));
     }
-    vm.put_method(c, id, m);
+    vm.image.classes.put_method(c, id, m);
     Ok(Answer(m))
 }
 
@@ -106,15 +109,17 @@ fn class_remove(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(id) = args.symbol(vm, 1) else {
         return Ok(Answer(Value::NIL));
     };
-    Ok(Answer(vm.remove_method(c, id).unwrap_or(Value::NIL)))
+    Ok(Answer(
+        vm.image.classes.remove_method(c, id).unwrap_or(Value::NIL),
+    ))
 }
 
 fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     let src = args.string(vm, 1).or_error("compile: needs a String")?;
-    let file = format!("<compiled in {}>", vm.class_name(c));
-    match vm.compile_and_install(c, &src, &file) {
-        Ok(id) => Ok(Answer(vm.methods[id as usize].object.get())),
+    let file = format!("<compiled in {}>", vm.image.class_name(c));
+    match vm.image.compile_and_install(&mut vm.heap, c, &src, &file) {
+        Ok(id) => Ok(Answer(vm.image.methods[id as usize].object.get())),
         Err(e) => Err(PrimFailure::Error(format!("compile error: {e}"))),
     }
 }
@@ -122,19 +127,20 @@ fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
 fn class_field_count(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     Ok(Answer(Value::small(
-        vm.classes[c as usize].fields.len() as i64
+        vm.image.classes[c as usize].fields.len() as i64,
     )))
 }
 
 fn class_category(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    let cat = vm.classes[c as usize].category.to_string();
+    let cat = vm.image.classes[c as usize].category.to_string();
     Ok(Answer(vm.new_string(&cat)?))
 }
 
 fn class_subclasses(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     let subs: Vec<Value> = vm
+        .image
         .classes
         .iter()
         .filter(|i| i.loaded && i.superclass == Some(c) && i.object != Value::NIL)
@@ -145,6 +151,7 @@ fn class_subclasses(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn all_classes(vm: &mut Vm, _args: Args) -> PrimResult {
     let all: Vec<Value> = vm
+        .image
         .classes
         .iter()
         .enumerate()
@@ -157,31 +164,27 @@ fn all_classes(vm: &mut Vm, _args: Args) -> PrimResult {
 fn class_is_indexable(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     Ok(Answer(Value::bool(!matches!(
-        vm.classes[c as usize].shape,
+        vm.image.classes[c as usize].shape,
         Shape::Fixed | Shape::Ephemeron
     ))))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let class_table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("name", class_name),
-        ("new", class_new),
-        ("superclass", class_superclass),
-        ("fields", class_fields),
-        ("methods", class_methods),
-        (">>", class_at),
-        ("methodAt:", class_at),
-        ("methodAt:put:", class_at_put),
-        ("removeMethodAt:", class_remove),
-        ("compile:", class_compile),
-        ("instanceFieldCount", class_field_count),
-        ("category", class_category),
-        ("subclasses", class_subclasses),
-        ("isIndexable", class_is_indexable),
-    ];
-    for (sel, f) in class_table {
-        vm.register("Class", sel, *f);
-    }
-    vm.register("Class class", "allClasses", all_classes);
-    vm.register("System", "loadedClasses", all_classes);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Class"], "name", class_name),
+    Primitive::new(&["Class"], "new", class_new),
+    Primitive::new(&["Class"], "superclass", class_superclass),
+    Primitive::new(&["Class"], "fields", class_fields),
+    Primitive::new(&["Class"], "methods", class_methods),
+    Primitive::new(&["Class"], ">>", class_at),
+    Primitive::new(&["Class"], "methodAt:", class_at),
+    Primitive::new(&["Class"], "methodAt:put:", class_at_put),
+    Primitive::new(&["Class"], "removeMethodAt:", class_remove),
+    Primitive::new(&["Class"], "compile:", class_compile),
+    Primitive::new(&["Class"], "instanceFieldCount", class_field_count),
+    Primitive::new(&["Class"], "category", class_category),
+    Primitive::new(&["Class"], "subclasses", class_subclasses),
+    Primitive::new(&["Class"], "isIndexable", class_is_indexable),
+    Primitive::new(&["Class class"], "allClasses", all_classes),
+    Primitive::new(&["System"], "loadedClasses", all_classes),
+];

@@ -10,6 +10,7 @@
 //! the kernel's exception code reads handles right away. `unwindTo:return:` and `restart:` unwind the stack (running the
 //! `<unwindProtect>` actions on the way) and answer [`Reply::Done`](super::Reply::Done).
 
+use super::Primitive;
 use super::outcome::Reply::{Answer, Done};
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
@@ -22,7 +23,7 @@ use lupa_heap::Value;
 /// process's number in the high bits, the frame index in the low 32, so a
 /// frame captured in one process is never taken for a frame of another.
 fn frame_handle(vm: &Vm, index: usize) -> Value {
-    Value::small(((vm.procs.current as i64 + 1) << 32) | index as i64)
+    Value::small(((vm.sched.current as i64 + 1) << 32) | index as i64)
 }
 
 /// Argument `i` as the index of a live frame of the running process. A
@@ -35,14 +36,14 @@ pub(crate) fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure>
         .filter(|h| *h >= 1 << 32)
         .ok_or_else(|| PrimFailure::wrong(i, Expected::Frame))?;
     let (proc, index) = ((handle >> 32) as usize - 1, (handle & 0xFFFF_FFFF) as usize);
-    if proc != vm.procs.current {
+    if proc != vm.sched.current {
         return Err(PrimFailure::Error(format!(
             "the frame belongs to another process (process {}, not the running process {})",
             proc + 1,
-            vm.procs.current + 1
+            vm.sched.current + 1
         )));
     }
-    if index >= vm.running.frames.len() {
+    if index >= vm.sched.running.frames.len() {
         return Err(PrimFailure::error(
             "the frame has returned (it is no longer on the stack)",
         ));
@@ -52,7 +53,7 @@ pub(crate) fn frame(vm: &Vm, args: Args, i: usize) -> Result<usize, PrimFailure>
 
 /// The frame that sent the primitive is the top frame (primitives have none).
 fn current_frame(vm: &mut Vm, _args: Args) -> PrimResult {
-    match vm.running.frames.len().checked_sub(1) {
+    match vm.sched.running.frames.len().checked_sub(1) {
         Some(top) => Ok(Answer(frame_handle(vm, top))),
         None => Ok(Answer(Value::NIL)),
     }
@@ -69,12 +70,12 @@ fn sender_of(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn handler_frame_below(vm: &mut Vm, args: Args) -> PrimResult {
     let start = match args.get(vm, 1) {
-        v if v == Value::NIL => vm.running.frames.len(),
+        v if v == Value::NIL => vm.sched.running.frames.len(),
         _ => frame(vm, args, 1)?,
     };
     let found = (0..start)
         .rev()
-        .find(|&i| vm.running.frames[i].code.exception_handler);
+        .find(|&i| vm.sched.running.frames[i].code.exception_handler);
     Ok(Answer(
         found.map(|i| frame_handle(vm, i)).unwrap_or(Value::NIL),
     ))
@@ -82,24 +83,26 @@ fn handler_frame_below(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn receiver_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
-    Ok(Answer(vm.running.stack[vm.running.frames[f].bp]))
+    Ok(Answer(
+        vm.sched.running.stack[vm.sched.running.frames[f].bp],
+    ))
 }
 
 fn argument_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     let n = args.int(vm, 2)?;
-    let fr = &vm.running.frames[f];
+    let fr = &vm.sched.running.frames[f];
     if n < 1 || n as usize > fr.code.num_args {
         return Err(PrimFailure::Fail);
     }
-    Ok(Answer(vm.running.stack[fr.bp + n as usize]))
+    Ok(Answer(vm.sched.running.stack[fr.bp + n as usize]))
 }
 
 /// Stack index of temporary `args[2]` of frame `args[1]`.
 fn temp_index(vm: &Vm, args: Args) -> Result<usize, PrimFailure> {
     let f = frame(vm, args, 1)?;
     let n = args.int(vm, 2)?;
-    let fr = &vm.running.frames[f];
+    let fr = &vm.sched.running.frames[f];
     if n < 1 || n as usize > fr.code.num_temps {
         return Err(PrimFailure::Fail);
     }
@@ -108,32 +111,32 @@ fn temp_index(vm: &Vm, args: Args) -> Result<usize, PrimFailure> {
 
 fn temp_of(vm: &mut Vm, args: Args) -> PrimResult {
     let i = temp_index(vm, args)?;
-    Ok(Answer(vm.running.stack[i]))
+    Ok(Answer(vm.sched.running.stack[i]))
 }
 
 fn temp_of_put(vm: &mut Vm, args: Args) -> PrimResult {
     let v = args.get(vm, 3);
     let i = temp_index(vm, args)?;
-    vm.running.stack[i] = v;
+    vm.sched.running.stack[i] = v;
     Ok(Answer(v))
 }
 
 fn method_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
-    let home = vm.running.frames[f].code.home.get();
-    Ok(Answer(vm.methods[home as usize].object.get()))
+    let home = vm.sched.running.frames[f].code.home.get();
+    Ok(Answer(vm.image.methods[home as usize].object.get()))
 }
 
 fn is_block_frame(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     Ok(Answer(Value::bool(
-        vm.running.frames[f].code.kind == CodeKind::Block,
+        vm.sched.running.frames[f].code.kind == CodeKind::Block,
     )))
 }
 
 fn line_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
-    let fr = &vm.running.frames[f];
+    let fr = &vm.sched.running.frames[f];
     Ok(Answer(Value::small(
         fr.code.line_of(fr.pc.saturating_sub(1)) as i64,
     )))
@@ -142,8 +145,8 @@ fn line_of(vm: &mut Vm, args: Args) -> PrimResult {
 fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     let v = args.get(vm, 2);
-    let n = vm.running.stack.len() - args.count() - 1;
-    vm.running.stack.truncate(n);
+    let n = vm.sched.running.stack.len() - args.count() - 1;
+    vm.sched.running.stack.truncate(n);
     vm.unwind_to(f, UnwindAction::Return(v))
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
@@ -151,15 +154,15 @@ fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn restart_frame(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
-    let n = vm.running.stack.len() - args.count() - 1;
-    vm.running.stack.truncate(n);
+    let n = vm.sched.running.stack.len() - args.count() - 1;
+    vm.sched.running.stack.truncate(n);
     vm.unwind_to(f, UnwindAction::Restart)
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
 }
 
 fn backtrace(vm: &mut Vm, _args: Args) -> PrimResult {
-    let n = vm.running.frames.len();
+    let n = vm.sched.running.frames.len();
     let mut s = String::new();
     for i in (0..n).rev() {
         s.push_str(&vm.describe_frame(i));
@@ -205,28 +208,28 @@ fn backtrace_from(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn depth(vm: &mut Vm, _args: Args) -> PrimResult {
-    Ok(Answer(Value::small(vm.running.frames.len() as i64)))
+    Ok(Answer(Value::small(vm.sched.running.frames.len() as i64)))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let ctx: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("currentFrame", current_frame),
-        ("senderOf:", sender_of),
-        ("handlerFrameBelow:", handler_frame_below),
-        ("receiverOf:", receiver_of),
-        ("argumentOf:at:", argument_of),
-        ("tempOf:at:", temp_of),
-        ("tempOf:at:put:", temp_of_put),
-        ("methodOf:", method_of),
-        ("isBlockFrame:", is_block_frame),
-        ("lineOf:", line_of),
-        ("unwindTo:return:", unwind_to_return),
-        ("restart:", restart_frame),
-        ("backtrace", backtrace),
-        ("backtraceFrom:", backtrace_from),
-        ("depth", depth),
-    ];
-    for (sel, f) in ctx {
-        vm.register("Context class", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Context class"], "currentFrame", current_frame),
+    Primitive::new(&["Context class"], "senderOf:", sender_of),
+    Primitive::new(
+        &["Context class"],
+        "handlerFrameBelow:",
+        handler_frame_below,
+    ),
+    Primitive::new(&["Context class"], "receiverOf:", receiver_of),
+    Primitive::new(&["Context class"], "argumentOf:at:", argument_of),
+    Primitive::new(&["Context class"], "tempOf:at:", temp_of),
+    Primitive::new(&["Context class"], "tempOf:at:put:", temp_of_put),
+    Primitive::new(&["Context class"], "methodOf:", method_of),
+    Primitive::new(&["Context class"], "isBlockFrame:", is_block_frame),
+    Primitive::new(&["Context class"], "lineOf:", line_of),
+    Primitive::new(&["Context class"], "unwindTo:return:", unwind_to_return),
+    Primitive::new(&["Context class"], "restart:", restart_frame),
+    Primitive::new(&["Context class"], "backtrace", backtrace),
+    Primitive::new(&["Context class"], "backtraceFrom:", backtrace_from),
+    Primitive::new(&["Context class"], "depth", depth),
+];

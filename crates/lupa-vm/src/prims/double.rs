@@ -2,6 +2,7 @@
 //! precision (any number is accepted as argument and converted), rounding to
 //! Integers, printing and parsing.
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::Answer;
 use super::{Args, PrimResult};
@@ -164,44 +165,40 @@ fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(Value::small(((b ^ (b >> 31)) & 0x3FFF_FFFF) as i64)))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("+", add),
-        ("-", sub),
-        ("*", mul),
-        ("//", div),
-        ("/", div),
-        ("%", modulo),
-        ("rem:", rem),
-        ("raisedTo:", raised),
-        ("<", lt),
-        ("<=", le),
-        (">", gt),
-        (">=", ge),
-        ("~=", ne),
-        ("<>", ne),
-        ("=", eq),
-        ("sqrt", sqrt),
-        ("cos", cos),
-        ("sin", sin),
-        ("tan", tan),
-        ("exp", exp),
-        ("ln", ln),
-        ("arcTan", arctan),
-        ("round", round),
-        ("rounded", round),
-        ("asInteger", truncated),
-        ("truncated", truncated),
-        ("floor", floor),
-        ("ceiling", ceiling),
-        ("asString", as_string),
-        ("printString", as_string),
-        ("hashcode", hashcode),
-    ];
-    for (sel, f) in table {
-        vm.register("Double", sel, *f);
-    }
-    vm.register("Double class", "PositiveInfinity", positive_infinity);
-    vm.register("Double class", "NaN", nan);
-    vm.register("Double class", "fromString:", from_string);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Double"], "+", add),
+    Primitive::new(&["Double"], "-", sub),
+    Primitive::new(&["Double"], "*", mul),
+    Primitive::new(&["Double"], "//", div),
+    Primitive::new(&["Double"], "/", div),
+    Primitive::new(&["Double"], "%", modulo),
+    Primitive::new(&["Double"], "rem:", rem),
+    Primitive::new(&["Double"], "raisedTo:", raised),
+    Primitive::new(&["Double"], "<", lt),
+    Primitive::new(&["Double"], "<=", le),
+    Primitive::new(&["Double"], ">", gt),
+    Primitive::new(&["Double"], ">=", ge),
+    Primitive::new(&["Double"], "~=", ne),
+    Primitive::new(&["Double"], "<>", ne),
+    Primitive::new(&["Double"], "=", eq),
+    Primitive::new(&["Double"], "sqrt", sqrt),
+    Primitive::new(&["Double"], "cos", cos),
+    Primitive::new(&["Double"], "sin", sin),
+    Primitive::new(&["Double"], "tan", tan),
+    Primitive::new(&["Double"], "exp", exp),
+    Primitive::new(&["Double"], "ln", ln),
+    Primitive::new(&["Double"], "arcTan", arctan),
+    Primitive::new(&["Double"], "round", round),
+    Primitive::new(&["Double"], "rounded", round),
+    Primitive::new(&["Double"], "asInteger", truncated),
+    Primitive::new(&["Double"], "truncated", truncated),
+    Primitive::new(&["Double"], "floor", floor),
+    Primitive::new(&["Double"], "ceiling", ceiling),
+    Primitive::new(&["Double"], "asString", as_string),
+    Primitive::new(&["Double"], "printString", as_string),
+    Primitive::new(&["Double"], "hashcode", hashcode),
+    Primitive::new(&["Double class"], "PositiveInfinity", positive_infinity),
+    Primitive::new(&["Double class"], "NaN", nan),
+    Primitive::new(&["Double class"], "fromString:", from_string),
+];

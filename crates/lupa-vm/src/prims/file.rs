@@ -1,8 +1,9 @@
 //! `File class` primitives: reading and writing files by handle (the table is
-//! `crate::files::OpenFiles`, the Smalltalk side `smalltalk/Kernel/File.som`).
+//! `crate::io::files::OpenFiles`, the Smalltalk side `smalltalk/Kernel/File.som`).
 //! A failure (a missing or unreadable file, a closed handle) is an error whose
 //! message names the path and the reason; the `File` methods signal it.
 
+use super::Primitive;
 use super::{Args, PrimFailure, PrimResult, Reply::Answer};
 use crate::objects::cls;
 use crate::vm::Vm;
@@ -23,7 +24,7 @@ fn bytes_or_nil(vm: &mut Vm, b: Option<Vec<u8>>) -> PrimResult {
 fn open_read(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
     let h = vm
-        .blocking(|vm| vm.files.open_read(&path))
+        .blocking(|vm| vm.io.files.open_read(&path))
         .map_err(PrimFailure::Error)?;
     Ok(Answer(int(h)?))
 }
@@ -32,7 +33,7 @@ fn open_read(vm: &mut Vm, args: Args) -> PrimResult {
 fn open_write(vm: &mut Vm, args: Args) -> PrimResult {
     let path = args.string(vm, 1)?;
     let h = vm
-        .blocking(|vm| vm.files.open_write(&path))
+        .blocking(|vm| vm.io.files.open_write(&path))
         .map_err(PrimFailure::Error)?;
     Ok(Answer(int(h)?))
 }
@@ -41,7 +42,7 @@ fn open_write(vm: &mut Vm, args: Args) -> PrimResult {
 fn read_line(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
     let line = vm
-        .blocking(|vm| vm.files.read_line(h))
+        .blocking(|vm| vm.io.files.read_line(h))
         .map_err(PrimFailure::Error)?;
     bytes_or_nil(vm, line)
 }
@@ -52,7 +53,7 @@ fn read(vm: &mut Vm, args: Args) -> PrimResult {
     let n = args.int(vm, 2)?;
     let n = usize::try_from(n).map_err(|_| PrimFailure::Error(format!("cannot read {n} bytes")))?;
     let chunk = vm
-        .blocking(|vm| vm.files.read(h, n))
+        .blocking(|vm| vm.io.files.read(h, n))
         .map_err(PrimFailure::Error)?;
     bytes_or_nil(vm, chunk)
 }
@@ -60,7 +61,7 @@ fn read(vm: &mut Vm, args: Args) -> PrimResult {
 /// `primLineNumber: handle`: lines answered so far.
 fn line_number(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    let n = vm.files.line_number(h).map_err(PrimFailure::Error)?;
+    let n = vm.io.files.line_number(h).map_err(PrimFailure::Error)?;
     Ok(Answer(int(n as i64)?))
 }
 
@@ -72,7 +73,7 @@ fn write(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(PrimFailure::wrong(2, super::Expected::String));
     }
     let bytes = vm.heap.bytes(s).to_vec();
-    vm.blocking(|vm| vm.files.write(h, &bytes))
+    vm.blocking(|vm| vm.io.files.write(h, &bytes))
         .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
@@ -80,7 +81,7 @@ fn write(vm: &mut Vm, args: Args) -> PrimResult {
 /// `primClose: handle`.
 fn close(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    vm.blocking(|vm| vm.files.close(h))
+    vm.blocking(|vm| vm.io.files.close(h))
         .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
@@ -88,7 +89,7 @@ fn close(vm: &mut Vm, args: Args) -> PrimResult {
 /// `primAbandon: handle`: close, discarding what a writer wrote.
 fn abandon(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
-    vm.blocking(|vm| vm.files.abandon(h))
+    vm.blocking(|vm| vm.io.files.abandon(h))
         .map_err(PrimFailure::Error)?;
     Ok(Answer(args.receiver(vm)))
 }
@@ -135,22 +136,18 @@ fn temporary_path(vm: &mut Vm, args: Args) -> PrimResult {
     ))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&str, crate::objects::PrimFn)] = &[
-        ("primOpenRead:", open_read),
-        ("primOpenWrite:", open_write),
-        ("primReadLine:", read_line),
-        ("primRead:count:", read),
-        ("primLineNumber:", line_number),
-        ("primWrite:string:", write),
-        ("primClose:", close),
-        ("primAbandon:", abandon),
-        ("exists:", exists),
-        ("sizeOf:", size_of),
-        ("delete:", delete),
-        ("temporaryPath:", temporary_path),
-    ];
-    for (sel, f) in table {
-        vm.register("File class", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["File class"], "primOpenRead:", open_read),
+    Primitive::new(&["File class"], "primOpenWrite:", open_write),
+    Primitive::new(&["File class"], "primReadLine:", read_line),
+    Primitive::new(&["File class"], "primRead:count:", read),
+    Primitive::new(&["File class"], "primLineNumber:", line_number),
+    Primitive::new(&["File class"], "primWrite:string:", write),
+    Primitive::new(&["File class"], "primClose:", close),
+    Primitive::new(&["File class"], "primAbandon:", abandon),
+    Primitive::new(&["File class"], "exists:", exists),
+    Primitive::new(&["File class"], "sizeOf:", size_of),
+    Primitive::new(&["File class"], "delete:", delete),
+    Primitive::new(&["File class"], "temporaryPath:", temporary_path),
+];

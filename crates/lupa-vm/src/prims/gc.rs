@@ -7,6 +7,7 @@
 //! `fullGC` and `scavenge` only request a collection: it runs at the next
 //! safepoint, right after the primitive.
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::Answer;
 use super::{Args, PrimResult};
@@ -163,7 +164,7 @@ fn gc_stat_names(vm: &mut Vm, _args: Args) -> PrimResult {
     let names: Vec<&'static str> = vm.heap.stats().named().iter().map(|(n, _)| *n).collect();
     let mut vals = Vec::with_capacity(names.len());
     for n in names {
-        vals.push(vm.symbol(n)?);
+        vals.push(vm.image.symbol(&mut vm.heap, n)?);
     }
     Ok(Answer(vm.new_array(&vals)?))
 }
@@ -181,7 +182,7 @@ fn gc_stat_values(vm: &mut Vm, _args: Args) -> PrimResult {
 }
 
 fn finalization_semaphore(vm: &mut Vm, _args: Args) -> PrimResult {
-    Ok(Answer(vm.finalization_semaphore))
+    Ok(Answer(vm.sched.finalization_semaphore))
 }
 
 fn set_finalization_semaphore(vm: &mut Vm, args: Args) -> PrimResult {
@@ -191,9 +192,9 @@ fn set_finalization_semaphore(vm: &mut Vm, args: Args) -> PrimResult {
             "finalizationSemaphore: expects a Semaphore or nil",
         ));
     }
-    vm.finalization_semaphore = s;
+    vm.sched.finalization_semaphore = s;
     if vm.heap.mourn_queue_len() > 0 && !s.is_nil() {
-        vm.finalization_due = true;
+        vm.sched.finalization_due = true;
     }
     Ok(Answer(args.receiver(vm)))
 }
@@ -234,6 +235,7 @@ fn take_deaths(vm: &mut Vm, _args: Args) -> PrimResult {
     let mut rows = Vec::with_capacity(deaths.len());
     for d in &deaths {
         let class = vm
+            .image
             .classes
             .get(d.class as usize)
             .map(|c| c.object)
@@ -272,29 +274,29 @@ fn gc_stats(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(vm.new_array(&vals)?))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("fullGC", full_gc),
-        ("scavenge", scavenge),
-        ("gcParameterAt:", gc_parameter_at),
-        ("gcParameterAt:put:", gc_parameter_at_put),
-        ("vmParameterAt:", vm_parameter_at),
-        ("vmParameterAt:put:", vm_parameter_at_put),
-        ("gcStatAt:", gc_stat_at),
-        ("gcStatNames", gc_stat_names),
-        ("gcStatValues", gc_stat_values),
-        ("finalizationSemaphore", finalization_semaphore),
-        ("finalizationSemaphore:", set_finalization_semaphore),
-        ("mournQueue", mourn_queue),
-        ("track:", track),
-        ("untrack:", untrack),
-        ("isTracked:", is_tracked),
-        ("takeDeaths", take_deaths),
-        ("gcCount", gc_count),
-        ("totalAllocatedBytes", allocated_bytes),
-        ("gcStats", gc_stats),
-    ];
-    for (sel, f) in table {
-        vm.register("System", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["System"], "fullGC", full_gc),
+    Primitive::new(&["System"], "scavenge", scavenge),
+    Primitive::new(&["System"], "gcParameterAt:", gc_parameter_at),
+    Primitive::new(&["System"], "gcParameterAt:put:", gc_parameter_at_put),
+    Primitive::new(&["System"], "vmParameterAt:", vm_parameter_at),
+    Primitive::new(&["System"], "vmParameterAt:put:", vm_parameter_at_put),
+    Primitive::new(&["System"], "gcStatAt:", gc_stat_at),
+    Primitive::new(&["System"], "gcStatNames", gc_stat_names),
+    Primitive::new(&["System"], "gcStatValues", gc_stat_values),
+    Primitive::new(&["System"], "finalizationSemaphore", finalization_semaphore),
+    Primitive::new(
+        &["System"],
+        "finalizationSemaphore:",
+        set_finalization_semaphore,
+    ),
+    Primitive::new(&["System"], "mournQueue", mourn_queue),
+    Primitive::new(&["System"], "track:", track),
+    Primitive::new(&["System"], "untrack:", untrack),
+    Primitive::new(&["System"], "isTracked:", is_tracked),
+    Primitive::new(&["System"], "takeDeaths", take_deaths),
+    Primitive::new(&["System"], "gcCount", gc_count),
+    Primitive::new(&["System"], "totalAllocatedBytes", allocated_bytes),
+    Primitive::new(&["System"], "gcStats", gc_stats),
+];

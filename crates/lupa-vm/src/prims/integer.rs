@@ -5,6 +5,7 @@
 //! significant first. Results are always normalised: a value that fits a
 //! SmallInteger is one.
 
+use super::Primitive;
 use super::outcome::Reply::Answer;
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
@@ -12,39 +13,18 @@ use crate::interp::floor_div;
 use crate::objects::cls;
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
-use num_bigint::{BigInt, Sign};
+use num_bigint::BigInt;
 use num_integer::Integer as _;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 /// The BigInt value of an Integer (small or large).
 pub(crate) fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
-    if let Some(i) = v.as_int() {
-        return Some(BigInt::from(i));
-    }
-    if v.is_ptr() && vm.heap.class_index(v) == cls::INTEGER {
-        let words = vm.heap.words(v);
-        let (sign, mag) = words.split_first()?;
-        let mut digits = Vec::with_capacity(mag.len() * 2);
-        for w in mag {
-            digits.push(*w as u32);
-            digits.push((*w >> 32) as u32);
-        }
-        let b = BigInt::from_slice(if *sign == 0 { Sign::Plus } else { Sign::Minus }, &digits);
-        return Some(b);
-    }
-    None
+    crate::objects::numbers::big_of(&vm.heap, v)
 }
 
-/// An Integer value for a BigInt (SmallInteger when it fits).
+/// `b` as a Value (a SmallInteger when it fits), published as an allocation.
 pub(crate) fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory> {
-    if let Some(v) = b.to_i64().and_then(Value::from_i64) {
-        return Ok(v);
-    }
-    let (sign, digits) = b.to_u64_digits();
-    let mut words = Vec::with_capacity(digits.len() + 1);
-    words.push(if sign == Sign::Minus { 1 } else { 0 });
-    words.extend_from_slice(&digits);
-    vm.new_words(cls::INTEGER, &words)
+    vm.allocating(|h| crate::objects::numbers::int_value(h, b))
 }
 
 /// `a + b` for any two numbers (used by inlined loops).
@@ -417,44 +397,40 @@ fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(Value::small(h as i64)))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("+", add),
-        ("-", sub),
-        ("*", mul),
-        ("/", div),
-        ("//", fdiv),
-        ("%", modulo),
-        ("\\\\", modulo),
-        ("rem:", rem),
-        ("&", band),
-        ("bitAnd:", band),
-        ("bitOr:", bor),
-        ("|", bor),
-        ("bitXor:", bxor),
-        ("<<", shl),
-        (">>>", shr),
-        (">>", sar),
-        ("=", eq),
-        ("~=", ne),
-        ("<>", ne),
-        ("<", lt),
-        ("<=", le),
-        (">", gt),
-        (">=", ge),
-        ("asString", as_string),
-        ("printString", as_string),
-        ("printString:", print_string_radix),
-        ("sqrt", sqrt),
-        ("atRandom", at_random),
-        ("asDouble", as_double),
-        ("as32BitSignedValue", as_32_signed),
-        ("as32BitUnsignedValue", as_32_unsigned),
-        ("asCharacterString", as_character_string),
-        ("hashcode", hashcode),
-    ];
-    for (sel, f) in table {
-        vm.register("Integer", sel, *f);
-    }
-    vm.register("Integer class", "fromString:", from_string);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Integer"], "+", add),
+    Primitive::new(&["Integer"], "-", sub),
+    Primitive::new(&["Integer"], "*", mul),
+    Primitive::new(&["Integer"], "/", div),
+    Primitive::new(&["Integer"], "//", fdiv),
+    Primitive::new(&["Integer"], "%", modulo),
+    Primitive::new(&["Integer"], "\\\\", modulo),
+    Primitive::new(&["Integer"], "rem:", rem),
+    Primitive::new(&["Integer"], "&", band),
+    Primitive::new(&["Integer"], "bitAnd:", band),
+    Primitive::new(&["Integer"], "bitOr:", bor),
+    Primitive::new(&["Integer"], "|", bor),
+    Primitive::new(&["Integer"], "bitXor:", bxor),
+    Primitive::new(&["Integer"], "<<", shl),
+    Primitive::new(&["Integer"], ">>>", shr),
+    Primitive::new(&["Integer"], ">>", sar),
+    Primitive::new(&["Integer"], "=", eq),
+    Primitive::new(&["Integer"], "~=", ne),
+    Primitive::new(&["Integer"], "<>", ne),
+    Primitive::new(&["Integer"], "<", lt),
+    Primitive::new(&["Integer"], "<=", le),
+    Primitive::new(&["Integer"], ">", gt),
+    Primitive::new(&["Integer"], ">=", ge),
+    Primitive::new(&["Integer"], "asString", as_string),
+    Primitive::new(&["Integer"], "printString", as_string),
+    Primitive::new(&["Integer"], "printString:", print_string_radix),
+    Primitive::new(&["Integer"], "sqrt", sqrt),
+    Primitive::new(&["Integer"], "atRandom", at_random),
+    Primitive::new(&["Integer"], "asDouble", as_double),
+    Primitive::new(&["Integer"], "as32BitSignedValue", as_32_signed),
+    Primitive::new(&["Integer"], "as32BitUnsignedValue", as_32_unsigned),
+    Primitive::new(&["Integer"], "asCharacterString", as_character_string),
+    Primitive::new(&["Integer"], "hashcode", hashcode),
+    Primitive::new(&["Integer class"], "fromString:", from_string),
+];

@@ -1,8 +1,9 @@
 //! `System` primitives of the VM's lifetime recording (Illimani's VM mode,
 //! `IllLifetimeProfiler beVmNative`): start, stop, and the records as arrays.
 
+use super::Primitive;
 use super::{Args, PrimResult, Reply::Answer};
-use crate::lifetimes::{LifetimeOptions, policy_for};
+use crate::obs::lifetimes::{LifetimeOptions, policy_for};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
@@ -46,7 +47,7 @@ fn start(vm: &mut Vm, args: Args) -> PrimResult {
 fn stop(vm: &mut Vm, _args: Args) -> PrimResult {
     let rec = vm.stop_lifetimes();
     let n = rec.records.len();
-    vm.last_lifetimes = Some(rec);
+    vm.obs.last_lifetimes = Some(rec);
     Ok(Answer(Value::small(n as i64)))
 }
 
@@ -61,9 +62,10 @@ fn frame(vm: &mut Vm, (id, pc): (u32, u32)) -> Result<Value, lupa_heap::OutOfMem
         .map(|d| d.display_name())
         .unwrap_or_default();
     let method = vm
+        .image
         .methods
         .get(id as usize)
-        .and_then(|c| vm.methods.get(c.home.get() as usize))
+        .and_then(|c| vm.image.methods.get(c.home.get() as usize))
         .map_or(Value::NIL, |h| h.object.get());
     let name = vm.new_string(&name)?;
     vm.new_array(&[
@@ -86,7 +88,8 @@ fn int(n: u64) -> Value {
 fn records(vm: &mut Vm, args: Args) -> PrimResult {
     let from = args.int(vm, 1)?.max(1) as usize - 1;
     let count = args.int(vm, 2)?.max(0) as usize;
-    let rows: Vec<(crate::lifetimes::AllocationRecord, Vec<(u32, u32)>)> = vm
+    let rows: Vec<(crate::obs::lifetimes::AllocationRecord, Vec<(u32, u32)>)> = vm
+        .obs
         .last_lifetimes
         .as_ref()
         .map(|l| {
@@ -105,7 +108,7 @@ fn records(vm: &mut Vm, args: Args) -> PrimResult {
             frames.push(frame(vm, f)?);
         }
         let stack = vm.new_array(&frames)?;
-        let class = vm.class_object(r.class);
+        let class = vm.image.class_object(r.class);
         let prob = vm.new_double(r.probability)?;
         let vals = [
             class,
@@ -129,7 +132,7 @@ fn records(vm: &mut Vm, args: Args) -> PrimResult {
 /// scavenges fullGCs gcUs meanIntervalBytes seed lateSites)` of the last
 /// recording (`meanIntervalBytes` 0 unless sampling by bytes).
 fn totals(vm: &mut Vm, _args: Args) -> PrimResult {
-    let Some(r) = vm.last_lifetimes.as_ref() else {
+    let Some(r) = vm.obs.last_lifetimes.as_ref() else {
         return Ok(Answer(Value::NIL));
     };
     let (mean, seed) = match r.policy {
@@ -195,7 +198,7 @@ fn last_collection_was_full(vm: &mut Vm, _args: Args) -> PrimResult {
 /// element); `totals` as `lifetimeTotals` answers them, followed by the rate
 /// and every-n-th.
 fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
-    use crate::lifetimes::{AllocationRecord, LifetimeRecording};
+    use crate::obs::lifetimes::{AllocationRecord, LifetimeRecording};
     let bad = || {
         super::PrimFailure::error(
             "recordLifetimes:totals: expects rows and totals as lifetimeRecordFrom:count: and lifetimeTotals answer them",
@@ -219,7 +222,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(bad());
     }
     let mut records = Vec::with_capacity(rows.len());
-    let mut stacks = crate::lifetimes::StackTable::default();
+    let mut stacks = crate::obs::lifetimes::StackTable::default();
     for row in rows {
         let f = elems(vm, row)?;
         if f.len() < 11 {
@@ -264,7 +267,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         }
     };
     let start_bytes = records.first().map_or(0, |r| r.birth_bytes);
-    vm.last_lifetimes = Some(LifetimeRecording {
+    vm.obs.last_lifetimes = Some(LifetimeRecording {
         records,
         policy: Some(policy),
         duration_us: t[1],
@@ -281,25 +284,26 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(args.get(vm, 0)))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    vm.register(
-        "Context class",
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(
+        &["Context class"],
         "allocationStackFrom:depth:for:",
         allocation_stack_from,
-    );
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        (
-            "startLifetimes:everyNth:seed:stackDepth:only:ignore:",
-            start,
-        ),
-        ("stopLifetimes", stop),
-        ("lifetimeRecordFrom:count:", records),
-        ("lifetimeTotals", totals),
-        ("sizeInBytesOf:", size_in_bytes),
-        ("lastCollectionWasFull", last_collection_was_full),
-        ("recordLifetimes:totals:", record_lifetimes),
-    ];
-    for (sel, f) in table {
-        vm.register("System", sel, *f);
-    }
-}
+    ),
+    Primitive::new(
+        &["System"],
+        "startLifetimes:everyNth:seed:stackDepth:only:ignore:",
+        start,
+    ),
+    Primitive::new(&["System"], "stopLifetimes", stop),
+    Primitive::new(&["System"], "lifetimeRecordFrom:count:", records),
+    Primitive::new(&["System"], "lifetimeTotals", totals),
+    Primitive::new(&["System"], "sizeInBytesOf:", size_in_bytes),
+    Primitive::new(
+        &["System"],
+        "lastCollectionWasFull",
+        last_collection_was_full,
+    ),
+    Primitive::new(&["System"], "recordLifetimes:totals:", record_lifetimes),
+];

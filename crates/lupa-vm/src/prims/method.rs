@@ -5,6 +5,7 @@
 //! else fails. The literal-frame primitives that MethodProxies needs live in
 //! `proxies.rs`.
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::{Answer, Done};
 use super::{Args, PrimResult};
@@ -13,12 +14,12 @@ use lupa_heap::Value;
 
 fn method_signature(vm: &mut Vm, args: Args) -> PrimResult {
     let code = args.method(vm, 0)?;
-    Ok(Answer(vm.symbol_object(code.selector)?))
+    Ok(Answer(vm.image.symbol_object(&mut vm.heap, code.selector)?))
 }
 
 fn method_holder(vm: &mut Vm, args: Args) -> PrimResult {
     let code = args.method(vm, 0)?;
-    Ok(Answer(vm.class_object(code.holder.get())))
+    Ok(Answer(vm.image.class_object(code.holder.get())))
 }
 
 fn method_num_args(vm: &mut Vm, args: Args) -> PrimResult {
@@ -41,7 +42,7 @@ fn method_pragmas(vm: &mut Vm, args: Args) -> PrimResult {
     let code = args.method(vm, 0)?;
     let mut out = Vec::new();
     for (name, _args) in &code.pragmas {
-        let s = vm.symbol(name)?;
+        let s = vm.image.symbol(&mut vm.heap, name)?;
         out.push(vm.new_array(&[s])?);
     }
     Ok(Answer(vm.new_array(&out)?))
@@ -68,7 +69,7 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
         )));
     }
     let class = vm.class_of(recv);
-    if let Some(problem) = vm.primitive_holder_problem(&code, class) {
+    if let Some(problem) = vm.image.primitive_holder_problem(&code, class) {
         return Err(PrimFailure::Error(format!("invokeOn:with: {problem}")));
     }
     let used = code.fields_used();
@@ -81,15 +82,15 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
         let class = vm.class_of(recv);
         return Err(PrimFailure::Error(format!(
             "invokeOn:with: {}>>{} uses {used} named field(s) but the receiver (a {}) has {slots}",
-            vm.class_name(code.holder.get()),
+            vm.image.class_name(code.holder.get()),
             code.selector_name,
-            vm.class_name(class)
+            vm.image.class_name(class)
         )));
     }
-    let n = vm.running.stack.len() - args.count() - 1;
-    vm.running.stack.truncate(n);
-    vm.running.stack.push(recv);
-    vm.running.stack.extend_from_slice(&arguments);
+    let n = vm.sched.running.stack.len() - args.count() - 1;
+    vm.sched.running.stack.truncate(n);
+    vm.sched.running.stack.push(recv);
+    vm.sched.running.stack.extend_from_slice(&arguments);
     vm.note_prim_send();
     vm.invoke(code, arguments.len())
         .map_err(PrimFailure::Abort)?;
@@ -98,22 +99,21 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn method_source_code(vm: &mut Vm, args: Args) -> PrimResult {
     let code = args.method(vm, 0)?;
-    Ok(Answer(match vm.method_source(&code) {
+    Ok(Answer(match vm.image.method_source(&code) {
         Some(text) => vm.new_string(&text)?,
         None => Value::NIL,
     }))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    for class in ["Method", "Primitive"] {
-        vm.register(class, "signature", method_signature);
-        vm.register(class, "selector", method_signature);
-        vm.register(class, "holder", method_holder);
-        vm.register(class, "numArgs", method_num_args);
-        vm.register(class, "sourceLine", method_source_line);
-        vm.register(class, "hasPragma:", method_has_pragma);
-        vm.register(class, "pragmas", method_pragmas);
-        vm.register(class, "invokeOn:with:", method_invoke);
-        vm.register(class, "sourceCode", method_source_code);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Method", "Primitive"], "signature", method_signature),
+    Primitive::new(&["Method", "Primitive"], "selector", method_signature),
+    Primitive::new(&["Method", "Primitive"], "holder", method_holder),
+    Primitive::new(&["Method", "Primitive"], "numArgs", method_num_args),
+    Primitive::new(&["Method", "Primitive"], "sourceLine", method_source_line),
+    Primitive::new(&["Method", "Primitive"], "hasPragma:", method_has_pragma),
+    Primitive::new(&["Method", "Primitive"], "pragmas", method_pragmas),
+    Primitive::new(&["Method", "Primitive"], "invokeOn:with:", method_invoke),
+    Primitive::new(&["Method", "Primitive"], "sourceCode", method_source_code),
+];

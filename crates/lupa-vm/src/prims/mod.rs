@@ -1,13 +1,18 @@
-//! Native primitives, one module per class family. Each is registered under the
-//! class name and selector that the class library declares (`Integer>>+`,
+//! Native primitives, one module per class family, as data: each module has a
+//! static table, [`PRIMITIVES`](object::PRIMITIVES) (class names, selector,
+//! function), and [`MODULES`] lists the tables. A method is bound to the
+//! primitive of its class name and selector (`Integer>>+`, the class side as
 //! `Array class>>new:`), so SOM's core-lib and Lupa's own library bind to the
-//! same implementations (`docs/primitives.md` is that contract).
+//! same implementations; `docs/primitives.md` is that contract, and a test
+//! checks it against the tables (every primitive documented, nothing
+//! documented that does not exist).
 //!
 //! A primitive is a [`PrimFn`]: `fn(&mut Vm, Args) -> PrimResult`. It decodes
 //! its receiver and arguments with the typed accessors of [`Args`] (`?` on a
 //! wrong argument), allocates with `?` (out of memory becomes an `error:`), and
 //! answers a [`Reply`] or a [`PrimFailure`]; `outcome.rs` says what the send
-//! path does with each.
+//! path does with each. A method holds the [`PrimId`] of its primitive (module
+//! and index in [`MODULES`]), which [`function`] turns into the function.
 
 pub(crate) mod args;
 pub(crate) mod outcome;
@@ -34,48 +39,89 @@ pub(crate) mod system;
 pub use args::Args;
 pub use outcome::{Expected, PrimFailure, PrimResult, Reply};
 
-use crate::objects::PrimFn;
+use crate::objects::PrimId;
 use crate::vm::Vm;
 use lupa_heap::Value;
+
+/// A native primitive: the receiver and its arguments are on top of the stack
+/// (read through [`Args`]); `outcome.rs` says what the send path does with its
+/// [`PrimResult`].
+pub(crate) type PrimFn = fn(&mut Vm, Args) -> PrimResult;
+
+/// One entry of a primitive table: the classes whose methods of `selector`
+/// it is bound to (`"Array class"` for the class side), and the function.
+#[derive(Clone, Copy)]
+pub(crate) struct Primitive {
+    /// Class names (the class side as `"Name class"`).
+    pub(crate) classes: &'static [&'static str],
+    /// The selector.
+    pub(crate) selector: &'static str,
+    /// The implementation.
+    pub(crate) function: PrimFn,
+}
+
+impl Primitive {
+    /// The primitive `function` bound to `selector` in each of `classes`.
+    pub(crate) const fn new(
+        classes: &'static [&'static str],
+        selector: &'static str,
+        function: PrimFn,
+    ) -> Primitive {
+        Primitive {
+            classes,
+            selector,
+            function,
+        }
+    }
+}
+
+/// Every module's table; a [`PrimId`] is a module's position here and the
+/// entry's position in its table.
+pub(crate) const MODULES: &[&[Primitive]] = &[
+    object::PRIMITIVES,
+    perform::PRIMITIVES,
+    class::PRIMITIVES,
+    method::PRIMITIVES,
+    proxies::PRIMITIVES,
+    integer::PRIMITIVES,
+    double::PRIMITIVES,
+    string::PRIMITIVES,
+    array::PRIMITIVES,
+    block::PRIMITIVES,
+    boolean::PRIMITIVES,
+    context::PRIMITIVES,
+    process::PRIMITIVES,
+    profiling::PRIMITIVES,
+    system::PRIMITIVES,
+    gc::PRIMITIVES,
+    lifetimes::PRIMITIVES,
+    file::PRIMITIVES,
+];
+
+/// The function of primitive `id`.
+#[inline(always)]
+pub(crate) fn function(id: PrimId) -> PrimFn {
+    MODULES[id.module as usize][id.index as usize].function
+}
+
+/// Every primitive's binding: `(class name, selector, id)`, one per class it
+/// is bound to (what the image binds methods by).
+pub(crate) fn bindings() -> impl Iterator<Item = (&'static str, &'static str, PrimId)> {
+    MODULES.iter().enumerate().flat_map(|(m, table)| {
+        table.iter().enumerate().flat_map(move |(i, p)| {
+            let id = PrimId {
+                module: m as u16,
+                index: i as u16,
+            };
+            p.classes.iter().map(move |c| (*c, p.selector, id))
+        })
+    })
+}
 
 /// Receiver (`i == 0`) or argument `i` of a primitive with `argc` arguments.
 #[inline(always)]
 pub(crate) fn arg(vm: &Vm, argc: usize, i: usize) -> Value {
-    vm.running.stack[vm.running.stack.len() - 1 - argc + i]
-}
-
-impl Vm {
-    /// Bind `f` as the primitive of `class>>selector` (`"Array class"` for the class side).
-    pub(crate) fn register(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
-        self.prims.insert(format!("{class}>>{selector}"), f);
-    }
-
-    /// The primitive registered for `class>>selector`, if any.
-    pub(crate) fn find_primitive(&self, class: &str, selector: &str) -> Option<PrimFn> {
-        self.prims.get(&format!("{class}>>{selector}")).copied()
-    }
-}
-
-/// Register every primitive of every class family (at VM creation).
-pub(crate) fn register_all(vm: &mut Vm) {
-    object::register(vm);
-    perform::register(vm);
-    class::register(vm);
-    method::register(vm);
-    proxies::register(vm);
-    integer::register(vm);
-    double::register(vm);
-    string::register(vm);
-    array::register(vm);
-    block::register(vm);
-    boolean::register(vm);
-    context::register(vm);
-    process::register(vm);
-    profiling::register(vm);
-    system::register(vm);
-    gc::register(vm);
-    lifetimes::register(vm);
-    file::register(vm);
+    vm.sched.running.stack[vm.sched.running.stack.len() - 1 - argc + i]
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! shallow copy, instance variables by index or name, `respondsTo:`, and the
 //! `halt`/`inspect` debugging aids.
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::Answer;
 use super::{Args, PrimResult};
@@ -11,7 +12,7 @@ use lupa_heap::{Format, Value};
 
 fn class(vm: &mut Vm, args: Args) -> PrimResult {
     let c = vm.class_of(args.receiver(vm));
-    Ok(Answer(vm.class_object(c)))
+    Ok(Answer(vm.image.class_object(c)))
 }
 
 fn identical(vm: &mut Vm, args: Args) -> PrimResult {
@@ -76,15 +77,15 @@ fn shallow_copy(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn halt(vm: &mut Vm, _args: Args) -> PrimResult {
     let trace = vm.backtrace(20);
-    vm.print_err(&format!("halt:\n{trace}\n"));
+    vm.io.print_err(&format!("halt:\n{trace}\n"));
     Ok(Answer(Value::NIL))
 }
 
 fn inspect(vm: &mut Vm, args: Args) -> PrimResult {
     let a = args.receiver(vm);
     let c = vm.class_of(a);
-    let line = format!("{} {:?}\n", vm.class_name(c), a);
-    vm.print(&line).map_err(PrimFailure::Abort)?;
+    let line = format!("{} {:?}\n", vm.image.class_name(c), a);
+    vm.io.print(&line).map_err(PrimFailure::Abort)?;
     Ok(Answer(a))
 }
 
@@ -124,7 +125,7 @@ fn field_index(vm: &Vm, args: Args) -> Option<(Value, usize)> {
     let a = args.receiver(vm);
     let name = args.string(vm, 1).ok()?;
     let c = vm.class_of(a);
-    let idx = vm.classes[c as usize]
+    let idx = vm.image.classes[c as usize]
         .fields
         .iter()
         .position(|f| **f == *name)?;
@@ -160,32 +161,28 @@ fn responds_to(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(id) = args.symbol(vm, 1) else {
         return Ok(Answer(Value::FALSE));
     };
-    if vm.symbols.is_hidden(id) {
+    if vm.image.symbols.is_hidden(id) {
         return Ok(Answer(Value::FALSE));
     }
     Ok(Answer(Value::bool(!matches!(
-        vm.lookup(c, id),
+        vm.image.lookup(&vm.heap, c, id),
         Lookup::NotFound
     ))))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("class", class),
-        ("==", identical),
-        ("hashcode", hashcode),
-        ("identityHash", hashcode),
-        ("objectSize", object_size),
-        ("shallowCopy", shallow_copy),
-        ("halt", halt),
-        ("inspect", inspect),
-        ("instVarAt:", inst_var_at),
-        ("instVarAt:put:", inst_var_at_put),
-        ("instVarNamed:", inst_var_named),
-        ("instVarNamed:put:", inst_var_named_put),
-        ("respondsTo:", responds_to),
-    ];
-    for (sel, f) in table {
-        vm.register("Object", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Object"], "class", class),
+    Primitive::new(&["Object"], "==", identical),
+    Primitive::new(&["Object"], "hashcode", hashcode),
+    Primitive::new(&["Object"], "identityHash", hashcode),
+    Primitive::new(&["Object"], "objectSize", object_size),
+    Primitive::new(&["Object"], "shallowCopy", shallow_copy),
+    Primitive::new(&["Object"], "halt", halt),
+    Primitive::new(&["Object"], "inspect", inspect),
+    Primitive::new(&["Object"], "instVarAt:", inst_var_at),
+    Primitive::new(&["Object"], "instVarAt:put:", inst_var_at_put),
+    Primitive::new(&["Object"], "instVarNamed:", inst_var_named),
+    Primitive::new(&["Object"], "instVarNamed:put:", inst_var_named_put),
+    Primitive::new(&["Object"], "respondsTo:", responds_to),
+];

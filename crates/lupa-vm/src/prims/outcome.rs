@@ -1,6 +1,6 @@
 //! What a primitive answers: the contract between a primitive and the send path.
 //!
-//! A primitive ([`PrimFn`](crate::objects::PrimFn)) runs with its receiver and
+//! A primitive ([`PrimFn`](super::PrimFn)) runs with its receiver and
 //! arguments still on the stack (read through [`Args`](super::Args)) and returns
 //! a [`PrimResult`]. The send path (`Vm::invoke`) then:
 //! - `Ok(Reply::Answer(v))`: pops the receiver and arguments and pushes `v`;

@@ -5,6 +5,7 @@
 //! dispatches a normal send from there (counted as one send), so it answers
 //! [`Reply::Done`](super::Reply::Done): the result arrives when the sent method returns.
 
+use super::Primitive;
 use super::outcome::Reply::Done;
 use super::outcome::{OrError, PrimFailure};
 use super::{Args, PrimResult};
@@ -34,7 +35,7 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
     } else {
         vm.class_of(args.receiver(vm))
     };
-    let sel_name = vm.symbols.name(id).to_string();
+    let sel_name = vm.image.symbols.name(id).to_string();
     let expected = selector_arity(&sel_name);
     if expected != arguments.len() {
         return Err(PrimFailure::Error(format!(
@@ -43,10 +44,10 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
         )));
     }
     let recv = args.receiver(vm);
-    let n = vm.running.stack.len() - argc - 1;
-    vm.running.stack.truncate(n);
-    vm.running.stack.push(recv);
-    vm.running.stack.extend_from_slice(&arguments);
+    let n = vm.sched.running.stack.len() - argc - 1;
+    vm.sched.running.stack.truncate(n);
+    vm.sched.running.stack.push(recv);
+    vm.sched.running.stack.extend_from_slice(&arguments);
     vm.note_prim_send();
     vm.dispatch_in(start_class, id, arguments.len(), None)
         .map_err(PrimFailure::Abort)?;
@@ -84,20 +85,17 @@ fn perform_with_args_in_super(vm: &mut Vm, args: Args) -> PrimResult {
     perform_generic(vm, args, true, true)
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("perform:", perform),
-        ("perform:with:", perform),
-        ("perform:with:with:", perform),
-        ("perform:with:with:with:", perform),
-        ("perform:withArguments:", perform_with_args),
-        ("perform:inSuperclass:", perform_in_super),
-        (
-            "perform:withArguments:inSuperclass:",
-            perform_with_args_in_super,
-        ),
-    ];
-    for (sel, f) in table {
-        vm.register("Object", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["Object"], "perform:", perform),
+    Primitive::new(&["Object"], "perform:with:", perform),
+    Primitive::new(&["Object"], "perform:with:with:", perform),
+    Primitive::new(&["Object"], "perform:with:with:with:", perform),
+    Primitive::new(&["Object"], "perform:withArguments:", perform_with_args),
+    Primitive::new(&["Object"], "perform:inSuperclass:", perform_in_super),
+    Primitive::new(
+        &["Object"],
+        "perform:withArguments:inSuperclass:",
+        perform_with_args_in_super,
+    ),
+];

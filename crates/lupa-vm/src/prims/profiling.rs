@@ -1,6 +1,7 @@
 //! `System>>startProfiler:` and `System>>stopProfiler`: the primitives of the
-//! profiler door (`crate::profiling`).
+//! profiler door (`crate::obs::profiling`).
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::Answer;
 use super::{Args, PrimResult};
@@ -29,8 +30,9 @@ fn stop_profiler_data(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(report.to_smalltalk(vm)?))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    vm.register("System", "startProfiler:", start_profiler);
-    vm.register("System", "stopProfiler", stop_profiler);
-    vm.register("System", "stopProfilerData", stop_profiler_data);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["System"], "startProfiler:", start_profiler),
+    Primitive::new(&["System"], "stopProfiler", stop_profiler),
+    Primitive::new(&["System"], "stopProfilerData", stop_profiler_data),
+];

@@ -20,6 +20,7 @@
 //! proxy, or one called at the meta level, goes straight to the original) and the
 //! per-process meta-level count.
 
+use super::Primitive;
 use super::outcome::Reply::Answer;
 use super::outcome::{OrError, PrimFailure};
 use super::{Args, PrimResult};
@@ -37,7 +38,7 @@ fn method_copy_for(vm: &mut Vm, args: Args) -> PrimResult {
     let sel = args
         .symbol(vm, 2)
         .or_error("copyFor:selector: needs a Symbol")?;
-    if let Some(problem) = vm.primitive_holder_problem(&code, holder) {
+    if let Some(problem) = vm.image.primitive_holder_problem(&code, holder) {
         return Err(PrimFailure::Error(format!("copyFor:selector: {problem}")));
     }
     let copy = vm.copy_method(&code, holder, sel)?;
@@ -78,35 +79,45 @@ fn method_num_literals(vm: &mut Vm, args: Args) -> PrimResult {
 /// but hidden from `methods`, `selectors` and `respondsTo:`.
 fn as_hidden_symbol(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 0)?;
-    Ok(Answer(vm.symbol(&format!("{HIDDEN_PREFIX}{s}"))?))
+    Ok(Answer(
+        vm.image
+            .symbol(&mut vm.heap, &format!("{HIDDEN_PREFIX}{s}"))?,
+    ))
 }
 
 fn is_hidden_selector(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(match args.symbol(vm, 0) {
-        Ok(id) => Value::bool(vm.symbols.is_hidden(id)),
+        Ok(id) => Value::bool(vm.image.symbols.is_hidden(id)),
         Err(_) => Value::FALSE,
     }))
 }
 
 /// `Processor isMeta`: is the running process inside a `<metaLevel>` method?
 fn is_meta(vm: &mut Vm, _args: Args) -> PrimResult {
-    Ok(Answer(Value::bool(vm.running.meta_depth > 0)))
+    Ok(Answer(Value::bool(vm.sched.running.meta_depth > 0)))
 }
 
 /// `Processor metaLevel`: how many `<metaLevel>` methods the running process is in.
 fn meta_level(vm: &mut Vm, _args: Args) -> PrimResult {
-    Ok(Answer(Value::small(vm.running.meta_depth as i64)))
+    Ok(Answer(Value::small(vm.sched.running.meta_depth as i64)))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    for class in ["Method", "Primitive"] {
-        vm.register(class, "copyFor:selector:", method_copy_for);
-        vm.register(class, "literalAt:", method_literal_at);
-        vm.register(class, "literalAt:put:", method_literal_at_put);
-        vm.register(class, "numLiterals", method_num_literals);
-    }
-    vm.register("String", "asHiddenSymbol", as_hidden_symbol);
-    vm.register("Symbol", "isHiddenSelector", is_hidden_selector);
-    vm.register("ProcessorScheduler", "isMeta", is_meta);
-    vm.register("ProcessorScheduler", "metaLevel", meta_level);
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(
+        &["Method", "Primitive"],
+        "copyFor:selector:",
+        method_copy_for,
+    ),
+    Primitive::new(&["Method", "Primitive"], "literalAt:", method_literal_at),
+    Primitive::new(
+        &["Method", "Primitive"],
+        "literalAt:put:",
+        method_literal_at_put,
+    ),
+    Primitive::new(&["Method", "Primitive"], "numLiterals", method_num_literals),
+    Primitive::new(&["String"], "asHiddenSymbol", as_hidden_symbol),
+    Primitive::new(&["Symbol"], "isHiddenSelector", is_hidden_selector),
+    Primitive::new(&["ProcessorScheduler"], "isMeta", is_meta),
+    Primitive::new(&["ProcessorScheduler"], "metaLevel", meta_level),
+];

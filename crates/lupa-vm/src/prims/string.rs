@@ -1,6 +1,7 @@
 //! String and Symbol primitives. Strings are byte strings (UTF-8 text is kept
 //! as bytes; `length` and indices count bytes, as in other SOM VMs).
 
+use super::Primitive;
 use super::outcome::Reply::Answer;
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
@@ -34,7 +35,7 @@ fn concatenate(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn as_symbol(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 0)?;
-    Ok(Answer(vm.symbol(&s)?))
+    Ok(Answer(vm.image.symbol(&mut vm.heap, &s)?))
 }
 
 fn as_string(vm: &mut Vm, args: Args) -> PrimResult {
@@ -170,29 +171,25 @@ fn as_integer(vm: &mut Vm, args: Args) -> PrimResult {
     }))
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("concatenate:", concatenate),
-        ("asSymbol", as_symbol),
-        ("asString", as_string),
-        ("hashcode", hashcode),
-        ("length", length),
-        ("isWhiteSpace", is_white_space),
-        ("isLetters", is_letters),
-        ("isDigits", is_digits),
-        ("=", equals),
-        ("primSubstringFrom:to:", substring),
-        ("charAt:", char_at),
-        ("byteAt:", byte_at),
-        ("asNumber", as_number),
-        ("asInteger", as_integer),
-    ];
-    for (sel, f) in table {
-        vm.register("String", sel, *f);
-    }
-    vm.register("Symbol", "asString", as_string);
-    vm.register("Symbol", "asSymbol", |vm, args| {
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["String"], "concatenate:", concatenate),
+    Primitive::new(&["String"], "asSymbol", as_symbol),
+    Primitive::new(&["String"], "asString", as_string),
+    Primitive::new(&["String"], "hashcode", hashcode),
+    Primitive::new(&["String"], "length", length),
+    Primitive::new(&["String"], "isWhiteSpace", is_white_space),
+    Primitive::new(&["String"], "isLetters", is_letters),
+    Primitive::new(&["String"], "isDigits", is_digits),
+    Primitive::new(&["String"], "=", equals),
+    Primitive::new(&["String"], "primSubstringFrom:to:", substring),
+    Primitive::new(&["String"], "charAt:", char_at),
+    Primitive::new(&["String"], "byteAt:", byte_at),
+    Primitive::new(&["String"], "asNumber", as_number),
+    Primitive::new(&["String"], "asInteger", as_integer),
+    Primitive::new(&["Symbol"], "asString", as_string),
+    Primitive::new(&["Symbol"], "asSymbol", |vm, args| {
         Ok(Answer(args.receiver(vm)))
-    });
-    vm.register("String class", "new:", new_string);
-}
+    }),
+    Primitive::new(&["String class"], "new:", new_string),
+];

@@ -2,6 +2,7 @@
 //! exit, time, the program's arguments and class path, and the send counters.
 //! The collector's primitives, also on `System`, are in `gc.rs`.
 
+use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::Answer;
 use super::{Args, PrimResult};
@@ -13,13 +14,15 @@ fn global(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(id) = args.symbol(vm, 1) else {
         return Ok(Answer(Value::NIL));
     };
-    Ok(Answer(vm.globals.get(&id).copied().unwrap_or(Value::NIL)))
+    Ok(Answer(
+        vm.image.globals.get(&id).copied().unwrap_or(Value::NIL),
+    ))
 }
 
 fn global_put(vm: &mut Vm, args: Args) -> PrimResult {
     let id = args.symbol(vm, 1)?;
     let v = args.get(vm, 2);
-    vm.globals.insert(id, v);
+    vm.image.globals.insert(id, v);
     Ok(Answer(v))
 }
 
@@ -27,13 +30,13 @@ fn has_global(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(id) = args.symbol(vm, 1) else {
         return Ok(Answer(Value::FALSE));
     };
-    Ok(Answer(Value::bool(vm.globals.contains_key(&id))))
+    Ok(Answer(Value::bool(vm.image.globals.contains_key(&id))))
 }
 
 fn load(vm: &mut Vm, args: Args) -> PrimResult {
     let name = args.string(vm, 1)?;
     match vm.load_class_by_name(&name) {
-        Ok(c) => Ok(Answer(vm.class_object(c))),
+        Ok(c) => Ok(Answer(vm.image.class_object(c))),
         Err(VmError::ClassNotFound(_)) => Ok(Answer(Value::NIL)),
         Err(e) => Err(PrimFailure::Abort(e)),
     }
@@ -49,7 +52,7 @@ fn load_file(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn exit(vm: &mut Vm, args: Args) -> PrimResult {
-    if vm.running_tests {
+    if vm.io.running_tests {
         let what = match args.get(vm, 1).as_int() {
             Some(c) => c.to_string(),
             None => "...".to_string(),
@@ -61,7 +64,7 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
     let code = match args.get(vm, 1).as_int() {
         Some(c) if (i32::MIN as i64..=i32::MAX as i64).contains(&c) => c as i32,
         Some(c) => {
-            vm.print_err(&format!(
+            vm.io.print_err(&format!(
                 "lupa: system exit: {c} is not a valid exit code (it must fit in 32 bits)\n"
             ));
             1
@@ -71,33 +74,33 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
             let what = if c == cls::INTEGER {
                 "an Integer too large for an exit code".to_string()
             } else {
-                format!("an instance of {}", vm.class_name(c))
+                format!("an instance of {}", vm.image.class_name(c))
             };
-            vm.print_err(&format!(
+            vm.io.print_err(&format!(
                 "lupa: system exit: expects a small Integer, got {what}\n"
             ));
             1
         }
     };
-    vm.flush().map_err(PrimFailure::Abort)?;
-    vm.exit_code = Some(code);
+    vm.io.flush().map_err(PrimFailure::Abort)?;
+    vm.io.exit_code = Some(code);
     Err(PrimFailure::Abort(VmError::Exit(code)))
 }
 
 fn print_string(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1)?;
-    vm.print(&s).map_err(PrimFailure::Abort)?;
+    vm.io.print(&s).map_err(PrimFailure::Abort)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 fn print_newline(vm: &mut Vm, args: Args) -> PrimResult {
-    vm.print("\n").map_err(PrimFailure::Abort)?;
+    vm.io.print("\n").map_err(PrimFailure::Abort)?;
     Ok(Answer(args.receiver(vm)))
 }
 
 fn error_print(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1).unwrap_or_default();
-    vm.print_err(&s);
+    vm.io.print_err(&s);
     Ok(Answer(args.receiver(vm)))
 }
 
@@ -107,25 +110,25 @@ fn error_println(vm: &mut Vm, args: Args) -> PrimResult {
     } else {
         String::new()
     };
-    vm.print_err(&format!("{s}\n"));
+    vm.io.print_err(&format!("{s}\n"));
     Ok(Answer(args.receiver(vm)))
 }
 
 fn print_stack_trace(vm: &mut Vm, args: Args) -> PrimResult {
     let trace = vm.backtrace(usize::MAX);
-    vm.print_err(&trace);
+    vm.io.print_err(&trace);
     Ok(Answer(args.receiver(vm)))
 }
 
 fn time(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(Value::small(
-        vm.start_time.elapsed().as_millis() as i64
+        vm.io.start_time.elapsed().as_millis() as i64
     )))
 }
 
 fn ticks(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(Value::small(
-        vm.start_time.elapsed().as_micros() as i64
+        vm.io.start_time.elapsed().as_micros() as i64
     )))
 }
 
@@ -153,7 +156,7 @@ fn string_array(vm: &mut Vm, strings: &[String]) -> PrimResult {
 }
 
 fn arguments(vm: &mut Vm, _args: Args) -> PrimResult {
-    let args = vm.program_args.clone();
+    let args = vm.io.program_args.clone();
     string_array(vm, &args)
 }
 
@@ -169,34 +172,30 @@ fn class_path(vm: &mut Vm, _args: Args) -> PrimResult {
 
 fn package_class_names(vm: &mut Vm, args: Args) -> PrimResult {
     let package = args.string(vm, 1)?;
-    let names = vm.package_class_names(&package);
+    let names = vm.image.package_class_names(&package);
     string_array(vm, &names)
 }
 
-pub(crate) fn register(vm: &mut Vm) {
-    let table: &[(&'static str, crate::objects::PrimFn)] = &[
-        ("global:", global),
-        ("global:put:", global_put),
-        ("hasGlobal:", has_global),
-        ("load:", load),
-        ("loadFile:", load_file),
-        ("exit:", exit),
-        ("printString:", print_string),
-        ("printNewline", print_newline),
-        ("errorPrint:", error_print),
-        ("errorPrintln:", error_println),
-        ("errorPrintln", error_println),
-        ("printStackTrace", print_stack_trace),
-        ("time", time),
-        ("ticks", ticks),
-        ("sendCount", send_count),
-        ("inlinedSendCount", inlined_send_count),
-        ("resetSendCount", reset_send_count),
-        ("arguments", arguments),
-        ("classPath", class_path),
-        ("classNamesInPackage:", package_class_names),
-    ];
-    for (sel, f) in table {
-        vm.register("System", sel, *f);
-    }
-}
+/// The primitives of this module: the classes and selector each is bound to.
+pub(crate) const PRIMITIVES: &[Primitive] = &[
+    Primitive::new(&["System"], "global:", global),
+    Primitive::new(&["System"], "global:put:", global_put),
+    Primitive::new(&["System"], "hasGlobal:", has_global),
+    Primitive::new(&["System"], "load:", load),
+    Primitive::new(&["System"], "loadFile:", load_file),
+    Primitive::new(&["System"], "exit:", exit),
+    Primitive::new(&["System"], "printString:", print_string),
+    Primitive::new(&["System"], "printNewline", print_newline),
+    Primitive::new(&["System"], "errorPrint:", error_print),
+    Primitive::new(&["System"], "errorPrintln:", error_println),
+    Primitive::new(&["System"], "errorPrintln", error_println),
+    Primitive::new(&["System"], "printStackTrace", print_stack_trace),
+    Primitive::new(&["System"], "time", time),
+    Primitive::new(&["System"], "ticks", ticks),
+    Primitive::new(&["System"], "sendCount", send_count),
+    Primitive::new(&["System"], "inlinedSendCount", inlined_send_count),
+    Primitive::new(&["System"], "resetSendCount", reset_send_count),
+    Primitive::new(&["System"], "arguments", arguments),
+    Primitive::new(&["System"], "classPath", class_path),
+    Primitive::new(&["System"], "classNamesInPackage:", package_class_names),
+];

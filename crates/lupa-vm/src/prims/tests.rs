@@ -13,20 +13,22 @@ fn vm() -> Vm {
 
 /// Call primitive `class>>selector` on `receiver_and_args` pushed on the stack.
 fn call(vm: &mut Vm, class: &str, selector: &str, receiver_and_args: &[Value]) -> PrimResult {
-    let f = vm
-        .find_primitive(class, selector)
-        .expect("primitive registered");
-    let depth = vm.running.stack.len();
-    vm.running.stack.extend_from_slice(receiver_and_args);
+    let f = super::function(
+        vm.image
+            .find_primitive(class, selector)
+            .expect("primitive registered"),
+    );
+    let depth = vm.sched.running.stack.len();
+    vm.sched.running.stack.extend_from_slice(receiver_and_args);
     let r = f(vm, Args::new(receiver_and_args.len() - 1));
     if r.is_err() {
         assert_eq!(
-            vm.running.stack.len(),
+            vm.sched.running.stack.len(),
             depth + receiver_and_args.len(),
             "a failing primitive leaves the stack as it was"
         );
     }
-    vm.running.stack.truncate(depth);
+    vm.sched.running.stack.truncate(depth);
     r
 }
 
@@ -107,9 +109,9 @@ fn integer_primitives_fail_on_non_numbers_and_divide_by_zero_with_a_message() {
 fn decoders_that_report_with_a_message_keep_it() {
     let mut vm = vm();
     let m = answer(call(&mut vm, "Object", "class", &[Value::small(1)]));
-    let sel = vm.symbol("foo").expect("alloc");
+    let sel = vm.image.symbol(&mut vm.heap, "foo").expect("alloc");
     // Method>>copyFor:selector: given a non-class: an error with the old message.
-    let code = vm.methods[0].object.get();
+    let code = vm.image.methods[0].object.get();
     match call(
         &mut vm,
         "Method",
@@ -136,4 +138,53 @@ fn wrong_arg_displays_what_was_expected() {
         Expected::Frame.to_string(),
         "a frame (from Context currentFrame or senderOf:)"
     );
+}
+
+/// The primitives `docs/primitives.md` lists in its index: `(class, selector)`.
+fn documented_primitives() -> std::collections::BTreeSet<(String, String)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/primitives.md");
+    let text = std::fs::read_to_string(path).expect("docs/primitives.md is readable");
+    let index = text
+        .split("## Index of primitives")
+        .nth(1)
+        .expect("docs/primitives.md has an `Index of primitives` section");
+    let mut out = std::collections::BTreeSet::new();
+    for line in index.lines() {
+        // - `Class`: `sel1` `sel2` ...
+        let Some(rest) = line.strip_prefix("- ") else {
+            continue;
+        };
+        let mut names = rest.split('`').skip(1).step_by(2);
+        let Some(class) = names.next() else {
+            continue;
+        };
+        for sel in names {
+            out.insert((class.to_string(), sel.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_primitive_is_documented_and_nothing_else() {
+    let bound: std::collections::BTreeSet<(String, String)> = super::bindings()
+        .map(|(c, s, _)| (c.to_string(), s.to_string()))
+        .collect();
+    let documented = documented_primitives();
+    let undocumented: Vec<_> = bound.difference(&documented).collect();
+    let missing: Vec<_> = documented.difference(&bound).collect();
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "docs/primitives.md's index and the primitive tables differ:\n  \
+         primitives missing from the index: {undocumented:?}\n  \
+         documented but not primitives: {missing:?}"
+    );
+}
+
+#[test]
+fn no_primitive_is_bound_twice() {
+    let mut seen = std::collections::HashSet::new();
+    for (c, s, _) in super::bindings() {
+        assert!(seen.insert((c, s)), "{c}>>{s} is bound twice");
+    }
 }

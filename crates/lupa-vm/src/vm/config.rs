@@ -22,7 +22,7 @@ pub struct VmOptions {
     pub quiet: bool,
     /// Allocation sites whose objects are allocated in old space
     /// (`--pretenure FILE`; see `pretenure.rs`).
-    pub pretenure: Vec<crate::pretenure::PretenureSite>,
+    pub pretenure: Vec<crate::obs::pretenure::PretenureSite>,
 }
 
 impl Default for VmOptions {

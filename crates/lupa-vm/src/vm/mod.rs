@@ -1,90 +1,60 @@
-//! The [`Vm`] itself: its state and construction, symbols, globals and value
-//! helpers, and running a program. The rest of its behaviour is split by concern:
+//! The [`Vm`]: its parts and construction, running a program, and the value
+//! helpers the interpreter and the primitives share (allocation published to a
+//! sampler, class of a value, symbols as objects). The parts live in their own
+//! modules: `image` (code and names), `sched` (processes), `obs` (observation),
+//! `io` (streams and files), `interp` (the interpreter, which runs on the whole
+//! `Vm`), `prims` (the primitives, likewise).
 //!
 //! - `config`: [`VmOptions`]; `error`: [`VmError`];
-//! - `loader`: class-path search, bootstrap, class definition;
-//! - `methods`: runtime method code, installation, method dictionaries, lookup;
-//! - `gc_roots`: the roots handed to the collector and the collection glue;
-//! - `output`: the program's standard output;
-//! - elsewhere: the class table (`class_table`), the interpreter (`interp`),
-//!   processes (`process`), MethodProxies support (`proxies`), primitives (`prims`).
+//! - `collect`: the roots handed to the collector and the collection glue.
 
+mod collect;
 mod config;
 mod error;
-mod gc_roots;
-mod loader;
-mod methods;
-mod output;
 
-pub(crate) use crate::class_table::Lookup;
+pub(crate) use crate::image::Lookup;
 pub use config::VmOptions;
 pub use error::VmError;
-pub use loader::{BUNDLED, package_of};
 
-use crate::class_table::ClassTable;
+use crate::image::Image;
 use crate::interp::ProcessState;
-use crate::objects::{MethodCode, Shape, Symbols, cls};
-use crate::observe::Observation;
+use crate::io::Io;
+use crate::objects::{Shape, cls};
+use crate::obs::Observation;
+use crate::sched::Scheduler;
 use lupa_heap::{Heap, OutOfMemory, Value};
-use lupa_syntax::SourceFile;
-use std::collections::HashMap;
-use std::rc::Rc;
 
-/// One Lupa virtual machine.
+/// One Lupa virtual machine: a set of parts that own their state.
+///
+/// | part | what it owns |
+/// | --- | --- |
+/// | `heap` | the object heap and its collector (lupa-heap) |
+/// | `image` | classes, symbols, globals, methods, primitives, loaded sources ([`Image`]) |
+/// | `sched` | the running process's stacks and frames, every other process, semaphores, delays ([`Scheduler`]) |
+/// | `obs` | the observation points: counters, hooks, sampling, coverage, lifetimes, pretenuring, the profiler door ([`Observation`]) |
+/// | `io` | the program's streams, open files, arguments and exit status ([`Io`]) |
+/// | `limits` | the stack-depth limit and the stack budget |
+///
+/// The interpreter and the primitives take the whole `&mut Vm`; everything
+/// else takes the parts it needs.
 pub struct Vm {
     /// The object heap.
     pub heap: Heap,
-    /// The class table (classes by index and name, lookup, epoch).
-    pub classes: ClassTable,
-    /// Interned symbols.
-    pub symbols: Symbols,
-    pub(crate) globals: rustc_hash::FxHashMap<u32, Value>,
-    /// Method table, indexed by method id.
-    pub methods: Vec<Rc<MethodCode>>,
-    /// Per class: is the default method behind each `Op::Special` fast path still installed?
-    pub(crate) fast_paths: crate::interp::FastPathCache,
-    /// The running process's stack, frames, pending unwinds and meta level (the
-    /// other processes' states are saved in the scheduler).
-    pub running: ProcessState,
-    pub(crate) procs: crate::process::Scheduler,
-    /// Options.
-    pub options: VmOptions,
+    /// Classes, symbols, globals, methods and the primitive table.
+    pub image: Image,
+    /// Processes and the running process's state.
+    pub sched: Scheduler,
     /// Observation points (counters, hooks, sampling register).
     pub obs: Observation,
-    pub(crate) out: std::io::BufWriter<Box<dyn std::io::Write>>,
-    pub(crate) prims: HashMap<String, crate::objects::PrimFn>,
-    pub(crate) loading: Vec<String>,
-    pub(crate) system_object: Value,
-    pub(crate) processor_object: Value,
-    /// The semaphore the finalization process waits on (`System>>finalizationSemaphore:`);
-    /// signalled after a collection that queued ephemerons for mourning.
-    pub(crate) finalization_semaphore: Value,
-    /// A collection queued ephemerons for mourning and the finalization process
-    /// has not been scheduled yet.
-    pub(crate) finalization_due: bool,
+    /// The program's streams, files and arguments.
+    pub io: Io,
     /// The stack-depth limit and the stack-overflow state.
     pub(crate) limits: crate::interp::RuntimeLimits,
-    pub(crate) start_time: std::time::Instant,
-    pub(crate) program_args: Vec<String>,
+    /// Options.
+    pub options: VmOptions,
     /// Values held by Rust code across safepoints (roots).
     pub handles: Vec<Value>,
     pub(crate) rng_state: u64,
-    pub(crate) sources: HashMap<Rc<str>, Rc<SourceFile>>,
-    pub(crate) exit_code: Option<i32>,
-    /// SUnit tests are running (`run_test_classes`): `system exit:` is then an
-    /// error of the test that sent it, so it cannot end the run and hide the
-    /// results of the other tests.
-    pub(crate) running_tests: bool,
-    captured: Option<String>,
-    pub(crate) sym_cache: crate::interp::WellKnownSymbols,
-    /// The profiler door of the Smalltalk side (`profiling.rs`).
-    pub(crate) profilers: crate::profiling::ProfilerRegistry,
-    /// The last lifetime recording stopped from Smalltalk (`System>>stopLifetimes`).
-    pub(crate) last_lifetimes: Option<crate::lifetimes::LifetimeRecording>,
-    /// The files the program has open (`File`, `prims/file.rs`).
-    pub(crate) files: crate::files::OpenFiles,
-    /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
-    pub(crate) pretenuring: Option<crate::pretenure::Pretenuring>,
 }
 
 impl Vm {
@@ -95,55 +65,40 @@ impl Vm {
         let seed = options.heap.hash_seed;
         let mut vm = Vm {
             heap,
-            classes: ClassTable::new(),
-            symbols: Symbols::default(),
-            globals: Default::default(),
-            methods: Vec::new(),
-            fast_paths: Default::default(),
-            running: ProcessState::with_capacity(1 << 16, 1 << 10),
-            procs: crate::process::Scheduler::default(),
-            options,
+            image: Image::new(
+                options.class_path.clone(),
+                options.use_bundled,
+                crate::prims::bindings(),
+            ),
+            sched: Scheduler {
+                running: ProcessState::with_capacity(1 << 16, 1 << 10),
+                ..Scheduler::default()
+            },
             obs: Observation::default(),
-            out: std::io::BufWriter::with_capacity(1 << 16, Box::new(std::io::stdout())),
-            prims: HashMap::new(),
-            loading: Vec::new(),
-            system_object: Value::NIL,
-            processor_object: Value::NIL,
-            finalization_semaphore: Value::NIL,
-            finalization_due: false,
+            io: Io::new(options.quiet),
             limits,
-            start_time: std::time::Instant::now(),
-            program_args: Vec::new(),
+            options,
             handles: Vec::new(),
             rng_state: seed | 1,
-            sources: HashMap::new(),
-            exit_code: None,
-            running_tests: false,
-            captured: None,
-            sym_cache: Default::default(),
-            profilers: Default::default(),
-            last_lifetimes: None,
-            files: Default::default(),
-            pretenuring: None,
         };
-        vm.pretenuring = crate::pretenure::Pretenuring::new(&vm.options.pretenure);
-        crate::prims::register_all(&mut vm);
-        vm.bootstrap()?;
+        vm.obs.pretenuring = crate::obs::pretenure::Pretenuring::new(&vm.options.pretenure);
+        vm.image.bootstrap(&mut vm.heap)?;
+        crate::sched::Scheduler::init_main(&mut vm)?;
         Ok(vm)
     }
 
     /// Run a program the SOM way: `system initialize: #('ClassName' 'arg'...)`.
     /// Answers the process exit code.
     pub fn run_main(&mut self, args: &[String]) -> Result<i32, VmError> {
-        self.program_args = args.to_vec();
+        self.io.program_args = args.to_vec();
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
             vals.push(self.new_string(a)?);
         }
         let arr = self.new_array(&vals)?;
-        let sys = self.system_object;
+        let sys = self.image.system_object;
         let r = self.send_message(sys, "initialize:", &[arr]);
-        let flushed = self.flush();
+        let flushed = self.io.flush();
         if r.is_ok() || matches!(r, Err(VmError::Exit(_))) {
             flushed?;
         }
@@ -157,44 +112,31 @@ impl Vm {
     /// Answer the class object for a name, loading it if needed.
     pub fn class_named(&mut self, name: &str) -> Result<lupa_heap::Value, VmError> {
         let c = self.load_class_by_name(name)?;
-        Ok(self.class_object(c))
+        Ok(self.image.class_object(c))
+    }
+
+    /// Load a class by name (from the class path, then the bundled library),
+    /// with its superclasses; answers its index. Already loaded: its index.
+    pub fn load_class_by_name(&mut self, name: &str) -> Result<u32, VmError> {
+        self.image.load_class_by_name(&mut self.heap, name)
+    }
+
+    /// Define (or redefine) a class from source text `text` read from `path`,
+    /// in package `category`; `expected` is the class name the file must define.
+    pub fn load_class_source(
+        &mut self,
+        path: &str,
+        text: &str,
+        category: &str,
+        expected: Option<&str>,
+    ) -> Result<u32, VmError> {
+        self.image
+            .load_class_source(&mut self.heap, path, text, category, expected)
     }
 
     /// Total messages sent so far.
     pub fn send_count(&self) -> u64 {
         self.obs.sends
-    }
-
-    /// Intern a symbol, answering its id.
-    pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.symbols.by_name.get(name) {
-            return id;
-        }
-        let id = self.symbols.names.len() as u32;
-        let rc: Rc<str> = Rc::from(name);
-        self.symbols.by_name.insert(rc.clone(), id);
-        self.symbols.names.push(rc);
-        self.symbols.objects.push(Value::NIL);
-        id
-    }
-
-    /// The Symbol object for an id (allocated on first use).
-    pub fn symbol_object(&mut self, id: u32) -> Result<Value, OutOfMemory> {
-        let existing = self.symbols.objects[id as usize];
-        if existing != Value::NIL {
-            return Ok(existing);
-        }
-        let name = self.symbols.names[id as usize].clone();
-        let v = self.heap.alloc_bytes(cls::SYMBOL, name.as_bytes())?;
-        self.heap.set_identity_hash(v, id + 1);
-        self.symbols.objects[id as usize] = v;
-        Ok(v)
-    }
-
-    /// Intern and answer the Symbol object.
-    pub fn symbol(&mut self, name: &str) -> Result<Value, OutOfMemory> {
-        let id = self.intern(name);
-        self.symbol_object(id)
     }
 
     /// The id of a Symbol object (its identity hash minus one).
@@ -231,7 +173,7 @@ impl Vm {
     /// raises `needs_gc` for the next safepoint), so no collection state is
     /// nested in it.
     ///
-    /// [`VmState::Allocation`]: crate::sampling::VmState::Allocation
+    /// [`VmState::Allocation`]: crate::obs::sampling::VmState::Allocation
     #[inline(always)]
     pub(crate) fn allocating<T>(&mut self, f: impl FnOnce(&mut lupa_heap::Heap) -> T) -> T {
         if self.obs.sampler_attached() {
@@ -247,7 +189,7 @@ impl Vm {
         &mut self,
         f: impl FnOnce(&mut lupa_heap::Heap) -> T,
     ) -> T {
-        let saved = self.obs.push_allocation(self.procs.current);
+        let saved = self.obs.push_allocation(self.sched.current);
         let r = f(&mut self.heap);
         self.obs.pop_state(saved);
         r
@@ -257,11 +199,13 @@ impl Vm {
     /// open, read, write or close), publishing [`VmState::Waiting`] meanwhile
     /// while a sampler is attached, then the primitive's state again.
     ///
-    /// [`VmState::Waiting`]: crate::sampling::VmState::Waiting
+    /// [`VmState::Waiting`]: crate::obs::sampling::VmState::Waiting
     pub(crate) fn blocking<T>(&mut self, f: impl FnOnce(&mut Vm) -> T) -> T {
-        let saved = self
-            .obs
-            .push_state(crate::sampling::VmState::Waiting, 0, self.procs.current);
+        let saved = self.obs.push_state(
+            crate::obs::sampling::VmState::Waiting,
+            0,
+            self.sched.current,
+        );
         let r = f(self);
         self.obs.pop_state(saved);
         r
@@ -303,7 +247,7 @@ impl Vm {
         if self.obs.sampler_attached() {
             return self.instantiate_published(c, extra);
         }
-        self.instantiate_unpublished(c, extra)
+        self.image.instantiate(&mut self.heap, c, extra)
     }
 
     /// [`Vm::instantiate`] while a sampler is attached: published as an
@@ -312,28 +256,16 @@ impl Vm {
     /// it cost Storage 0.7% more instructions).
     #[inline(never)]
     fn instantiate_published(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
-        let saved = self.obs.push_allocation(self.procs.current);
-        let r = self.instantiate_unpublished(c, extra);
+        let saved = self.obs.push_allocation(self.sched.current);
+        let r = self.image.instantiate(&mut self.heap, c, extra);
         self.obs.pop_state(saved);
         r
     }
 
-    #[inline(always)]
-    fn instantiate_unpublished(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
-        let info = &self.classes[c as usize];
-        let named = info.fields.len();
-        match info.shape {
-            Shape::Fixed | Shape::Indexable => self.heap.alloc_pointers(c, named + extra),
-            Shape::Weak => self.heap.alloc_weak(c, named + extra),
-            Shape::Ephemeron => self.heap.alloc_ephemeron(c, named + extra),
-            Shape::Bytes => self.heap.alloc_bytes(c, &vec![0u8; extra]),
-            Shape::Words => self.heap.alloc_words(c, &vec![0u64; extra.max(1)]),
-        }
-    }
-
     /// Is `v` a String or Symbol? Answers its text (lossy for invalid UTF-8).
     pub fn string_of(&self, v: Value) -> Option<String> {
-        if v.is_ptr() && self.classes[self.heap.class_index(v) as usize].shape == Shape::Bytes {
+        if v.is_ptr() && self.image.classes[self.heap.class_index(v) as usize].shape == Shape::Bytes
+        {
             Some(String::from_utf8_lossy(self.heap.bytes(v)).into_owned())
         } else {
             None
@@ -346,10 +278,10 @@ impl Vm {
             return None;
         }
         let c = self.heap.class_index(v);
-        let info = self.classes.get(c as usize)?;
+        let info = self.image.classes.get(c as usize)?;
         if info.is_meta || c == cls::METACLASS {
             let idx = self.heap.identity_hash(v);
-            if (idx as usize) < self.classes.len() {
+            if (idx as usize) < self.image.classes.len() {
                 Some(idx)
             } else {
                 None
@@ -357,39 +289,6 @@ impl Vm {
         } else {
             None
         }
-    }
-
-    /// The class object of a class index.
-    pub fn class_object(&self, c: u32) -> Value {
-        self.classes
-            .get(c as usize)
-            .map(|i| i.object)
-            .unwrap_or(Value::NIL)
-    }
-
-    /// Name of a class index.
-    pub fn class_name(&self, c: u32) -> &str {
-        self.classes
-            .get(c as usize)
-            .map(|i| &*i.name)
-            .unwrap_or("?")
-    }
-
-    /// The value of a global.
-    pub fn global(&self, name: &str) -> Option<Value> {
-        let id = self.symbols.lookup(name)?;
-        self.globals.get(&id).copied()
-    }
-
-    /// Set a global.
-    pub fn set_global(&mut self, name: &str, v: Value) {
-        let id = self.intern(name);
-        self.globals.insert(id, v);
-    }
-
-    /// Flush every inline and lookup cache (a method dictionary changed).
-    pub fn bump_epoch(&mut self) {
-        self.classes.bump_epoch();
     }
 
     /// Next value of the VM's seeded random generator (for `atRandom`).

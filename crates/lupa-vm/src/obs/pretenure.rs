@@ -65,7 +65,7 @@ impl Vm {
     /// space. Answers whether it did.
     #[inline]
     pub(crate) fn pretenure_if_advised(&mut self, c: u32) -> bool {
-        if self.pretenuring.is_none() {
+        if self.obs.pretenuring.is_none() {
             return false;
         }
         self.pretenure_slow(c)
@@ -74,7 +74,7 @@ impl Vm {
     #[cold]
     #[inline(never)]
     fn pretenure_slow(&mut self, c: u32) -> bool {
-        let Some(mut p) = self.pretenuring.take() else {
+        let Some(mut p) = self.obs.pretenuring.take() else {
             return false;
         };
         let ci = c as usize;
@@ -82,12 +82,12 @@ impl Vm {
             p.class_state.resize(ci + 1, 0);
         }
         if p.class_state[ci] == 0 {
-            let name = self.class_name(c);
+            let name = self.image.class_name(c);
             p.class_state[ci] = if p.by_class.contains_key(name) { 2 } else { 1 };
         }
         let mut advised = false;
-        if p.class_state[ci] == 2 && !self.running.frames.is_empty() {
-            let top = self.running.frames.len() - 1;
+        if p.class_state[ci] == 2 && !self.sched.running.frames.is_empty() {
+            let top = self.sched.running.frames.len() - 1;
             if let Some(&(method, pc)) = self.allocation_stack_from(top, None, 1, c).first() {
                 advised = *p.sites.entry((c, method, pc)).or_insert_with(|| {
                     let name = self
@@ -95,7 +95,7 @@ impl Vm {
                         .map(|d| d.display_name())
                         .unwrap_or_default();
                     p.by_class
-                        .get(self.class_name(c))
+                        .get(self.image.class_name(c))
                         .is_some_and(|v| v.iter().any(|(m, q)| *m == name && *q == pc))
                 });
             }
@@ -104,7 +104,7 @@ impl Vm {
             self.heap.tenure_next_allocation();
             p.objects += 1;
         }
-        self.pretenuring = Some(p);
+        self.obs.pretenuring = Some(p);
         advised
     }
 
@@ -124,7 +124,8 @@ impl Vm {
 
     /// Objects allocated in old space by the pretenuring advice, and their bytes.
     pub fn pretenured(&self) -> (u64, u64) {
-        self.pretenuring
+        self.obs
+            .pretenuring
             .as_ref()
             .map_or((0, 0), |p| (p.objects, p.bytes))
     }
@@ -132,7 +133,7 @@ impl Vm {
     /// Count the bytes of an object pretenured just now.
     pub(crate) fn note_pretenured(&mut self, v: lupa_heap::Value) {
         let bytes = self.heap.total_bytes(v);
-        if let Some(p) = self.pretenuring.as_mut() {
+        if let Some(p) = self.obs.pretenuring.as_mut() {
             p.bytes += bytes;
         }
     }

@@ -12,7 +12,7 @@
 //! the ready queue) whenever the scheduler picks the next process: at a yield,
 //! when a process blocks and when one ends. When no process is ready but a
 //! delay is pending, the VM thread sleeps until the earliest deadline
-//! (publishing [`VmState::Idle`](crate::sampling::VmState::Idle) to a
+//! (publishing [`VmState::Idle`](crate::obs::sampling::VmState::Idle) to a
 //! sampler); with nothing ready and no delay pending it is still a deadlock.
 //! The pending delays hold process indices, not objects (the process records
 //! root their objects), and a delay whose process no longer waits on it
@@ -82,9 +82,13 @@ pub struct PendingDelay {
     pub process: usize,
 }
 
-/// The scheduler.
+/// The scheduler: the running process's state, every process, semaphores,
+/// pending delays and the finalization process's semaphore.
 #[derive(Debug, Default)]
 pub struct Scheduler {
+    /// The running process's stack, frames, pending unwinds and meta level (the
+    /// other processes' states are saved in their [`Proc`]s).
+    pub running: ProcessState,
     /// Index of the running process.
     pub current: usize,
     /// All processes ever created (terminated ones stay, as tombstones).
@@ -100,13 +104,19 @@ pub struct Scheduler {
     /// the observation mode changed (`Vm::observation_changed`; then the
     /// running process stays `Running` and keeps running).
     pub switch_pending: bool,
+    /// The semaphore the finalization process waits on (`System>>finalizationSemaphore:`);
+    /// signalled after a collection that queued ephemerons for mourning.
+    pub(crate) finalization_semaphore: Value,
+    /// A collection queued ephemerons for mourning and the finalization process
+    /// has not been scheduled yet.
+    pub(crate) finalization_due: bool,
 }
 
 impl Scheduler {
     pub(crate) fn init_main(vm: &mut Vm) -> Result<(), VmError> {
         let obj = vm.instantiate(cls::PROCESS, 0)?;
         vm.heap.set_identity_hash(obj, 1);
-        vm.procs.procs.push(Proc {
+        vm.sched.procs.push(Proc {
             saved: ProcessState::default(),
             object: obj,
             status: Status::Running,
@@ -115,14 +125,20 @@ impl Scheduler {
             priority: 40,
             charged: 0,
         });
-        vm.procs.current = 0;
+        vm.sched.current = 0;
         vm.recharge(0);
         Ok(())
     }
 
-    /// Every saved process state and process object (GC roots).
-    pub(crate) fn all_mut(&mut self) -> impl Iterator<Item = &mut Proc> {
-        self.procs.iter_mut()
+    /// Every root the scheduler holds, for the collector: the running
+    /// process's state, every process record with its saved state, the
+    /// finalization semaphore.
+    pub(crate) fn visit_roots(&mut self, root: &mut impl FnMut(&mut Value)) {
+        self.running.visit_roots(root);
+        for p in self.procs.iter_mut() {
+            p.visit_roots(root);
+        }
+        root(&mut self.finalization_semaphore);
     }
 }
 
@@ -137,17 +153,12 @@ impl Proc {
 impl Vm {
     /// The process index of a Process object.
     pub(crate) fn process_index(&mut self, v: Value) -> Option<usize> {
-        if !v.is_ptr() || !self.is_kind_of(self.class_of(v), cls::PROCESS) {
+        if !v.is_ptr() || !self.image.is_kind_of(self.class_of(v), cls::PROCESS) {
             return None;
         }
         let i = self.heap.identity_hash(v) as usize;
         let i = i.checked_sub(1)?;
-        (i < self.procs.procs.len() && self.procs.procs[i].object == v).then_some(i)
-    }
-
-    /// Is class `c` `k` or a subclass of it?
-    pub fn is_kind_of(&self, c: u32, k: u32) -> bool {
-        self.classes.is_kind_of(c, k)
+        (i < self.sched.procs.len() && self.sched.procs[i].object == v).then_some(i)
     }
 
     /// Why no process can be created now (the stack budget is spent), or `None`.
@@ -156,7 +167,7 @@ impl Vm {
         (!self.limits.can_charge(cost)).then(|| {
             format!(
                 "out of memory: {} processes and their stacks fill the stack budget (1/{} of --max-heap, {} MB)",
-                self.procs.procs.len(),
+                self.sched.procs.len(),
                 crate::interp::STACK_SHARE,
                 self.limits.budget_bytes() >> 20
             )
@@ -166,15 +177,15 @@ impl Vm {
     /// Charge process `p` what it holds now: its record, and its saved stacks
     /// unless it is the running process (whose stacks the frame limit bounds).
     pub(crate) fn recharge(&mut self, p: usize) {
-        let proc = &self.procs.procs[p];
-        let stacks = if p == self.procs.current {
+        let proc = &self.sched.procs[p];
+        let stacks = if p == self.sched.current {
             0
         } else {
             proc.saved.memory_bytes()
         };
         let new = std::mem::size_of::<Proc>() + stacks;
         let others = self.limits.others_bytes() - proc.charged + new;
-        self.procs.procs[p].charged = new;
+        self.sched.procs[p].charged = new;
         self.limits.set_others(others);
     }
 
@@ -182,9 +193,9 @@ impl Vm {
     /// The caller checks [`Vm::process_budget_problem`] first.
     pub(crate) fn new_process(&mut self, closure: Value) -> Result<Value, VmError> {
         let obj = self.instantiate(cls::PROCESS, 0)?;
-        let idx = self.procs.procs.len();
+        let idx = self.sched.procs.len();
         self.heap.set_identity_hash(obj, idx as u32 + 1);
-        self.procs.procs.push(Proc {
+        self.sched.procs.push(Proc {
             saved: ProcessState::default(),
             object: obj,
             status: Status::Suspended,
@@ -196,18 +207,18 @@ impl Vm {
         // Build its first frame by activating the block on a fresh stack, as
         // the new process: observers see that activation in the new process,
         // not in its creator's calling context.
-        let creator = self.procs.current;
+        let creator = self.sched.current;
         let mut fresh = ProcessState::default();
-        std::mem::swap(&mut self.running, &mut fresh);
-        self.procs.current = idx;
-        self.running.stack.push(closure);
+        std::mem::swap(&mut self.sched.running, &mut fresh);
+        self.sched.current = idx;
+        self.sched.running.stack.push(closure);
         let r = self.activate_block(closure, 0);
-        self.procs.current = creator;
-        std::mem::swap(&mut self.running, &mut fresh);
-        self.procs.procs[idx].saved = fresh;
+        self.sched.current = creator;
+        std::mem::swap(&mut self.sched.running, &mut fresh);
+        self.sched.procs[idx].saved = fresh;
         if let Err(e) = r {
-            self.procs.procs[idx].status = Status::Terminated;
-            self.procs.procs[idx].saved = ProcessState::default();
+            self.sched.procs[idx].status = Status::Terminated;
+            self.sched.procs[idx].saved = ProcessState::default();
             self.recharge(idx);
             return Err(e);
         }
@@ -220,16 +231,16 @@ impl Vm {
     /// process continues, as Pharo's higher-priority finalization process would.
     /// Without a registered semaphore nothing happens (the heap keeps the queue).
     pub(crate) fn schedule_finalization(&mut self) {
-        self.finalization_due = false;
-        let s = self.finalization_semaphore;
+        self.sched.finalization_due = false;
+        let s = self.sched.finalization_semaphore;
         let Some(i) = crate::prims::process::sem_index(self, s) else {
             return;
         };
-        let Some(p) = self.procs.sems[i].waiting.pop_front() else {
+        let Some(p) = self.sched.sems[i].waiting.pop_front() else {
             // The finalization process is busy (or not waiting yet): make it loop
             // again (busy, it is still published as mourning).
-            if self.procs.sems[i].excess == 0 {
-                self.procs.sems[i].excess = 1;
+            if self.sched.sems[i].excess == 0 {
+                self.sched.sems[i].excess = 1;
             }
             return;
         };
@@ -244,21 +255,21 @@ impl Vm {
     /// the front of the ready queue, right after `p` (as when a higher-priority
     /// process preempts it in Pharo).
     pub(crate) fn run_first(&mut self, p: usize) {
-        self.procs.procs[p].status = Status::Ready;
-        let cur = self.procs.current;
-        if self.procs.procs[cur].status == Status::Running {
-            self.procs.procs[cur].status = Status::Ready;
-            self.procs.ready.push_front(cur);
+        self.sched.procs[p].status = Status::Ready;
+        let cur = self.sched.current;
+        if self.sched.procs[cur].status == Status::Running {
+            self.sched.procs[cur].status = Status::Ready;
+            self.sched.ready.push_front(cur);
         }
-        self.procs.ready.push_front(p);
-        self.procs.switch_pending = true;
+        self.sched.ready.push_front(p);
+        self.sched.switch_pending = true;
     }
 
     /// Make a process ready (from suspended).
     pub(crate) fn resume_process(&mut self, i: usize) {
-        if self.procs.procs[i].status == Status::Suspended {
-            self.procs.procs[i].status = Status::Ready;
-            self.procs.ready.push_back(i);
+        if self.sched.procs[i].status == Status::Suspended {
+            self.sched.procs[i].status = Status::Ready;
+            self.sched.ready.push_back(i);
         }
     }
 
@@ -266,12 +277,12 @@ impl Vm {
     /// the processes whose delays expired).
     pub(crate) fn yield_process(&mut self) {
         self.wake_expired_delays();
-        if !self.procs.ready.is_empty() || self.finalization_due {
-            let cur = self.procs.current;
-            self.procs.procs[cur].status = Status::Ready;
-            self.procs.ready.push_back(cur);
-            self.procs.switch_pending = true;
-            if self.finalization_due {
+        if !self.sched.ready.is_empty() || self.sched.finalization_due {
+            let cur = self.sched.current;
+            self.sched.procs[cur].status = Status::Ready;
+            self.sched.ready.push_back(cur);
+            self.sched.switch_pending = true;
+            if self.sched.finalization_due {
                 // Mourning comes first.
                 self.schedule_finalization();
             }
@@ -280,44 +291,44 @@ impl Vm {
 
     /// Block the current process (waiting or suspended) and schedule another.
     pub(crate) fn block_current(&mut self, status: Status) -> Result<(), VmError> {
-        let cur = self.procs.current;
-        self.procs.procs[cur].status = status;
+        let cur = self.sched.current;
+        self.sched.procs[cur].status = status;
         if cur == self.obs.finalizer
             && let Status::Waiting(s) = status
         {
-            let fs = self.finalization_semaphore;
+            let fs = self.sched.finalization_semaphore;
             if crate::prims::process::sem_index(self, fs) == Some(s) {
                 // Mourning is over: it waits for the next queue.
                 self.obs.finalizer = usize::MAX;
             }
         }
-        if self.finalization_due {
+        if self.sched.finalization_due {
             self.schedule_finalization();
         }
         if !self.await_ready() {
             return Err(self.fatal("deadlock: every process is waiting or suspended"));
         }
-        self.procs.switch_pending = true;
+        self.sched.switch_pending = true;
         Ok(())
     }
 
     /// Perform a pending switch to the front of the ready queue.
     #[inline(never)]
     pub(crate) fn switch_process(&mut self) -> Result<(), VmError> {
-        self.procs.switch_pending = false;
-        if self.procs.procs.get(self.procs.current).map(|p| p.status) == Some(Status::Running) {
+        self.sched.switch_pending = false;
+        if self.sched.procs.get(self.sched.current).map(|p| p.status) == Some(Status::Running) {
             // No switch was asked for: only the observation mode changed.
             return Ok(());
         }
-        let Some(next) = self.procs.ready.pop_front() else {
+        let Some(next) = self.sched.ready.pop_front() else {
             return Ok(());
         };
-        let cur = self.procs.current;
+        let cur = self.sched.current;
         if next != cur {
             self.obs.process_switches += 1;
             if self.obs.recording_events() {
-                self.obs.record_event(crate::sampling::VmEvent {
-                    kind: crate::sampling::VmEventKind::ProcessSwitch {
+                self.obs.record_event(crate::obs::sampling::VmEvent {
+                    kind: crate::obs::sampling::VmEventKind::ProcessSwitch {
                         from: cur as u32,
                         to: next as u32,
                     },
@@ -327,15 +338,15 @@ impl Vm {
                 });
             }
             self.obs
-                .set_state(crate::sampling::VmState::ProcessSwitch, 0, next);
+                .set_state(crate::obs::sampling::VmState::ProcessSwitch, 0, next);
             // A running process's `saved` is always empty: park the running state
             // there, then take the next process's in.
-            std::mem::swap(&mut self.running, &mut self.procs.procs[cur].saved);
-            std::mem::swap(&mut self.running, &mut self.procs.procs[next].saved);
-            self.procs.current = next;
-            if self.procs.procs[cur].status == Status::Terminated {
+            std::mem::swap(&mut self.sched.running, &mut self.sched.procs[cur].saved);
+            std::mem::swap(&mut self.sched.running, &mut self.sched.procs[next].saved);
+            self.sched.current = next;
+            if self.sched.procs[cur].status == Status::Terminated {
                 // A finished process keeps no stacks in its tombstone.
-                self.procs.procs[cur].saved = ProcessState::default();
+                self.sched.procs[cur].saved = ProcessState::default();
             }
             self.recharge(cur);
             self.recharge(next);
@@ -343,11 +354,11 @@ impl Vm {
                 self.obs.process_switch(cur, next);
             }
         }
-        self.procs.procs[next].status = Status::Running;
+        self.sched.procs[next].status = Status::Running;
         self.obs
-            .set_state(crate::sampling::VmState::Interpreting, 0, next);
-        if self.procs.procs[next].terminate_requested {
-            self.procs.procs[next].terminate_requested = false;
+            .set_state(crate::obs::sampling::VmState::Interpreting, 0, next);
+        if self.sched.procs[next].terminate_requested {
+            self.sched.procs[next].terminate_requested = false;
             self.unwind_to(usize::MAX, UnwindAction::Terminate)?;
         }
         Ok(())
@@ -355,12 +366,12 @@ impl Vm {
 
     /// The running process has no frames left: end it and run the next one.
     pub(crate) fn process_finished(&mut self) -> Result<(), VmError> {
-        let cur = self.procs.current;
-        self.procs.procs[cur].status = Status::Terminated;
+        let cur = self.sched.current;
+        self.sched.procs[cur].status = Status::Terminated;
         // Its stacks are freed by the switch (not here: replacing the running
         // state in this function, which the interpreter loop inlines, made the
         // whole loop 2-5% slower).
-        self.running.stack.clear();
+        self.sched.running.stack.clear();
         if cur == self.obs.finalizer {
             self.obs.finalizer = usize::MAX;
         }
@@ -372,35 +383,35 @@ impl Vm {
 
     /// Terminate process `i` (running its unwind blocks).
     pub(crate) fn terminate_process(&mut self, i: usize) -> Result<(), VmError> {
-        let cur = self.procs.current;
-        match self.procs.procs[i].status {
+        let cur = self.sched.current;
+        match self.sched.procs[i].status {
             Status::Terminated => Ok(()),
             _ if i == cur => self.unwind_to(usize::MAX, UnwindAction::Terminate),
             status => {
                 if let Status::Waiting(s) = status {
-                    self.procs.sems[s].waiting.retain(|&p| p != i);
+                    self.sched.sems[s].waiting.retain(|&p| p != i);
                 }
                 if status == Status::Delayed {
                     // Its delay must wake nothing.
-                    self.procs.delays.retain(|d| d.process != i);
+                    self.sched.delays.retain(|d| d.process != i);
                 }
                 if i == self.obs.finalizer {
                     self.obs.finalizer = usize::MAX;
                 }
-                self.procs.ready.retain(|&p| p != i);
-                if self.procs.procs[i].saved.frames.is_empty() {
-                    self.procs.procs[i].status = Status::Terminated;
-                    self.procs.procs[i].saved = crate::interp::ProcessState::default();
+                self.sched.ready.retain(|&p| p != i);
+                if self.sched.procs[i].saved.frames.is_empty() {
+                    self.sched.procs[i].status = Status::Terminated;
+                    self.sched.procs[i].saved = crate::interp::ProcessState::default();
                     self.recharge(i);
                     return Ok(());
                 }
                 // Run it now, unwinding, then come back.
-                self.procs.procs[i].terminate_requested = true;
-                self.procs.procs[i].status = Status::Ready;
-                self.procs.procs[cur].status = Status::Ready;
-                self.procs.ready.push_front(cur);
-                self.procs.ready.push_front(i);
-                self.procs.switch_pending = true;
+                self.sched.procs[i].terminate_requested = true;
+                self.sched.procs[i].status = Status::Ready;
+                self.sched.procs[cur].status = Status::Ready;
+                self.sched.ready.push_front(cur);
+                self.sched.ready.push_front(i);
+                self.sched.switch_pending = true;
                 Ok(())
             }
         }
@@ -410,8 +421,8 @@ impl Vm {
     /// past: it goes to the back of the ready queue, as a yield), and the
     /// scheduler picks the next process.
     pub(crate) fn delay_current(&mut self, deadline: std::time::Instant) -> Result<(), VmError> {
-        let cur = self.procs.current;
-        self.procs.delays.push(PendingDelay {
+        let cur = self.sched.current;
+        self.sched.delays.push(PendingDelay {
             deadline,
             process: cur,
         });
@@ -422,13 +433,13 @@ impl Vm {
     /// (ties in the order they started waiting), at the back of the ready
     /// queue; drop delays whose process no longer waits on them.
     pub(crate) fn wake_expired_delays(&mut self) {
-        if self.procs.delays.is_empty() {
+        if self.sched.delays.is_empty() {
             return;
         }
         let now = std::time::Instant::now();
-        let procs = &self.procs.procs;
+        let procs = &self.sched.procs;
         let mut due = Vec::new();
-        self.procs.delays.retain(|d| {
+        self.sched.delays.retain(|d| {
             if procs[d.process].status != Status::Delayed {
                 false
             } else if d.deadline <= now {
@@ -440,8 +451,8 @@ impl Vm {
         });
         due.sort_by_key(|d| d.deadline);
         for d in due {
-            self.procs.procs[d.process].status = Status::Ready;
-            self.procs.ready.push_back(d.process);
+            self.sched.procs[d.process].status = Status::Ready;
+            self.sched.ready.push_back(d.process);
         }
     }
 
@@ -453,13 +464,13 @@ impl Vm {
     #[inline(never)]
     fn await_ready(&mut self) -> bool {
         self.wake_expired_delays();
-        while self.procs.ready.is_empty() {
-            let Some(earliest) = self.procs.delays.iter().map(|d| d.deadline).min() else {
+        while self.sched.ready.is_empty() {
+            let Some(earliest) = self.sched.delays.iter().map(|d| d.deadline).min() else {
                 return false;
             };
-            let saved = self
-                .obs
-                .push_state(crate::sampling::VmState::Idle, 0, self.procs.current);
+            let saved =
+                self.obs
+                    .push_state(crate::obs::sampling::VmState::Idle, 0, self.sched.current);
             let now = std::time::Instant::now();
             if earliest > now {
                 std::thread::sleep(earliest - now);

@@ -1,22 +1,23 @@
 //! The program's standard streams. Standard output is buffered, optionally
 //! discarded (`quiet`) or captured in memory (tests and tools read it with
-//! [`Vm::take_captured`]). Standard error ([`Vm::print_err`]: `System>>errorPrint:`,
+//! [`Io::take_captured`]). Standard error ([`Io::print_err`]: `System>>errorPrint:`,
 //! `printStackTrace`, `halt`, diagnostics of the program's own actions) is written
 //! unbuffered, after flushing standard output so that the two interleave as the
 //! program wrote them. This file is the only place the VM library writes to the
 //! process's streams.
 
-use super::{Vm, VmError};
+use super::Io;
+use crate::VmError;
 use std::io::Write;
 
-impl Vm {
+impl Io {
     /// Write to standard output (buffered). Fails when standard output cannot be
     /// written (a closed pipe, a full disk): the program must stop rather than
     /// run on with its output lost.
     pub fn print(&mut self, s: &str) -> Result<(), VmError> {
         if let Some(buf) = self.captured.as_mut() {
             buf.push_str(s);
-        } else if !self.options.quiet {
+        } else if !self.quiet {
             self.out.write_all(s.as_bytes()).map_err(output_error)?;
         }
         Ok(())
@@ -50,7 +51,7 @@ impl Vm {
             .unwrap_or_default()
     }
 
-    /// Flush standard output; fails as [`Vm::print`] does.
+    /// Flush standard output; fails as [`Io::print`] does.
     pub fn flush(&mut self) -> Result<(), VmError> {
         self.out.flush().map_err(output_error)
     }

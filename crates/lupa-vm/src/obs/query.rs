@@ -57,7 +57,7 @@ pub struct InstructionInfo {
 impl Vm {
     /// Describe the method or block with this id, or `None` for an unknown id.
     pub fn describe_method(&self, id: u32) -> Option<MethodDescription> {
-        let code = self.methods.get(id as usize)?;
+        let code = self.image.methods.get(id as usize)?;
         let holder = code.holder.get();
         let block_ordinal = if code.kind == CodeKind::Block {
             self.block_ordinal(code.home.get(), code.id)
@@ -65,9 +65,10 @@ impl Vm {
             None
         };
         Some(MethodDescription {
-            class: self.class_name(holder).to_string(),
+            class: self.image.class_name(holder).to_string(),
             selector: code.selector_name.to_string(),
             category: self
+                .image
                 .classes
                 .get(holder as usize)
                 .map(|c| c.category.to_string())
@@ -83,13 +84,16 @@ impl Vm {
     /// what a bytecode-range report needs (sends, branch targets, lines).
     pub fn instructions(&self, id: u32) -> Option<Vec<InstructionInfo>> {
         use lupa_compiler::Op;
-        let code = self.methods.get(id as usize)?;
+        let code = self.image.methods.get(id as usize)?;
         let selector = |lit: u16| {
             code.sel_ids
                 .get(usize::from(lit))
                 .map(|c| c.get())
                 .filter(|&s| s != u32::MAX)
-                .map_or_else(|| "?".to_string(), |s| self.symbols.name(s).to_string())
+                .map_or_else(
+                    || "?".to_string(),
+                    |s| self.image.symbols.name(s).to_string(),
+                )
         };
         Some(
             code.ops
@@ -124,19 +128,19 @@ impl Vm {
     /// The source line of instruction `index` of the method or block `id`
     /// (`None` for an unknown id).
     pub fn line_of(&self, id: u32, index: u32) -> Option<u32> {
-        let code = self.methods.get(id as usize)?;
+        let code = self.image.methods.get(id as usize)?;
         Some(code.line_of(index as usize))
     }
 
     /// The index of the running process (0 is the main process), as activation
     /// events report it.
     pub fn current_process(&self) -> usize {
-        self.procs.current
+        self.sched.current
     }
 
     /// Number of methods and blocks created so far (ids are `0..method_count()`).
     pub fn method_count(&self) -> usize {
-        self.methods.len()
+        self.image.methods.len()
     }
 
     /// The pre-order position of block `target` among the blocks of method `home`,
@@ -151,7 +155,7 @@ impl Vm {
             }
             false
         }
-        let home = self.methods.get(home as usize)?;
+        let home = self.image.methods.get(home as usize)?;
         let mut k = 0;
         let several =
             home.blocks.len() + home.blocks.iter().map(|b| b.blocks.len()).sum::<usize>() > 1;

@@ -4,22 +4,23 @@
 //! its fixed class indices and the synthetic definitions of optional kernel
 //! classes a user's core-lib may lack.
 
-use super::{Vm, VmError};
+use super::Image;
 use crate::objects::{Shape, cls};
-use lupa_heap::{OutOfMemory, Value};
+use crate::vm::VmError;
+use lupa_heap::{Heap, OutOfMemory, Value};
 use lupa_syntax::{ClassDef, SourceFile};
 use std::rc::Rc;
 
 include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
 
-impl Vm {
+impl Image {
     /// Create a class and its metaclass (placeholders, not yet defined), answering the class index.
-    fn create_class_pair(&mut self, name: &str) -> Result<u32, OutOfMemory> {
+    fn create_class_pair(&mut self, heap: &mut Heap, name: &str) -> Result<u32, OutOfMemory> {
         let c = self.classes.add(name, false);
         let m = self.classes.add(&format!("{name} class"), true);
         self.classes[c as usize].partner = m;
         self.classes[m as usize].partner = c;
-        let cobj = self.alloc_class_objects(c)?;
+        let cobj = self.alloc_class_objects(heap, c)?;
         self.set_global(name, cobj);
         Ok(c)
     }
@@ -27,18 +28,18 @@ impl Vm {
     /// Allocate the heap objects of class `c` and its metaclass: the class object is
     /// an instance of the metaclass, the metaclass object an instance of Metaclass;
     /// each carries its class index as identity hash. Answers the class object.
-    fn alloc_class_objects(&mut self, c: u32) -> Result<Value, OutOfMemory> {
+    fn alloc_class_objects(&mut self, heap: &mut Heap, c: u32) -> Result<Value, OutOfMemory> {
         let m = self.classes[c as usize].partner;
-        let cobj = self.heap.alloc_pointers(m, 0)?;
-        self.heap.set_identity_hash(cobj, c);
-        let mobj = self.heap.alloc_pointers(cls::METACLASS, 0)?;
-        self.heap.set_identity_hash(mobj, m);
+        let cobj = heap.alloc_pointers(m, 0)?;
+        heap.set_identity_hash(cobj, c);
+        let mobj = heap.alloc_pointers(cls::METACLASS, 0)?;
+        heap.set_identity_hash(mobj, m);
         self.classes[c as usize].object = cobj;
         self.classes[m as usize].object = mobj;
         Ok(cobj)
     }
 
-    pub(super) fn bootstrap(&mut self) -> Result<(), VmError> {
+    pub(crate) fn bootstrap(&mut self, heap: &mut Heap) -> Result<(), VmError> {
         // Fixed indices for the well-known classes; metaclasses come after them.
         for name in &cls::NAMES[1..] {
             self.classes.add(name, false);
@@ -50,7 +51,7 @@ impl Vm {
             self.classes[m as usize].partner = c;
         }
         for c in 1..cls::COUNT {
-            let cobj = self.alloc_class_objects(c)?;
+            let cobj = self.alloc_class_objects(heap, c)?;
             let name = self.classes[c as usize].name.clone();
             if c != cls::ENV {
                 self.set_global(&name, cobj);
@@ -69,7 +70,7 @@ impl Vm {
         ] {
             self.classes[c as usize].shape = shape;
         }
-        self.sym_cache = crate::interp::WellKnownSymbols::new(self);
+        self.sym_cache = super::WellKnownSymbols::new(self);
         // Load the kernel in dependency order (superclasses load themselves first).
         for c in 1..cls::COUNT {
             if c == cls::ENV {
@@ -82,39 +83,38 @@ impl Vm {
             }
             let name = self.classes[c as usize].name.to_string();
             if !self.classes[c as usize].loaded {
-                match self.load_class_by_name(&name) {
+                match self.load_class_by_name(heap, &name) {
                     Ok(_) => {}
                     Err(VmError::ClassNotFound(_)) if c > cls::SYSTEM || c == cls::BLOCK4 => {
                         // Optional kernel classes (processes, weak arrays, ephemerons, Context, Block4) may be
                         // absent from a user's core-lib: give them a minimal definition.
-                        self.define_synthetic(c)?;
+                        self.define_synthetic(heap, c)?;
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
         if self.classes[cls::BLOCK4 as usize].superclass.is_none() {
-            self.define_synthetic(cls::BLOCK4)?;
+            self.define_synthetic(heap, cls::BLOCK4)?;
         }
         // The system object.
-        let sys = self.instantiate(cls::SYSTEM, 0)?;
+        let sys = self.instantiate(heap, cls::SYSTEM, 0)?;
         self.system_object = sys;
         self.set_global("system", sys);
-        let sched = self.instantiate(cls::SCHEDULER, 0)?;
+        let sched = self.instantiate(heap, cls::SCHEDULER, 0)?;
         self.processor_object = sched;
         self.set_global("Processor", sched);
-        crate::process::Scheduler::init_main(self)?;
         Ok(())
     }
 
-    fn define_synthetic(&mut self, c: u32) -> Result<(), VmError> {
+    fn define_synthetic(&mut self, heap: &mut Heap, c: u32) -> Result<(), VmError> {
         let sup = match c {
             cls::BLOCK4 => cls::BLOCK,
             _ => cls::OBJECT,
         };
         if !self.classes[sup as usize].loaded {
             let name = self.classes[sup as usize].name.to_string();
-            self.load_class_by_name(&name)?;
+            self.load_class_by_name(heap, &name)?;
         }
         self.classes.set_superclass(c, Some(sup));
         self.classes[c as usize].fields = self.classes[sup as usize].fields.clone();
@@ -127,7 +127,7 @@ impl Vm {
             _ => &[],
         };
         for (_, src) in prims {
-            self.compile_and_install(c, src, "<synthetic>")?;
+            self.compile_and_install(heap, c, src, "<synthetic>")?;
         }
         Ok(())
     }
@@ -137,7 +137,7 @@ impl Vm {
     /// it (with the byte offset of the first invalid byte), not a missing class.
     fn find_class_source(&self, name: &str) -> Result<Option<(String, String, String)>, VmError> {
         let file = format!("{name}.som");
-        for dir in &self.options.class_path {
+        for dir in &self.class_path {
             let p = dir.join(&file);
             // Only a regular file is read: opening a FIFO or a device would
             // block or never end.
@@ -165,7 +165,7 @@ impl Vm {
             })?;
             return Ok(Some((p.display().to_string(), text, package_of(dir))));
         }
-        if self.options.use_bundled {
+        if self.use_bundled {
             for (path, text) in BUNDLED {
                 let base = path.rsplit('/').next().unwrap_or(path);
                 if base == file {
@@ -183,7 +183,7 @@ impl Vm {
     /// Names of every class the class path and bundled library offer (for `lupa test`).
     pub fn available_class_names(&self, bundled_prefix: Option<&str>) -> Vec<String> {
         let mut names = Vec::new();
-        for dir in &self.options.class_path {
+        for dir in &self.class_path {
             names.extend(class_files_in(dir));
         }
         if let Some(prefix) = bundled_prefix {
@@ -204,12 +204,12 @@ impl Vm {
     /// component), sorted, without duplicates.
     pub fn package_class_names(&self, package: &str) -> Vec<String> {
         let mut names = Vec::new();
-        for dir in &self.options.class_path {
+        for dir in &self.class_path {
             if package_of(dir) == package {
                 names.extend(class_files_in(dir));
             }
         }
-        if self.options.use_bundled {
+        if self.use_bundled {
             for (path, _) in BUNDLED {
                 let Some((dir, file)) = path.rsplit_once('/') else {
                     continue;
@@ -225,7 +225,7 @@ impl Vm {
     }
 
     /// Load (if needed) and answer the class index of `name`.
-    pub fn load_class_by_name(&mut self, name: &str) -> Result<u32, VmError> {
+    pub fn load_class_by_name(&mut self, heap: &mut Heap, name: &str) -> Result<u32, VmError> {
         if let Some(c) = self.classes.index_of(name)
             && self.classes[c as usize].loaded
         {
@@ -239,13 +239,12 @@ impl Vm {
         }
         let Some((path, text, category)) = self.find_class_source(name)? else {
             let path = self
-                .options
                 .class_path
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(":");
-            let wherein = match (path.is_empty(), self.options.use_bundled) {
+            let wherein = match (path.is_empty(), self.use_bundled) {
                 (true, true) => "in Lupa's class library (no class path given)".to_string(),
                 (true, false) => {
                     "anywhere: no class path given and the bundled library is off".to_string()
@@ -258,7 +257,7 @@ impl Vm {
             )));
         };
         self.loading.push(name.to_string());
-        let r = self.load_class_source(&path, &text, &category, Some(name));
+        let r = self.load_class_source(heap, &path, &text, &category, Some(name));
         self.loading.pop();
         r
     }
@@ -267,6 +266,7 @@ impl Vm {
     /// file must define (its file name).
     pub fn load_class_source(
         &mut self,
+        heap: &mut Heap,
         path: &str,
         text: &str,
         category: &str,
@@ -283,11 +283,12 @@ impl Vm {
             )));
         }
         self.sources.insert(Rc::from(path), src.clone());
-        self.define_class(&def, &src, category)
+        self.define_class(heap, &def, &src, category)
     }
 
     fn define_class(
         &mut self,
+        heap: &mut Heap,
         def: &ClassDef,
         src: &Rc<SourceFile>,
         category: &str,
@@ -297,22 +298,24 @@ impl Vm {
             None => Some(cls::OBJECT),
             Some(id) if id.name == "nil" => None,
             Some(id) => {
-                let s = self.load_class_by_name(&id.name).map_err(|e| match e {
-                    VmError::ClassNotFound(m) => {
-                        let (l, c) = src.line_col(id.span.start);
-                        VmError::ClassNotFound(format!(
-                            "{}:{l}:{c}: superclass of {name}: {m}",
-                            src.name
-                        ))
-                    }
-                    other => other,
-                })?;
+                let s = self
+                    .load_class_by_name(heap, &id.name)
+                    .map_err(|e| match e {
+                        VmError::ClassNotFound(m) => {
+                            let (l, c) = src.line_col(id.span.start);
+                            VmError::ClassNotFound(format!(
+                                "{}:{l}:{c}: superclass of {name}: {m}",
+                                src.name
+                            ))
+                        }
+                        other => other,
+                    })?;
                 Some(s)
             }
         };
         let c = match self.classes.index_of(name) {
             Some(c) => c,
-            None => self.create_class_pair(name)?,
+            None => self.create_class_pair(heap, name)?,
         };
         // The new superclass link must not close a cycle (`Object = Integer ( )`
         // on the class path: Integer's implicit superclass is Object), or every
@@ -394,15 +397,15 @@ impl Vm {
         self.classes[m as usize].fields = mfields;
         // The class object must have room for its class-side fields.
         let need = self.classes[m as usize].fields.len();
-        if need != old_class_fields || self.heap.size(self.classes[c as usize].object) != need {
+        if need != old_class_fields || heap.size(self.classes[c as usize].object) != need {
             let old = self.classes[c as usize].object;
-            let new = self.heap.alloc_pointers(m, need)?;
-            let keep = self.heap.size(old).min(need);
+            let new = heap.alloc_pointers(m, need)?;
+            let keep = heap.size(old).min(need);
             for i in 0..keep {
-                let v = self.heap.slot(old, i);
-                self.heap.set_slot(new, i, v);
+                let v = heap.slot(old, i);
+                heap.set_slot(new, i, v);
             }
-            self.heap.set_identity_hash(new, c);
+            heap.set_identity_hash(new, c);
             self.classes[c as usize].object = new;
             self.set_global(name, new);
         }
@@ -412,19 +415,20 @@ impl Vm {
         self.classes[m as usize].methods.clear();
         self.classes[m as usize].method_order.clear();
         for md in &def.instance_methods {
-            self.compile_def_and_install(c, md, src)?;
+            self.compile_def_and_install(heap, c, md, src)?;
         }
         for md in &def.class_methods {
-            self.compile_def_and_install(m, md, src)?;
+            self.compile_def_and_install(heap, m, md, src)?;
         }
         self.classes[c as usize].loaded = true;
         self.classes[m as usize].loaded = true;
-        self.bump_epoch();
+        self.classes.bump_epoch();
         Ok(c)
     }
 
     fn compile_def_and_install(
         &mut self,
+        heap: &mut Heap,
         c: u32,
         md: &lupa_syntax::MethodDef,
         src: &Rc<SourceFile>,
@@ -444,7 +448,7 @@ impl Vm {
                 src.name, md.selector
             )));
         }
-        let id = self.install_code(c, &cc, &src.name)?;
+        let id = self.install_code(heap, c, &cc, &src.name)?;
         self.methods[id as usize]
             .source_range
             .set((md.span.start, md.span.end));
@@ -457,13 +461,14 @@ impl Vm {
     /// Compile method source in class `c` and install it; answers the method id.
     pub fn compile_and_install(
         &mut self,
+        heap: &mut Heap,
         c: u32,
         source: &str,
         file: &str,
     ) -> Result<u32, VmError> {
         let src = Rc::new(SourceFile::new(file, source));
         let md = lupa_syntax::parse_method(source).map_err(|d| VmError::Compile(d.render(&src)))?;
-        self.compile_def_and_install(c, &md, &src)
+        self.compile_def_and_install(heap, c, &md, &src)
     }
 
     /// The source file registered under a name (for diagnostics).

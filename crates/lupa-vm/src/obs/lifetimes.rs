@@ -219,6 +219,7 @@ pub enum Wrapper {
 pub fn wrapper_kind(vm: &Vm, code: &MethodCode, receiver: Value, class: u32) -> Option<Wrapper> {
     let name: &str = &code.selector_name;
     let meta = vm
+        .image
         .classes
         .get(code.holder.get() as usize)
         .is_some_and(|c| c.is_meta);
@@ -228,7 +229,7 @@ pub fn wrapper_kind(vm: &Vm, code: &MethodCode, receiver: Value, class: u32) -> 
         || code.has_pragma("allocator")
     {
         Some(Wrapper::Allocator)
-    } else if meta && method && receiver == vm.class_object(class) {
+    } else if meta && method && receiver == vm.image.class_object(class) {
         Some(Wrapper::Constructor)
     } else {
         None
@@ -261,7 +262,7 @@ impl Vm {
     /// or a faithful-mode recording handed over with
     /// `System>>recordLifetimes:totals:`), taken.
     pub fn take_last_lifetimes(&mut self) -> Option<LifetimeRecording> {
-        self.last_lifetimes.take()
+        self.obs.last_lifetimes.take()
     }
 
     /// Is a lifetime recording on?
@@ -372,7 +373,7 @@ impl Vm {
     /// The frames of the running process from the allocation site down,
     /// innermost first: (method or block id, send instruction index).
     fn allocation_stack(&self, top_pc: Option<usize>, depth: usize, class: u32) -> Vec<(u32, u32)> {
-        let n = self.running.frames.len();
+        let n = self.sched.running.frames.len();
         if n == 0 {
             return Vec::new();
         }
@@ -393,13 +394,20 @@ impl Vm {
         depth: usize,
         class: u32,
     ) -> Vec<(u32, u32)> {
-        let frames = &self.running.frames[..=from.min(self.running.frames.len().saturating_sub(1))];
+        let frames = &self.sched.running.frames
+            [..=from.min(self.sched.running.frames.len().saturating_sub(1))];
         let mut out = Vec::with_capacity(depth.min(frames.len()));
         let mut skipping = true;
         let mut constructor_skipped = false;
         for (k, f) in frames.iter().enumerate().rev() {
             if skipping && k > 0 {
-                let receiver = self.running.stack.get(f.bp).copied().unwrap_or(Value::NIL);
+                let receiver = self
+                    .sched
+                    .running
+                    .stack
+                    .get(f.bp)
+                    .copied()
+                    .unwrap_or(Value::NIL);
                 match wrapper_kind(self, &f.code, receiver, class) {
                     Some(Wrapper::Allocator) => continue,
                     Some(Wrapper::Constructor) if !constructor_skipped => {

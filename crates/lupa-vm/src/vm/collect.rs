@@ -1,6 +1,7 @@
 //! Collection glue: [`Vm::collect_garbage`] hands the collector every root the
-//! VM holds (process states, globals, symbols, class objects and method
-//! dictionaries, method literals and objects, `handles`, the system objects),
+//! VM holds (the scheduler's process states and semaphore, the image's globals,
+//! symbols, class objects, method dictionaries, literals and method objects, and
+//! `handles`),
 //! then reports the collection to the GC hooks, schedules finalization and, with
 //! `--verify-heap`, verifies the heap (a failure is a fatal [`VmError`], exit 70).
 
@@ -19,46 +20,19 @@ impl Vm {
         let t0 = std::time::Instant::now();
         let tenured_before = self.heap.stats().tenured_bytes;
         let gc_state = match self.heap.next_collection_kind() {
-            lupa_heap::CollectionKind::Full => crate::sampling::VmState::FullGc,
-            lupa_heap::CollectionKind::Scavenge => crate::sampling::VmState::Scavenge,
+            lupa_heap::CollectionKind::Full => crate::obs::sampling::VmState::FullGc,
+            lupa_heap::CollectionKind::Scavenge => crate::obs::sampling::VmState::Scavenge,
         };
         // The state it interrupts (interpreting, a primitive, an allocation)
         // is published again when it ends.
-        let saved_state = self.obs.push_state(gc_state, 0, self.procs.current);
+        let saved_state = self.obs.push_state(gc_state, 0, self.sched.current);
         let mut c = self.heap.start_collection();
         let mut root = |v: &mut Value| c.root(v);
-        self.running.visit_roots(&mut root);
-        for p in self.procs.all_mut() {
-            p.visit_roots(&mut root);
-        }
-        for v in self.globals.values_mut() {
-            c.root(v);
-        }
-        for v in self.symbols.objects.iter_mut() {
-            c.root(v);
-        }
-        for info in self.classes.iter_mut() {
-            c.root(&mut info.object);
-            for v in info.methods.values_mut() {
-                c.root(v);
-            }
-        }
-        for m in self.methods.iter() {
-            for l in m.literals.iter() {
-                let mut v = l.get();
-                c.root(&mut v);
-                l.set(v);
-            }
-            let mut o = m.object.get();
-            c.root(&mut o);
-            m.object.set(o);
-        }
+        self.sched.visit_roots(&mut root);
+        self.image.visit_roots(&mut root);
         for v in self.handles.iter_mut() {
-            c.root(v);
+            root(v);
         }
-        c.root(&mut self.system_object);
-        c.root(&mut self.processor_object);
-        c.root(&mut self.finalization_semaphore);
         c.finish();
         let elapsed = t0.elapsed();
         self.obs.pop_state(saved_state);
@@ -66,22 +40,24 @@ impl Vm {
         if self.obs.recording_events() {
             let stats = self.heap.stats();
             let kind = match gc_state {
-                crate::sampling::VmState::FullGc => crate::sampling::VmEventKind::FullGc {
-                    live_bytes: stats.live_bytes_after_last_gc,
-                },
-                _ => crate::sampling::VmEventKind::Scavenge {
+                crate::obs::sampling::VmState::FullGc => {
+                    crate::obs::sampling::VmEventKind::FullGc {
+                        live_bytes: stats.live_bytes_after_last_gc,
+                    }
+                }
+                _ => crate::obs::sampling::VmEventKind::Scavenge {
                     tenured_bytes: stats.tenured_bytes - tenured_before,
                 },
             };
-            self.obs.record_event(crate::sampling::VmEvent {
+            self.obs.record_event(crate::obs::sampling::VmEvent {
                 kind,
                 start: t0,
                 duration: elapsed,
-                process: self.procs.current as u32,
+                process: self.sched.current as u32,
             });
         }
         if self.obs.lifetimes.is_some() {
-            let full = gc_state == crate::sampling::VmState::FullGc;
+            let full = gc_state == crate::obs::sampling::VmState::FullGc;
             self.note_collection(t0, elapsed, full);
         }
         if self.obs.gc_hooks_on() {
@@ -90,7 +66,7 @@ impl Vm {
                 .last_collection()
                 .unwrap_or(lupa_heap::CollectionKind::Scavenge);
             let deaths = self.heap.take_deaths();
-            let ev = crate::observe::GcEvent {
+            let ev = crate::obs::GcEvent {
                 kind,
                 duration: elapsed,
                 number: self.heap.stats().collections,
@@ -98,14 +74,14 @@ impl Vm {
             };
             self.obs.collection(&ev);
         }
-        if self.heap.mourn_queue_len() > 0 && !self.finalization_semaphore.is_nil() {
-            self.finalization_due = true;
+        if self.heap.mourn_queue_len() > 0 && !self.sched.finalization_semaphore.is_nil() {
+            self.sched.finalization_due = true;
         }
         for line in self.heap.take_trace() {
-            self.print_err(&format!("{line}\n"));
+            self.io.print_err(&format!("{line}\n"));
         }
         if self.options.verify_heap
-            && let Err(e) = self.heap.verify(self.classes.len() as u32)
+            && let Err(e) = self.heap.verify(self.image.classes.len() as u32)
         {
             return Err(VmError::Fatal(format!(
                 "heap verification failed after GC: {e}"

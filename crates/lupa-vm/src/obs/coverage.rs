@@ -21,7 +21,7 @@
 
 use lupa_compiler::Op;
 
-use crate::observe::Observation;
+use crate::obs::Observation;
 use crate::vm::Vm;
 
 impl Observation {
@@ -73,7 +73,7 @@ impl LineCoverage {
     /// The lines with code of method `id` and its blocks, ascending, with how
     /// many times each ran (0: missed). Empty for an unknown id.
     pub fn lines_of(&self, vm: &Vm, id: u32) -> Vec<(u32, u64)> {
-        let Some(code) = vm.methods.get(id as usize) else {
+        let Some(code) = vm.image.methods.get(id as usize) else {
             return Vec::new();
         };
         let mut lines: std::collections::BTreeMap<u32, (Option<u64>, u64)> = Default::default();

@@ -1,23 +1,24 @@
 //! The method table and method dictionaries: turning compiled code into runtime
-//! [`MethodCode`] ([`Vm::make_code`]: literals become heap values, one inline
+//! [`MethodCode`] ([`Image::make_code`]: literals become heap values, one inline
 //! cache per send site, primitives bound by class and selector, trivial methods
 //! recognised), installing it, finding the code of a Method object, and lookup.
 //!
-//! Method ids index the append-only `Vm::methods`: an id never changes. Every
+//! Method ids index the append-only `Image::methods`: an id never changes. Every
 //! change to a method dictionary goes through the class table, which bumps the
 //! epoch (see `class_table`).
 
-use super::{Lookup, Vm};
-use crate::objects::{InlineCache, MethodCode, Shape, cls};
+use super::{Image, Lookup};
+use crate::objects::{InlineCache, MethodCode, Shape, cls, numbers};
 use lupa_compiler::{CodeKind, CompiledCode, Const};
 use lupa_heap::{Heap, OutOfMemory, Value};
 use std::cell::Cell;
 use std::rc::Rc;
 
-impl Vm {
+impl Image {
     /// Turn compiled code into runtime code (recursively for blocks) and register it.
     pub(crate) fn make_code(
         &mut self,
+        heap: &mut Heap,
         holder: u32,
         cc: &CompiledCode,
         file: &Rc<str>,
@@ -25,12 +26,12 @@ impl Vm {
         let blocks = cc
             .blocks
             .iter()
-            .map(|b| self.make_code(holder, b, file))
+            .map(|b| self.make_code(heap, holder, b, file))
             .collect::<Result<Vec<_>, _>>()?;
         let mut lits = Vec::with_capacity(cc.literals.len());
         let mut sel_ids = Vec::with_capacity(cc.literals.len());
         for l in &cc.literals {
-            lits.push(Cell::new(self.const_value(l)?));
+            lits.push(Cell::new(self.const_value(heap, l)?));
             sel_ids.push(Cell::new(match l {
                 Const::Symbol(s) => self.intern(s),
                 _ => u32::MAX,
@@ -113,29 +114,25 @@ impl Vm {
     /// Install compiled code as method of class `c`; answers its id.
     pub fn install_code(
         &mut self,
+        heap: &mut Heap,
         c: u32,
         cc: &CompiledCode,
         file: &str,
     ) -> Result<u32, OutOfMemory> {
         let file: Rc<str> = Rc::from(file);
-        let code = self.make_code(c, cc, &file)?;
+        let code = self.make_code(heap, c, cc, &file)?;
         debug_assert_eq!(code.kind, CodeKind::Method);
         let mclass = if code.primitive_only {
             cls::PRIMITIVE
         } else {
             cls::METHOD
         };
-        let obj = self.heap.alloc_pointers(mclass, 0)?;
-        self.heap.set_identity_hash(obj, code.id + 1);
+        let obj = heap.alloc_pointers(mclass, 0)?;
+        heap.set_identity_hash(obj, code.id + 1);
         code.object.set(obj);
         let sel = code.selector;
-        self.put_method(c, sel, obj);
-        Ok(code.id)
-    }
-
-    /// Put any object into class `c`'s method dictionary under `sel`.
-    pub fn put_method(&mut self, c: u32, sel: u32, obj: Value) {
         self.classes.put_method(c, sel, obj);
+        Ok(code.id)
     }
 
     /// Why a method object cannot go into class `c`'s method dictionary under
@@ -144,8 +141,8 @@ impl Vm {
     /// `c` have (the interpreter also checks each field access, so a mismatch
     /// that slips past this reads nil instead of another object's memory).
     /// Objects that are not methods (run with `run:with:in:`) always fit.
-    pub fn install_problem(&mut self, c: u32, sel: u32, obj: Value) -> Option<String> {
-        let code = self.method_code_of(obj)?;
+    pub fn install_problem(&self, heap: &Heap, c: u32, sel: u32, obj: Value) -> Option<String> {
+        let code = self.method_code_of(heap, obj)?;
         let sel_name = self.symbols.name(sel).to_string();
         let arity = crate::prims::perform::selector_arity(&sel_name);
         if arity != code.num_args {
@@ -192,44 +189,39 @@ impl Vm {
         })
     }
 
-    /// Remove a selector from class `c`; answers what was there.
-    pub fn remove_method(&mut self, c: u32, sel: u32) -> Option<Value> {
-        self.classes.remove_method(c, sel)
-    }
-
     /// If `v` is a Method/Primitive object, its code.
-    pub fn method_code_of(&mut self, v: Value) -> Option<Rc<MethodCode>> {
-        let id = method_id_of(&mut self.heap, &self.methods, v)?;
+    pub fn method_code_of(&self, heap: &Heap, v: Value) -> Option<Rc<MethodCode>> {
+        let id = method_id_of(heap, &self.methods, v)?;
         Some(self.methods[id as usize].clone())
     }
 
     /// Find what `sel` means for instances of class `c`: a method id, or an object to
     /// `run:with:in:`, or nothing.
-    pub fn lookup(&mut self, c: u32, sel: u32) -> Lookup {
-        let (heap, methods) = (&mut self.heap, &self.methods);
+    pub fn lookup(&mut self, heap: &Heap, c: u32, sel: u32) -> Lookup {
+        let methods = &self.methods;
         self.classes
             .lookup(c, sel, |obj| method_id_of(heap, methods, obj))
     }
 
-    fn const_value(&mut self, c: &Const) -> Result<Value, OutOfMemory> {
+    fn const_value(&mut self, heap: &mut Heap, c: &Const) -> Result<Value, OutOfMemory> {
         Ok(match c {
             Const::Nil => Value::NIL,
             Const::True => Value::TRUE,
             Const::False => Value::FALSE,
             Const::Int(i) => match Value::from_i64(*i) {
                 Some(v) => v,
-                None => crate::prims::integer::big_to_value(self, &num_bigint::BigInt::from(*i))?,
+                None => numbers::int_value(heap, &num_bigint::BigInt::from(*i))?,
             },
-            Const::BigInt(b) => crate::prims::integer::big_to_value(self, b)?,
-            Const::Double(d) => self.new_double(*d)?,
-            Const::String(s) => self.new_string(s)?,
-            Const::Symbol(s) => self.symbol(s)?,
+            Const::BigInt(b) => numbers::int_value(heap, b)?,
+            Const::Double(d) => numbers::double_value(heap, *d)?,
+            Const::String(s) => heap.alloc_bytes(cls::STRING, s.as_bytes())?,
+            Const::Symbol(s) => self.symbol(heap, s)?,
             Const::Array(items) => {
                 let mut vals = Vec::with_capacity(items.len());
                 for i in items {
-                    vals.push(self.const_value(i)?);
+                    vals.push(self.const_value(heap, i)?);
                 }
-                self.new_array(&vals)?
+                heap.alloc_with(cls::ARRAY, &vals)?
             }
         })
     }
@@ -273,7 +265,7 @@ fn set_home(b: &Rc<MethodCode>, id: u32) {
 
 /// The id of method object `v` (a Method or Primitive instance registered in
 /// `methods`), or `None` for any other value.
-pub(super) fn method_id_of(heap: &mut Heap, methods: &[Rc<MethodCode>], v: Value) -> Option<u32> {
+pub(super) fn method_id_of(heap: &Heap, methods: &[Rc<MethodCode>], v: Value) -> Option<u32> {
     if !v.is_ptr() {
         return None;
     }
@@ -281,7 +273,7 @@ pub(super) fn method_id_of(heap: &mut Heap, methods: &[Rc<MethodCode>], v: Value
     if c != cls::METHOD && c != cls::PRIMITIVE {
         return None;
     }
-    let id = heap.identity_hash(v).checked_sub(1)?;
+    let id = heap.stored_hash(v).checked_sub(1)?;
     let code = methods.get(id as usize)?;
     (code.object.get() == v).then_some(id)
 }

@@ -18,6 +18,13 @@
 //! and how the sampler will grow it (a state block, stack requests honoured at
 //! safepoints) is written down once, in ARCHITECTURE.md, "The sampling decision".
 
+pub mod coverage;
+pub mod lifetimes;
+pub mod pretenure;
+pub mod profiling;
+pub mod query;
+pub mod sampling;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -80,18 +87,18 @@ pub struct SampleRegister {
     /// `method id << 32 | pc` of the last executed send instruction (`pc` is
     /// the index after it), written only while a sampler is attached.
     pub last: AtomicU64,
-    /// The VM state word ([`crate::sampling::StateWord`]), written on
+    /// The VM state word ([`crate::obs::sampling::StateWord`]), written on
     /// transitions while a sampler is attached.
     pub state: AtomicU64,
     /// A stack request: the sampler's sequence number (non-zero), cleared by
-    /// the interpreter when it copies the stack (see [`crate::sampling`]).
+    /// the interpreter when it copies the stack (see [`crate::obs::sampling`]).
     pub request: AtomicU64,
 }
 
 impl SampleRegister {
     /// The VM state now.
-    pub fn read_state(&self) -> crate::sampling::StateWord {
-        crate::sampling::StateWord::unpack(self.state.load(Ordering::Relaxed))
+    pub fn read_state(&self) -> crate::obs::sampling::StateWord {
+        crate::obs::sampling::StateWord::unpack(self.state.load(Ordering::Relaxed))
     }
 
     /// Ask the interpreter for the running stack, tagged `seq` (non-zero).
@@ -131,7 +138,7 @@ pub struct Observation {
     pub requests_only: bool,
     sampler_attached: bool,
     /// The finalization process while it mourns (published as
-    /// [`VmState::Finalization`](crate::sampling::VmState::Finalization)
+    /// [`VmState::Finalization`](crate::obs::sampling::VmState::Finalization)
     /// instead of `Interpreting`), or `usize::MAX`.
     pub(crate) finalizer: usize,
     /// Sends per send site, indexed by method id then instruction index
@@ -142,19 +149,25 @@ pub struct Observation {
     /// The send count at which the next deterministic sample is due.
     next_every: u64,
     /// Stacks copied for samples, oldest first.
-    stacks: Vec<crate::sampling::StackSample>,
+    stacks: Vec<crate::obs::sampling::StackSample>,
     /// Line coverage: per method id, per instruction index, how many times a
     /// straight-line run of code started there (see `coverage.rs`).
     pub(crate) runs: Option<Vec<Vec<u64>>>,
     /// Collections and process switches while a sampler thread is attached.
-    events: Vec<crate::sampling::VmEvent>,
-    /// Events not kept (more than [`MAX_EVENTS`](crate::sampling::MAX_EVENTS)).
+    events: Vec<crate::obs::sampling::VmEvent>,
+    /// Events not kept (more than [`MAX_EVENTS`](crate::obs::sampling::MAX_EVENTS)).
     events_dropped: u64,
     /// Nanoseconds spent in garbage collection.
     pub gc_time_ns: u64,
     gc_hooks: Option<Box<dyn GcHooks>>,
     /// Object lifetimes being recorded (`lifetimes.rs`).
-    pub(crate) lifetimes: Option<crate::lifetimes::LifetimeRecorder>,
+    pub(crate) lifetimes: Option<crate::obs::lifetimes::LifetimeRecorder>,
+    /// The last lifetime recording stopped from Smalltalk (`System>>stopLifetimes`).
+    pub(crate) last_lifetimes: Option<crate::obs::lifetimes::LifetimeRecording>,
+    /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
+    pub(crate) pretenuring: Option<crate::obs::pretenure::Pretenuring>,
+    /// The profiler door of the Smalltalk side (`profiling.rs`).
+    pub(crate) profilers: crate::obs::profiling::ProfilerRegistry,
 }
 
 impl Default for Observation {
@@ -180,6 +193,9 @@ impl Default for Observation {
             gc_time_ns: 0,
             gc_hooks: None,
             lifetimes: None,
+            last_lifetimes: None,
+            pretenuring: None,
+            profilers: Default::default(),
         }
     }
 }
@@ -357,16 +373,22 @@ impl Observation {
     /// the finalization process while it mourns is published as
     /// `Finalization` (the one place `Interpreting` is packed).
     #[inline]
-    pub(crate) fn set_state(&self, state: crate::sampling::VmState, detail: u32, process: usize) {
+    pub(crate) fn set_state(
+        &self,
+        state: crate::obs::sampling::VmState,
+        detail: u32,
+        process: usize,
+    ) {
         if self.sampler_attached {
-            let state =
-                if state == crate::sampling::VmState::Interpreting && process == self.finalizer {
-                    crate::sampling::VmState::Finalization
-                } else {
-                    state
-                };
+            let state = if state == crate::obs::sampling::VmState::Interpreting
+                && process == self.finalizer
+            {
+                crate::obs::sampling::VmState::Finalization
+            } else {
+                state
+            };
             self.sample.state.store(
-                crate::sampling::StateWord::pack(state, detail, process),
+                crate::obs::sampling::StateWord::pack(state, detail, process),
                 Ordering::Relaxed,
             );
         }
@@ -388,7 +410,7 @@ impl Observation {
     #[inline(never)]
     pub(crate) fn push_state(
         &self,
-        state: crate::sampling::VmState,
+        state: crate::obs::sampling::VmState,
         detail: u32,
         process: usize,
     ) -> u64 {
@@ -397,7 +419,7 @@ impl Observation {
         }
         let saved = self.sample.state.load(Ordering::Relaxed);
         self.sample.state.store(
-            crate::sampling::StateWord::pack(state, detail, process),
+            crate::obs::sampling::StateWord::pack(state, detail, process),
             Ordering::Relaxed,
         );
         saved
@@ -413,14 +435,18 @@ impl Observation {
             return 0;
         }
         let saved = self.sample.state.load(Ordering::Relaxed);
-        let before = crate::sampling::StateWord::unpack(saved);
-        let detail = if before.state == crate::sampling::VmState::Primitive {
+        let before = crate::obs::sampling::StateWord::unpack(saved);
+        let detail = if before.state == crate::obs::sampling::VmState::Primitive {
             before.detail.wrapping_add(1)
         } else {
             0
         };
         self.sample.state.store(
-            crate::sampling::StateWord::pack(crate::sampling::VmState::Allocation, detail, process),
+            crate::obs::sampling::StateWord::pack(
+                crate::obs::sampling::VmState::Allocation,
+                detail,
+                process,
+            ),
             Ordering::Relaxed,
         );
         saved
@@ -453,12 +479,12 @@ impl Observation {
     }
 
     /// Keep a copied stack.
-    pub(crate) fn push_stack(&mut self, s: crate::sampling::StackSample) {
+    pub(crate) fn push_stack(&mut self, s: crate::obs::sampling::StackSample) {
         self.stacks.push(s);
     }
 
     /// The stacks copied since the last call, oldest first.
-    pub fn take_stacks(&mut self) -> Vec<crate::sampling::StackSample> {
+    pub fn take_stacks(&mut self) -> Vec<crate::obs::sampling::StackSample> {
         std::mem::take(&mut self.stacks)
     }
 
@@ -470,9 +496,9 @@ impl Observation {
         self.sampler_attached
     }
 
-    /// Record an event (the first [`MAX_EVENTS`](crate::sampling::MAX_EVENTS) of a session).
-    pub(crate) fn record_event(&mut self, e: crate::sampling::VmEvent) {
-        if self.events.len() < crate::sampling::MAX_EVENTS {
+    /// Record an event (the first [`MAX_EVENTS`](crate::obs::sampling::MAX_EVENTS) of a session).
+    pub(crate) fn record_event(&mut self, e: crate::obs::sampling::VmEvent) {
+        if self.events.len() < crate::obs::sampling::MAX_EVENTS {
             self.events.push(e);
         } else {
             self.events_dropped += 1;
@@ -481,7 +507,7 @@ impl Observation {
 
     /// The events recorded since the last call, oldest first, and how many
     /// were dropped.
-    pub fn take_events(&mut self) -> (Vec<crate::sampling::VmEvent>, u64) {
+    pub fn take_events(&mut self) -> (Vec<crate::obs::sampling::VmEvent>, u64) {
         (
             std::mem::take(&mut self.events),
             std::mem::take(&mut self.events_dropped),
@@ -501,9 +527,9 @@ impl crate::vm::Vm {
         // The state word may be stale from an earlier sampler (detached inside
         // a primitive): the VM is interpreting now.
         self.obs.set_state(
-            crate::sampling::VmState::Interpreting,
+            crate::obs::sampling::VmState::Interpreting,
             0,
-            self.procs.current,
+            self.sched.current,
         );
         self.observation_changed();
         r
@@ -545,13 +571,13 @@ impl crate::vm::Vm {
     /// safepoint (through the scheduler's pending flag, which it tests there
     /// anyway; with the running process still `Running`, no switch happens).
     pub(crate) fn observation_changed(&mut self) {
-        self.procs.switch_pending = true;
+        self.sched.switch_pending = true;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::sampling::VmState;
+    use crate::obs::sampling::VmState;
     use crate::vm::{Vm, VmOptions};
 
     fn state(vm: &Vm) -> (VmState, u32, u32) {

@@ -29,9 +29,9 @@
 //! sample each time the send counter passes a multiple of N (no thread, no
 //! clock): the same program gives the same samples, bit for bit.
 //!
-//! [`SampleRegister`]: crate::observe::SampleRegister
-//! [`SampleRegister::read_state`]: crate::observe::SampleRegister::read_state
-//! [`Observation::take_stacks`]: crate::observe::Observation::take_stacks
+//! [`SampleRegister`]: crate::obs::SampleRegister
+//! [`SampleRegister::read_state`]: crate::obs::SampleRegister::read_state
+//! [`Observation::take_stacks`]: crate::obs::Observation::take_stacks
 
 /// What the VM thread is doing, as the sampling register's `state` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -178,7 +178,7 @@ pub struct StackSample {
 /// Something the VM did that a timeline shows as a marker, recorded while a
 /// sampler thread is attached ([`Observation::take_events`]).
 ///
-/// [`Observation::take_events`]: crate::observe::Observation::take_events
+/// [`Observation::take_events`]: crate::obs::Observation::take_events
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VmEvent {
     /// What happened.

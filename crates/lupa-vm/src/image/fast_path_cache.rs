@@ -14,8 +14,9 @@
 //! the inline caches; the next use re-checks. Epochs start at 1 and skip 0, so a
 //! fresh (zero) entry never holds. Failed checks are not recorded.
 
+use super::{Image, Lookup};
 use crate::objects::cls;
-use crate::vm::{Lookup, Vm};
+use lupa_heap::Heap;
 
 /// A fast path that is valid only while a default method is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,22 +61,23 @@ impl FastPathCache {
     }
 }
 
-impl Vm {
+impl Image {
     /// `isNil`/`notNil` may take the fast path for class `c`: neither is overridden
     /// below Object. (The hit is inlined into the interpreter loop; the check of
     /// a class not seen in this epoch is out of line.)
     #[inline(always)]
-    pub(super) fn fast_nil_test_ok(&mut self, c: u32) -> bool {
+    pub(crate) fn fast_nil_test_ok(&mut self, heap: &Heap, c: u32) -> bool {
         let epoch = self.classes.epoch();
-        self.fast_paths.holds(FastPath::NilTest, c, epoch) || self.fast_nil_test_miss(c, epoch)
+        self.fast_paths.holds(FastPath::NilTest, c, epoch)
+            || self.fast_nil_test_miss(heap, c, epoch)
     }
 
     #[cold]
     #[inline(never)]
-    fn fast_nil_test_miss(&mut self, c: u32, epoch: u32) -> bool {
+    fn fast_nil_test_miss(&mut self, heap: &Heap, c: u32, epoch: u32) -> bool {
         let (isnil, notnil) = (self.sym_cache.is_nil, self.sym_cache.not_nil);
-        let ok = self.method_holder(c, isnil, false) == Some(cls::OBJECT)
-            && self.method_holder(c, notnil, false) == Some(cls::OBJECT);
+        let ok = self.method_holder(heap, c, isnil, false) == Some(cls::OBJECT)
+            && self.method_holder(heap, c, notnil, false) == Some(cls::OBJECT);
         if ok {
             self.fast_paths.record(FastPath::NilTest, c, epoch);
         }
@@ -84,16 +86,17 @@ impl Vm {
 
     /// `==` may take the fast path for class `c`: it inherits Object's primitive.
     #[inline(always)]
-    pub(super) fn default_identity_ok(&mut self, c: u32) -> bool {
+    pub(crate) fn default_identity_ok(&mut self, heap: &Heap, c: u32) -> bool {
         let epoch = self.classes.epoch();
-        self.fast_paths.holds(FastPath::Identity, c, epoch) || self.default_identity_miss(c, epoch)
+        self.fast_paths.holds(FastPath::Identity, c, epoch)
+            || self.default_identity_miss(heap, c, epoch)
     }
 
     #[cold]
     #[inline(never)]
-    fn default_identity_miss(&mut self, c: u32, epoch: u32) -> bool {
+    fn default_identity_miss(&mut self, heap: &Heap, c: u32, epoch: u32) -> bool {
         let sel = self.sym_cache.identical;
-        let ok = self.method_holder(c, sel, true) == Some(cls::OBJECT);
+        let ok = self.method_holder(heap, c, sel, true) == Some(cls::OBJECT);
         if ok {
             self.fast_paths.record(FastPath::Identity, c, epoch);
         }
@@ -102,18 +105,18 @@ impl Vm {
 
     /// Is `String>>=` the native primitive (not overridden by the class library)?
     #[inline(always)]
-    pub(super) fn string_eq_is_primitive(&mut self) -> bool {
+    pub(crate) fn string_eq_is_primitive(&mut self, heap: &Heap) -> bool {
         let epoch = self.classes.epoch();
         self.fast_paths
             .holds(FastPath::StringEq, cls::STRING, epoch)
-            || self.string_eq_miss(epoch)
+            || self.string_eq_miss(heap, epoch)
     }
 
     #[cold]
     #[inline(never)]
-    fn string_eq_miss(&mut self, epoch: u32) -> bool {
+    fn string_eq_miss(&mut self, heap: &Heap, epoch: u32) -> bool {
         let sel = self.sym_cache.equal;
-        let ok = self.method_holder(cls::STRING, sel, true) == Some(cls::STRING);
+        let ok = self.method_holder(heap, cls::STRING, sel, true) == Some(cls::STRING);
         if ok {
             self.fast_paths
                 .record(FastPath::StringEq, cls::STRING, epoch);
@@ -123,8 +126,8 @@ impl Vm {
 
     /// The class holding the method `sel` finds for class `c` (if it is a
     /// method, and a primitive when `primitive` is asked).
-    fn method_holder(&mut self, c: u32, sel: u32, primitive: bool) -> Option<u32> {
-        match self.lookup(c, sel) {
+    fn method_holder(&mut self, heap: &Heap, c: u32, sel: u32, primitive: bool) -> Option<u32> {
+        match self.lookup(heap, c, sel) {
             Lookup::Method(id) => {
                 let m = &self.methods[id as usize];
                 (!primitive || m.primitive.get().is_some()).then(|| m.holder.get())

@@ -1,0 +1,64 @@
+//! Interned symbols: [`Symbols`] maps a symbol id to its text and heap Symbol
+//! object, and text back to the id.
+//!
+//! Contract: ids are dense and never reused (`names[id]`, `objects[id]`);
+//! `by_name` and `names` always agree. The heap objects are GC roots, updated in
+//! place by the collector; a Symbol object carries its id in its identity hash.
+
+use lupa_heap::Value;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Interned symbols: id <-> text <-> heap Symbol object.
+#[derive(Default)]
+pub struct Symbols {
+    pub(crate) by_name: HashMap<Rc<str>, u32>,
+    pub(crate) names: Vec<Rc<str>>,
+    pub(crate) objects: Vec<Value>,
+}
+
+impl Symbols {
+    /// The text of symbol `id`.
+    pub fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map(|s| &**s).unwrap_or("")
+    }
+
+    /// The id of an already interned symbol.
+    pub fn lookup(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// Symbols the interpreter sends by itself.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WellKnownSymbols {
+    pub(crate) dnu: u32,
+    pub(crate) run_with_in: u32,
+    pub(crate) escaped_block: u32,
+    pub(crate) unknown_global: u32,
+    pub(crate) must_be_boolean: u32,
+    pub(crate) error: u32,
+    pub(crate) value: u32,
+    pub(crate) is_nil: u32,
+    pub(crate) not_nil: u32,
+    pub(crate) identical: u32,
+    pub(crate) equal: u32,
+}
+
+impl WellKnownSymbols {
+    pub(crate) fn new(image: &mut super::Image) -> Self {
+        WellKnownSymbols {
+            dnu: image.intern("doesNotUnderstand:arguments:"),
+            run_with_in: image.intern("run:with:in:"),
+            escaped_block: image.intern("escapedBlock:"),
+            unknown_global: image.intern("unknownGlobal:"),
+            must_be_boolean: image.intern("mustBeBoolean"),
+            error: image.intern("error:"),
+            value: image.intern("value"),
+            is_nil: image.intern("isNil"),
+            not_nil: image.intern("notNil"),
+            identical: image.intern("=="),
+            equal: image.intern("="),
+        }
+    }
+}
