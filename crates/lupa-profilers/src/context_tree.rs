@@ -71,7 +71,7 @@ impl ContextTrees {
         let now = clock.read(vm.obs.sends);
         let mut main = ProfileBuilder::new(clock.metric());
         main.set_counter_mark(now);
-        let current = vm.current_process();
+        let current = vm.sched.current_process();
         let mut builders: Vec<Option<ProfileBuilder>> = Vec::new();
         builders.resize_with(current + 1, || None);
         builders[current] = Some(main);

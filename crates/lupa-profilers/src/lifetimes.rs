@@ -111,7 +111,7 @@ pub fn run_main(
                 config.rate,
                 config.every_nth,
                 config.seed,
-                vm.mean_object_bytes(),
+                lupa_vm::obs::lifetimes::mean_object_bytes(&vm.heap),
             );
             vm.start_lifetimes(LifetimeOptions {
                 policy,
@@ -201,12 +201,13 @@ pub fn to_model(
                 .map(|&(id, pc)| {
                     *site_index.entry((id, pc)).or_insert_with(|| {
                         let method = vm
+                            .image
                             .describe_method(id)
                             .map_or_else(|| format!("method #{id}"), |d| d.display_name());
                         sites.push(Site {
                             method,
                             pc,
-                            line: vm.line_of(id, pc).unwrap_or(0),
+                            line: vm.image.line_of(id, pc).unwrap_or(0),
                         });
                         (sites.len() - 1) as u32
                     })

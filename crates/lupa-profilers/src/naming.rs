@@ -23,7 +23,7 @@ pub fn name_methods(vm: &Vm, profile: &mut Profile) {
             .name
             .strip_prefix('#')
             .and_then(|s| s.parse::<u32>().ok())
-            .and_then(|id| vm.describe_method(id))
+            .and_then(|id| vm.image.describe_method(id))
         else {
             continue;
         };

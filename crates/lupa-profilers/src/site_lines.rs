@@ -23,8 +23,8 @@ pub(crate) fn attach(vm: &Vm, sites: &[(u32, u32, u64)], profile: &mut Profile) 
     for &(method, index, sends) in sites {
         let name = names
             .entry(method)
-            .or_insert_with(|| vm.describe_method(method).map(|d| d.display_name()));
-        let (Some(name), Some(line)) = (name.as_ref(), vm.line_of(method, index)) else {
+            .or_insert_with(|| vm.image.describe_method(method).map(|d| d.display_name()));
+        let (Some(name), Some(line)) = (name.as_ref(), vm.image.line_of(method, index)) else {
             continue;
         };
         *by_name

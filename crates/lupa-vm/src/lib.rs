@@ -42,14 +42,13 @@ pub mod sunit;
 mod vm;
 
 pub use image::{BUNDLED, ClassTable, Image, Lookup, package_of};
+pub use image::{InstructionInfo, MethodDescription};
 pub use io::Io;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
 pub use objects::cls;
 pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
 pub use obs::pretenure::PretenureSite;
-pub use obs::profiling::{ProfilerFactory, ProfilerReport, ProfilerSession};
-pub use obs::query::{InstructionInfo, MethodDescription};
 pub use obs::sampling::{
     MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState,
 };
@@ -57,4 +56,7 @@ pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, Sample
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use sched::Scheduler;
 pub use sunit::TestSummary;
+pub use vm::profiler_door::{
+    CallGraph, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,
+};
 pub use vm::{Vm, VmError, VmOptions};

@@ -10,7 +10,7 @@
 //! `literalAt:put:`, `Symbol>>asHiddenSymbol`/`isHiddenSelector`,
 //! `Processor isMeta`/`metaLevel`). This module gathers what the VM does for it:
 //!
-//! - **hidden selectors** ([`HIDDEN_PREFIX`], [`Symbols::is_hidden`]): symbols whose
+//! - **hidden selectors** ([`HIDDEN_PREFIX`](crate::image::HIDDEN_PREFIX), [`Symbols::is_hidden`](crate::image::Symbols::is_hidden)): symbols whose
 //!   name starts with U+0001. Lookup finds them; reflection (`methods`,
 //!   `selectors`, `respondsTo:`) does not list them, so the program does not see
 //!   the moved originals;
@@ -34,25 +34,12 @@
 //! The interpreter calls the helpers here on its hot paths; they are
 //! `#[inline(always)]` and compile to what was written there before.
 
-use crate::image::Symbols;
-use crate::interp::ProcessState;
 use crate::objects::{InlineCache, MethodCode, cls};
+use crate::sched::ProcessState;
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use std::cell::Cell;
 use std::rc::Rc;
-
-/// The first character of every hidden selector.
-pub const HIDDEN_PREFIX: char = '\u{1}';
-
-impl Symbols {
-    /// Is symbol `id` a hidden selector (its name starts with [`HIDDEN_PREFIX`])?
-    /// Hidden selectors are found by lookup but not listed by
-    /// `methods`/`selectors`/`respondsTo:`.
-    pub fn is_hidden(&self, id: u32) -> bool {
-        self.name(id).starts_with(HIDDEN_PREFIX)
-    }
-}
 
 impl ProcessState {
     /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`; a
@@ -190,7 +177,7 @@ impl Vm {
                 ));
             };
             if let LiteralRole::Selector(argc) = role {
-                let arity = crate::prims::perform::selector_arity(self.image.symbols.name(id));
+                let arity = crate::image::selector_arity(self.image.symbols.name(id));
                 if arity != argc {
                     return Err(format!(
                         "literal {} of {} is a selector sent with {argc} argument(s); #{} takes {arity}",

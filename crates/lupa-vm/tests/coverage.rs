@@ -29,9 +29,9 @@ const SOURCE: &str = "CovProbe = (
 ";
 
 fn method_id(vm: &Vm, selector: &str) -> u32 {
-    (0..vm.method_count() as u32)
+    (0..vm.image.method_count() as u32)
         .find(|&id| {
-            vm.describe_method(id).is_some_and(|d| {
+            vm.image.describe_method(id).is_some_and(|d| {
                 d.class == "CovProbe" && d.selector == selector && d.kind == CodeKind::Method
             })
         })
@@ -59,7 +59,7 @@ fn lines_that_ran_and_lines_that_did_not() {
     // Not counted: after it stopped.
     vm.send_message(probe, "never", &[]).expect("runs");
 
-    let pick = cov.lines_of(&vm, method_id(&vm, "pick:"));
+    let pick = cov.lines_of(&vm.image, method_id(&vm, "pick:"));
     // Lines 5-10 have code: the test, both branches, the second test, its
     // branch, the return.
     let hits = |line: u32| pick.iter().find(|(l, _)| *l == line).map(|(_, h)| *h);
@@ -71,16 +71,16 @@ fn lines_that_ran_and_lines_that_did_not() {
     assert_eq!(hits(10), Some(3), "{pick:?}");
     assert_eq!(hits(4), None, "the pattern line has no code");
 
-    let lp = cov.lines_of(&vm, method_id(&vm, "loop:"));
+    let lp = cov.lines_of(&vm.image, method_id(&vm, "loop:"));
     let hits = |line: u32| lp.iter().find(|(l, _)| *l == line).map(|(_, h)| *h);
     assert_eq!(hits(13), Some(1), "{lp:?}");
     assert_eq!(hits(15), Some(5), "the loop body ran 5 times: {lp:?}");
     assert_eq!(hits(16), Some(1), "{lp:?}");
 
     // A trivial accessor is activated, and counted, while covering.
-    let x = cov.lines_of(&vm, method_id(&vm, "x"));
+    let x = cov.lines_of(&vm.image, method_id(&vm, "x"));
     assert_eq!(x, vec![(3, 1)]);
     // A method that never ran while covering has only missed lines.
-    let never = cov.lines_of(&vm, method_id(&vm, "never"));
+    let never = cov.lines_of(&vm.image, method_id(&vm, "never"));
     assert_eq!(never, vec![(19, 0)]);
 }

@@ -97,7 +97,7 @@ pub(crate) fn build<'a>(
         let mut caller: Option<(u32, u32)> = None;
         for &(id, pc) in s.frames {
             let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-            let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+            let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
             b.enter_from(m, line);
             depth += 1;
             caller = Some((id, pc));
@@ -110,14 +110,15 @@ pub(crate) fn build<'a>(
             }
             Leaf::Primitive(id) => {
                 let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-                let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+                let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
                 b.enter_from(m, line);
                 depth += 1;
             }
             Leaf::Vm(state, within) => {
                 if let Some(id) = within {
                     let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-                    let line = caller.and_then(|(c, cpc)| vm.line_of(c, cpc.saturating_sub(1)));
+                    let line =
+                        caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
                     b.enter_from(m, line);
                     depth += 1;
                 }

@@ -183,6 +183,7 @@ fn smalltalk_section(
     let mut by_name: BTreeMap<String, MethodSamples> = BTreeMap::new();
     for &(id, index, value) in &stats.sites {
         let name = vm
+            .image
             .describe_method(id)
             .map_or_else(|| format!("#{id}"), |d| d.display_name());
         let m = by_name.entry(name).or_default();
@@ -220,7 +221,7 @@ fn smalltalk_section(
         let mut ranges = Vec::new();
         let mut code: BTreeMap<u32, Option<Vec<InstructionInfo>>> = BTreeMap::new();
         for (&(id, index), &value) in &m.sites {
-            let instrs = code.entry(id).or_insert_with(|| vm.instructions(id));
+            let instrs = code.entry(id).or_insert_with(|| vm.image.instructions(id));
             let Some(instrs) = instrs.as_ref() else {
                 continue;
             };
@@ -301,6 +302,7 @@ fn runtime_section(vm: &Vm, stats: &SamplerStats, total: u64, time: bool, lines:
             prims.sort_by_key(|p| std::cmp::Reverse(p.2));
             for &(id, samples, value) in prims.iter().take(TOP_METHODS) {
                 let name = vm
+                    .image
                     .describe_method(id)
                     .map_or_else(|| format!("#{id}"), |d| d.display_name());
                 lines.push(format!(

@@ -87,7 +87,7 @@ fn run_rooted(
         let Some(code) = vm.image.method_code_of(&vm.heap, method) else {
             continue;
         };
-        let Some(d) = vm.describe_method(code.id) else {
+        let Some(d) = vm.image.describe_method(code.id) else {
             continue;
         };
         let (class_name, class_side) = match d.class.strip_suffix(" class") {
@@ -127,7 +127,7 @@ fn run_rooted(
         test_names.sort();
         let measured: Vec<LineHits> = lines
             .as_ref()
-            .map(|l| l.lines_of(vm, code.id))
+            .map(|l| l.lines_of(&vm.image, code.id))
             .unwrap_or_default()
             .into_iter()
             .map(|(line, hits)| LineHits { line, hits })

@@ -1,6 +1,6 @@
 //! Spy's time and call graph (the Spy paper, section 3.5): the method-level
 //! call graph of a profile, as `System>>stopProfilerData` hands it to
-//! Smalltalk ([`lupa_vm::obs::profiling::CallGraph`]).
+//! Smalltalk ([`lupa_vm::CallGraph`]).
 //!
 //! A profile's methods include blocks (`[]#2 in Foo>>bar`); Spy's spies are
 //! methods. So a block is folded into its home method: its own value is the
@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use lupa_prof::{MethodInfo, Profile};
-use lupa_vm::obs::profiling::{CallGraph, GraphMethod};
+use lupa_vm::{CallGraph, GraphMethod};
 
 /// The method a profile method belongs to (`Class>>selector`), and whether it
 /// is a block of it; `None` for a pseudo-frame.

@@ -144,7 +144,7 @@ impl Image {
     pub fn install_problem(&self, heap: &Heap, c: u32, sel: u32, obj: Value) -> Option<String> {
         let code = self.method_code_of(heap, obj)?;
         let sel_name = self.symbols.name(sel).to_string();
-        let arity = crate::prims::perform::selector_arity(&sel_name);
+        let arity = crate::image::selector_arity(&sel_name);
         if arity != code.num_args {
             return Some(format!(
                 "the selector #{sel_name} takes {arity} argument(s) but {}>>{} takes {}",

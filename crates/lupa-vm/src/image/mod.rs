@@ -7,6 +7,8 @@
 //! - `symbols`: [`Symbols`] (interned symbols);
 //! - `methods`: compiled code -> runtime [`MethodCode`], installation, lookup;
 //! - `loader`: the class-path search, bootstrap and class definition;
+//! - `query`: the query API profilers use: what a method id names
+//!   ([`MethodDescription`]), its instructions and lines;
 //! - `fast_path_cache`: per class, "is the default method behind a fast path
 //!   still installed" ([`FastPathCache`]).
 //!
@@ -18,12 +20,14 @@ pub(crate) mod class_table;
 mod fast_path_cache;
 mod loader;
 mod methods;
+mod query;
 mod symbols;
 
 pub use class_table::{ClassTable, Lookup};
 pub use fast_path_cache::{FastPath, FastPathCache};
 pub use loader::{BUNDLED, package_of};
-pub use symbols::{Symbols, WellKnownSymbols};
+pub use query::{InstructionInfo, MethodDescription};
+pub use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};
 
 use crate::objects::{MethodCode, PrimId, Shape, cls};
 use lupa_heap::{Heap, OutOfMemory, Value};

@@ -62,3 +62,31 @@ impl WellKnownSymbols {
         }
     }
 }
+
+/// The first character of every hidden selector.
+pub const HIDDEN_PREFIX: char = '\u{1}';
+
+impl Symbols {
+    /// Is symbol `id` a hidden selector (its name starts with [`HIDDEN_PREFIX`])?
+    /// Hidden selectors are found by lookup but not listed by
+    /// `methods`/`selectors`/`respondsTo:`.
+    pub fn is_hidden(&self, id: u32) -> bool {
+        self.name(id).starts_with(HIDDEN_PREFIX)
+    }
+}
+
+/// Number of arguments a selector takes, from its spelling (a hidden selector's
+/// leading U+0001 is ignored).
+pub fn selector_arity(name: &str) -> usize {
+    let name = name.strip_prefix(HIDDEN_PREFIX).unwrap_or(name);
+    let colons = name.matches(':').count();
+    if colons > 0 {
+        colons
+    } else {
+        usize::from(
+            name.chars()
+                .next()
+                .is_some_and(|c| !c.is_alphanumeric() && c != '_'),
+        )
+    }
+}

@@ -6,13 +6,13 @@
 //! runs after every send and return, and backward jumps), where every live value
 //! is in a frame slot, a global or another root.
 //!
-//! - `state`: [`Frame`] and [`ProcessState`] (a process's stack, frames, pending unwinds);
 //! - `run`: the dispatch loop and the entry send from Rust;
 //! - `send`: lookup, inline caches, invoking and activating methods and blocks;
 //! - `unwind`: returns, non-local returns, unwinding through `ensure:` blocks;
 //! - `special`: the arithmetic and comparison fast paths of `Op::Special`;
 //! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
-//! - `failures`: stack overflow, out of memory, fatal errors and backtraces.
+//! - `failures`: stack overflow, out of memory, fatal errors and backtraces;
+//! - `processes`: creating, blocking, switching, ending and terminating processes.
 
 macro_rules! pop {
     ($vm:expr) => {
@@ -21,16 +21,15 @@ macro_rules! pop {
 }
 
 mod failures;
+mod processes;
 mod run;
 pub(crate) mod runtime_limits;
 mod send;
 mod special;
-mod state;
 mod unwind;
 
 pub use runtime_limits::{FRAME_COST, OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits, STACK_SHARE};
 pub(crate) use special::floor_div;
-pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
 
 /// Observation points compiled in (the default). The `no-observe` feature builds a
 /// VM without them, only to measure what they cost.

@@ -7,12 +7,11 @@
 //! A send never recurses on the Rust stack: activation pushes a [`Frame`] and
 //! returns to the loop.
 
-use super::{
-    BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, Frame, OBSERVE,
-};
+use super::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS, OBSERVE};
 use crate::objects::{MethodCode, cls};
 use crate::obs::sampling::VmState;
 use crate::prims::{Args, PrimFailure, Reply};
+use crate::sched::Frame;
 use crate::vm::{Lookup, Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::{OutOfMemory, Value};

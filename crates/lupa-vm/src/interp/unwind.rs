@@ -4,7 +4,8 @@
 //! blocks on the way down, interrupting itself as a [`PendingUnwind`] while such a
 //! block runs and resuming when it returns.
 
-use super::{ENV_ALIVE, ENV_PARENT, Frame, OBSERVE, PendingUnwind, UnwindAction};
+use super::{ENV_ALIVE, ENV_PARENT, OBSERVE};
+use crate::sched::{Frame, PendingUnwind, UnwindAction};
 use crate::vm::{Vm, VmError};
 use lupa_compiler::CodeKind;
 use lupa_heap::Value;

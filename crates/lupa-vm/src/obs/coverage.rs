@@ -21,8 +21,8 @@
 
 use lupa_compiler::Op;
 
+use crate::image::Image;
 use crate::obs::Observation;
-use crate::vm::Vm;
 
 impl Observation {
     /// Count a run starting at instruction `pc` of `method`.
@@ -66,14 +66,14 @@ fn is_jump(op: &Op) -> bool {
 /// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`]).
 #[derive(Debug, Clone, Default)]
 pub struct LineCoverage {
-    runs: Vec<Vec<u64>>,
+    pub(crate) runs: Vec<Vec<u64>>,
 }
 
 impl LineCoverage {
     /// The lines with code of method `id` and its blocks, ascending, with how
     /// many times each ran (0: missed). Empty for an unknown id.
-    pub fn lines_of(&self, vm: &Vm, id: u32) -> Vec<(u32, u64)> {
-        let Some(code) = vm.image.methods.get(id as usize) else {
+    pub fn lines_of(&self, image: &Image, id: u32) -> Vec<(u32, u64)> {
+        let Some(code) = image.methods.get(id as usize) else {
             return Vec::new();
         };
         let mut lines: std::collections::BTreeMap<u32, (Option<u64>, u64)> = Default::default();
@@ -143,24 +143,5 @@ impl LineCoverage {
             .filter(|(_, r)| r.iter().any(|&n| n > 0))
             .map(|(i, _)| i as u32)
             .collect()
-    }
-}
-
-impl Vm {
-    /// Start measuring line coverage (restarting it when on).
-    pub fn start_line_coverage(&mut self) {
-        self.obs.runs = Some(Vec::new());
-        self.obs.hooks_on = true;
-        self.obs.refresh_per_send();
-        self.observation_changed();
-    }
-
-    /// Stop measuring line coverage and answer what it counted.
-    pub fn take_line_coverage(&mut self) -> LineCoverage {
-        let runs = self.obs.runs.take().unwrap_or_default();
-        self.obs.hooks_on = self.obs.has_hooks();
-        self.obs.refresh_per_send();
-        self.observation_changed();
-        LineCoverage { runs }
     }
 }

@@ -26,10 +26,11 @@
 
 use std::time::Instant;
 
-use lupa_heap::{AllocationSample, SamplingPolicy};
+use lupa_heap::{AllocationSample, Heap, SamplingPolicy};
 
+use crate::image::Image;
 use crate::objects::MethodCode;
-use crate::vm::Vm;
+use crate::sched::ProcessState;
 use lupa_heap::Value;
 
 /// What to record.
@@ -216,10 +217,14 @@ pub enum Wrapper {
 /// object of class `class`? The allocation site is the first frame, from
 /// the top, that does not: allocators are skipped, and one constructor (a
 /// factory method that loops over a constructor is the site, not a wrapper).
-pub fn wrapper_kind(vm: &Vm, code: &MethodCode, receiver: Value, class: u32) -> Option<Wrapper> {
+pub fn wrapper_kind(
+    image: &Image,
+    code: &MethodCode,
+    receiver: Value,
+    class: u32,
+) -> Option<Wrapper> {
     let name: &str = &code.selector_name;
-    let meta = vm
-        .image
+    let meta = image
         .classes
         .get(code.holder.get() as usize)
         .is_some_and(|c| c.is_meta);
@@ -229,68 +234,45 @@ pub fn wrapper_kind(vm: &Vm, code: &MethodCode, receiver: Value, class: u32) -> 
         || code.has_pragma("allocator")
     {
         Some(Wrapper::Allocator)
-    } else if meta && method && receiver == vm.image.class_object(class) {
+    } else if meta && method && receiver == image.class_object(class) {
         Some(Wrapper::Constructor)
     } else {
         None
     }
 }
 
-impl Vm {
-    /// Start recording object lifetimes (restarting when on). See the module doc.
-    pub fn start_lifetimes(&mut self, options: LifetimeOptions) {
-        if self.obs.lifetimes.is_some() {
-            let _ = self.stop_lifetimes();
-        }
-        self.heap
-            .start_allocation_sampling(options.policy, &options.only, &options.ignored);
-        self.obs.lifetimes = Some(LifetimeRecorder {
+impl LifetimeRecorder {
+    /// A recording that starts now: the heap samples allocations as `options`
+    /// say from now on.
+    pub(crate) fn start(heap: &mut Heap, options: LifetimeOptions) -> LifetimeRecorder {
+        heap.start_allocation_sampling(options.policy, &options.only, &options.ignored);
+        LifetimeRecorder {
             options,
             start: Instant::now(),
-            start_stats: self.heap.stats().clone(),
+            start_stats: heap.stats().clone(),
             records: Vec::new(),
             stacks: StackTable::default(),
             collections: Vec::new(),
             late_sites: 0,
             scratch: Vec::new(),
-        });
-        self.obs.refresh_per_send();
-        self.observation_changed();
-    }
-
-    /// The last recording stopped from Smalltalk (`System>>stopLifetimes`,
-    /// or a faithful-mode recording handed over with
-    /// `System>>recordLifetimes:totals:`), taken.
-    pub fn take_last_lifetimes(&mut self) -> Option<LifetimeRecording> {
-        self.obs.last_lifetimes.take()
-    }
-
-    /// Is a lifetime recording on?
-    pub fn recording_lifetimes(&self) -> bool {
-        self.obs.lifetimes.is_some()
-    }
-
-    /// Stop recording and answer the records: objects still alive are
-    /// censored at the stop's clocks (and no longer followed).
-    pub fn stop_lifetimes(&mut self) -> LifetimeRecording {
-        self.take_allocation_samples(None, true);
-        let pending = self.heap.stop_allocation_sampling();
-        let Some(mut rec) = self.obs.lifetimes.take() else {
-            return LifetimeRecording::default();
-        };
-        self.obs.refresh_per_send();
-        self.observation_changed();
-        let now = Instant::now();
-        let now_us = rec.micros(now);
-        // Samples taken after the last look (none in practice): no site.
-        let none = rec.stacks.intern(&[]);
-        for s in &pending {
-            rec.record(s, none, now_us);
         }
-        self.note_sample_deaths_into(&mut rec, now);
-        let stats = self.heap.stats().clone();
-        for (tag, scavenges, full_gcs) in self.heap.untrack_samples() {
-            if let Some(r) = rec.by_tag(tag) {
+    }
+
+    /// Stop: the heap samples no more, and the records come out; objects
+    /// still alive are censored at the stop's clocks (and no longer followed).
+    pub(crate) fn finish(mut self, heap: &mut Heap) -> LifetimeRecording {
+        let pending = heap.stop_allocation_sampling();
+        let now = Instant::now();
+        let now_us = self.micros(now);
+        // Samples taken after the last look (none in practice): no site.
+        let none = self.stacks.intern(&[]);
+        for s in &pending {
+            self.record(s, none, now_us);
+        }
+        self.note_deaths(heap, now);
+        let stats = heap.stats().clone();
+        for (tag, scavenges, full_gcs) in heap.untrack_samples() {
+            if let Some(r) = self.by_tag(tag) {
                 r.death_bytes = stats.allocated_bytes;
                 r.death_us = now_us;
                 r.survived_scavenges = scavenges;
@@ -298,9 +280,9 @@ impl Vm {
                 r.censored = true;
             }
         }
-        let st0 = &rec.start_stats;
+        let st0 = &self.start_stats;
         LifetimeRecording {
-            policy: Some(rec.options.policy),
+            policy: Some(self.options.policy),
             duration_us: now_us,
             allocated_bytes: stats.allocated_bytes - st0.allocated_bytes,
             allocated_objects: stats.allocated_objects - st0.allocated_objects,
@@ -308,153 +290,84 @@ impl Vm {
             full_gcs: stats.full_gcs - st0.full_gcs,
             gc_us: stats.gc_time.saturating_sub(st0.gc_time).as_micros() as u64,
             start_bytes: st0.allocated_bytes,
-            late_sites: rec.late_sites,
-            collections: rec.collections,
-            stacks: rec.stacks.stacks,
-            records: rec.records,
+            late_sites: self.late_sites,
+            collections: self.collections,
+            stacks: self.stacks.stacks,
+            records: self.records,
         }
     }
 
     /// Add the allocation site to the samples the heap took since the last
-    /// look. `top_pc`: the running frame's current position when its saved
-    /// pc is stale (before a send), `None` otherwise; `late`: not right after
-    /// the primitive that allocated (the site is then the running method's
-    /// next send or safepoint).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn take_allocation_samples(&mut self, top_pc: Option<usize>, late: bool) {
-        if !self.heap.has_allocation_samples() {
-            return;
-        }
-        let Some(mut samples) = self
-            .obs
-            .lifetimes
-            .as_mut()
-            .map(|r| std::mem::take(&mut r.scratch))
-        else {
-            self.heap.take_allocation_samples();
-            return;
-        };
-        self.heap.drain_allocation_samples(&mut samples);
-        let depth = self
-            .obs
-            .lifetimes
-            .as_ref()
-            .map_or(1, |r| r.options.stack_depth.max(1));
+    /// look, reading the sites from the running process's frames. `top_pc`:
+    /// the running frame's current position when its saved pc is stale
+    /// (before a send), `None` otherwise; `late`: not right after the
+    /// primitive that allocated (the site is then the running method's next
+    /// send or safepoint).
+    pub(crate) fn take_samples(
+        &mut self,
+        heap: &mut Heap,
+        image: &Image,
+        running: &ProcessState,
+        top_pc: Option<usize>,
+        late: bool,
+    ) {
+        let mut samples = std::mem::take(&mut self.scratch);
+        heap.drain_allocation_samples(&mut samples);
+        let depth = self.options.stack_depth.max(1);
         // One walk per class in this batch (usually one object).
         let mut stacks: Vec<(u32, Vec<(u32, u32)>)> = Vec::with_capacity(1);
+        let n = running.frames.len();
         for s in &samples {
             if !stacks.iter().any(|(c, _)| *c == s.class) {
-                stacks.push((s.class, self.allocation_stack(top_pc, depth, s.class)));
+                let st = match n {
+                    0 => Vec::new(),
+                    _ => allocation_stack_from(image, running, n - 1, top_pc, depth, s.class),
+                };
+                stacks.push((s.class, st));
             }
         }
-        let Some(rec) = self.obs.lifetimes.as_mut() else {
-            return;
-        };
         if late {
-            rec.late_sites += samples.len() as u64;
+            self.late_sites += samples.len() as u64;
         }
-        let now_us = rec.micros(Instant::now());
+        let now_us = self.micros(Instant::now());
         let ids: Vec<(u32, u32)> = stacks
             .iter()
-            .map(|(c, st)| (*c, rec.stacks.intern(st)))
+            .map(|(c, st)| (*c, self.stacks.intern(st)))
             .collect();
         for s in &samples {
             let id = ids
                 .iter()
                 .find(|(c, _)| *c == s.class)
                 .map_or(0, |&(_, id)| id);
-            rec.record(s, id, now_us);
+            self.record(s, id, now_us);
         }
         samples.clear();
-        rec.scratch = samples;
-    }
-
-    /// The frames of the running process from the allocation site down,
-    /// innermost first: (method or block id, send instruction index).
-    fn allocation_stack(&self, top_pc: Option<usize>, depth: usize, class: u32) -> Vec<(u32, u32)> {
-        let n = self.sched.running.frames.len();
-        if n == 0 {
-            return Vec::new();
-        }
-        self.allocation_stack_from(n - 1, top_pc, depth, class)
-    }
-
-    /// The allocation stack seen from frame `from` of the running process
-    /// (the frame that asked for an object, or an allocator wrapper above the
-    /// site): allocator wrappers ([`wrapper_kind`]) are skipped, then
-    /// up to `depth` frames, innermost first, as (method or block id, index of
-    /// the send instruction they are in), for an object of class `class`.
-    /// `top_pc` replaces the saved pc of frame `from`. Illimani's two modes
-    /// both name sites with it.
-    pub fn allocation_stack_from(
-        &self,
-        from: usize,
-        top_pc: Option<usize>,
-        depth: usize,
-        class: u32,
-    ) -> Vec<(u32, u32)> {
-        let frames = &self.sched.running.frames
-            [..=from.min(self.sched.running.frames.len().saturating_sub(1))];
-        let mut out = Vec::with_capacity(depth.min(frames.len()));
-        let mut skipping = true;
-        let mut constructor_skipped = false;
-        for (k, f) in frames.iter().enumerate().rev() {
-            if skipping && k > 0 {
-                let receiver = self
-                    .sched
-                    .running
-                    .stack
-                    .get(f.bp)
-                    .copied()
-                    .unwrap_or(Value::NIL);
-                match wrapper_kind(self, &f.code, receiver, class) {
-                    Some(Wrapper::Allocator) => continue,
-                    Some(Wrapper::Constructor) if !constructor_skipped => {
-                        constructor_skipped = true;
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            skipping = false;
-            let pc = match top_pc {
-                Some(pc) if k == from => pc,
-                _ => f.pc,
-            };
-            out.push((f.code.id, pc.saturating_sub(1) as u32));
-            if out.len() >= depth {
-                break;
-            }
-        }
-        out
+        self.scratch = samples;
     }
 
     /// After a collection that started at `gc_start` and took `duration`:
     /// note it and close the records of the sampled objects it found dead.
     pub(crate) fn note_collection(
         &mut self,
+        heap: &mut Heap,
         gc_start: Instant,
         duration: std::time::Duration,
         full: bool,
     ) {
-        if let Some(mut rec) = self.obs.lifetimes.take() {
-            rec.collections.push(CollectionMark {
-                start_us: rec.micros(gc_start),
-                duration_us: duration.as_micros() as u64,
-                full,
-                allocated_bytes: self.heap.stats().allocated_bytes,
-            });
-            self.note_sample_deaths_into(&mut rec, gc_start);
-            self.obs.lifetimes = Some(rec);
-        }
+        self.collections.push(CollectionMark {
+            start_us: self.micros(gc_start),
+            duration_us: duration.as_micros() as u64,
+            full,
+            allocated_bytes: heap.stats().allocated_bytes,
+        });
+        self.note_deaths(heap, gc_start);
     }
 
-    fn note_sample_deaths_into(&mut self, rec: &mut LifetimeRecorder, at: Instant) {
-        let deaths = self.heap.take_sample_deaths();
-        let us = rec.micros(at);
+    fn note_deaths(&mut self, heap: &mut Heap, at: Instant) {
+        let deaths = heap.take_sample_deaths();
+        let us = self.micros(at);
         for d in deaths {
-            if let Some(r) = rec.by_tag(d.tag) {
+            if let Some(r) = self.by_tag(d.tag) {
                 r.death_bytes = d.died_at;
                 r.death_us = us;
                 r.survived_scavenges = d.scavenges_survived;
@@ -463,6 +376,50 @@ impl Vm {
             }
         }
     }
+}
+
+/// The allocation stack seen from frame `from` of the `running` process
+/// (the frame that asked for an object, or an allocator wrapper above the
+/// site): allocator wrappers ([`wrapper_kind`]) are skipped, then up to
+/// `depth` frames, innermost first, as (method or block id, index of the send
+/// instruction they are in), for an object of class `class`. `top_pc`
+/// replaces the saved pc of frame `from`. Illimani's two modes both name
+/// sites with it.
+pub fn allocation_stack_from(
+    image: &Image,
+    running: &ProcessState,
+    from: usize,
+    top_pc: Option<usize>,
+    depth: usize,
+    class: u32,
+) -> Vec<(u32, u32)> {
+    let frames = &running.frames[..=from.min(running.frames.len().saturating_sub(1))];
+    let mut out = Vec::with_capacity(depth.min(frames.len()));
+    let mut skipping = true;
+    let mut constructor_skipped = false;
+    for (k, f) in frames.iter().enumerate().rev() {
+        if skipping && k > 0 {
+            let receiver = running.stack.get(f.bp).copied().unwrap_or(Value::NIL);
+            match wrapper_kind(image, &f.code, receiver, class) {
+                Some(Wrapper::Allocator) => continue,
+                Some(Wrapper::Constructor) if !constructor_skipped => {
+                    constructor_skipped = true;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        skipping = false;
+        let pc = match top_pc {
+            Some(pc) if k == from => pc,
+            _ => f.pc,
+        };
+        out.push((f.code.id, pc.saturating_sub(1) as u32));
+        if out.len() >= depth {
+            break;
+        }
+    }
+    out
 }
 
 /// The sampling policy for a sampling rate in (0, 1] (the share of objects
@@ -483,15 +440,13 @@ pub fn policy_for(rate: f64, every_nth: u64, seed: u64, mean_object_bytes: f64) 
     }
 }
 
-impl Vm {
-    /// The mean size of the objects allocated so far, in bytes (header
-    /// included): what a sampling rate is scaled by ([`policy_for`]).
-    pub fn mean_object_bytes(&self) -> f64 {
-        let st = self.heap.stats();
-        if st.allocated_objects < 1000 {
-            32.0
-        } else {
-            st.allocated_bytes as f64 / st.allocated_objects as f64
-        }
+/// The mean size of the objects allocated so far in `heap`, in bytes (header
+/// included): what a sampling rate is scaled by ([`policy_for`]).
+pub fn mean_object_bytes(heap: &Heap) -> f64 {
+    let st = heap.stats();
+    if st.allocated_objects < 1000 {
+        32.0
+    } else {
+        st.allocated_bytes as f64 / st.allocated_objects as f64
     }
 }

@@ -21,8 +21,6 @@
 pub mod coverage;
 pub mod lifetimes;
 pub mod pretenure;
-pub mod profiling;
-pub mod query;
 pub mod sampling;
 
 use std::sync::Arc;
@@ -166,8 +164,6 @@ pub struct Observation {
     pub(crate) last_lifetimes: Option<crate::obs::lifetimes::LifetimeRecording>,
     /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
     pub(crate) pretenuring: Option<crate::obs::pretenure::Pretenuring>,
-    /// The profiler door of the Smalltalk side (`profiling.rs`).
-    pub(crate) profilers: crate::obs::profiling::ProfilerRegistry,
 }
 
 impl Default for Observation {
@@ -195,7 +191,6 @@ impl Default for Observation {
             lifetimes: None,
             last_lifetimes: None,
             pretenuring: None,
-            profilers: Default::default(),
         }
     }
 }
@@ -512,131 +507,5 @@ impl Observation {
             std::mem::take(&mut self.events),
             std::mem::take(&mut self.events_dropped),
         )
-    }
-}
-
-/// Switching per-send observation on and off. The interpreter runs one of two
-/// loops depending on [`Observation::per_send`]; these methods change it and
-/// ask for a safepoint (`Vm::observation_changed`), where the running loop
-/// hands over to the other, so neither loop tests the mode at every send.
-impl crate::vm::Vm {
-    /// Attach a sampler: from now on every send records its method and pc in
-    /// the sampling register, which the returned handle reads from any thread.
-    pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
-        let r = self.obs.attach_sampler();
-        // The state word may be stale from an earlier sampler (detached inside
-        // a primitive): the VM is interpreting now.
-        self.obs.set_state(
-            crate::obs::sampling::VmState::Interpreting,
-            0,
-            self.sched.current,
-        );
-        self.observation_changed();
-        r
-    }
-
-    /// Stop writing the sampling register.
-    pub fn detach_sampler(&mut self) {
-        self.obs.detach_sampler();
-        self.observation_changed();
-    }
-
-    /// Deterministic sampling: from now on the interpreter copies the running
-    /// stack every `n` sends ([`Observation::take_stacks`], sequence number 0);
-    /// 0 stops it.
-    pub fn sample_every(&mut self, n: u64) {
-        self.obs.sample_every(n);
-        self.observation_changed();
-    }
-
-    /// Count every send from now on by its site: the method and the index of
-    /// the send instruction that executed it (for a `perform:` or
-    /// `invokeOn:with:`, the instruction that called the primitive). Restarts
-    /// the counts when already counting.
-    pub fn start_site_counts(&mut self) {
-        self.obs.start_site_counts();
-        self.observation_changed();
-    }
-
-    /// Stop counting sends by site and answer the counts: `(method id,
-    /// instruction index, sends)`, in no particular order (empty when not
-    /// counting). Every send counted meanwhile is in exactly one site.
-    pub fn take_site_counts(&mut self) -> Vec<(u32, u32, u64)> {
-        let counts = self.obs.take_site_counts();
-        self.observation_changed();
-        counts
-    }
-
-    /// The observation mode changed: the interpreter looks at it at its next
-    /// safepoint (through the scheduler's pending flag, which it tests there
-    /// anyway; with the running process still `Running`, no switch happens).
-    pub(crate) fn observation_changed(&mut self) {
-        self.sched.switch_pending = true;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::obs::sampling::VmState;
-    use crate::vm::{Vm, VmOptions};
-
-    fn state(vm: &Vm) -> (VmState, u32, u32) {
-        let w = vm.obs.sample.read_state();
-        (w.state, w.detail, w.process)
-    }
-
-    #[test]
-    fn interrupting_states_restore_the_word_they_replaced() {
-        let mut vm = Vm::new(VmOptions::default()).expect("vm");
-        // Without a sampler nothing is published.
-        vm.obs.set_state(VmState::Primitive, 42, 0);
-        let saved = vm.obs.push_allocation(0);
-        vm.obs.pop_state(saved);
-        assert_eq!(state(&vm), (VmState::Interpreting, 0, 0));
-        let _reg = vm.attach_sampler();
-        vm.obs.set_state(VmState::Primitive, 42, 0);
-        // An allocation in a primitive names it (id + 1), then gives it back.
-        let saved = vm.obs.push_allocation(0);
-        assert_eq!(state(&vm), (VmState::Allocation, 43, 0));
-        vm.obs.pop_state(saved);
-        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
-        vm.instantiate(crate::objects::cls::ARRAY, 10)
-            .expect("array");
-        vm.new_string("abc").expect("string");
-        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
-        // Outside a primitive, no detail.
-        vm.obs.set_state(VmState::Interpreting, 0, 0);
-        let saved = vm.obs.push_allocation(0);
-        assert_eq!(state(&vm), (VmState::Allocation, 0, 0));
-        vm.obs.pop_state(saved);
-        // A collection inside a primitive (or an allocation) restores it.
-        for (s, d) in [(VmState::Primitive, 7), (VmState::Allocation, 8)] {
-            vm.obs.set_state(s, d, 0);
-            vm.collect_garbage().expect("collects");
-            assert_eq!(state(&vm), (s, d, 0));
-        }
-        // A blocking call.
-        vm.obs.set_state(VmState::Primitive, 9, 0);
-        let inside = vm.blocking(|vm| state(vm));
-        assert_eq!(inside, (VmState::Waiting, 0, 0));
-        assert_eq!(state(&vm), (VmState::Primitive, 9, 0));
-        vm.detach_sampler();
-    }
-
-    #[test]
-    fn the_finalizer_interprets_as_finalization() {
-        let mut vm = Vm::new(VmOptions::default()).expect("vm");
-        let _reg = vm.attach_sampler();
-        vm.obs.finalizer = 3;
-        vm.obs.set_state(VmState::Interpreting, 0, 3);
-        assert_eq!(state(&vm), (VmState::Finalization, 0, 3));
-        vm.obs.set_state(VmState::Primitive, 5, 3);
-        assert_eq!(state(&vm), (VmState::Primitive, 5, 3));
-        vm.obs.set_state(VmState::Interpreting, 0, 2);
-        assert_eq!(state(&vm), (VmState::Interpreting, 0, 2));
-        vm.obs.finalizer = usize::MAX;
-        vm.obs.set_state(VmState::Interpreting, 0, 3);
-        assert_eq!(state(&vm), (VmState::Interpreting, 0, 3));
-        vm.detach_sampler();
     }
 }

@@ -6,7 +6,7 @@
 //! name of the allocating method (`Foo>>bar`, `[] in Foo>>bar`) and the send
 //! instruction — as `lupa lifetimes --format advice` writes them, given to the
 //! VM in [`VmOptions::pretenure`](crate::VmOptions::pretenure). A site is the
-//! one Illimani records ([`Vm::allocation_stack_from`]): allocators and one
+//! one Illimani records ([`allocation_stack_from`]): allocators and one
 //! constructor skipped, so the advice of a profile applies as it was found.
 //!
 //! Cost: nothing when there is no advice. With advice, the allocating
@@ -15,7 +15,10 @@
 //! (resolved by name once per class); only classes named in the advice pay
 //! for finding the site, cached per (class, method, pc).
 
-use crate::vm::Vm;
+use crate::image::Image;
+use crate::obs::lifetimes::allocation_stack_from;
+use crate::sched::ProcessState;
+use lupa_heap::Heap;
 use rustc_hash::FxHashMap;
 
 /// One allocation site whose objects go to old space.
@@ -59,82 +62,53 @@ impl Pretenuring {
     }
 }
 
-impl Vm {
-    /// Before a primitive instantiates class `c` for the running frame: if the
-    /// advice names this allocation site, make the heap put the object in old
-    /// space. Answers whether it did.
-    #[inline]
-    pub(crate) fn pretenure_if_advised(&mut self, c: u32) -> bool {
-        if self.obs.pretenuring.is_none() {
-            return false;
-        }
-        self.pretenure_slow(c)
-    }
-
+impl Pretenuring {
+    /// Before a primitive instantiates class `c` for the top frame of
+    /// `running`: if the advice names this allocation site, make `heap` put
+    /// the object in old space. Answers whether it did.
     #[cold]
     #[inline(never)]
-    fn pretenure_slow(&mut self, c: u32) -> bool {
-        let Some(mut p) = self.obs.pretenuring.take() else {
-            return false;
-        };
+    pub(crate) fn advise(
+        &mut self,
+        heap: &mut Heap,
+        image: &Image,
+        running: &ProcessState,
+        c: u32,
+    ) -> bool {
         let ci = c as usize;
-        if p.class_state.len() <= ci {
-            p.class_state.resize(ci + 1, 0);
+        if self.class_state.len() <= ci {
+            self.class_state.resize(ci + 1, 0);
         }
-        if p.class_state[ci] == 0 {
-            let name = self.image.class_name(c);
-            p.class_state[ci] = if p.by_class.contains_key(name) { 2 } else { 1 };
+        if self.class_state[ci] == 0 {
+            let name = image.class_name(c);
+            self.class_state[ci] = if self.by_class.contains_key(name) {
+                2
+            } else {
+                1
+            };
         }
         let mut advised = false;
-        if p.class_state[ci] == 2 && !self.sched.running.frames.is_empty() {
-            let top = self.sched.running.frames.len() - 1;
-            if let Some(&(method, pc)) = self.allocation_stack_from(top, None, 1, c).first() {
-                advised = *p.sites.entry((c, method, pc)).or_insert_with(|| {
-                    let name = self
+        if self.class_state[ci] == 2 && !running.frames.is_empty() {
+            let top = running.frames.len() - 1;
+            if let Some(&(method, pc)) =
+                allocation_stack_from(image, running, top, None, 1, c).first()
+            {
+                let by_class = &self.by_class;
+                advised = *self.sites.entry((c, method, pc)).or_insert_with(|| {
+                    let name = image
                         .describe_method(method)
                         .map(|d| d.display_name())
                         .unwrap_or_default();
-                    p.by_class
-                        .get(self.image.class_name(c))
+                    by_class
+                        .get(image.class_name(c))
                         .is_some_and(|v| v.iter().any(|(m, q)| *m == name && *q == pc))
                 });
             }
         }
         if advised {
-            self.heap.tenure_next_allocation();
-            p.objects += 1;
+            heap.tenure_next_allocation();
+            self.objects += 1;
         }
-        self.obs.pretenuring = Some(p);
         advised
-    }
-
-    /// A new String with these bytes, made by a primitive for the running
-    /// frame: in old space when the advice names the site.
-    pub(crate) fn string_at_site(
-        &mut self,
-        bytes: &[u8],
-    ) -> Result<lupa_heap::Value, lupa_heap::OutOfMemory> {
-        let pretenured = self.pretenure_if_advised(crate::objects::cls::STRING);
-        let v = self.heap.alloc_bytes(crate::objects::cls::STRING, bytes)?;
-        if pretenured {
-            self.note_pretenured(v);
-        }
-        Ok(v)
-    }
-
-    /// Objects allocated in old space by the pretenuring advice, and their bytes.
-    pub fn pretenured(&self) -> (u64, u64) {
-        self.obs
-            .pretenuring
-            .as_ref()
-            .map_or((0, 0), |p| (p.objects, p.bytes))
-    }
-
-    /// Count the bytes of an object pretenured just now.
-    pub(crate) fn note_pretenured(&mut self, v: lupa_heap::Value) {
-        let bytes = self.heap.total_bytes(v);
-        if let Some(p) = self.obs.pretenuring.as_mut() {
-            p.bytes += bytes;
-        }
     }
 }

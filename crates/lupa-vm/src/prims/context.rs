@@ -14,7 +14,7 @@ use super::Primitive;
 use super::outcome::Reply::{Answer, Done};
 use super::outcome::{Expected, PrimFailure};
 use super::{Args, PrimResult};
-use crate::interp::UnwindAction;
+use crate::sched::UnwindAction;
 use crate::vm::Vm;
 use lupa_compiler::CodeKind;
 use lupa_heap::Value;

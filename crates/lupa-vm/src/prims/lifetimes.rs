@@ -3,7 +3,9 @@
 
 use super::Primitive;
 use super::{Args, PrimResult, Reply::Answer};
-use crate::obs::lifetimes::{LifetimeOptions, policy_for};
+use crate::obs::lifetimes::{
+    LifetimeOptions, allocation_stack_from as stack_from, mean_object_bytes, policy_for,
+};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
@@ -33,7 +35,7 @@ fn start(vm: &mut Vm, args: Args) -> PrimResult {
             "the sampling rate must be in (0, 1], not {rate}"
         )));
     }
-    let policy = policy_for(rate, every, seed, vm.mean_object_bytes());
+    let policy = policy_for(rate, every, seed, mean_object_bytes(&vm.heap));
     vm.start_lifetimes(LifetimeOptions {
         policy,
         only,
@@ -56,8 +58,9 @@ fn stop(vm: &mut Vm, _args: Args) -> PrimResult {
 /// the display name (`[] in Foo>>bar` for a block) and the id (which
 /// `recordLifetimes:totals:` takes back).
 fn frame(vm: &mut Vm, (id, pc): (u32, u32)) -> Result<Value, lupa_heap::OutOfMemory> {
-    let line = vm.line_of(id, pc).unwrap_or(0);
+    let line = vm.image.line_of(id, pc).unwrap_or(0);
     let name = vm
+        .image
         .describe_method(id)
         .map(|d| d.display_name())
         .unwrap_or_default();
@@ -163,7 +166,7 @@ fn allocation_stack_from(vm: &mut Vm, args: Args) -> PrimResult {
     let f = super::context::frame(vm, args, 1)?;
     let depth = args.int(vm, 2)?.clamp(1, 256) as usize;
     let class = vm.class_of(args.get(vm, 3));
-    let stack = vm.allocation_stack_from(f, None, depth, class);
+    let stack = stack_from(&vm.image, &vm.sched.running, f, None, depth, class);
     let mut frames = Vec::with_capacity(stack.len());
     for s in stack {
         frames.push(frame(vm, s)?);

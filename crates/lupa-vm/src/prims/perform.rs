@@ -36,7 +36,7 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
         vm.class_of(args.receiver(vm))
     };
     let sel_name = vm.image.symbols.name(id).to_string();
-    let expected = selector_arity(&sel_name);
+    let expected = crate::image::selector_arity(&sel_name);
     if expected != arguments.len() {
         return Err(PrimFailure::Error(format!(
             "wrong number of arguments for #{sel_name}: expected {expected}, got {}",
@@ -52,24 +52,6 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
     vm.dispatch_in(start_class, id, arguments.len(), None)
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
-}
-
-/// Number of arguments a selector takes, from its spelling (a hidden selector's
-/// leading U+0001 is ignored).
-pub(crate) fn selector_arity(name: &str) -> usize {
-    let name = name
-        .strip_prefix(crate::proxies::HIDDEN_PREFIX)
-        .unwrap_or(name);
-    let colons = name.matches(':').count();
-    if colons > 0 {
-        colons
-    } else {
-        usize::from(
-            name.chars()
-                .next()
-                .is_some_and(|c| !c.is_alphanumeric() && c != '_'),
-        )
-    }
 }
 
 fn perform(vm: &mut Vm, args: Args) -> PrimResult {

@@ -30,7 +30,7 @@ fn new_process(vm: &mut Vm, args: Args) -> PrimResult {
 fn process_resume(vm: &mut Vm, args: Args) -> PrimResult {
     let p = args.receiver(vm);
     let i = args.process(vm, 0)?;
-    vm.resume_process(i);
+    vm.sched.resume_process(i);
     Ok(Answer(p))
 }
 
@@ -38,7 +38,7 @@ fn process_run_first(vm: &mut Vm, args: Args) -> PrimResult {
     let p = args.receiver(vm);
     let i = args.process(vm, 0)?;
     if i != vm.sched.current && vm.sched.procs[i].status == Status::Suspended {
-        vm.run_first(i);
+        vm.sched.run_first(i);
     }
     Ok(Answer(p))
 }

@@ -1,5 +1,5 @@
 //! `System>>startProfiler:` and `System>>stopProfiler`: the primitives of the
-//! profiler door (`crate::obs::profiling`).
+//! profiler door (`crate::vm::profiler_door`).
 
 use super::Primitive;
 use super::outcome::PrimFailure;

@@ -56,9 +56,9 @@ impl Vm {
                 process: self.sched.current as u32,
             });
         }
-        if self.obs.lifetimes.is_some() {
+        if let Some(rec) = self.obs.lifetimes.as_mut() {
             let full = gc_state == crate::obs::sampling::VmState::FullGc;
-            self.note_collection(t0, elapsed, full);
+            rec.note_collection(&mut self.heap, t0, elapsed, full);
         }
         if self.obs.gc_hooks_on() {
             let kind = self

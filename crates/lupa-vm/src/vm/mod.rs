@@ -6,21 +6,27 @@
 //! `Vm`), `prims` (the primitives, likewise).
 //!
 //! - `config`: [`VmOptions`]; `error`: [`VmError`];
-//! - `collect`: the roots handed to the collector and the collection glue.
+//! - `collect`: the roots handed to the collector and the collection glue;
+//! - `observing`: the observation API (samplers, site counts, line coverage,
+//!   lifetimes, pretenuring), which changes `obs` and asks for a safepoint;
+//! - `profiler_door`: the door through which Smalltalk starts and stops the
+//!   profilers of the profiler layer (`System>>startProfiler:`).
 
 mod collect;
 mod config;
 mod error;
+mod observing;
+pub(crate) mod profiler_door;
 
 pub(crate) use crate::image::Lookup;
 pub use config::VmOptions;
 pub use error::VmError;
 
 use crate::image::Image;
-use crate::interp::ProcessState;
 use crate::io::Io;
 use crate::objects::{Shape, cls};
 use crate::obs::Observation;
+use crate::sched::ProcessState;
 use crate::sched::Scheduler;
 use lupa_heap::{Heap, OutOfMemory, Value};
 
@@ -55,6 +61,8 @@ pub struct Vm {
     /// Values held by Rust code across safepoints (roots).
     pub handles: Vec<Value>,
     pub(crate) rng_state: u64,
+    /// The profiler door of the Smalltalk side (`profiler_door.rs`).
+    pub(crate) profilers: profiler_door::ProfilerRegistry,
 }
 
 impl Vm {
@@ -80,10 +88,11 @@ impl Vm {
             options,
             handles: Vec::new(),
             rng_state: seed | 1,
+            profilers: Default::default(),
         };
         vm.obs.pretenuring = crate::obs::pretenure::Pretenuring::new(&vm.options.pretenure);
         vm.image.bootstrap(&mut vm.heap)?;
-        crate::sched::Scheduler::init_main(&mut vm)?;
+        vm.init_main_process()?;
         Ok(vm)
     }
 

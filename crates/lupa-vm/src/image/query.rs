@@ -3,9 +3,9 @@
 //!
 //! Activation and sample events carry method ids (indices in the append-only
 //! method table, stable for the VM's life); a profiler keeps the ids while it
-//! runs and names them once, at the end, through [`Vm::describe_method`].
+//! runs and names them once, at the end, through [`Image::describe_method`].
 
-use crate::vm::Vm;
+use super::Image;
 use lupa_compiler::CodeKind;
 
 /// What a profiler needs to name and locate one method or block.
@@ -41,7 +41,7 @@ impl MethodDescription {
 }
 
 /// One instruction of a method or block, as a profiler's bytecode report needs
-/// it ([`Vm::instructions`]).
+/// it ([`Image::instructions`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstructionInfo {
     /// Its index (the pc of the instruction).
@@ -54,10 +54,10 @@ pub struct InstructionInfo {
     pub target: Option<u32>,
 }
 
-impl Vm {
+impl Image {
     /// Describe the method or block with this id, or `None` for an unknown id.
     pub fn describe_method(&self, id: u32) -> Option<MethodDescription> {
-        let code = self.image.methods.get(id as usize)?;
+        let code = self.methods.get(id as usize)?;
         let holder = code.holder.get();
         let block_ordinal = if code.kind == CodeKind::Block {
             self.block_ordinal(code.home.get(), code.id)
@@ -65,10 +65,9 @@ impl Vm {
             None
         };
         Some(MethodDescription {
-            class: self.image.class_name(holder).to_string(),
+            class: self.class_name(holder).to_string(),
             selector: code.selector_name.to_string(),
             category: self
-                .image
                 .classes
                 .get(holder as usize)
                 .map(|c| c.category.to_string())
@@ -84,16 +83,13 @@ impl Vm {
     /// what a bytecode-range report needs (sends, branch targets, lines).
     pub fn instructions(&self, id: u32) -> Option<Vec<InstructionInfo>> {
         use lupa_compiler::Op;
-        let code = self.image.methods.get(id as usize)?;
+        let code = self.methods.get(id as usize)?;
         let selector = |lit: u16| {
             code.sel_ids
                 .get(usize::from(lit))
                 .map(|c| c.get())
                 .filter(|&s| s != u32::MAX)
-                .map_or_else(
-                    || "?".to_string(),
-                    |s| self.image.symbols.name(s).to_string(),
-                )
+                .map_or_else(|| "?".to_string(), |s| self.symbols.name(s).to_string())
         };
         Some(
             code.ops
@@ -128,19 +124,13 @@ impl Vm {
     /// The source line of instruction `index` of the method or block `id`
     /// (`None` for an unknown id).
     pub fn line_of(&self, id: u32, index: u32) -> Option<u32> {
-        let code = self.image.methods.get(id as usize)?;
+        let code = self.methods.get(id as usize)?;
         Some(code.line_of(index as usize))
-    }
-
-    /// The index of the running process (0 is the main process), as activation
-    /// events report it.
-    pub fn current_process(&self) -> usize {
-        self.sched.current
     }
 
     /// Number of methods and blocks created so far (ids are `0..method_count()`).
     pub fn method_count(&self) -> usize {
-        self.image.methods.len()
+        self.methods.len()
     }
 
     /// The pre-order position of block `target` among the blocks of method `home`,
@@ -155,7 +145,7 @@ impl Vm {
             }
             false
         }
-        let home = self.image.methods.get(home as usize)?;
+        let home = self.methods.get(home as usize)?;
         let mut k = 0;
         let several =
             home.blocks.len() + home.blocks.iter().map(|b| b.blocks.len()).sum::<usize>() > 1;

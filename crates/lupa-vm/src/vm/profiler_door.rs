@@ -133,7 +133,7 @@ pub type ProfilerFactory = fn(vm: &mut Vm, name: &str) -> Result<Box<dyn Profile
 
 /// The installed factory and the running session, if any.
 #[derive(Default)]
-pub struct ProfilerRegistry {
+pub(crate) struct ProfilerRegistry {
     factory: Option<ProfilerFactory>,
     running: Option<Box<dyn ProfilerSession>>,
 }
@@ -141,22 +141,22 @@ pub struct ProfilerRegistry {
 impl Vm {
     /// Install the factory through which Smalltalk starts profilers (replacing any).
     pub fn set_profiler_factory(&mut self, factory: ProfilerFactory) {
-        self.obs.profilers.factory = Some(factory);
+        self.profilers.factory = Some(factory);
     }
 
     /// Is a profiler started from Smalltalk running?
     pub fn profiler_running(&self) -> bool {
-        self.obs.profilers.running.is_some()
+        self.profilers.running.is_some()
     }
 
     /// `System>>startProfiler:`: start the profiler called `name`.
     pub(crate) fn start_profiler(&mut self, name: &str) -> Result<(), String> {
-        let Some(factory) = self.obs.profilers.factory else {
+        let Some(factory) = self.profilers.factory else {
             return Err(
                 "no profilers are installed in this VM (embedders: lupa_profilers::install)".into(),
             );
         };
-        if self.obs.profilers.running.is_some() {
+        if self.profilers.running.is_some() {
             return Err("a profiler is already running (stopProfiler first)".into());
         }
         if self.obs.has_hooks() {
@@ -165,13 +165,13 @@ impl Vm {
             );
         }
         let session = factory(self, name)?;
-        self.obs.profilers.running = Some(session);
+        self.profilers.running = Some(session);
         Ok(())
     }
 
     /// `System>>stopProfiler`: stop the running profiler and answer its report.
     pub(crate) fn stop_profiler(&mut self) -> Result<ProfilerReport, String> {
-        match self.obs.profilers.running.take() {
+        match self.profilers.running.take() {
             Some(session) => Ok(session.stop(self)),
             None => Err("no profiler is running (startProfiler: first)".into()),
         }

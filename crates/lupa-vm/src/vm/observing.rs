@@ -1,0 +1,256 @@
+//! The VM's observation API, what profilers and the primitives call: a sampler
+//! attached or detached, deterministic sampling, sends counted by site, line
+//! coverage, lifetime recording (Illimani's VM mode) and pretenuring. Each
+//! changes the observation state (`obs`) and, where the interpreter must run
+//! its other loop, asks for a safepoint ([`Vm::observation_changed`]): the
+//! interpreter runs one of two loops depending on
+//! [`Observation::per_send`](crate::obs::Observation::per_send), and the
+//! running loop hands over to the other there, so neither loop tests the mode
+//! at every send.
+
+use super::Vm;
+use crate::obs::SampleRegister;
+use crate::obs::coverage::LineCoverage;
+use crate::obs::lifetimes::{LifetimeOptions, LifetimeRecorder, LifetimeRecording};
+use std::sync::Arc;
+
+impl Vm {
+    /// Attach a sampler: from now on every send records its method and pc in
+    /// the sampling register, which the returned handle reads from any thread.
+    pub fn attach_sampler(&mut self) -> Arc<SampleRegister> {
+        let r = self.obs.attach_sampler();
+        // The state word may be stale from an earlier sampler (detached inside
+        // a primitive): the VM is interpreting now.
+        self.obs.set_state(
+            crate::obs::sampling::VmState::Interpreting,
+            0,
+            self.sched.current,
+        );
+        self.observation_changed();
+        r
+    }
+
+    /// Stop writing the sampling register.
+    pub fn detach_sampler(&mut self) {
+        self.obs.detach_sampler();
+        self.observation_changed();
+    }
+
+    /// Deterministic sampling: from now on the interpreter copies the running
+    /// stack every `n` sends ([`Observation::take_stacks`], sequence number 0);
+    /// 0 stops it.
+    pub fn sample_every(&mut self, n: u64) {
+        self.obs.sample_every(n);
+        self.observation_changed();
+    }
+
+    /// Count every send from now on by its site: the method and the index of
+    /// the send instruction that executed it (for a `perform:` or
+    /// `invokeOn:with:`, the instruction that called the primitive). Restarts
+    /// the counts when already counting.
+    pub fn start_site_counts(&mut self) {
+        self.obs.start_site_counts();
+        self.observation_changed();
+    }
+
+    /// Stop counting sends by site and answer the counts: `(method id,
+    /// instruction index, sends)`, in no particular order (empty when not
+    /// counting). Every send counted meanwhile is in exactly one site.
+    pub fn take_site_counts(&mut self) -> Vec<(u32, u32, u64)> {
+        let counts = self.obs.take_site_counts();
+        self.observation_changed();
+        counts
+    }
+
+    /// The observation mode changed: the interpreter looks at it at its next
+    /// safepoint (through the scheduler's pending flag, which it tests there
+    /// anyway; with the running process still `Running`, no switch happens).
+    pub(crate) fn observation_changed(&mut self) {
+        self.sched.switch_pending = true;
+    }
+
+    /// Start measuring line coverage (restarting it when on).
+    pub fn start_line_coverage(&mut self) {
+        self.obs.runs = Some(Vec::new());
+        self.obs.hooks_on = true;
+        self.obs.refresh_per_send();
+        self.observation_changed();
+    }
+
+    /// Stop measuring line coverage and answer what it counted.
+    pub fn take_line_coverage(&mut self) -> LineCoverage {
+        let runs = self.obs.runs.take().unwrap_or_default();
+        self.obs.hooks_on = self.obs.has_hooks();
+        self.obs.refresh_per_send();
+        self.observation_changed();
+        LineCoverage { runs }
+    }
+
+    /// Start recording object lifetimes (restarting when on). See
+    /// `obs/lifetimes.rs`.
+    pub fn start_lifetimes(&mut self, options: LifetimeOptions) {
+        if self.obs.lifetimes.is_some() {
+            let _ = self.stop_lifetimes();
+        }
+        self.obs.lifetimes = Some(LifetimeRecorder::start(&mut self.heap, options));
+        self.obs.refresh_per_send();
+        self.observation_changed();
+    }
+
+    /// The last recording stopped from Smalltalk (`System>>stopLifetimes`,
+    /// or a faithful-mode recording handed over with
+    /// `System>>recordLifetimes:totals:`), taken.
+    pub fn take_last_lifetimes(&mut self) -> Option<LifetimeRecording> {
+        self.obs.last_lifetimes.take()
+    }
+
+    /// Is a lifetime recording on?
+    pub fn recording_lifetimes(&self) -> bool {
+        self.obs.lifetimes.is_some()
+    }
+
+    /// Stop recording and answer the records: objects still alive are
+    /// censored at the stop's clocks (and no longer followed).
+    pub fn stop_lifetimes(&mut self) -> LifetimeRecording {
+        self.take_allocation_samples(None, true);
+        let Some(rec) = self.obs.lifetimes.take() else {
+            let _ = self.heap.stop_allocation_sampling();
+            return LifetimeRecording::default();
+        };
+        self.obs.refresh_per_send();
+        self.observation_changed();
+        rec.finish(&mut self.heap)
+    }
+
+    /// Add the allocation site to the samples the heap took since the last
+    /// look. `top_pc`: the running frame's current position when its saved
+    /// pc is stale (before a send), `None` otherwise; `late`: not right after
+    /// the primitive that allocated (the site is then the running method's
+    /// next send or safepoint).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_allocation_samples(&mut self, top_pc: Option<usize>, late: bool) {
+        if !self.heap.has_allocation_samples() {
+            return;
+        }
+        match self.obs.lifetimes.as_mut() {
+            Some(rec) => rec.take_samples(
+                &mut self.heap,
+                &self.image,
+                &self.sched.running,
+                top_pc,
+                late,
+            ),
+            None => {
+                self.heap.take_allocation_samples();
+            }
+        }
+    }
+
+    /// Before a primitive instantiates class `c` for the running frame: if the
+    /// pretenuring advice names this allocation site, make the heap put the
+    /// object in old space. Answers whether it did.
+    #[inline]
+    pub(crate) fn pretenure_if_advised(&mut self, c: u32) -> bool {
+        match self.obs.pretenuring.as_mut() {
+            None => false,
+            Some(p) => p.advise(&mut self.heap, &self.image, &self.sched.running, c),
+        }
+    }
+
+    /// A new String with these bytes, made by a primitive for the running
+    /// frame: in old space when the advice names the site.
+    pub(crate) fn string_at_site(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<lupa_heap::Value, lupa_heap::OutOfMemory> {
+        let pretenured = self.pretenure_if_advised(crate::objects::cls::STRING);
+        let v = self.heap.alloc_bytes(crate::objects::cls::STRING, bytes)?;
+        if pretenured {
+            self.note_pretenured(v);
+        }
+        Ok(v)
+    }
+
+    /// Objects allocated in old space by the pretenuring advice, and their bytes.
+    pub fn pretenured(&self) -> (u64, u64) {
+        self.obs
+            .pretenuring
+            .as_ref()
+            .map_or((0, 0), |p| (p.objects, p.bytes))
+    }
+
+    /// Count the bytes of an object pretenured just now.
+    pub(crate) fn note_pretenured(&mut self, v: lupa_heap::Value) {
+        let bytes = self.heap.total_bytes(v);
+        if let Some(p) = self.obs.pretenuring.as_mut() {
+            p.bytes += bytes;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::obs::sampling::VmState;
+    use crate::vm::{Vm, VmOptions};
+
+    fn state(vm: &Vm) -> (VmState, u32, u32) {
+        let w = vm.obs.sample.read_state();
+        (w.state, w.detail, w.process)
+    }
+
+    #[test]
+    fn interrupting_states_restore_the_word_they_replaced() {
+        let mut vm = Vm::new(VmOptions::default()).expect("vm");
+        // Without a sampler nothing is published.
+        vm.obs.set_state(VmState::Primitive, 42, 0);
+        let saved = vm.obs.push_allocation(0);
+        vm.obs.pop_state(saved);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 0));
+        let _reg = vm.attach_sampler();
+        vm.obs.set_state(VmState::Primitive, 42, 0);
+        // An allocation in a primitive names it (id + 1), then gives it back.
+        let saved = vm.obs.push_allocation(0);
+        assert_eq!(state(&vm), (VmState::Allocation, 43, 0));
+        vm.obs.pop_state(saved);
+        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
+        vm.instantiate(crate::objects::cls::ARRAY, 10)
+            .expect("array");
+        vm.new_string("abc").expect("string");
+        assert_eq!(state(&vm), (VmState::Primitive, 42, 0));
+        // Outside a primitive, no detail.
+        vm.obs.set_state(VmState::Interpreting, 0, 0);
+        let saved = vm.obs.push_allocation(0);
+        assert_eq!(state(&vm), (VmState::Allocation, 0, 0));
+        vm.obs.pop_state(saved);
+        // A collection inside a primitive (or an allocation) restores it.
+        for (s, d) in [(VmState::Primitive, 7), (VmState::Allocation, 8)] {
+            vm.obs.set_state(s, d, 0);
+            vm.collect_garbage().expect("collects");
+            assert_eq!(state(&vm), (s, d, 0));
+        }
+        // A blocking call.
+        vm.obs.set_state(VmState::Primitive, 9, 0);
+        let inside = vm.blocking(|vm| state(vm));
+        assert_eq!(inside, (VmState::Waiting, 0, 0));
+        assert_eq!(state(&vm), (VmState::Primitive, 9, 0));
+        vm.detach_sampler();
+    }
+
+    #[test]
+    fn the_finalizer_interprets_as_finalization() {
+        let mut vm = Vm::new(VmOptions::default()).expect("vm");
+        let _reg = vm.attach_sampler();
+        vm.obs.finalizer = 3;
+        vm.obs.set_state(VmState::Interpreting, 0, 3);
+        assert_eq!(state(&vm), (VmState::Finalization, 0, 3));
+        vm.obs.set_state(VmState::Primitive, 5, 3);
+        assert_eq!(state(&vm), (VmState::Primitive, 5, 3));
+        vm.obs.set_state(VmState::Interpreting, 0, 2);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 2));
+        vm.obs.finalizer = usize::MAX;
+        vm.obs.set_state(VmState::Interpreting, 0, 3);
+        assert_eq!(state(&vm), (VmState::Interpreting, 0, 3));
+        vm.detach_sampler();
+    }
+}
