@@ -97,8 +97,8 @@ pub struct Heap {
     /// The allocation clock at which the next allocation is looked at by the
     /// allocation sampler (`u64::MAX`: sampling off; see `alloc_sampling.rs`).
     pub(crate) sample_at: u64,
-    pub(crate) sampler: Option<crate::alloc_sampling::AllocSampler>,
-    pub(crate) samples: Vec<crate::alloc_sampling::AllocationSample>,
+    pub(crate) sampler: Option<crate::sample_policy::AllocSampler>,
+    pub(crate) samples: Vec<crate::sample_policy::AllocationSample>,
     /// `LUPA_GC_TRACE` was set: log one line per collection (the VM prints them).
     pub(crate) trace: bool,
     /// Trace lines not yet taken ([`Heap::take_trace`]).

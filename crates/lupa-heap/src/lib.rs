@@ -12,8 +12,9 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
-// Dependencies go one way: layout <- config, stats, lifetime (data) <- heap (the struct) <- alloc,
-// access, bytes, params (its behaviour) <- gc, verify (the collectors and the verifier).
+// Dependencies go one way: layout <- config, stats, lifetime, sample_policy (data) <- heap (the
+// struct) <- alloc, alloc_sampling, access, bytes, params (its behaviour) <- gc, verify (the
+// collectors and the verifier).
 mod access;
 mod alloc;
 mod alloc_sampling;
@@ -25,15 +26,16 @@ mod layout;
 mod lifetime;
 mod pages;
 mod params;
+mod sample_policy;
 mod stats;
 mod value;
 mod verify;
 
-pub use alloc_sampling::{AllocationSample, SamplingPolicy};
 pub use config::{GcParam, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES};
 pub use gc::Collection;
 pub use heap::Heap;
 pub use layout::{Format, MAX_CLASS_INDEX};
 pub use lifetime::Death;
+pub use sample_policy::{AllocationSample, SamplingPolicy};
 pub use stats::{CollectionKind, HeapStats};
 pub use value::{SMALL_INT_MAX, SMALL_INT_MIN, Value};

@@ -6,12 +6,15 @@
 //! `Vm`), `prims` (the primitives, likewise).
 //!
 //! - `config`: [`VmOptions`]; `error`: [`VmError`];
+//! - `boot`: making a VM: its parts, the primitive table bound into the
+//!   image, the kernel bootstrap and the main process;
 //! - `collect`: the roots handed to the collector and the collection glue;
 //! - `observing`: the observation API (samplers, site counts, line coverage,
 //!   lifetimes, pretenuring), which changes `obs` and asks for a safepoint;
 //! - `profiler_door`: the door through which Smalltalk starts and stops the
 //!   profilers of the profiler layer (`System>>startProfiler:`).
 
+mod boot;
 mod collect;
 mod config;
 mod error;
@@ -26,7 +29,6 @@ use crate::image::Image;
 use crate::io::Io;
 use crate::objects::{Shape, cls};
 use crate::obs::Observation;
-use crate::sched::ProcessState;
 use crate::sched::Scheduler;
 use lupa_heap::{Heap, OutOfMemory, Value};
 
@@ -66,36 +68,6 @@ pub struct Vm {
 }
 
 impl Vm {
-    /// A VM with the kernel loaded, ready to run programs.
-    pub fn new(options: VmOptions) -> Result<Vm, VmError> {
-        let heap = Heap::new(options.heap.clone());
-        let limits = crate::interp::RuntimeLimits::new(options.max_frames, options.heap.max_bytes);
-        let seed = options.heap.hash_seed;
-        let mut vm = Vm {
-            heap,
-            image: Image::new(
-                options.class_path.clone(),
-                options.use_bundled,
-                crate::prims::bindings(),
-            ),
-            sched: Scheduler {
-                running: ProcessState::with_capacity(1 << 16, 1 << 10),
-                ..Scheduler::default()
-            },
-            obs: Observation::default(),
-            io: Io::new(options.quiet),
-            limits,
-            options,
-            handles: Vec::new(),
-            rng_state: seed | 1,
-            profilers: Default::default(),
-        };
-        vm.obs.pretenuring = crate::obs::pretenure::Pretenuring::new(&vm.options.pretenure);
-        vm.image.bootstrap(&mut vm.heap)?;
-        vm.init_main_process()?;
-        Ok(vm)
-    }
-
     /// Run a program the SOM way: `system initialize: #('ClassName' 'arg'...)`.
     /// Answers the process exit code.
     pub fn run_main(&mut self, args: &[String]) -> Result<i32, VmError> {
