@@ -3,25 +3,25 @@
 //! A [`Vm`] is a set of parts that own their state (`vm/mod.rs` has the
 //! table); each part is a module:
 //!
-//! - [`image`]: the program's code and names: the class table with lookup and
+//! - `image`: the program's code and names: the class table with lookup and
 //!   the epoch, symbols, globals, the method table, the primitive table, the
 //!   class loader and bootstrap, the fast-path cache;
-//! - [`sched`]: green-thread processes, semaphores, delays and the
+//! - `sched`: green-thread processes, semaphores, delays and the
 //!   deterministic scheduler, with the running process's state;
 //! - [`obs`]: the observation points (send counter, activation and GC hooks,
 //!   the sampling register and what the VM publishes for a sampler, line
 //!   coverage, the lifetime recorder of Illimani's VM mode, pretenuring), the
 //!   profiler door of the Smalltalk side and the query API profilers use;
-//! - [`io`]: the program's streams, open files, arguments and exit status;
-//! - [`interp`]: the non-recursive bytecode interpreter (process and frame
+//! - `io`: the program's streams, open files, arguments and exit status;
+//! - `interp`: the non-recursive bytecode interpreter (process and frame
 //!   state, the dispatch loop, the send path, unwinding, the `Op::Special` fast
 //!   paths, runtime limits, failures and backtraces), which runs on the whole
 //!   `Vm`;
 //! - `prims`: the native primitives, one module per class family, also on the
 //!   whole `Vm`;
-//! - [`proxies`]: the VM support for MethodProxies (hidden selectors, method
+//! - `proxies`: the VM support for MethodProxies (hidden selectors, method
 //!   copies and literal patching, the meta level, the trap shortcut);
-//! - [`objects`]: the Rust side of the object model (well-known class indices,
+//! - `objects`: the Rust side of the object model (well-known class indices,
 //!   class descriptions, runtime method code);
 //! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`,
 //!   per-suite Rust tests);
@@ -30,14 +30,14 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
-pub mod image;
-pub mod interp;
-pub mod io;
-pub mod objects;
+pub(crate) mod image;
+pub(crate) mod interp;
+pub(crate) mod io;
+pub(crate) mod objects;
 pub mod obs;
 pub(crate) mod prims;
-pub mod proxies;
-pub mod sched;
+pub(crate) mod proxies;
+pub(crate) mod sched;
 pub mod sunit;
 mod vm;
 

@@ -175,11 +175,12 @@ fn the_finalization_process_is_published_as_finalization_while_it_mourns() {
     vm.obs.set_hooks(None);
     vm.detach_sampler();
     let id = |sel: &str| {
-        vm.image
-            .methods
-            .iter()
-            .find(|m| &*m.selector_name == sel)
-            .map(|m| m.id)
+        (0..vm.image.method_count() as u32)
+            .find(|&id| {
+                vm.image
+                    .describe_method(id)
+                    .is_some_and(|d| d.selector == sel)
+            })
             .expect("compiled")
     };
     let (work, main) = (id("mournWork:"), id("mainWork"));

@@ -163,12 +163,12 @@ fn a_sampler_thread_gets_stacks_without_walking_frames() {
         states.contains(&lupa_vm::VmState::Interpreting),
         "{states:?}"
     );
-    let spin = vm
-        .image
-        .methods
-        .iter()
-        .find(|m| &*m.selector_name == "spin:")
-        .map(|m| m.id)
+    let spin = (0..vm.image.method_count() as u32)
+        .find(|&id| {
+            vm.image
+                .describe_method(id)
+                .is_some_and(|d| d.selector == "spin:")
+        })
         .expect("spin: compiled");
     let stacks = vm.obs.take_stacks();
     assert!(

@@ -20,7 +20,7 @@ use lupa_heap::Heap;
 
 /// A fast path that is valid only while a default method is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FastPath {
+pub(crate) enum FastPath {
     /// `isNil`/`notNil`: both still Object's.
     NilTest = 0,
     /// `==`: still Object's primitive.
@@ -32,7 +32,7 @@ pub enum FastPath {
 /// Per fast path and class: the epoch of the last successful check (0: none).
 /// `String>>=` concerns one class only, so its entry is a single word.
 #[derive(Debug, Default)]
-pub struct FastPathCache {
+pub(crate) struct FastPathCache {
     per_class: [Vec<u32>; 2],
     string_eq: u32,
 }
@@ -40,7 +40,7 @@ pub struct FastPathCache {
 impl FastPathCache {
     /// Does `path` hold for class `class` in epoch `epoch` (checked and recorded)?
     #[inline(always)]
-    pub fn holds(&self, path: FastPath, class: u32, epoch: u32) -> bool {
+    pub(crate) fn holds(&self, path: FastPath, class: u32, epoch: u32) -> bool {
         match path {
             FastPath::StringEq => self.string_eq == epoch,
             _ => self.per_class[path as usize].get(class as usize) == Some(&epoch),
@@ -48,7 +48,7 @@ impl FastPathCache {
     }
 
     /// Record that `path` holds for class `class` during epoch `epoch`.
-    pub fn record(&mut self, path: FastPath, class: u32, epoch: u32) {
+    pub(crate) fn record(&mut self, path: FastPath, class: u32, epoch: u32) {
         if path == FastPath::StringEq {
             self.string_eq = epoch;
             return;

@@ -24,10 +24,10 @@ mod query;
 mod symbols;
 
 pub use class_table::{ClassTable, Lookup};
-pub use fast_path_cache::{FastPath, FastPathCache};
+pub(crate) use fast_path_cache::FastPathCache;
 pub use loader::{BUNDLED, package_of};
 pub use query::{InstructionInfo, MethodDescription};
-pub use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};
+pub(crate) use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};
 
 use crate::objects::{MethodCode, PrimId, Shape, cls};
 use lupa_heap::{Heap, OutOfMemory, Value};
@@ -38,12 +38,12 @@ use std::rc::Rc;
 /// The program's code and names (see the module documentation).
 pub struct Image {
     /// The class table (classes by index and name, lookup, epoch).
-    pub classes: ClassTable,
+    pub(crate) classes: ClassTable,
     /// Interned symbols.
-    pub symbols: Symbols,
+    pub(crate) symbols: Symbols,
     pub(crate) globals: rustc_hash::FxHashMap<u32, Value>,
     /// Method table, indexed by method id.
-    pub methods: Vec<Rc<MethodCode>>,
+    pub(crate) methods: Vec<Rc<MethodCode>>,
     /// Per class: is the default method behind each `Op::Special` fast path still installed?
     pub(crate) fast_paths: FastPathCache,
     /// The native primitives, by `Class>>selector` (bound when a method is made).

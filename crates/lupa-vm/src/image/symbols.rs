@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 /// Interned symbols: id <-> text <-> heap Symbol object.
 #[derive(Default)]
-pub struct Symbols {
+pub(crate) struct Symbols {
     pub(crate) by_name: HashMap<Rc<str>, u32>,
     pub(crate) names: Vec<Rc<str>>,
     pub(crate) objects: Vec<Value>,
@@ -19,19 +19,19 @@ pub struct Symbols {
 
 impl Symbols {
     /// The text of symbol `id`.
-    pub fn name(&self, id: u32) -> &str {
+    pub(crate) fn name(&self, id: u32) -> &str {
         self.names.get(id as usize).map(|s| &**s).unwrap_or("")
     }
 
     /// The id of an already interned symbol.
-    pub fn lookup(&self, name: &str) -> Option<u32> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
     }
 }
 
 /// Symbols the interpreter sends by itself.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct WellKnownSymbols {
+pub(crate) struct WellKnownSymbols {
     pub(crate) dnu: u32,
     pub(crate) run_with_in: u32,
     pub(crate) escaped_block: u32,
@@ -64,20 +64,20 @@ impl WellKnownSymbols {
 }
 
 /// The first character of every hidden selector.
-pub const HIDDEN_PREFIX: char = '\u{1}';
+pub(crate) const HIDDEN_PREFIX: char = '\u{1}';
 
 impl Symbols {
     /// Is symbol `id` a hidden selector (its name starts with [`HIDDEN_PREFIX`])?
     /// Hidden selectors are found by lookup but not listed by
     /// `methods`/`selectors`/`respondsTo:`.
-    pub fn is_hidden(&self, id: u32) -> bool {
+    pub(crate) fn is_hidden(&self, id: u32) -> bool {
         self.name(id).starts_with(HIDDEN_PREFIX)
     }
 }
 
 /// Number of arguments a selector takes, from its spelling (a hidden selector's
 /// leading U+0001 is ignored).
-pub fn selector_arity(name: &str) -> usize {
+pub(crate) fn selector_arity(name: &str) -> usize {
     let name = name.strip_prefix(HIDDEN_PREFIX).unwrap_or(name);
     let colons = name.matches(':').count();
     if colons > 0 {

@@ -28,7 +28,7 @@ mod send;
 mod special;
 mod unwind;
 
-pub use runtime_limits::{FRAME_COST, OVERFLOW_HEADROOM, RESET_MARGIN, RuntimeLimits, STACK_SHARE};
+pub(crate) use runtime_limits::{RuntimeLimits, STACK_SHARE};
 pub(crate) use special::floor_div;
 
 /// Observation points compiled in (the default). The `no-observe` feature builds a

@@ -23,23 +23,23 @@
 //!   the activation path still compares one number.
 
 /// Frames of headroom granted to handle a stack-overflow error.
-pub const OVERFLOW_HEADROOM: usize = 10_000;
+pub(crate) const OVERFLOW_HEADROOM: usize = 10_000;
 
 /// How far below the limit the frame stack must come back to leave the overflow state.
-pub const RESET_MARGIN: usize = 1000;
+pub(crate) const RESET_MARGIN: usize = 1000;
 
 /// The share of `--max-heap` that processes and their stacks may use (1/4).
-pub const STACK_SHARE: usize = 4;
+pub(crate) const STACK_SHARE: usize = 4;
 
 /// Bytes one activation costs the running process's stacks, an upper estimate:
 /// the frame record plus the operand-stack slots of a typical method, with
 /// the slack of a growing vector (measured: about 125 bytes a frame in a deep
 /// recursion).
-pub const FRAME_COST: usize = 160;
+pub(crate) const FRAME_COST: usize = 160;
 
 /// The stack-depth limit and the overflow state of one VM.
 #[derive(Debug, Clone)]
-pub struct RuntimeLimits {
+pub(crate) struct RuntimeLimits {
     /// The configured maximum number of frames.
     max_frames: usize,
     /// The limit in force: `max_frames`, or `max_frames + OVERFLOW_HEADROOM` in overflow.
@@ -55,7 +55,7 @@ pub struct RuntimeLimits {
 impl RuntimeLimits {
     /// Limits for at most `max_frames` frames per process, with every process
     /// and stack together within [`STACK_SHARE`] of `max_heap_bytes`.
-    pub fn new(max_frames: usize, max_heap_bytes: usize) -> Self {
+    pub(crate) fn new(max_frames: usize, max_heap_bytes: usize) -> Self {
         let mut limits = RuntimeLimits {
             max_frames,
             frame_limit: max_frames,
@@ -68,36 +68,36 @@ impl RuntimeLimits {
     }
 
     /// The configured maximum number of frames.
-    pub fn max_frames(&self) -> usize {
+    pub(crate) fn max_frames(&self) -> usize {
         self.max_frames
     }
 
     /// The frames the running process may hold now: `max_frames`, or fewer when
     /// the stack budget left by the other processes is smaller.
-    pub fn effective_max_frames(&self) -> usize {
+    pub(crate) fn effective_max_frames(&self) -> usize {
         let left = self.budget_bytes.saturating_sub(self.others_bytes);
         self.max_frames.min(left / FRAME_COST)
     }
 
     /// Is the running process's limit lower than `--max-stack-depth` because of
     /// the stack budget?
-    pub fn limited_by_budget(&self) -> bool {
+    pub(crate) fn limited_by_budget(&self) -> bool {
         self.effective_max_frames() < self.max_frames
     }
 
     /// The stack budget in bytes.
-    pub fn budget_bytes(&self) -> usize {
+    pub(crate) fn budget_bytes(&self) -> usize {
         self.budget_bytes
     }
 
     /// Bytes charged to the processes that are not running.
-    pub fn others_bytes(&self) -> usize {
+    pub(crate) fn others_bytes(&self) -> usize {
         self.others_bytes
     }
 
     /// Would charging `bytes` more to the processes that are not running stay
     /// within the budget, leaving the running process room for a few frames?
-    pub fn can_charge(&self, bytes: usize) -> bool {
+    pub(crate) fn can_charge(&self, bytes: usize) -> bool {
         self.others_bytes
             .saturating_add(bytes)
             .saturating_add(RESET_MARGIN * FRAME_COST)
@@ -105,7 +105,7 @@ impl RuntimeLimits {
     }
 
     /// The processes that are not running now use `bytes`.
-    pub fn set_others(&mut self, bytes: usize) {
+    pub(crate) fn set_others(&mut self, bytes: usize) {
         self.others_bytes = bytes;
         self.recompute();
     }
@@ -121,13 +121,13 @@ impl RuntimeLimits {
 
     /// May a process with `depth` frames push one more?
     #[inline(always)]
-    pub fn allows_push(&self, depth: usize) -> bool {
+    pub(crate) fn allows_push(&self, depth: usize) -> bool {
         depth < self.frame_limit
     }
 
     /// The limit was hit: enter the overflow state (raising the limit by the
     /// headroom). Answers false if already in overflow (the caller then stops).
-    pub fn enter_overflow(&mut self) -> bool {
+    pub(crate) fn enter_overflow(&mut self) -> bool {
         if self.in_overflow {
             return false;
         }
@@ -139,7 +139,7 @@ impl RuntimeLimits {
     /// A frame was popped, leaving `depth` frames: leave the overflow state once
     /// the stack is back well below the limit.
     #[inline(always)]
-    pub fn note_depth(&mut self, depth: usize) {
+    pub(crate) fn note_depth(&mut self, depth: usize) {
         if self.in_overflow && depth + RESET_MARGIN < self.frame_limit - OVERFLOW_HEADROOM {
             self.in_overflow = false;
             self.frame_limit -= OVERFLOW_HEADROOM;

@@ -41,7 +41,7 @@ enum OpenFile {
 
 /// The open files of one VM, by handle (1-based; 0 is never a handle).
 #[derive(Default)]
-pub struct OpenFiles {
+pub(crate) struct OpenFiles {
     slots: Vec<Option<OpenFile>>,
     temps: u64,
 }

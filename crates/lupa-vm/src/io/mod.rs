@@ -8,10 +8,10 @@
 //! so that the two interleave as the program wrote them. `output.rs` is the only
 //! place the VM library writes to the process's streams.
 
-pub mod files;
+pub(crate) mod files;
 mod output;
 
-pub use files::OpenFiles;
+pub(crate) use files::OpenFiles;
 
 /// The program's streams, files, arguments and exit status.
 pub struct Io {

@@ -13,9 +13,9 @@
 mod classes;
 pub mod cls;
 mod method_code;
-pub mod numbers;
+pub(crate) mod numbers;
 mod trivial;
 
-pub use classes::{ClassInfo, Shape};
-pub use method_code::{InlineCache, MethodCode, PrimId};
-pub use trivial::Trivial;
+pub(crate) use classes::{ClassInfo, Shape};
+pub(crate) use method_code::{InlineCache, MethodCode, PrimId};
+pub(crate) use trivial::Trivial;

@@ -8,7 +8,7 @@ use num_bigint::{BigInt, Sign};
 use num_traits::ToPrimitive;
 
 /// `b` as a Value: a SmallInteger when it fits, else a new large Integer.
-pub fn int_value(heap: &mut Heap, b: &BigInt) -> Result<Value, OutOfMemory> {
+pub(crate) fn int_value(heap: &mut Heap, b: &BigInt) -> Result<Value, OutOfMemory> {
     if let Some(v) = b.to_i64().and_then(Value::from_i64) {
         return Ok(v);
     }
@@ -20,7 +20,7 @@ pub fn int_value(heap: &mut Heap, b: &BigInt) -> Result<Value, OutOfMemory> {
 }
 
 /// The integer `v` stands for (a SmallInteger or a large Integer), if it is one.
-pub fn big_of(heap: &Heap, v: Value) -> Option<BigInt> {
+pub(crate) fn big_of(heap: &Heap, v: Value) -> Option<BigInt> {
     if let Some(i) = v.as_int() {
         return Some(BigInt::from(i));
     }
@@ -40,7 +40,7 @@ pub fn big_of(heap: &Heap, v: Value) -> Option<BigInt> {
 
 /// `d` as a Value: an immediate double when it fits, else a boxed Double.
 #[inline]
-pub fn double_value(heap: &mut Heap, d: f64) -> Result<Value, OutOfMemory> {
+pub(crate) fn double_value(heap: &mut Heap, d: f64) -> Result<Value, OutOfMemory> {
     match Value::from_f64(d) {
         Some(v) => Ok(v),
         None => heap.alloc_words(cls::DOUBLE, &[d.to_bits()]),

@@ -1,7 +1,7 @@
 //! Line coverage: which source lines of which methods ran, and how often,
 //! measured by the interpreter (cost only while on).
 //!
-//! While line coverage is on ([`Vm::start_line_coverage`]) the VM counts the
+//! While line coverage is on ([`Vm::start_line_coverage`](crate::Vm::start_line_coverage)) the VM counts the
 //! *starts of straight-line runs* of bytecode, per method and instruction:
 //! an activation starts a run at instruction 0 (activation hooks are on, so
 //! trivial methods are activated too), a send starts one at the instruction
@@ -63,7 +63,7 @@ fn is_jump(op: &Op) -> bool {
     )
 }
 
-/// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`]).
+/// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`](crate::Vm::take_line_coverage)).
 #[derive(Debug, Clone, Default)]
 pub struct LineCoverage {
     pub(crate) runs: Vec<Vec<u64>>,

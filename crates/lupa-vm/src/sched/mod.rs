@@ -23,7 +23,7 @@
 mod state;
 
 use lupa_heap::Value;
-pub use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
+pub(crate) use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
 use std::collections::VecDeque;
 
 /// Scheduling state of a process.
@@ -87,7 +87,7 @@ pub struct PendingDelay {
 #[derive(Debug, Default)]
 pub struct Scheduler {
     /// The running process's stack, frames, pending unwinds and meta level (the
-    /// other processes' states are saved in their [`Proc`]s).
+    /// other processes' states are saved in their `Proc`s).
     pub running: ProcessState,
     /// Index of the running process.
     pub current: usize,

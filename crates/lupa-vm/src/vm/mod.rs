@@ -59,7 +59,7 @@ pub struct Vm {
     /// The stack-depth limit and the stack-overflow state.
     pub(crate) limits: crate::interp::RuntimeLimits,
     /// Options.
-    pub options: VmOptions,
+    pub(crate) options: VmOptions,
     /// Values held by Rust code across safepoints (roots).
     pub handles: Vec<Value>,
     pub(crate) rng_state: u64,

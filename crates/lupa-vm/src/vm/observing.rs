@@ -37,7 +37,7 @@ impl Vm {
     }
 
     /// Deterministic sampling: from now on the interpreter copies the running
-    /// stack every `n` sends ([`Observation::take_stacks`], sequence number 0);
+    /// stack every `n` sends ([`Observation::take_stacks`](crate::Observation::take_stacks), sequence number 0);
     /// 0 stops it.
     pub fn sample_every(&mut self, n: u64) {
         self.obs.sample_every(n);
