@@ -3,8 +3,9 @@
 //! `Compteur profile:` works): a failure names its suite
 //! (`cargo test -p lupa-profilers --test sunit -- LupaArrayTest`).
 //!
-//! The candidates are the bundled classes in `Tests` folders (see `lupa_vm::sunit`);
-//! helpers that are not `TestCase` subclasses, and abstract suites, pass trivially.
+//! The suites are the bundled classes directly in `Tests` folders (see `lupa_vm::sunit`)
+//! that are `TestCase` subclasses: helpers (a package's fixtures beside its tests) are
+//! not listed; abstract suites pass trivially.
 //! Each suite runs in a fresh VM with its output captured, and the failure message
 //! is the runner's `FAIL`/`ERROR` lines and summary.
 
@@ -19,7 +20,7 @@ fn run_suite(name: &str) -> Result<(), Failed> {
         .test_classes(&[name.to_string()])
         .map_err(|e| format!("loading {name}: {e}"))?;
     if classes.is_empty() {
-        return Ok(()); // a helper class, not a TestCase
+        return Ok(()); // not a TestCase (listed only when the listing VM could not start)
     }
     let summary = vm.run_test_classes(&classes);
     let output = vm.io.take_captured();
@@ -30,9 +31,25 @@ fn run_suite(name: &str) -> Result<(), Failed> {
     }
 }
 
+/// The bundled candidates that are `TestCase` subclasses, found by loading them in one
+/// VM. A candidate that does not load stays, so that its trial says why.
+fn suites() -> Vec<String> {
+    let candidates = lupa_vm::sunit::bundled_test_candidates();
+    let Ok(mut vm) = Vm::new(VmOptions::default()) else {
+        return candidates;
+    };
+    candidates
+        .into_iter()
+        .filter(|name| {
+            vm.test_classes(std::slice::from_ref(name))
+                .map_or(true, |classes| !classes.is_empty())
+        })
+        .collect()
+}
+
 fn main() {
     let args = Arguments::from_args();
-    let trials = lupa_vm::sunit::bundled_test_candidates()
+    let trials = suites()
         .into_iter()
         .map(|name| Trial::test(name.clone(), move || run_suite(&name)))
         .collect();

@@ -2,11 +2,15 @@
 //! per-suite Rust tests (`crates/lupa-profilers/tests/sunit.rs`) share.
 //!
 //! Where tests live: a test class is a concrete `TestCase` subclass. In the bundled
-//! library, every class under a folder named `Tests` is a candidate — the kernel's
-//! `smalltalk/Tests/` as well as a library's own folder such as
-//! `smalltalk/Profiling/MethodProxies/Tests/` — so each library owns its tests. On a
-//! user class path, every class directly in a class-path directory is a candidate.
-//! Candidates that are not `TestCase` subclasses (helpers) are skipped.
+//! library, every class directly in a folder named `Tests` is a candidate — the
+//! kernel's `smalltalk/Tests/` as well as a package's own folder such as
+//! `smalltalk/Profiling/MethodProxies/Tests/` or `smalltalk/SUnit/Tests/` — so each
+//! package owns its tests. Helper classes may live apart in `Tests/Support/` (the
+//! kernel's and SUnit's do): they are found by the class-path search like any bundled
+//! class but are never candidates, so a `TestCase` subclass that only serves as a
+//! fixture there is not run as a suite. On a user class path, every class directly in
+//! a class-path directory is a candidate. Candidates that are not `TestCase`
+//! subclasses (helpers) are skipped.
 //!
 //! The run itself is Smalltalk: `LupaTestRunner>>runClasses:` runs every test
 //! selector of each class, prints one `FAIL`/`ERROR` line per problem and a final
@@ -32,12 +36,13 @@ impl TestSummary {
     }
 }
 
-/// Does a bundled path (relative to `smalltalk/`) lie in a `Tests` folder?
+/// Does a bundled path (relative to `smalltalk/`) lie directly in a `Tests` folder
+/// (not in a subfolder such as `Tests/Support/`)?
 fn in_tests_folder(path: &str) -> bool {
-    path.split('/').rev().skip(1).any(|dir| dir == "Tests")
+    path.rsplit('/').nth(1) == Some("Tests")
 }
 
-/// Names of the bundled classes that live in a `Tests` folder, sorted.
+/// Names of the bundled classes that live directly in a `Tests` folder, sorted.
 pub fn bundled_test_candidates() -> Vec<String> {
     let mut names: Vec<String> = BUNDLED
         .iter()
@@ -131,11 +136,19 @@ mod tests {
         assert!(in_tests_folder(
             "Profiling/MethodProxies/Tests/LupaMpTrapTest.som"
         ));
+        assert!(in_tests_folder("SUnit/Tests/LupaSUnitTest.som"));
+        assert!(!in_tests_folder("Tests/Support/LupaCustomError.som"));
         assert!(!in_tests_folder("Kernel/Tests.som"));
         assert!(!in_tests_folder("SUnit/TestCase.som"));
+        assert!(!in_tests_folder("Tests"));
         let names = bundled_test_candidates();
         assert!(names.iter().any(|n| n == "LupaArrayTest"));
         assert!(names.iter().any(|n| n == "LupaMpTrapTest"));
+        assert!(names.iter().any(|n| n == "LupaCompteurTest"));
+        assert!(names.iter().any(|n| n == "LupaSUnitTest"));
         assert!(!names.iter().any(|n| n == "TestCase"));
+        // Helpers apart from the tests, among them a TestCase that is only a fixture.
+        assert!(!names.iter().any(|n| n == "LupaCustomError"));
+        assert!(!names.iter().any(|n| n == "LupaSUnitExample"));
     }
 }

@@ -120,7 +120,7 @@ def prototypes():
         <trapShortcut>
         ^#mpEnabled ifTrue: [ self mpOriginal ] ifFalse: [ #smalltalk ]
     )
-    mpProbeAnswer = ( <noInstrumentation> ^#vm )
+    mpProbeAnswer = ( ^#vm )
 
     ----
     | vmChecks |
@@ -128,24 +128,21 @@ def prototypes():
     "Does the VM run the two checks of the traps itself (see the class comment)? Then the
      traps do not check the meta level again (the mpVm... prototypes)."
     vmChecksTraps = (
-        <noInstrumentation>
         vmChecks isNil ifTrue: [ vmChecks := self probeDisabled and: [ self probeAtMetaLevel ] ].
         ^vmChecks
     )
     probe: enabled = (
-        <noInstrumentation>
         | probe |
         probe := (MpTrapPrototypes >> #mpProbe) copyFor: MpTrapPrototypes selector: #mpProbe.
         probe literalAt: 1 put: enabled.
         probe literalAt: 2 put: #mpProbeAnswer.
         ^probe
     )
-    probeDisabled = ( <noInstrumentation> ^((self probe: false) invokeOn: MpTrapPrototypes new with: #()) == #vm )
-    probeAtMetaLevel = ( <metaLevel> <noInstrumentation> ^((self probe: true) invokeOn: MpTrapPrototypes new with: #()) == #vm )
+    probeDisabled = ( ^((self probe: false) invokeOn: MpTrapPrototypes new with: #()) == #vm )
+    probeAtMetaLevel = ( <metaLevel> ^((self probe: true) invokeOn: MpTrapPrototypes new with: #()) == #vm )
     "The prototype of kind (#Trap, #BeforeTrap, #InsteadTrap, #UnsafeTrap...) for n
      arguments, checked by the VM when it can."
     kind: aString arity: n = (
-        <noInstrumentation>
         ((aString beginsWith: 'Unsafe') not and: [ self vmChecksTraps ])
             ifTrue: [ ^self prototype: ('mpVm' + aString) asSymbol arity: n ].
         ^self prototype: ('mp' + aString) asSymbol arity: n
@@ -154,7 +151,6 @@ def prototypes():
     "The prototype of kind prefix (#mpTrap, #mpBeforeTrap...) for n arguments, or nil
      when n is too large."
     prototype: prefix arity: n = (
-        <noInstrumentation>
         | sel |
         n > self maxArity ifTrue: [ ^nil ].
         sel := n = 0
@@ -162,9 +158,8 @@ def prototypes():
             ifFalse: [ prefix + ':' + (self withColons: n - 1) ].
         ^MpTrapPrototypes >> sel asSymbol
     )
-    maxArity = ( <noInstrumentation> ^%(max)d )
+    maxArity = ( ^%(max)d )
     withColons: n = (
-        <noInstrumentation>
         | s |
         s := ''.
         n timesRepeat: [ s := s + 'with:' ].
@@ -172,7 +167,6 @@ def prototypes():
     )
     "The selector mpOriginal... of arity n, the placeholder of the call to the original."
     originalPlaceholderFor: n = (
-        <noInstrumentation>
         n = 0 ifTrue: [ ^#mpOriginal ].
         ^('mpOriginal:' + (self withColons: n - 1)) asSymbol
     )
@@ -186,7 +180,7 @@ def hooks():
     for n in range(MAX + 1):
         fill = "".join(f"\n        args at: {i} put: a{i}." for i in range(1, n + 1))
         g.append(f'''    {tail("mpBefore: receiver", n)} = (
-        <metaLevel> <noInstrumentation>
+        <metaLevel>
         | args |
         enabled ifFalse: [ ^nil ].
         args := Array new: {n}.{fill}
@@ -197,7 +191,7 @@ def hooks():
     for n in range(MAX + 1):
         fill = "".join(f"\n        args at: {i} put: a{i}." for i in range(1, n + 1))
         g.append(f'''    {tail("mpInstead: receiver", n)} = (
-        <metaLevel> <noInstrumentation>
+        <metaLevel>
         | args |
         args := Array new: {n}.{fill}
         ^handler insteadExecutionWithReceiver: receiver arguments: args
@@ -206,7 +200,6 @@ def hooks():
     for n in range(MAX + 1):
         fill = "".join(f"\n        args at: {i} put: a{i}." for i in range(1, n + 1))
         g.append(f'''    {tail("mpUnsafeBefore: receiver", n)} = (
-        <noInstrumentation>
         | args |
         args := Array new: {n}.{fill}
         usesBefore ifTrue: [ handler beforeExecutionWithReceiver: receiver arguments: args ].
