@@ -49,6 +49,7 @@ mod ids;
 pub mod lifetimes;
 mod processes;
 pub mod profile;
+pub mod render;
 pub mod report;
 pub mod stats;
 pub mod timeline;
