@@ -52,10 +52,13 @@ pub mod profile;
 pub mod render;
 pub mod report;
 pub mod stats;
+pub mod table;
 pub mod timeline;
+pub mod types;
 
 pub use builder::ProfileBuilder;
 pub use processes::{ProcessTree, process_label, process_number};
+pub use report::{Report, ReportFormat};
 pub use profile::{
     CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
     ROOT_METHOD, ROOT_NAME, ROOT_NODE,

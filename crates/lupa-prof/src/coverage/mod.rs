@@ -25,11 +25,14 @@
 
 pub mod blueprint;
 pub mod cobertura;
+mod format;
 pub mod lcov;
 pub mod page;
 pub mod text;
 
 use std::collections::BTreeMap;
+
+pub use format::{CoverageFormat, CoverageOptions};
 
 use serde::{Deserialize, Serialize};
 
