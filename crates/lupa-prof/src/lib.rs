@@ -47,6 +47,7 @@ mod graft;
 pub mod history;
 mod ids;
 pub mod lifetimes;
+mod merge;
 mod processes;
 pub mod profile;
 pub mod render;
@@ -57,6 +58,7 @@ pub mod timeline;
 pub mod types;
 
 pub use builder::ProfileBuilder;
+pub use merge::MergeError;
 pub use processes::{ProcessTree, process_label, process_number};
 pub use report::{Report, ReportFormat};
 pub use profile::{
