@@ -42,6 +42,7 @@ pub use search::{SearchOptions, SearchResult, search};
 pub use stats::{SpeedUp, speed_up};
 
 use crate::lifetimes::{LifetimeConfig, LifetimeMode};
+use crate::ProfileMode;
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_vm::{HeapConfig, Vm, VmError, VmOptions};
 use std::time::{Duration, Instant};
@@ -106,10 +107,13 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
     };
     let command = format!("lupa gc-tune {}", w.command());
     let t0 = Instant::now();
-    let run =
-        crate::lifetimes::run_main(&mut vm, &config, &w.args, &command).map_err(TuneError::Vm)?;
+    let run = ProfileMode::Lifetimes(config)
+        .run(&mut vm, crate::Workload::Program(&w.args))
+        .map_err(|e| TuneError::Vm(e.into()))?;
     let elapsed = t0.elapsed();
     let code = run.result.map_err(TuneError::Vm)?;
+    let mut lifetimes = Lifetimes::try_from(run.output).map_err(|e| TuneError::Vm(e.into()))?;
+    lifetimes.command = command;
     if code != 0 {
         let out = vm.io.take_captured();
         return Err(TuneError::Workload(format!(
@@ -119,7 +123,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
         )));
     }
     Ok(ProfileRun {
-        lifetimes: run.lifetimes,
+        lifetimes,
         elapsed,
     })
 }
