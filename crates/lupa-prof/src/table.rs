@@ -141,7 +141,11 @@ impl ReportFormat for TableFormat {
     fn info(self) -> FormatInfo {
         let (name, description, suffix) = match self {
             TableFormat::Text => ("text", "Aligned columns, for the terminal", None),
-            TableFormat::Csv => ("csv", "Comma-separated values with a header line", Some(".csv")),
+            TableFormat::Csv => (
+                "csv",
+                "Comma-separated values with a header line",
+                Some(".csv"),
+            ),
             TableFormat::Json => ("json", "JSON: title, columns and rows", Some(".json")),
         };
         FormatInfo {

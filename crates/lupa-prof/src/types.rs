@@ -173,6 +173,9 @@ mod tests {
             "lupa types\nFoo >> size ^ <?>    (never called)\n\n\
 Argument classes sibling implementations saw and these did not:\n  Foo>>bar: never called\n"
         );
-        assert!(t.render(TypesFormat::Json, &()).starts_with("{\n  \"version\": 1,"));
+        assert!(
+            t.render(TypesFormat::Json, &())
+                .starts_with("{\n  \"version\": 1,")
+        );
     }
 }

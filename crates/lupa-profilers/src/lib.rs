@@ -72,8 +72,8 @@ pub mod sources;
 pub mod spy;
 pub mod view;
 
-pub use measure::{Capture, Measurement, measure};
 pub use error::ProfilerError;
+pub use measure::{Capture, Measurement, measure};
 pub use mode::ProfileMode;
 pub use output::ProfileOutput;
 pub use profiler::{Profiled, RunningProfiler, Workload};

@@ -112,7 +112,9 @@ impl FromStr for ProfileMode {
     fn from_str(s: &str) -> Result<ProfileMode, ProfilerError> {
         if let Some(hz) = s.strip_prefix("sampling:") {
             let config = SamplerConfig {
-                rate_hz: hz.parse().map_err(|_| ProfilerError::Unknown(s.to_string()))?,
+                rate_hz: hz
+                    .parse()
+                    .map_err(|_| ProfilerError::Unknown(s.to_string()))?,
                 ..SamplerConfig::SMALLTALK
             };
             return Ok(ProfileMode::Sampling(config));

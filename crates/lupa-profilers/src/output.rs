@@ -187,7 +187,10 @@ mod tests {
         let e = counted(1)
             .merge(ProfileOutput::Types(Types::default()))
             .expect_err("types do not merge");
-        assert!(e.to_string().contains("cannot merge a profile output with a types output"));
+        assert!(
+            e.to_string()
+                .contains("cannot merge a profile output with a types output")
+        );
         assert!(ProfileOutput::merge_all([]).expect("nothing").is_none());
     }
 
@@ -201,6 +204,9 @@ mod tests {
         );
         let mut t = ProfileOutput::Types(Types::default());
         t.set_command("lupa types");
-        assert_eq!(Types::try_from(t).map(|t| t.command).ok().as_deref(), Some("lupa types"));
+        assert_eq!(
+            Types::try_from(t).map(|t| t.command).ok().as_deref(),
+            Some("lupa types")
+        );
     }
 }

@@ -136,6 +136,10 @@ mod tests {
         let header = vec!["lupa count Foo".to_string()];
         let text = v.report_options(Format::Text, "c".into(), header.clone());
         assert_eq!(text.header, header);
-        assert!(v.report_options(Format::Json, "c".into(), header).header.is_empty());
+        assert!(
+            v.report_options(Format::Json, "c".into(), header)
+                .header
+                .is_empty()
+        );
     }
 }

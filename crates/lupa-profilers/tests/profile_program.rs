@@ -1,8 +1,8 @@
 //! Profiling a small program through the library: exact Compteur counts, the
 //! timing profiler's shape, and the measuring helper.
 
-use lupa_prof::report::{self, Format, ReportOptions};
 use lupa_prof::Profile;
+use lupa_prof::report::{self, Format, ReportOptions};
 use lupa_profilers::{Capture, ProfileMode, ProfileOutput, ProfilerError, Workload, measure};
 use lupa_vm::{Vm, VmOptions};
 
@@ -77,7 +77,15 @@ fn modes_parse_by_name() {
     let names: Vec<&str> = ProfileMode::ALL.iter().map(ProfileMode::name).collect();
     assert_eq!(
         names,
-        ["compteur", "timing", "sampling", "lifetimes", "coverage", "types", "blueprint"]
+        [
+            "compteur",
+            "timing",
+            "sampling",
+            "lifetimes",
+            "coverage",
+            "types",
+            "blueprint"
+        ]
     );
     for m in ProfileMode::ALL {
         assert_eq!(m.name().parse::<ProfileMode>().ok(), Some(m));
@@ -120,9 +128,7 @@ fn every_mode_runs_through_the_one_lifecycle() {
     for (mode, kind) in modes {
         let mut vm = Vm::new(options(&dir)).expect("vm");
         vm.load_class_by_name("Fib").expect("Fib");
-        let run = mode
-            .run(&mut vm, Workload::Program(&args))
-            .expect("starts");
+        let run = mode.run(&mut vm, Workload::Program(&args)).expect("starts");
         assert_eq!(run.result.expect("runs"), 0, "{mode}");
         assert_eq!(run.output.kind(), kind, "{mode}");
     }

@@ -89,7 +89,10 @@ mod tests {
     fn formats_and_writers() {
         crate::report::api::tests::check_formats::<Blueprint>();
         let bp = crate::blueprint::model::tests::sample();
-        assert_eq!(bp.render(BlueprintFormat::Text, &Kind::Structural), to_text(&bp));
+        assert_eq!(
+            bp.render(BlueprintFormat::Text, &Kind::Structural),
+            to_text(&bp)
+        );
         assert_eq!(
             bp.render(BlueprintFormat::Svg, &Kind::Behavioral),
             svg::to_string(&bp, Kind::Behavioral)

@@ -58,9 +58,11 @@ impl ReportFormat for CoverageFormat {
                 "LCOV tracefile (genhtml, Codecov, editor gutters)",
                 Some("lcov.info"),
             ),
-            CoverageFormat::Cobertura => {
-                ("cobertura", "Cobertura XML (CI services)", Some("coverage.xml"))
-            }
+            CoverageFormat::Cobertura => (
+                "cobertura",
+                "Cobertura XML (CI services)",
+                Some("coverage.xml"),
+            ),
             CoverageFormat::Svg => (
                 "svg",
                 "The test blueprint picture (Hapao): classes, methods sized by lines and receivers",
@@ -137,7 +139,10 @@ mod tests {
         let c = sample();
         let o = CoverageOptions { timestamp: 7 };
         assert_eq!(c.render(CoverageFormat::Text, &o), text::to_string(&c));
-        assert_eq!(c.render(CoverageFormat::Lcov, &o), lcov::to_string(&c, "lupa"));
+        assert_eq!(
+            c.render(CoverageFormat::Lcov, &o),
+            lcov::to_string(&c, "lupa")
+        );
         assert_eq!(
             c.render(CoverageFormat::Cobertura, &o),
             cobertura::to_string(&c, 7)

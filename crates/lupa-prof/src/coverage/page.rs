@@ -22,7 +22,8 @@ const LEGEND: &str = "<span><i style=\"background:#fff\"></i>never executed (red
 <span>height: lines of code</span><span>width: distinct receivers (log)</span><span>superclass above subclass</span>";
 
 /// The details panel: the method, its numbers, its source.
-const PANEL: &str = "<h2 id=\"method\">Click a method</h2><p id=\"info\"></p><pre id=\"code\"></pre>";
+const PANEL: &str =
+    "<h2 id=\"method\">Click a method</h2><p id=\"info\"></p><pre id=\"code\"></pre>";
 
 /// Showing a method: its numbers, and its source line by line, covered
 /// lines green and missed ones red.

@@ -142,7 +142,9 @@ impl Report for HistoryDiff {
                 let package_of = |frame: &str| s.packages.get(frame).cloned().unwrap_or_default();
                 flame::diff_svg(&s.from, &s.before, &s.to, &s.after, &package_of)
             }
-            (HistoryDiff::Sends(_), _) => return Err(unsupported("a diff of sends", format.info())),
+            (HistoryDiff::Sends(_), _) => {
+                return Err(unsupported("a diff of sends", format.info()));
+            }
             (HistoryDiff::Time(_), _) => return Err(unsupported("a diff of time", format.info())),
             (HistoryDiff::Stacks(_), _) => {
                 return Err(unsupported("a diff of call stacks", format.info()));
@@ -213,7 +215,12 @@ impl Report for Series {
     const FORMATS: &'static [ListFormat] = &ListFormat::ALL;
     const NOUN: &'static str = "history series";
 
-    fn write(&self, format: ListFormat, options: &SeriesOptions, w: &mut dyn Write) -> io::Result<()> {
+    fn write(
+        &self,
+        format: ListFormat,
+        options: &SeriesOptions,
+        w: &mut dyn Write,
+    ) -> io::Result<()> {
         let out = match format {
             ListFormat::Text => text::series_text(self, options.mark),
             ListFormat::Json => json(text::series_json(self))?,

@@ -125,7 +125,10 @@ pub fn table_end(out: &mut String) {
 
 /// A numeric cell showing `text` (escaped) and sorting by `value`.
 pub fn number_cell(value: impl Display, text: &str) -> String {
-    format!("<td class=\"n\" data-v=\"{value}\">{}</td>", escape_xml(text))
+    format!(
+        "<td class=\"n\" data-v=\"{value}\">{}</td>",
+        escape_xml(text)
+    )
 }
 
 /// The style of a picture page ([`picture_page`]).
@@ -214,7 +217,10 @@ mod tests {
     fn sortable_tables() {
         let mut s = String::new();
         table_start(&mut s, "t", &[Column::number("#"), Column::text("A&B")]);
-        s.push_str(&format!("<tr>{}<td>x</td></tr>\n", number_cell(1.5, "1.5 <s>")));
+        s.push_str(&format!(
+            "<tr>{}<td>x</td></tr>\n",
+            number_cell(1.5, "1.5 <s>")
+        ));
         table_end(&mut s);
         assert_eq!(
             s,

@@ -67,7 +67,10 @@ mod tests {
     #[test]
     fn inlining_drops_the_declaration_only() {
         assert_eq!(inline("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
-        assert_eq!(inline("<svg><text>?></text></svg>"), "<svg><text>?></text></svg>");
+        assert_eq!(
+            inline("<svg><text>?></text></svg>"),
+            "<svg><text>?></text></svg>"
+        );
     }
 
     #[test]

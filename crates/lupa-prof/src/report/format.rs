@@ -100,7 +100,12 @@ impl ReportFormat for Format {
                     "Ranking table and MessageTally-style tree (the default, for the terminal)",
                     DefaultFile::Stdout,
                 ),
-                Format::Ranking => ("ranking", &["flat"], "Ranking table only", DefaultFile::Stdout),
+                Format::Ranking => (
+                    "ranking",
+                    &["flat"],
+                    "Ranking table only",
+                    DefaultFile::Stdout,
+                ),
                 Format::Tree => ("tree", &[], "Call tree only", DefaultFile::Stdout),
                 Format::Json => (
                     "json",

@@ -33,11 +33,11 @@ pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
+pub use api::{DefaultFile, FormatInfo, Report, ReportFormat};
 pub use format::{
     DEFAULT_TREE_DEPTH, Format, ReportOptions, SamplingInfo, TimeEstimate, UnknownFormat, render,
     write,
 };
-pub use api::{DefaultFile, FormatInfo, Report, ReportFormat};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::{NodeId, Profile};

@@ -41,8 +41,8 @@ pub use runs::{Check, Job, RunError, RunSample, RunStats, Runner, Workload};
 pub use search::{SearchOptions, SearchResult, search};
 pub use stats::{SpeedUp, speed_up};
 
-use crate::lifetimes::{LifetimeConfig, LifetimeMode};
 use crate::ProfileMode;
+use crate::lifetimes::{LifetimeConfig, LifetimeMode};
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_vm::{HeapConfig, Vm, VmError, VmOptions};
 use std::time::{Duration, Instant};
@@ -122,10 +122,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
             out.trim_end()
         )));
     }
-    Ok(ProfileRun {
-        lifetimes,
-        elapsed,
-    })
+    Ok(ProfileRun { lifetimes, elapsed })
 }
 
 /// The interleaved runs of the verification.

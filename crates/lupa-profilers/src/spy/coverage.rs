@@ -96,15 +96,9 @@ impl RunningCoverage {
         let ran = match (workload, tests) {
             (Workload::Tests(_), Some(tests)) => {
                 let (tests, names) = (h.get(vm, tests), h.get(vm, names));
-                send(
-                    vm,
-                    h,
-                    p,
-                    "runTestClasses:inPackagesNamed:",
-                    &[tests, names],
-                )
-                .and_then(|_| send(vm, h, p, "testsPassed", &[]))
-                .map(|passed| if passed == Value::TRUE { 0 } else { 1 })
+                send(vm, h, p, "runTestClasses:inPackagesNamed:", &[tests, names])
+                    .and_then(|_| send(vm, h, p, "testsPassed", &[]))
+                    .map(|passed| if passed == Value::TRUE { 0 } else { 1 })
             }
             (Workload::Program(args), _) => {
                 let names = h.get(vm, names);
@@ -121,7 +115,13 @@ impl RunningCoverage {
 
     /// Read what the profiler found (the command is left empty).
     pub(crate) fn finish(self, vm: &mut Vm) -> Result<Coverage, VmError> {
-        let read = read(vm, &self.h, self.profiler, &self.config.packages, self.lines);
+        let read = read(
+            vm,
+            &self.h,
+            self.profiler,
+            &self.config.packages,
+            self.lines,
+        );
         self.h.release(vm);
         read
     }

@@ -141,4 +141,3 @@ fn read(vm: &mut Vm, h: &Handles, p: usize) -> Result<Types, VmError> {
         missing,
     })
 }
-
