@@ -16,6 +16,7 @@ use crate::output::ProfileOutput;
 use crate::profiler::RunningProfiler;
 use crate::sampler::{self, SamplerStats};
 use crate::view::View;
+use lupa_prof::lifetimes::{Lifetimes, LifetimesFormat};
 use lupa_prof::report::{self, Format};
 use lupa_prof::{Profile, Report};
 use lupa_vm::{ProfilerReport, ProfilerSession, Vm};
@@ -43,14 +44,7 @@ impl ProfilerSession for Session {
         match self.0.finish(vm) {
             Ok(ProfileOutput::Profile(p)) => profile_report(vm, mode, &p, None),
             Ok(ProfileOutput::Sampled(s)) => profile_report(vm, mode, &s.profile, Some(&s.stats)),
-            Ok(ProfileOutput::Lifetimes(l)) => ProfilerReport {
-                text: l.render(
-                    lupa_prof::lifetimes::LifetimesFormat::Text,
-                    &Default::default(),
-                ),
-                total: l.records.len() as u64,
-                ..ProfilerReport::default()
-            },
+            Ok(ProfileOutput::Lifetimes(l)) => lifetimes_report(mode, *l),
             Ok(other) => ProfilerReport {
                 text: format!("{mode} profile: {} output\n", other.kind()),
                 ..ProfilerReport::default()
@@ -61,6 +55,17 @@ impl ProfilerSession for Session {
                 ..ProfilerReport::default()
             },
         }
+    }
+}
+
+/// The report of a lifetime profile: its text report.
+fn lifetimes_report(mode: &str, mut l: Lifetimes) -> ProfilerReport {
+    l.command = format!("{mode} profile");
+    l.program = "the code run between startProfiler: and stopProfiler".to_string();
+    ProfilerReport {
+        text: l.render(LifetimesFormat::Text, &Default::default()),
+        total: l.records.len() as u64,
+        ..ProfilerReport::default()
     }
 }
 
