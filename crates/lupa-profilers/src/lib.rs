@@ -20,7 +20,7 @@
 //! | [`output`] | [`ProfileOutput`], conversions to the models, `merge` |
 //! | [`error`] | [`ProfilerError`] |
 //! | `context_tree` | the activation hooks: one calling-context tree per process |
-//! | [`naming`] | method ids named through [`lupa_vm::Vm::describe_method`] |
+//! | [`naming`] | method ids named through [`lupa_vm::Image::describe_method`] |
 //! | [`compteur`] | Compteur's configuration, report header and time estimate |
 //! | [`view`] | what part of a profile a report shows (filters, ranking, tree) |
 //! | [`sources`] | the bundled sources a report names, written beside it |
