@@ -3,12 +3,12 @@
 
 use clap::Args;
 use lupa_prof::Profile;
-use lupa_profilers::{ProfileMode, Workload, compteur, sources};
+use lupa_profilers::{ProfileMode, Workload, compteur};
 use lupa_vm::{Vm, VmError};
 use std::path::PathBuf;
 
 use super::run::program_args;
-use super::view::{FlameArgs, ViewArgs};
+use super::view::{FlameArgs, ViewArgs, deliver_profile};
 use crate::report_args::ReportArgs;
 use crate::vm_args::VmArgs;
 
@@ -41,16 +41,11 @@ pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let run = ProfileMode::COMPTEUR.run(vm, Workload::Program(&args))?;
     let code = run.result?;
     let view = a.view.view();
-    let mut profile = view.apply(Profile::try_from(run.output)?);
+    let profile = view.apply(Profile::try_from(run.output)?);
     let command = format!("lupa count {}", args.join(" "));
     let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
     let mut options = view.report_options(a.report.format, command, header);
     options.estimate = compteur::estimate(profile.grand_total(), &a.calibration);
-    a.flame.apply(&mut options);
-    if let Some(path) = dest.file() {
-        sources::export_beside(vm, &mut profile, a.report.format, path)?;
-    }
-    vm.io.flush()?;
-    a.report.deliver(&profile, &options, &dest)?;
+    deliver_profile(vm, &a.report, &a.flame, &dest, profile, options)?;
     Ok(code)
 }

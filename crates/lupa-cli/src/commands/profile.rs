@@ -5,12 +5,12 @@
 use clap::Args;
 use lupa_prof::Profile;
 use lupa_profilers::sampler::{self, MAX_RATE_HZ, Sampled, SamplerConfig};
-use lupa_profilers::{ProfileMode, Workload, sources};
+use lupa_profilers::{ProfileMode, Workload};
 use lupa_vm::{Vm, VmError};
 use std::sync::Arc;
 
 use super::run::program_args;
-use super::view::{FlameArgs, ViewArgs};
+use super::view::{FlameArgs, ViewArgs, deliver_profile};
 use crate::report_args::ReportArgs;
 use crate::vm_args::{VmArgs, options};
 
@@ -86,7 +86,7 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let run = ProfileMode::Sampling(config).run(vm, Workload::Program(&args))?;
     let code = run.result?;
     let view = a.view.view();
-    let Sampled { mut profile, stats } = view.apply_sampled(Sampled::try_from(run.output)?);
+    let Sampled { profile, stats } = view.apply_sampled(Sampled::try_from(run.output)?);
     let command = format!("lupa profile {}", args.join(" "));
     let mut header = sampler::header(vm, &profile, &stats, &command);
     if let Some(every) = a.compare_modes {
@@ -102,11 +102,6 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let mut options = view.report_options(a.report.format, command, header);
     options.sampling = Some(stats.sampling_info());
     options.timeline = Some(Arc::new(stats.timeline));
-    a.flame.apply(&mut options);
-    if let Some(path) = dest.file() {
-        sources::export_beside(vm, &mut profile, a.report.format, path)?;
-    }
-    vm.io.flush()?;
-    a.report.deliver(&profile, &options, &dest)?;
+    deliver_profile(vm, &a.report, &a.flame, &dest, profile, options)?;
     Ok(code)
 }

@@ -1,10 +1,15 @@
 //! The options of the profile reports (`lupa count`, `lupa profile`): what
 //! part of the profile they show ([`ViewArgs`], a `lupa_profilers::view::View`)
-//! and the flame graph's look ([`FlameArgs`]).
+//! and the flame graph's look ([`FlameArgs`]); and their delivery.
 
 use clap::Args;
+use lupa_prof::Profile;
 use lupa_prof::report::{DEFAULT_TREE_DEPTH, ReportOptions};
+use lupa_profilers::sources;
 use lupa_profilers::view::View;
+use lupa_vm::{Vm, VmError};
+
+use crate::report_args::{Destination, ReportArgs};
 
 /// What part of a profile a profiler command reports.
 #[derive(Args, Debug)]
@@ -57,9 +62,27 @@ pub(crate) struct FlameArgs {
 
 impl FlameArgs {
     /// Set them in a report's options.
-    pub(crate) fn apply(&self, options: &mut ReportOptions) {
+    fn apply(&self, options: &mut ReportOptions) {
         options.title.clone_from(&self.title);
         options.width = self.width;
         options.min_width = self.min_width;
     }
+}
+
+/// Write a profile report to `dest` with the flame graph's options, the
+/// bundled sources beside a callgrind file, after the program's output.
+pub(crate) fn deliver_profile(
+    vm: &mut Vm,
+    report: &ReportArgs<Profile>,
+    flame: &FlameArgs,
+    dest: &Destination,
+    mut profile: Profile,
+    mut options: ReportOptions,
+) -> Result<(), VmError> {
+    flame.apply(&mut options);
+    if let Some(path) = dest.file() {
+        sources::export_beside(vm, &mut profile, report.format, path)?;
+    }
+    vm.io.flush()?;
+    report.deliver(&profile, &options, dest)
 }

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::coverage::instrumented;
 use super::time::call_graph;
-use super::{Handles, count, elements, send, string_array, text};
+use super::{Handles, count, elements, new_profiler, send, string_array, text};
 use crate::mode::ProfileMode;
 use crate::profiler::Workload;
 use crate::sampler::SamplerConfig;
@@ -60,19 +60,18 @@ impl RunningBlueprint {
         vm: &mut Vm,
         config: &BlueprintConfig,
     ) -> Result<RunningBlueprint, VmError> {
-        let h = Handles::new(vm);
-        match make(vm, &h, config) {
-            Ok(profiler) => Ok(RunningBlueprint {
-                h,
-                profiler,
-                config: config.clone(),
-                program: None,
-            }),
-            Err(e) => {
-                h.release(vm);
-                Err(e)
-            }
+        let (h, profiler) = new_profiler(vm, "BlueprintProfiler")?;
+        let rate = Value::from_i64(i64::from(config.rate_hz)).unwrap_or(Value::NIL);
+        if let Err(e) = send(vm, &h, profiler, "samplingRate:", &[rate]) {
+            h.release(vm);
+            return Err(e);
         }
+        Ok(RunningBlueprint {
+            h,
+            profiler,
+            config: config.clone(),
+            program: None,
+        })
     }
 
     /// Run the program with the packages instrumented (a blueprint profiles
@@ -116,16 +115,6 @@ impl RunningBlueprint {
         }
         read(vm, h, p, &self.config.packages)
     }
-}
-
-/// The profiler, configured; answers its slot.
-fn make(vm: &mut Vm, h: &Handles, config: &BlueprintConfig) -> Result<usize, VmError> {
-    let class = vm.class_named("BlueprintProfiler")?;
-    let profiler = vm.send_message(class, "new", &[])?;
-    let p = h.keep(vm, profiler);
-    let rate = Value::from_i64(i64::from(config.rate_hz)).unwrap_or(Value::NIL);
-    send(vm, h, p, "samplingRate:", &[rate])?;
-    Ok(p)
 }
 
 /// Send `selector` to the object in `slot`; its answer as a number.

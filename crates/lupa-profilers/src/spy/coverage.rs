@@ -20,7 +20,9 @@ use lupa_prof::coverage::{
 use lupa_vm::obs::coverage::LineCoverage;
 use lupa_vm::{Value, Vm, VmError};
 
-use super::{Handles, class_array, count, elements, send, string_array, text, understands};
+use super::{
+    Handles, class_array, count, elements, new_profiler, send, string_array, text, understands,
+};
 use crate::profiler::Workload;
 
 /// What to cover.
@@ -59,25 +61,13 @@ pub(crate) struct RunningCoverage {
 impl RunningCoverage {
     /// Make the profiler.
     pub(crate) fn start(vm: &mut Vm, config: &CoverageConfig) -> Result<RunningCoverage, VmError> {
-        let h = Handles::new(vm);
-        let made = vm
-            .class_named("TestCoverage")
-            .and_then(|class| vm.send_message(class, "new", &[]));
-        match made {
-            Ok(profiler) => {
-                let profiler = h.keep(vm, profiler);
-                Ok(RunningCoverage {
-                    h,
-                    profiler,
-                    config: config.clone(),
-                    lines: None,
-                })
-            }
-            Err(e) => {
-                h.release(vm);
-                Err(e)
-            }
-        }
+        let (h, profiler) = new_profiler(vm, "TestCoverage")?;
+        Ok(RunningCoverage {
+            h,
+            profiler,
+            config: config.clone(),
+            lines: None,
+        })
     }
 
     /// Run the workload covered: test classes through the profiler's test

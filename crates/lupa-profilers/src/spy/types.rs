@@ -8,7 +8,7 @@ use lupa_prof::types::{MethodTypes, Types, VERSION, parse_signature};
 use lupa_vm::{Value, Vm, VmError};
 
 use super::coverage::instrumented;
-use super::{Handles, class_array, count, elements, send, string_array, text};
+use super::{Handles, class_array, count, elements, new_profiler, send, string_array, text};
 use crate::profiler::Workload;
 
 /// What to profile.
@@ -42,24 +42,12 @@ pub(crate) struct RunningTypes {
 impl RunningTypes {
     /// Make the profiler.
     pub(crate) fn start(vm: &mut Vm, config: &TypesConfig) -> Result<RunningTypes, VmError> {
-        let h = Handles::new(vm);
-        let made = vm
-            .class_named("TypeProfiler")
-            .and_then(|class| vm.send_message(class, "new", &[]));
-        match made {
-            Ok(profiler) => {
-                let profiler = h.keep(vm, profiler);
-                Ok(RunningTypes {
-                    h,
-                    profiler,
-                    config: config.clone(),
-                })
-            }
-            Err(e) => {
-                h.release(vm);
-                Err(e)
-            }
-        }
+        let (h, profiler) = new_profiler(vm, "TypeProfiler")?;
+        Ok(RunningTypes {
+            h,
+            profiler,
+            config: config.clone(),
+        })
     }
 
     /// Run the workload profiled: test classes (their output as `lupa test`
