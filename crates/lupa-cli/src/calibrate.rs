@@ -7,7 +7,7 @@
 use lupa_prof::report::Ranking;
 use lupa_prof::stats::{self, MessageRate, ReferenceOrder, Summary};
 use lupa_profilers::calibration::{Calibration, Program, Sample, run_seed};
-use lupa_profilers::{Capture, ProfileMode, measure};
+use lupa_profilers::{Capture, ProfileMode, Workload, measure};
 use lupa_vm::{Vm, VmError, VmOptions};
 use std::path::Path;
 
@@ -160,7 +160,7 @@ fn ranking_of(
     lupa_profilers::install(&mut vm);
     vm.load_class_by_name(&p.args[0])?;
     let run = mode
-        .run_main(&mut vm, &p.args)
+        .run(&mut vm, Workload::Program(&p.args))
         .map_err(|e| VmError::Fatal(e.to_string()))?;
     let code = run.result?;
     if code != 0 {
@@ -171,7 +171,8 @@ fn ranking_of(
     }
     // Ranked by self value (where the sends / the time are spent), as MessageTally's
     // leaves; the total ranking is dominated by the call chain, which never moves.
-    let mut entries = Ranking::of(&run.profile).entries;
+    let profile = lupa_prof::Profile::try_from(run.output)?;
+    let mut entries = Ranking::of(&profile).entries;
     entries.sort_by(|a, b| {
         b.self_value
             .cmp(&a.self_value)
@@ -198,7 +199,7 @@ pub(crate) fn stability(
         } else {
             base.heap.hash_seed
         };
-        counted.push(ranking_of(base, p, ProfileMode::Compteur, seed)?);
+        counted.push(ranking_of(base, p, ProfileMode::COMPTEUR, seed)?);
         timed.push(ranking_of(base, p, ProfileMode::Timing, seed)?);
     }
     progress(false, "");

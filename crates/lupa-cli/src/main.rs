@@ -1,40 +1,29 @@
 //! `lupa`: run, test and benchmark SOM Smalltalk programs on the Lupa VM.
+//!
+//! This file is the command line's shape only: [`Cli`], its [`Command`]s and
+//! the dispatch to one file per command (`commands/`); what every command
+//! shares is in `vm_args.rs` (the VM options, exit codes) and
+//! `report_args.rs` (`--format`, `-o`).
 
-mod blueprint;
 mod calibrate;
-mod coverage;
+mod commands;
 mod gcbench;
 mod gctune;
-mod history;
-mod lifetimes;
 mod progress;
 mod proxies;
 mod report_args;
 mod save;
-mod types;
 mod units;
+mod vm_args;
 
-use clap::{Args, Parser, Subcommand};
-use lupa_vm::{Vm, VmError, VmOptions};
-use report_args::ReportArgs;
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-use units::{parse_ratio, parse_size, size_label};
+use vm_args::{EXIT_CODES, with_vm};
 
-/// The exit codes every command shares, shown in `--help`.
-const EXIT_CODES: &str = "Exit codes:
-  0    success (run: the program ended normally or with `system exit: 0`)
-  1    an uncaught Smalltalk error (with a backtrace), failed tests, or `system exit:`
-       with a status outside 0..255 (reported); run: the program's own `system exit: N`
-  2    bad usage (unknown option, missing argument, argument that is not UTF-8)
-  65   a syntax or compile error in a class file (file:line:col)
-  66   a class that cannot be found
-  70   a fatal runtime error (deadlock, error while handling an error); stability: the
-       profiled program failed
-  74   a file or the standard output cannot be read or written (checked before the run
-       for -o FILE)
-  134  a bug in the VM: a Rust panic prints its message and aborts (SIGABRT; a debug
-       build unwinds and exits with 101)";
+// Names the experiment files (calibrate, gc-bench, gc-tune, proxies-bench)
+// use from the crate root.
+pub(crate) use commands::run::{RunArgs, program_args};
+pub(crate) use vm_args::{exit_status, options, report};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,32 +44,32 @@ struct Cli {
 enum Command {
     /// Run a program: load CLASS, send it `new run` (or `new run: args` if it understands run:).
     #[command(after_help = EXIT_CODES)]
-    Run(RunArgs),
+    Run(commands::run::RunArgs),
     /// Run SUnit tests: the named TestCase classes, or every TestCase subclass on the class path
     /// (the bundled test suites when no class path is given). Ends with `N passed, M failed`.
     #[command(after_help = EXIT_CODES)]
-    Test(TestArgs),
+    Test(commands::test::TestArgs),
     /// Count message sends per method (Compteur): run CLASS like `run`, charging every executed send
     /// to the method that executed it. Prints a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
-    Count(CountArgs),
+    Count(commands::count::CountArgs),
     /// Test coverage (Spy's TestCoverage, after Hapao): run SUnit tests like `test` (same output,
     /// same exit code) and report which methods and lines of the covered packages ran, how often,
     /// on how many distinct receivers, and which tests reached them.
     #[command(after_help = EXIT_CODES)]
-    Coverage(coverage::CoverageArgs),
+    Coverage(commands::coverage::CoverageArgs),
     /// Type feedback (Spy's TypeProfiler): run SUnit tests (or a program, --run CLASS ARGS) and
     /// report, per method of the profiled packages, the classes of its arguments and answer,
     /// generalised to their common superclass, and the argument classes that sibling
     /// implementations saw and it did not.
     #[command(after_help = EXIT_CODES)]
-    Types(types::TypesArgs),
+    Types(commands::types::TypesArgs),
     /// Time profiling blueprints (Spy's BlueprintProfiler): run CLASS like `run` with the methods of
     /// the profiled packages instrumented, then twice more (counted, then sampled), and draw the
     /// structural blueprint (classes, methods as boxes) or the behavioral one (the call graph):
     /// height = time, width = executions, gray = every call answered the same object.
     #[command(after_help = EXIT_CODES)]
-    Blueprint(blueprint::BlueprintArgs),
+    Blueprint(commands::blueprint::BlueprintArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
     /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
     /// method lookup, a scavenge, a full GC, a process switch, an allocation, finalization, waiting
@@ -88,26 +77,26 @@ enum Command {
     /// time. Prints where
     /// the time went by VM state, a ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
-    Profile(ProfileArgs),
+    Profile(commands::profile::ProfileArgs),
     /// Object lifetimes (Illimani): run CLASS like `run` while sampled allocations are followed
     /// from birth to death (by the VM, or by the paper's MethodProxies and ephemerons with
     /// --mode faithful); report lifetime densities on three clocks (bytes allocated, time,
     /// collections survived), allocation sites and their short/long/immortal advice.
     #[command(after_help = EXIT_CODES)]
-    Lifetimes(lifetimes::LifetimesArgs),
+    Lifetimes(commands::lifetimes::LifetimesArgs),
     /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
     /// times, measure wall time and sends, and fit the message rate with its confidence interval.
     #[command(after_help = EXIT_CODES)]
-    Calibrate(CalibrateArgs),
+    Calibrate(commands::calibrate::CalibrateArgs),
     /// Ranking stability (Compteur, section 4.4): profile a program several times by counting and
     /// by timing, and compare the instability psi of the first methods of each ranking.
     #[command(after_help = EXIT_CODES)]
-    Stability(StabilityArgs),
+    Stability(commands::stability::StabilityArgs),
     /// MethodProxies benchmark (the paper's tables 2, 3 and 5): instrument every method of several
     /// bundled projects with each technique (trap methods, run:with:in:, source rewriting) and each
     /// handler, and report instrumentation, execution and uninstrumentation overheads.
     #[command(name = "proxies-bench", after_help = EXIT_CODES)]
-    ProxiesBench(ProxiesArgs),
+    ProxiesBench(commands::proxies_bench::ProxiesArgs),
     /// GC parameter benchmark (the Illimani paper's tables 1 and 3-5): run an allocation-heavy
     /// workload (GcLoad, or loading generated CSV files into a DataFrame with --workload
     /// dataframe) under the default GC parameters and under larger configurations, and report GC
@@ -123,625 +112,12 @@ enum Command {
     /// send counts (exact), sampled CPU time or test coverage per method for each version (or git
     /// revision) in SQLite or PostgreSQL, list them, compare two
     /// versions (higher, lower, unchanged, removed, new), follow a method, check for growth.
-    #[command(after_help = history::EXIT_CODES)]
-    History(history::HistoryArgs),
+    #[command(after_help = commands::history::EXIT_CODES)]
+    History(commands::history::HistoryArgs),
     /// Run a bundled benchmark: NAME (Richards, DeltaBlue, Json, NBody, Havlak, CD, Bounce, List,
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     #[command(after_help = EXIT_CODES)]
-    Bench(BenchArgs),
-}
-
-#[derive(Args, Debug, Clone)]
-struct VmArgs {
-    /// Class path: directories separated by ':' searched before the bundled library.
-    #[arg(
-        long = "cp",
-        alias = "classpath",
-        value_name = "DIR:DIR",
-        global = true
-    )]
-    class_path: Option<String>,
-    /// Do not search the bundled class library.
-    #[arg(long, global = true)]
-    no_bundled: bool,
-    /// Seed of identity hashes and `atRandom` (runs are deterministic for a given seed).
-    #[arg(long, value_name = "N", global = true)]
-    hash_seed: Option<u64>,
-    /// Upper bound of the heap, e.g. 512MB, 2GB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    max_heap: Option<usize>,
-    /// Eden size (Pharo's parameter 45), e.g. 15MB (the default) or 64MB. New space is eden plus
-    /// two survivor spaces of eden/5 each.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    eden_size: Option<usize>,
-    /// Growth headroom (Pharo's parameter 25): the minimum amount old space grows by when it is
-    /// full, e.g. 16MB (the default) or 128MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    growth_headroom: Option<usize>,
-    /// Shrink threshold (Pharo's parameter 24): free old space kept after a full GC before
-    /// memory is given back to the system, e.g. 32MB (the default) or 256MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    shrink_threshold: Option<usize>,
-    /// Full-GC ratio (Pharo's parameter 55): old-space growth since the last full GC, relative
-    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5 or 250%).
-    #[arg(long, value_name = "RATIO", global = true, value_parser = parse_ratio)]
-    gc_ratio: Option<f64>,
-    /// Scavenges an object survives in new space before it is tenured (1-15, default 3).
-    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..=15))]
-    tenuring_threshold: Option<u32>,
-    /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
-    #[arg(long, global = true)]
-    gc_stress: bool,
-    /// Allocate the objects of the long-lived and immortal sites of FILE (written by
-    /// `lupa lifetimes --format advice`) directly in old space.
-    #[arg(long, value_name = "FILE", global = true, value_parser = lifetimes::parse_pretenure)]
-    pretenure: Option<lifetimes::PretenureArg>,
-    /// Check the whole heap after every collection.
-    #[arg(long, global = true)]
-    verify_heap: bool,
-    /// Maximum number of nested activations before a stack-overflow error.
-    #[arg(long, value_name = "N", global = true)]
-    max_stack_depth: Option<usize>,
-    /// Print garbage-collector and send statistics to stderr at exit.
-    #[arg(long, global = true)]
-    gc_stats: bool,
-}
-
-#[derive(Args, Debug)]
-struct RunArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Print one JSON line of the run's time and heap statistics on stderr at the end (the
-    /// workers of `lupa gc-tune` and `lupa gc-bench --jobs`).
-    #[arg(long = "stats-json", hide = true)]
-    stats_json: bool,
-    /// The class to run.
-    class: String,
-    /// Arguments passed to `run:` (after the class name).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
-
-/// What part of a profile a profiler command reports.
-#[derive(Args, Debug)]
-struct ViewArgs {
-    /// Report only methods of these packages (class directories, e.g. Benchmarks/Richards);
-    /// their values still include what they cause in other packages.
-    #[arg(long = "package", value_name = "PACKAGE")]
-    packages: Vec<String>,
-    /// Report only methods of these classes (same folding as --package).
-    #[arg(long = "class", value_name = "CLASS")]
-    classes: Vec<String>,
-    /// Number of methods in the ranking.
-    #[arg(long, default_value_t = 25)]
-    top: usize,
-    /// Deepest level of the call tree printed by the text and tree reports
-    /// (deeper contexts are summarised in one line); 0 for no limit.
-    #[arg(long, default_value_t = lupa_prof::report::DEFAULT_TREE_DEPTH)]
-    depth: usize,
-    /// Tree: leave out subtrees below this percentage of the total.
-    #[arg(long, default_value_t = 1.0)]
-    cutoff: f64,
-}
-
-#[derive(Args, Debug)]
-struct CountArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    #[command(flatten)]
-    report: ReportArgs,
-    #[command(flatten)]
-    view: ViewArgs,
-    /// Calibration used to estimate time from the count (see `lupa calibrate`).
-    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
-    calibration: PathBuf,
-    /// The class to run.
-    class: String,
-    /// Arguments passed to `run:`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct ProfileArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    #[command(flatten)]
-    report: ReportArgs,
-    /// Mean sampling rate in Hz (intervals are jittered uniformly in 0.5..1.5 of the mean).
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=i64::from(lupa_profilers::sampler::MAX_RATE_HZ)))]
-    rate: u32,
-    /// The clock that weighs each sample: cpu (the VM thread's CPU time since the previous
-    /// sample; the same program gives the same profile on a loaded machine) or wall (time spent
-    /// descheduled shows too).
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall"])]
-    clock: String,
-    /// Seed of the interval jitter (printed in the report).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Also run the program a second time, sampled deterministically every N message sends
-    /// (default 1000), and show each method's share of the time next to its share of the work.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
-          conflicts_with = "every", value_parser = clap::value_parser!(u64).range(1..))]
-    compare_modes: Option<u64>,
-    /// Also take the VM thread's native program counter at each tick (SIGPROF to the VM thread;
-    /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary.
-    #[arg(long, conflicts_with = "every")]
-    native: bool,
-    /// Deterministic mode: no sampler thread; the interpreter samples its stack every N message
-    /// sends, each sample weighing 1 (the same samples on every run).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    every: Option<u64>,
-    #[command(flatten)]
-    view: ViewArgs,
-    /// Profile the bundled benchmark NAME: the positional arguments are then its outer and inner
-    /// iterations (`lupa profile --bench Richards 5 10` runs `BenchmarkRunner Richards 5 10`).
-    #[arg(long, value_name = "NAME")]
-    bench: Option<String>,
-    /// The class to run (with --bench: the outer iterations).
-    #[arg(required_unless_present = "bench")]
-    class: Option<String>,
-    /// Arguments passed to `run:`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct CalibrateArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Runs of each program.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// A program of the basket, as `CLASS ARG...` (repeatable; default: the bundled benchmarks and
-    /// test suites).
-    #[arg(long = "program", value_name = "CLASS ARGS")]
-    programs: Vec<String>,
-    /// Keep the identity-hash seed fixed (then every run sends exactly the same messages).
-    #[arg(long)]
-    fixed_seed: bool,
-    /// Where to save the calibration (read by `lupa count`).
-    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
-    save: PathBuf,
-    /// Do not save the calibration.
-    #[arg(long)]
-    no_save: bool,
-}
-
-#[derive(Args, Debug)]
-struct StabilityArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Profiles of each kind.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Number of first methods compared.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
-    /// Keep the identity-hash seed fixed between runs.
-    #[arg(long)]
-    fixed_seed: bool,
-    /// The class to run.
-    class: String,
-    /// Arguments passed to `run:`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct ProxiesArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Repetitions of every measurement.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Projects, comma-separated (Richards, DeltaBlue, Json, CD, Havlak, Collections).
-    #[arg(long)]
-    projects: Option<String>,
-    /// Techniques, comma-separated (trap, runWithIn, source, trapUnsafe).
-    #[arg(long)]
-    techniques: Option<String>,
-    /// Handlers, comma-separated (noAction, counting, callGraph, coverage).
-    #[arg(long)]
-    handlers: Option<String>,
-    /// Workload scale factor.
-    #[arg(long, default_value_t = 1)]
-    scale: usize,
-    /// Time every workload execution K times in a row and keep the fastest (filters out the
-    /// noise of a busy machine).
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    best_of: usize,
-    /// Also write the raw measurements to FILE as plain CSV (a header, one row per run); the
-    /// configuration and summary go to FILE.summary.txt.
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(long, short = 'q')]
-    quiet: bool,
-}
-
-#[derive(Args, Debug)]
-struct TestArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// TestCase classes to run (default: all found).
-    classes: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct BenchArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Benchmark name, or All.
-    name: String,
-    /// Outer iterations (default 1).
-    iterations: Option<u32>,
-    /// Inner iterations / problem size (default: the benchmark's own).
-    inner: Option<u32>,
-}
-
-fn options(a: &VmArgs) -> VmOptions {
-    let mut o = VmOptions::default();
-    if let Some(cp) = &a.class_path {
-        o.class_path = cp
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
-    }
-    o.use_bundled = !a.no_bundled;
-    if let Some(s) = a.hash_seed {
-        o.heap.hash_seed = s;
-    }
-    if let Some(m) = a.max_heap {
-        o.heap.max_bytes = m;
-    }
-    if let Some(e) = a.eden_size {
-        o.heap.initial_bytes = e;
-    }
-    if let Some(h) = a.growth_headroom {
-        o.heap.growth_headroom = h;
-    }
-    if let Some(t) = a.shrink_threshold {
-        o.heap.shrink_threshold = t;
-    }
-    if let Some(r) = a.gc_ratio {
-        o.heap.full_gc_ratio = r;
-    }
-    if let Some(t) = a.tenuring_threshold {
-        o.heap.tenuring_threshold = t;
-    }
-    if let Some(p) = &a.pretenure {
-        o.pretenure = p.0.clone();
-    }
-    o.heap.stress = a.gc_stress;
-    // Debug builds (the test suite) always verify the heap after every collection.
-    o.verify_heap = a.verify_heap || o.verify_heap;
-    if let Some(d) = a.max_stack_depth {
-        o.max_frames = d.max(100);
-    }
-    o
-}
-
-/// The process status for a program's `system exit: code`: 0..=255 as is; any other
-/// value (negative, or too large for a Unix status) is reported and exits 1, so that
-/// it never reads as success.
-fn exit_status(code: i32) -> ExitCode {
-    match u8::try_from(code) {
-        Ok(c) => ExitCode::from(c),
-        Err(_) => {
-            eprintln!("lupa: exit status {code} is outside 0..255; exiting with status 1");
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn report(e: &VmError) -> ExitCode {
-    match e {
-        VmError::Exit(code) => exit_status(*code),
-        VmError::Compile(m) => {
-            eprintln!("{m}");
-            ExitCode::from(65)
-        }
-        VmError::ClassNotFound(m) => {
-            eprintln!("lupa: {m}");
-            ExitCode::from(66)
-        }
-        VmError::Io(m) => {
-            eprintln!("lupa: {m}");
-            ExitCode::from(74)
-        }
-        VmError::Fatal(m) => {
-            eprintln!("lupa: error: {m}");
-            ExitCode::from(70)
-        }
-    }
-}
-
-fn print_stats(vm: &mut Vm, args: &VmArgs) {
-    if !args.gc_stats {
-        return;
-    }
-    vm.heap.refresh_stats();
-    let st = vm.heap.stats();
-    let c = vm.heap.config();
-    eprintln!("--- lupa statistics ---");
-    eprintln!("sends:              {}", vm.obs.sends);
-    eprintln!("inlined sends:      {}", vm.obs.inlined);
-    eprintln!(
-        "gc parameters:      eden {}, growth headroom {}, shrink threshold {}, gc ratio {}, tenuring threshold {}",
-        size_label(c.initial_bytes),
-        size_label(c.growth_headroom),
-        size_label(c.shrink_threshold),
-        c.full_gc_ratio,
-        c.tenuring_threshold
-    );
-    eprint!("{}", st.report());
-    if args.pretenure.is_some() {
-        let (objects, bytes) = vm.pretenured();
-        eprintln!(
-            "pretenured:         {objects} objects, {} (allocated in old space by the advice)",
-            size_label(bytes as usize)
-        );
-    }
-}
-
-fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmError>) -> ExitCode {
-    let mut vm = match Vm::new(options(args)) {
-        Ok(vm) => vm,
-        Err(e) => return report(&e),
-    };
-    // Smalltalk code may start profilers (`Compteur profile: aBlock`).
-    lupa_profilers::install(&mut vm);
-    let mut r = f(&mut vm);
-    // Output the program wrote but that never reached its destination is a failure.
-    if let (Ok(_), Err(e)) = (&r, vm.io.flush()) {
-        r = Err(e);
-    }
-    print_stats(&mut vm, args);
-    match r {
-        Ok(code) => exit_status(code),
-        Err(e) => report(&e),
-    }
-}
-
-fn run_tests(vm: &mut Vm, args: &TestArgs) -> Result<i32, VmError> {
-    let classes = match find_test_classes(vm, &args.classes, args.vm.class_path.as_deref())? {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
-    let summary = vm.run_test_classes(&classes)?;
-    Ok(if summary.ok() { 0 } else { 1 })
-}
-
-/// The test classes `lupa test` and `lupa coverage` run: the named ones, or
-/// every TestCase subclass on the class path (the bundled suites without
-/// one). `Err(code)`: nothing to run, said on standard error (2: a named
-/// class is not a TestCase; 1: none found).
-fn find_test_classes(
-    vm: &mut Vm,
-    named: &[String],
-    class_path: Option<&str>,
-) -> Result<Result<Vec<u32>, i32>, VmError> {
-    let names = if named.is_empty() {
-        vm.test_candidates(class_path.is_none())
-    } else {
-        named.to_vec()
-    };
-    let mut classes = Vec::new();
-    for name in &names {
-        let found = vm.test_classes(std::slice::from_ref(name))?;
-        if found.is_empty() && !named.is_empty() {
-            eprintln!("lupa: {name} is not a TestCase subclass");
-            return Ok(Err(2));
-        }
-        classes.extend(found);
-    }
-    if classes.is_empty() {
-        let looked = match class_path {
-            Some(cp) => format!("the class path {cp}"),
-            None => "the bundled library's Tests folders".to_string(),
-        };
-        eprintln!("lupa: no TestCase subclass found in {looked}");
-        return Ok(Err(1));
-    }
-    Ok(Ok(classes))
-}
-
-fn run_count(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
-    use lupa_profilers::{ProfileMode, compteur};
-    let dest = a.report.prepare(vm, &a.class)?;
-    vm.load_class_by_name(&a.class)?;
-    let args = program_args(&a.class, &a.args);
-    let run = ProfileMode::Compteur
-        .run_main(vm, &args)
-        .map_err(|e| VmError::Fatal(e.to_string()))?;
-    let code = run.result?;
-    let profile = compteur::keep_only(run.profile, &a.view.packages, &a.view.classes);
-    let command = format!("lupa count {}", args.join(" "));
-    let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
-    let estimate = compteur::estimate(profile.grand_total(), &a.calibration);
-    write_profile(
-        vm,
-        &a.report,
-        &dest,
-        profile,
-        command,
-        header,
-        &a.view,
-        Extras {
-            estimate,
-            ..Extras::default()
-        },
-    )?;
-    Ok(code)
-}
-
-fn run_profile(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
-    use lupa_profilers::sampler::{self, SamplerConfig};
-    use lupa_profilers::{ProfileMode, compteur};
-    let config = SamplerConfig {
-        rate_hz: a.rate,
-        clock: a.clock.parse().map_err(VmError::Fatal)?,
-        seed: a.seed,
-        every: a.every,
-        unweighted: false,
-        native: a.native,
-    };
-    let args = match (&a.bench, &a.class) {
-        (Some(name), outer) => {
-            let mut all = vec!["BenchmarkRunner".to_string(), name.clone()];
-            all.push(outer.clone().unwrap_or_else(|| "1".to_string()));
-            all.extend(a.args.iter().cloned());
-            all
-        }
-        (None, Some(class)) => program_args(class, &a.args),
-        (None, None) => return Err(VmError::Fatal("no class to run".to_string())),
-    };
-    let dest = a.report.prepare(vm, &args[0])?;
-    vm.load_class_by_name(&args[0])?;
-    let running = ProfileMode::Sampling(config)
-        .start(vm)
-        .map_err(|e| VmError::Fatal(e.to_string()))?;
-    let result = vm.run_main(&args);
-    let (profile, mut stats) = running.finish_with_stats(vm);
-    let code = result?;
-    let profile = match stats.as_mut() {
-        Some(st) => compteur::keep_only_sampled(
-            profile,
-            &mut st.timeline,
-            &a.view.packages,
-            &a.view.classes,
-        ),
-        None => compteur::keep_only(profile, &a.view.packages, &a.view.classes),
-    };
-    let command = format!("lupa profile {}", args.join(" "));
-    let mut header = stats
-        .as_ref()
-        .map(|st| sampler::header(vm, &profile, st, &command))
-        .unwrap_or_default();
-    let sampling = stats.as_ref().map(sampler::SamplerStats::sampling_info);
-    let timeline = stats.map(|st| std::sync::Arc::new(st.timeline));
-    if let Some(every) = a.compare_modes {
-        let work = work_profile(a, &args, every)?;
-        let lines = sampler::compare(&profile, &work, every, a.view.top);
-        if a.report.format.0.is_terminal_text() {
-            header.push(String::new());
-            header.extend(lines);
-        } else {
-            eprintln!("{}", lines.join("\n"));
-        }
-    }
-    write_profile(
-        vm,
-        &a.report,
-        &dest,
-        profile,
-        command,
-        header,
-        &a.view,
-        Extras {
-            estimate: None,
-            sampling,
-            timeline,
-        },
-    )?;
-    Ok(code)
-}
-
-/// `--compare-modes`: the program run again in a fresh VM, sampled every
-/// `every` sends (its output discarded).
-fn work_profile(
-    a: &ProfileArgs,
-    args: &[String],
-    every: u64,
-) -> Result<lupa_prof::Profile, VmError> {
-    use lupa_profilers::sampler::SamplerConfig;
-    use lupa_profilers::{ProfileMode, compteur};
-    let mut vm = Vm::new(options(&a.vm))?;
-    lupa_profilers::install(&mut vm);
-    vm.io.capture_output();
-    vm.load_class_by_name(&args[0])?;
-    let config = SamplerConfig {
-        every: Some(every),
-        ..SamplerConfig::DEFAULT
-    };
-    let run = ProfileMode::Sampling(config)
-        .run_main(&mut vm, args)
-        .map_err(|e| VmError::Fatal(e.to_string()))?;
-    run.result?;
-    Ok(compteur::keep_only(
-        run.profile,
-        &a.view.packages,
-        &a.view.classes,
-    ))
-}
-
-/// `CLASS ARG...` as `run_main` takes them.
-fn program_args(class: &str, args: &[String]) -> Vec<String> {
-    let mut all = vec![class.to_string()];
-    all.extend(args.iter().cloned());
-    all
-}
-
-/// What a profiler's report carries besides its profile.
-#[derive(Default)]
-struct Extras {
-    /// Compteur: the calibrated time estimate.
-    estimate: Option<lupa_prof::report::TimeEstimate>,
-    /// The sampler: how it sampled.
-    sampling: Option<lupa_prof::report::SamplingInfo>,
-    /// The sampler: its samples in time order.
-    timeline: Option<std::sync::Arc<lupa_prof::Timeline>>,
-}
-
-/// Write a profiler command's report: the header (text formats only), the
-/// bundled sources beside a callgrind file, then the report itself.
-#[allow(clippy::too_many_arguments)]
-fn write_profile(
-    vm: &mut Vm,
-    report: &ReportArgs,
-    dest: &report_args::Destination,
-    mut profile: lupa_prof::Profile,
-    command: String,
-    header: Vec<String>,
-    shape: &ViewArgs,
-    extras: Extras,
-) -> Result<(), VmError> {
-    // A callgrind file names its sources for annotation: the bundled ones
-    // are written beside it (FILE.sources/) so the tools can open them.
-    if report.format.0 == lupa_prof::report::Format::Callgrind
-        && let report_args::Destination::File { path, .. } = dest
-    {
-        let mut dir = path.as_os_str().to_owned();
-        dir.push(".sources");
-        lupa_profilers::sources::export_bundled(vm, &mut profile, std::path::Path::new(&dir))
-            .map_err(|e| {
-                VmError::Io(format!(
-                    "cannot write the sources beside {}: {e}",
-                    path.display()
-                ))
-            })?;
-    }
-    let options = lupa_prof::report::ReportOptions {
-        header: if report.format.0.is_terminal_text() {
-            header
-        } else {
-            Vec::new()
-        },
-        command,
-        top: Some(shape.top),
-        cutoff: shape.cutoff / 100.0,
-        max_depth: (shape.depth > 0).then_some(shape.depth),
-        estimate: extras.estimate,
-        sampling: extras.sampling,
-        timeline: extras.timeline,
-        title: report.title.clone(),
-        width: report.width,
-        min_width: report.min_width,
-    };
-    vm.io.flush()?;
-    report.write(&profile, &options, dest)
+    Bench(commands::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -783,100 +159,20 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run(a) if a.stats_json => gctune::worker(&a),
-        Command::Run(a) => {
-            let mut args = vec![a.class.clone()];
-            args.extend(a.args.iter().cloned());
-            with_vm(&a.vm, |vm| {
-                // Load the class first so that a missing class is a clear error.
-                vm.load_class_by_name(&a.class)?;
-                vm.run_main(&args)
-            })
-        }
-        Command::Test(t) => with_vm(&t.vm, |vm| run_tests(vm, &t)),
-        Command::Coverage(c) => with_vm(&c.vm, |vm| coverage::run(vm, &c)),
-        Command::Types(t) => with_vm(&t.vm, |vm| types::run(vm, &t)),
-        Command::Blueprint(b) => with_vm(&b.vm, |vm| blueprint::run(vm, &b)),
-        Command::Lifetimes(l) => with_vm(&l.vm, |vm| lifetimes::run(vm, &l)),
-        Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
-        Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
-        Command::ProxiesBench(p) => {
-            let mut args = vec![
-                format!("runs={}", p.runs.max(1)),
-                format!("scale={}", p.scale.max(1)),
-                format!("bestOf={}", p.best_of.max(1)),
-                format!("progress={}", !p.quiet),
-            ];
-            for (k, v) in [
-                ("projects", &p.projects),
-                ("techniques", &p.techniques),
-                ("handlers", &p.handlers),
-            ] {
-                if let Some(v) = v {
-                    args.push(format!("{k}={v}"));
-                }
-            }
-            with_vm(&p.vm, |vm| {
-                let (text, ok) = proxies::run(vm, &args, p.csv.as_deref())?;
-                print!("{text}");
-                Ok(if ok { 0 } else { 1 })
-            })
-        }
+        Command::Run(a) => commands::run::main(&a),
+        Command::Test(t) => with_vm(&t.vm, |vm| commands::test::run(vm, &t)),
+        Command::Count(c) => with_vm(&c.vm, |vm| commands::count::run(vm, &c)),
+        Command::Profile(p) => with_vm(&p.vm, |vm| commands::profile::run(vm, &p)),
+        Command::Coverage(c) => with_vm(&c.vm, |vm| commands::coverage::run(vm, &c)),
+        Command::Types(t) => with_vm(&t.vm, |vm| commands::types::run(vm, &t)),
+        Command::Blueprint(b) => with_vm(&b.vm, |vm| commands::blueprint::run(vm, &b)),
+        Command::Lifetimes(l) => with_vm(&l.vm, |vm| commands::lifetimes::run(vm, &l)),
+        Command::Calibrate(c) => commands::calibrate::main(&c),
+        Command::Stability(s) => commands::stability::main(&s),
+        Command::ProxiesBench(p) => commands::proxies_bench::main(&p),
         Command::GcBench(g) => gcbench::main(&g),
         Command::GcTune(g) => gctune::main(&g),
-        Command::Calibrate(c) => {
-            let programs = if c.programs.is_empty() {
-                lupa_profilers::calibration::default_basket()
-            } else {
-                c.programs
-                    .iter()
-                    .filter_map(|p| lupa_profilers::calibration::Program::parse(p))
-                    .collect()
-            };
-            let save = (!c.no_save).then_some(c.save.as_path());
-            match calibrate::calibrate(
-                &options(&c.vm),
-                &programs,
-                c.runs.max(2),
-                !c.fixed_seed,
-                save,
-            ) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => report(&e),
-            }
-        }
-        Command::Stability(s) => {
-            let mut args = vec![s.class.clone()];
-            args.extend(s.args.iter().cloned());
-            let p = lupa_profilers::calibration::Program {
-                name: args.join(" "),
-                args,
-            };
-            match calibrate::stability(
-                &options(&s.vm),
-                &p,
-                s.runs.max(2),
-                s.top.max(1),
-                !s.fixed_seed,
-            ) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => report(&e),
-            }
-        }
-        Command::History(h) => history::main(&h),
-        Command::Bench(b) => {
-            let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];
-            args.push(b.iterations.unwrap_or(1).to_string());
-            if let Some(i) = b.inner {
-                args.push(i.to_string());
-            }
-            with_vm(&b.vm, |vm| vm.run_main(&args))
-        }
+        Command::History(h) => commands::history::main(&h),
+        Command::Bench(b) => commands::bench::main(&b),
     }
 }

@@ -1,23 +1,32 @@
 //! Saving files atomically: every file Lupa writes (reports, calibrations, CSV
-//! measurements) is written to a temporary file in the same directory, flushed to
-//! disk, then renamed over the target. A run killed mid-write, or a write that
+//! measurements) is written (streamed, for reports) to a temporary file in the
+//! same directory, flushed to disk, then renamed over the target. A run killed mid-write, or a write that
 //! fails (a full disk), never leaves a truncated file nor replaces a good one.
 //! A target that exists and is not a regular file (`/dev/null`, a FIFO, a
 //! terminal) is written in place: renaming over it would replace the device.
 
-use lupa_vm::{Vm, VmError};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Write `bytes` to `path` atomically; the error names the file.
 pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    save_with(path, |w| w.write_all(bytes))
+}
+
+/// Write what `write` streams to `path` atomically (a failed `write` leaves
+/// the target as it was); the error names the file.
+pub(crate) fn save_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     if is_special(path) {
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(fail)?;
-        return f.write_all(bytes).and_then(|()| f.flush()).map_err(fail);
+        let mut w = std::io::BufWriter::new(f);
+        return write(&mut w).and_then(|()| w.flush()).map_err(fail);
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -31,8 +40,10 @@ pub(crate) fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
-    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
+    let tmp = builder.tempfile_in(dir).map_err(fail)?;
+    let mut w = std::io::BufWriter::new(tmp);
+    write(&mut w).and_then(|()| w.flush()).map_err(fail)?;
+    let tmp = w.into_inner().map_err(|e| fail(e.into_error()))?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
@@ -66,68 +77,6 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     tempfile::NamedTempFile::new_in(dir)
         .map(drop)
         .map_err(|e| fail(e.to_string()))
-}
-
-/// Where the report of `-o OUTPUT` goes: `None` for standard output (`-o -`,
-/// or no `-o` and no `default_file`), else the file (`OUTPUT`, or
-/// `default_file`), checked writable before any work (exit 74 otherwise).
-pub(crate) fn destination(
-    output: Option<&Path>,
-    default_file: Option<&str>,
-) -> Result<Option<PathBuf>, VmError> {
-    let dest = match output {
-        Some(p) if p.as_os_str() == "-" => None,
-        Some(p) => Some(p.to_path_buf()),
-        None => default_file.map(PathBuf::from),
-    };
-    if let Some(p) = &dest {
-        check_writable(p).map_err(VmError::Io)?;
-    }
-    Ok(dest)
-}
-
-/// [`destination`], and with `-o -` the program's own output goes to standard
-/// error, so that standard output holds the report alone.
-pub(crate) fn prepare_destination(
-    vm: &mut Vm,
-    output: Option<&Path>,
-    default_file: Option<&str>,
-) -> Result<Option<PathBuf>, VmError> {
-    let dest = destination(output, default_file)?;
-    if output.is_some_and(|p| p.as_os_str() == "-") {
-        vm.io.send_output_to_stderr()?;
-    }
-    Ok(dest)
-}
-
-/// Deliver a report: to `dest` (atomically, saying where when the path was
-/// chosen by default: `announce`), or to standard output when `dest` is None.
-/// `what` names the report in the message ("coverage", "lifetime").
-pub(crate) fn deliver(
-    dest: Option<&Path>,
-    bytes: &[u8],
-    what: &str,
-    announce: bool,
-) -> Result<(), String> {
-    match dest {
-        Some(p) => {
-            save(p, bytes)?;
-            if announce {
-                eprintln!(
-                    "lupa: wrote the {what} report to {} (-o FILE to choose, -o - for standard output)",
-                    p.display()
-                );
-            }
-            Ok(())
-        }
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write the report to standard output: {e}"))
-        }
-    }
 }
 
 #[cfg(test)]

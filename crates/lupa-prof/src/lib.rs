@@ -47,16 +47,22 @@ mod graft;
 pub mod history;
 mod ids;
 pub mod lifetimes;
+mod merge;
 mod processes;
 pub mod profile;
+pub mod render;
 pub mod report;
 pub mod stats;
+pub mod table;
 pub mod timeline;
+pub mod types;
 
 pub use builder::ProfileBuilder;
+pub use merge::MergeError;
 pub use processes::{ProcessTree, process_label, process_number};
 pub use profile::{
     CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
     ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };
+pub use report::{Report, ReportFormat};
 pub use timeline::{Marker, MarkerKind, TimedSample, Timeline};

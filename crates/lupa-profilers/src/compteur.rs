@@ -1,49 +1,37 @@
-//! Compteur's report: which methods to keep (the application's) and the header
-//! lines above the ranking and tree (totals and the calibrated time estimate).
+//! Compteur's configuration and report: the header lines above the ranking
+//! and tree (totals and the calibrated time estimate).
 //!
 //! The profile itself is built by [`ProfileMode::Compteur`](crate::ProfileMode);
-//! this file holds only what is specific to reporting a send count. Contract:
+//! this file holds only what is specific to counting sends. Contract:
 //! [`header`] answers lines without newlines, in the order `lupa count` prints
-//! them; [`keep_only`] with no package and no class answers the profile
-//! unchanged.
+//! them.
 
 use crate::calibration::Calibration;
 use lupa_prof::Profile;
 use lupa_prof::report::TimeEstimate;
 use std::path::Path;
 
-/// Report only methods of these packages (class directories, e.g.
-/// `Benchmarks/Richards`, and their subdirectories) or classes; the counts of the
-/// kept methods still include what they cause in the others
-/// ([`Profile::filtered`]).
-pub fn keep_only(profile: Profile, packages: &[String], classes: &[String]) -> Profile {
-    if packages.is_empty() && classes.is_empty() {
-        return profile;
-    }
-    profile.filtered(|m| kept(m, packages, classes))
+/// How Compteur counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompteurConfig {
+    /// Also count sends by site, for the profile's per-line costs (without
+    /// them the VM runs its loop without per-send observation, the
+    /// activation hooks alone: cheaper, for callers that keep method totals
+    /// and stacks only, as Hip's records).
+    pub lines: bool,
 }
 
-/// [`keep_only`] for a sampled profile and its timeline, which follows.
-pub fn keep_only_sampled(
-    profile: Profile,
-    timeline: &mut lupa_prof::Timeline,
-    packages: &[String],
-    classes: &[String],
-) -> Profile {
-    if packages.is_empty() && classes.is_empty() {
-        return profile;
-    }
-    let (out, map) = profile.filtered_mapped(|m| kept(m, packages, classes));
-    timeline.remap(&map);
-    out
+impl CompteurConfig {
+    /// Per-line costs included.
+    pub const DEFAULT: CompteurConfig = CompteurConfig { lines: true };
+    /// Methods and stacks only.
+    pub const BY_METHOD: CompteurConfig = CompteurConfig { lines: false };
 }
 
-/// Is the method in one of `classes` or `packages` (or a sub-package)?
-fn kept(m: &lupa_prof::MethodInfo, packages: &[String], classes: &[String]) -> bool {
-    classes.contains(&m.class)
-        || packages
-            .iter()
-            .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
+impl Default for CompteurConfig {
+    fn default() -> CompteurConfig {
+        CompteurConfig::DEFAULT
+    }
 }
 
 /// The header of a Compteur report: the command, the totals, and the time

@@ -1,20 +1,29 @@
 //! `lupa-profilers`: every profiler of Lupa, between the CLI (and tests, and the
 //! Smalltalk side) and the VM.
 //!
-//! A profiler observes a [`lupa_vm::Vm`] through its public observation API
-//! (activation hooks, counters, the method query API) and answers a
-//! [`lupa_prof::Profile`], which `lupa_prof::report::write` turns into any report
-//! format. There is one lifecycle for all of them: a [`ProfileMode`] is
-//! [`start`](ProfileMode::start)ed on a VM, Smalltalk runs, and the
-//! [`RunningProfiler`] is [`finish`](RunningProfiler::finish)ed into a profile
-//! (or [`ProfileMode::run_main`] does the three steps for a program).
+//! A profiler observes a [`lupa_vm::Vm`] through its public API (activation
+//! hooks, counters, the method query API, the lifetime recorder, message
+//! sends to Spy's Smalltalk profilers) and answers a [`ProfileOutput`]: a
+//! `lupa_prof` model (a [`lupa_prof::Profile`], lifetimes, coverage, types, a
+//! blueprint), which writes itself in any of its formats
+//! ([`lupa_prof::Report`]). There is one lifecycle for all of them: a
+//! [`ProfileMode`] (the one switch naming every profiler, with its
+//! configuration) is [`start`](ProfileMode::start)ed on a VM, Smalltalk runs,
+//! and the [`RunningProfiler`] is [`finish`](RunningProfiler::finish)ed into
+//! its output (or [`ProfileMode::run`] does the three steps for a
+//! [`Workload`]); every step fails with the one [`ProfilerError`].
 //!
 //! | module | what |
 //! | --- | --- |
-//! | [`mode`] | [`ProfileMode`] (Compteur, exact timing), start/finish |
+//! | [`mode`] | [`ProfileMode`]: compteur, timing, sampling, lifetimes, coverage, types, blueprint |
+//! | [`profiler`] | the lifecycle: [`RunningProfiler`], [`Workload`], [`Profiled`] |
+//! | [`output`] | [`ProfileOutput`], conversions to the models, `merge` |
+//! | [`error`] | [`ProfilerError`] |
 //! | `context_tree` | the activation hooks: one calling-context tree per process |
-//! | [`naming`] | method ids named through [`lupa_vm::Vm::describe_method`] |
-//! | [`compteur`] | Compteur's report header and application filter |
+//! | [`naming`] | method ids named through [`lupa_vm::Image::describe_method`] |
+//! | [`compteur`] | Compteur's configuration, report header and time estimate |
+//! | [`view`] | what part of a profile a report shows (filters, ranking, tree) |
+//! | [`sources`] | the bundled sources a report names, written beside it |
 //! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
 //! | [`gcbench`] | `lupa gc-bench`: its workloads (GcLoad, DataFrame and its data files) and interleaved runs |
@@ -29,14 +38,15 @@
 //! Profiling a program from Rust:
 //!
 //! ```
-//! use lupa_profilers::ProfileMode;
+//! use lupa_profilers::{ProfileMode, Workload};
 //! use lupa_vm::{Vm, VmOptions};
 //!
 //! let mut vm = Vm::new(VmOptions { quiet: true, ..VmOptions::default() }).unwrap();
 //! vm.load_class_by_name("Hello").unwrap();
-//! let run = ProfileMode::Compteur.run_main(&mut vm, &["Hello".to_string()]).expect("Compteur starts");
+//! let args = ["Hello".to_string()];
+//! let run = ProfileMode::COMPTEUR.run(&mut vm, Workload::Program(&args)).expect("Compteur starts");
 //! assert_eq!(run.result.unwrap(), 0);
-//! assert!(run.profile.method_index("Hello>>run").is_some());
+//! assert!(run.output.profile().unwrap().method_index("Hello>>run").is_some());
 //! ```
 
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
@@ -45,6 +55,7 @@
 pub mod calibration;
 pub mod compteur;
 mod context_tree;
+pub mod error;
 pub mod gcbench;
 pub mod gctune;
 pub mod history;
@@ -52,12 +63,18 @@ pub mod lifetimes;
 pub mod measure;
 pub mod mode;
 pub mod naming;
+pub mod output;
+pub mod profiler;
 pub mod sampler;
 mod site_lines;
 pub mod smalltalk;
 pub mod sources;
 pub mod spy;
+pub mod view;
 
+pub use error::ProfilerError;
 pub use measure::{Capture, Measurement, measure};
-pub use mode::{ProfileMode, Profiled, RunningProfiler, UnknownProfiler};
+pub use mode::ProfileMode;
+pub use output::ProfileOutput;
+pub use profiler::{Profiled, RunningProfiler, Workload};
 pub use smalltalk::install;

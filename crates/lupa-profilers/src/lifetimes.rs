@@ -1,6 +1,6 @@
-//! Illimani's lifetime profiler driven from Rust (`lupa lifetimes`): run a
-//! program's main in one of the two modes and answer a
-//! [`lupa_prof::lifetimes::Lifetimes`].
+//! Illimani's lifetime profiler driven from Rust
+//! ([`crate::ProfileMode::Lifetimes`], `lupa lifetimes`): record a workload
+//! in one of the two modes and answer a [`lupa_prof::lifetimes::Lifetimes`].
 //!
 //! - **VM mode** ([`LifetimeMode::Vm`]): the VM records sampled allocations
 //!   and their deaths itself ([`lupa_vm::obs::lifetimes`]); nothing runs in
@@ -20,6 +20,8 @@ use lupa_prof::lifetimes::{Collection, Lifetimes, Record, Sampling, Site, Totals
 use lupa_vm::obs::lifetimes::policy_for;
 use lupa_vm::{LifetimeOptions, LifetimeRecording, SamplingPolicy, Vm, VmError};
 
+use crate::error::ProfilerError;
+use crate::profiler::Workload;
 use crate::spy::{Handles, class_array, send};
 
 /// Which implementation records the lifetimes.
@@ -42,7 +44,7 @@ impl LifetimeMode {
 }
 
 /// What to record.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LifetimeConfig {
     /// The mode.
     pub mode: LifetimeMode,
@@ -60,126 +62,158 @@ pub struct LifetimeConfig {
     pub ignore: Vec<String>,
 }
 
-impl Default for LifetimeConfig {
-    fn default() -> Self {
-        LifetimeConfig {
-            mode: LifetimeMode::Vm,
-            rate: 0.01,
-            every_nth: 0,
-            seed: 42,
-            stack_depth: 8,
-            only: Vec::new(),
-            ignore: Vec::new(),
-        }
-    }
+impl LifetimeConfig {
+    /// The defaults: VM mode, 1% by bytes, seed 42, 8 frames, every class.
+    pub const DEFAULT: LifetimeConfig = LifetimeConfig {
+        mode: LifetimeMode::Vm,
+        rate: 0.01,
+        every_nth: 0,
+        seed: 42,
+        stack_depth: 8,
+        only: Vec::new(),
+        ignore: Vec::new(),
+    };
 }
 
-/// A profiled run.
-#[derive(Debug)]
-pub struct LifetimeRun {
-    /// The profile.
-    pub lifetimes: Lifetimes,
-    /// The program's exit status, or why it failed.
-    pub result: Result<i32, VmError>,
+impl Default for LifetimeConfig {
+    fn default() -> Self {
+        LifetimeConfig::DEFAULT
+    }
 }
 
 fn class_indices(vm: &mut Vm, names: &[String]) -> Result<Vec<u32>, VmError> {
     names.iter().map(|n| vm.load_class_by_name(n)).collect()
 }
 
-/// Run the main class `args[0]` (with the rest as its arguments) in `vm`
-/// under the lifetime profiler. An error starting the profiler (an unknown
-/// class in `only`/`ignore`, a faithful mode that cannot install) is the
-/// `Err`; the program's own failure is in [`LifetimeRun::result`].
-pub fn run_main(
-    vm: &mut Vm,
-    config: &LifetimeConfig,
-    args: &[String],
-    command: &str,
-) -> Result<LifetimeRun, VmError> {
-    if !(config.rate > 0.0 && config.rate <= 1.0) {
-        return Err(VmError::Fatal(format!(
-            "the sampling rate must be in (0, 1], not {}",
-            config.rate
-        )));
-    }
-    let only = class_indices(vm, &config.only)?;
-    let ignored = class_indices(vm, &config.ignore)?;
-    let (recording, result) = match config.mode {
-        LifetimeMode::Vm => {
-            let policy = policy_for(
-                config.rate,
-                config.every_nth,
-                config.seed,
-                lupa_vm::obs::lifetimes::mean_object_bytes(&vm.heap),
-            );
-            vm.start_lifetimes(LifetimeOptions {
-                policy,
-                only,
-                ignored,
-                stack_depth: config.stack_depth.max(1),
-            });
-            let result = vm.run_main(args);
-            (vm.stop_lifetimes(), result)
-        }
-        LifetimeMode::Faithful => run_faithful(vm, config, &only, &ignored, args)?,
-    };
-    let program = args.join(" ");
-    let lifetimes = to_model(vm, &recording, config, &program, command);
-    Ok(LifetimeRun { lifetimes, result })
+/// A running lifetime profiler (of [`crate::ProfileMode::Lifetimes`]).
+pub(crate) struct Recording {
+    config: LifetimeConfig,
+    /// Faithful mode: the Smalltalk profiler, rooted.
+    faithful: Option<(Handles, usize)>,
+    /// What ran (the model's `program`).
+    program: String,
 }
 
-fn run_faithful(
+impl Recording {
+    /// Start recording: the VM samples (VM mode), or the bundled
+    /// `IllLifetimeProfiler beFaithful` instruments the allocators. An
+    /// unknown class in `only`/`ignore`, a rate out of (0, 1] or a faithful
+    /// mode that cannot install is an error.
+    pub(crate) fn start(vm: &mut Vm, config: &LifetimeConfig) -> Result<Recording, ProfilerError> {
+        if !(config.rate > 0.0 && config.rate <= 1.0) {
+            return Err(ProfilerError::Config(format!(
+                "the sampling rate must be in (0, 1], not {}",
+                config.rate
+            )));
+        }
+        let only = class_indices(vm, &config.only)?;
+        let ignored = class_indices(vm, &config.ignore)?;
+        let faithful = match config.mode {
+            LifetimeMode::Vm => {
+                let policy = policy_for(
+                    config.rate,
+                    config.every_nth,
+                    config.seed,
+                    lupa_vm::obs::lifetimes::mean_object_bytes(&vm.heap),
+                );
+                vm.start_lifetimes(LifetimeOptions {
+                    policy,
+                    only,
+                    ignored,
+                    stack_depth: config.stack_depth.max(1),
+                });
+                None
+            }
+            LifetimeMode::Faithful => {
+                let h = Handles::new(vm);
+                match start_faithful(vm, &h, config, &only, &ignored) {
+                    Ok(p) => Some((h, p)),
+                    Err(e) => {
+                        h.release(vm);
+                        return Err(e.into());
+                    }
+                }
+            }
+        };
+        Ok(Recording {
+            config: config.clone(),
+            faithful,
+            program: String::new(),
+        })
+    }
+
+    /// Run the workload, remembering what ran.
+    pub(crate) fn run(&mut self, vm: &mut Vm, workload: Workload<'_>) -> Result<i32, VmError> {
+        self.program = workload.describe(vm);
+        workload.run(vm)
+    }
+
+    /// Stop and name the recording into the report model (its command is
+    /// left empty).
+    pub(crate) fn finish(self, vm: &mut Vm) -> Result<Lifetimes, ProfilerError> {
+        let recording = match self.faithful {
+            None => vm.stop_lifetimes(),
+            Some((h, p)) => {
+                let done = finish_faithful(vm, &h, p);
+                h.release(vm);
+                done?
+            }
+        };
+        Ok(to_model(vm, &recording, &self.config, &self.program, ""))
+    }
+}
+
+/// Make, configure and start the faithful profiler; answers its slot.
+fn start_faithful(
     vm: &mut Vm,
+    h: &Handles,
     config: &LifetimeConfig,
     only: &[u32],
     ignored: &[u32],
-    args: &[String],
-) -> Result<(LifetimeRecording, Result<i32, VmError>), VmError> {
-    let h = Handles::new(vm);
-    let out = (|| {
-        let class = vm.class_named("IllLifetimeProfiler")?;
-        let profiler = vm.send_message(class, "new", &[])?;
-        let p = h.keep(vm, profiler);
-        send(vm, &h, p, "beFaithful", &[])?;
-        let rate = vm.new_double(config.rate).map_err(VmError::from)?;
-        send(vm, &h, p, "samplingRate:", &[rate])?;
-        if config.every_nth > 0 {
-            let n = lupa_vm::Value::small(config.every_nth.min(1 << 40) as i64);
-            send(vm, &h, p, "everyNth:", &[n])?;
-        }
-        let seed = lupa_vm::Value::small((config.seed & ((1 << 40) - 1)) as i64);
-        send(vm, &h, p, "seed:", &[seed])?;
-        let depth = lupa_vm::Value::small(config.stack_depth.clamp(1, 256) as i64);
-        send(vm, &h, p, "stackDepth:", &[depth])?;
-        if !only.is_empty() {
-            let a = class_array(vm, &h, only)?;
-            let a = h.get(vm, a);
-            send(vm, &h, p, "captureOnly:", &[a])?;
-        }
-        if !ignored.is_empty() {
-            let a = class_array(vm, &h, ignored)?;
-            let a = h.get(vm, a);
-            send(vm, &h, p, "ignore:", &[a])?;
-        }
-        // The VM logs the collections (for the trace); it samples nothing.
-        vm.start_lifetimes(LifetimeOptions {
-            policy: SamplingPolicy::Nothing,
-            only: Vec::new(),
-            ignored: Vec::new(),
-            stack_depth: 1,
-        });
-        send(vm, &h, p, "startProfiling", &[])?;
-        let result = vm.run_main(args);
-        send(vm, &h, p, "stopProfiling", &[])?;
-        let log = vm.stop_lifetimes();
-        send(vm, &h, p, "handOverToVm", &[])?;
-        let mut recording = vm.take_last_lifetimes().unwrap_or_default();
-        recording.collections = log.collections;
-        Ok((recording, result))
-    })();
-    h.release(vm);
-    out
+) -> Result<usize, VmError> {
+    let class = vm.class_named("IllLifetimeProfiler")?;
+    let profiler = vm.send_message(class, "new", &[])?;
+    let p = h.keep(vm, profiler);
+    send(vm, h, p, "beFaithful", &[])?;
+    let rate = vm.new_double(config.rate).map_err(VmError::from)?;
+    send(vm, h, p, "samplingRate:", &[rate])?;
+    if config.every_nth > 0 {
+        let n = lupa_vm::Value::small(config.every_nth.min(1 << 40) as i64);
+        send(vm, h, p, "everyNth:", &[n])?;
+    }
+    let seed = lupa_vm::Value::small((config.seed & ((1 << 40) - 1)) as i64);
+    send(vm, h, p, "seed:", &[seed])?;
+    let depth = lupa_vm::Value::small(config.stack_depth.clamp(1, 256) as i64);
+    send(vm, h, p, "stackDepth:", &[depth])?;
+    if !only.is_empty() {
+        let a = class_array(vm, h, only)?;
+        let a = h.get(vm, a);
+        send(vm, h, p, "captureOnly:", &[a])?;
+    }
+    if !ignored.is_empty() {
+        let a = class_array(vm, h, ignored)?;
+        let a = h.get(vm, a);
+        send(vm, h, p, "ignore:", &[a])?;
+    }
+    // The VM logs the collections (for the trace); it samples nothing.
+    vm.start_lifetimes(LifetimeOptions {
+        policy: SamplingPolicy::Nothing,
+        only: Vec::new(),
+        ignored: Vec::new(),
+        stack_depth: 1,
+    });
+    send(vm, h, p, "startProfiling", &[])?;
+    Ok(p)
+}
+
+/// Stop the faithful profiler in `p` and take its records from the VM.
+fn finish_faithful(vm: &mut Vm, h: &Handles, p: usize) -> Result<LifetimeRecording, VmError> {
+    send(vm, h, p, "stopProfiling", &[])?;
+    let log = vm.stop_lifetimes();
+    send(vm, h, p, "handOverToVm", &[])?;
+    let mut recording = vm.take_last_lifetimes().unwrap_or_default();
+    recording.collections = log.collections;
+    Ok(recording)
 }
 
 /// Name a recording's classes, methods and lines: the report model.

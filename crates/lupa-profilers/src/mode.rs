@@ -1,32 +1,31 @@
-//! The one profiler lifecycle: choose a [`ProfileMode`], [`start`](ProfileMode::start)
-//! it on a VM, run Smalltalk, [`finish`](RunningProfiler::finish) it into a
-//! [`Profile`].
+//! [`ProfileMode`]: the one switch that names every profiler, with its
+//! configuration. The command line, Rust tests and `System>>startProfiler:`
+//! all choose a profiler through it, and [`ProfileMode::start`] starts any of
+//! them the same way ([`crate::profiler`]).
 //!
-//! Contract: while a [`RunningProfiler`] is alive the profiler owns the VM's
-//! activation hooks (one profiler at a time); `finish` gives them back, merges
-//! the per-process trees (other processes under `<process N>` children of the
-//! root) and names every method through the VM's query API. Dropping a running
-//! profiler without finishing it leaves its hooks installed: always finish.
+//! Contract: [`ProfileMode::name`] and `FromStr` round-trip for every mode of
+//! [`ProfileMode::ALL`] (each with its default configuration); `sampling:HZ`
+//! names the sampler at HZ; an unknown name is [`ProfilerError::Unknown`].
 
-use crate::context_tree::{Clock, ContextTrees};
-use crate::naming::name_methods;
-use crate::sampler::{RunningSampler, SamplerConfig, SamplerError, SamplerStats};
-use lupa_prof::Profile;
-use lupa_vm::{Vm, VmError};
-use std::cell::RefCell;
 use std::fmt;
-use std::rc::Rc;
 use std::str::FromStr;
-use std::time::Instant;
 
-/// The profilers of the one lifecycle: the two that build a calling-context
-/// tree from the VM's activations, and the sampler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+use crate::compteur::CompteurConfig;
+use crate::error::ProfilerError;
+use crate::lifetimes::{LifetimeConfig, LifetimeMode};
+use crate::sampler::SamplerConfig;
+use crate::spy::blueprint::BlueprintConfig;
+use crate::spy::coverage::CoverageConfig;
+use crate::spy::types::TypesConfig;
+
+/// Every profiler, with its configuration.
+#[derive(Debug, Clone, PartialEq)]
 pub enum ProfileMode {
     /// Compteur (Bergel, ECOOP 2011): every executed message send is charged to
-    /// the activation that executed it, and counted at its source line (the
-    /// profile's per-line self costs). Deterministic for a given hash seed.
-    Compteur,
+    /// the activation that executed it, and (unless configured otherwise)
+    /// counted at its source line (the profile's per-line self costs).
+    /// Deterministic for a given hash seed.
+    Compteur(CompteurConfig),
     /// Exact wall-clock timing: elapsed nanoseconds measured at every enter and
     /// exit (MessageTally-like, without sampling); the time-based reference of
     /// `lupa stability`.
@@ -34,88 +33,69 @@ pub enum ProfileMode {
     /// The sampling profiler of the whole VM ([`crate::sampler`]); from
     /// Smalltalk (`sampling` or `sampling:HZ`) every sample weighs 1.
     Sampling(SamplerConfig),
+    /// Illimani's object lifetimes ([`crate::lifetimes`]).
+    Lifetimes(LifetimeConfig),
+    /// Spy's test coverage with the VM's line counts ([`crate::spy::coverage`]).
+    Coverage(CoverageConfig),
+    /// Spy's type feedback ([`crate::spy::types`]).
+    Types(TypesConfig),
+    /// Spy's time profiling blueprints ([`crate::spy::blueprint`]).
+    Blueprint(BlueprintConfig),
 }
 
 impl ProfileMode {
-    /// Every mode (the sampler with its defaults), in the order of
-    /// [`ProfileMode::name`]s listed by the CLI.
-    pub const ALL: [ProfileMode; 3] = [
-        ProfileMode::Compteur,
+    /// Compteur with its default configuration.
+    pub const COMPTEUR: ProfileMode = ProfileMode::Compteur(CompteurConfig::DEFAULT);
+
+    /// Every mode with its default configuration (the sampler as Smalltalk
+    /// starts it), in the order of [`ProfileMode::name`]s listed by the CLI.
+    pub const ALL: [ProfileMode; 7] = [
+        ProfileMode::COMPTEUR,
         ProfileMode::Timing,
         ProfileMode::Sampling(SamplerConfig::SMALLTALK),
+        ProfileMode::Lifetimes(LifetimeConfig::DEFAULT),
+        ProfileMode::Coverage(CoverageConfig::DEFAULT),
+        ProfileMode::Types(TypesConfig::DEFAULT),
+        ProfileMode::Blueprint(BlueprintConfig::DEFAULT),
     ];
 
     /// The name used by the CLI and the Smalltalk side: `compteur`, `timing`,
-    /// `sampling`.
-    pub fn name(self) -> &'static str {
+    /// `sampling`, `lifetimes`, `coverage`, `types`, `blueprint`.
+    pub fn name(&self) -> &'static str {
         match self {
-            ProfileMode::Compteur => "compteur",
+            ProfileMode::Compteur(_) => "compteur",
             ProfileMode::Timing => "timing",
             ProfileMode::Sampling(_) => "sampling",
+            ProfileMode::Lifetimes(_) => "lifetimes",
+            ProfileMode::Coverage(_) => "coverage",
+            ProfileMode::Types(_) => "types",
+            ProfileMode::Blueprint(_) => "blueprint",
         }
     }
 
-    /// Start profiling `vm` now (a sampler that cannot start says why).
-    pub fn start(self, vm: &mut Vm) -> Result<RunningProfiler, SamplerError> {
-        self.start_with(vm, true)
-    }
-
-    /// [`start`](Self::start); `lines`: a Compteur profile also counts sends
-    /// by site for its per-line costs (without them the VM runs its loop
-    /// without per-send observation, the activation hooks alone).
-    fn start_with(self, vm: &mut Vm, lines: bool) -> Result<RunningProfiler, SamplerError> {
-        let inner = match self {
-            ProfileMode::Compteur => {
-                if lines {
-                    vm.start_site_counts();
-                }
-                Inner::Trees(Clock::Sends, ContextTrees::install(vm, Clock::Sends))
+    /// Can a running program start this profiler on itself
+    /// (`System>>startProfiler:`)? Spy's profilers and Illimani's faithful
+    /// mode are Smalltalk objects a program uses directly; the error says
+    /// which.
+    pub fn check_startable_from_smalltalk(&self) -> Result<(), ProfilerError> {
+        let why = match self {
+            ProfileMode::Coverage(_) => {
+                "it is Spy's TestCoverage, written in Smalltalk: use it directly (TestCoverage new runTestClasses: tests inPackagesNamed: packages)"
             }
-            ProfileMode::Timing => {
-                let clock = Clock::Time(Instant::now());
-                Inner::Trees(clock, ContextTrees::install(vm, clock))
+            ProfileMode::Types(_) => {
+                "it is Spy's TypeProfiler, written in Smalltalk: use it directly (TypeProfiler profile: aBlock inPackagesNamed: packages)"
             }
-            ProfileMode::Sampling(config) => {
-                Inner::Sampler(Box::new(RunningSampler::start(vm, config)?))
+            ProfileMode::Blueprint(_) => {
+                "it is Spy's BlueprintProfiler, written in Smalltalk: use it directly (BlueprintProfiler profile: aBlock inPackagesNamed: packages)"
             }
+            ProfileMode::Lifetimes(c) if c.mode == LifetimeMode::Faithful => {
+                "the faithful mode is IllLifetimeProfiler, written in Smalltalk: use it directly (IllLifetimeProfiler new beFaithful)"
+            }
+            _ => return Ok(()),
         };
-        Ok(RunningProfiler {
-            mode: self,
-            inlined_before: vm.obs.inlined,
-            inner,
-        })
-    }
-
-    /// Profile `vm.run_main(args)`: start, run the program, finish. The run's
-    /// result is answered beside the profile (a failed run still has one).
-    pub fn run_main(self, vm: &mut Vm, args: &[String]) -> Result<Profiled, SamplerError> {
-        self.run_main_with(vm, args, true)
-    }
-
-    /// [`run_main`](Self::run_main) for callers that keep method totals and
-    /// stacks only (Hip's records): a Compteur profile then has no per-line
-    /// costs, and the run is cheaper (no per-send site counts).
-    pub fn run_main_by_method(
-        self,
-        vm: &mut Vm,
-        args: &[String],
-    ) -> Result<Profiled, SamplerError> {
-        self.run_main_with(vm, args, false)
-    }
-
-    fn run_main_with(
-        self,
-        vm: &mut Vm,
-        args: &[String],
-        lines: bool,
-    ) -> Result<Profiled, SamplerError> {
-        let running = self.start_with(vm, lines)?;
-        let result = vm.run_main(args);
-        let (profile, inlined) = running.finish_counting_inlined(vm);
-        Ok(Profiled {
-            profile,
-            inlined,
-            result,
+        Err(ProfilerError::NotFromSmalltalk {
+            profiler: self.name(),
+            why,
         })
     }
 }
@@ -126,18 +106,15 @@ impl fmt::Display for ProfileMode {
     }
 }
 
-/// A profiler name that [`ProfileMode::from_str`] does not know.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown profiler `{0}` (expected compteur, timing, sampling or sampling:HZ)")]
-pub struct UnknownProfiler(pub String);
-
 impl FromStr for ProfileMode {
-    type Err = UnknownProfiler;
+    type Err = ProfilerError;
 
-    fn from_str(s: &str) -> Result<ProfileMode, UnknownProfiler> {
+    fn from_str(s: &str) -> Result<ProfileMode, ProfilerError> {
         if let Some(hz) = s.strip_prefix("sampling:") {
             let config = SamplerConfig {
-                rate_hz: hz.parse().map_err(|_| UnknownProfiler(s.to_string()))?,
+                rate_hz: hz
+                    .parse()
+                    .map_err(|_| ProfilerError::Unknown(s.to_string()))?,
                 ..SamplerConfig::SMALLTALK
             };
             return Ok(ProfileMode::Sampling(config));
@@ -145,92 +122,6 @@ impl FromStr for ProfileMode {
         ProfileMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownProfiler(s.to_string()))
+            .ok_or_else(|| ProfilerError::Unknown(s.to_string()))
     }
-}
-
-/// A started profiler; [`finish`](RunningProfiler::finish) it to get the profile.
-pub struct RunningProfiler {
-    mode: ProfileMode,
-    inlined_before: u64,
-    inner: Inner,
-}
-
-/// What a running profiler holds.
-enum Inner {
-    /// Per-process context trees fed by the activation hooks.
-    Trees(Clock, Rc<RefCell<ContextTrees>>),
-    /// The sampler.
-    Sampler(Box<RunningSampler>),
-}
-
-impl fmt::Debug for RunningProfiler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RunningProfiler")
-            .field("mode", &self.mode)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RunningProfiler {
-    /// The mode this profiler was started in.
-    pub fn mode(&self) -> ProfileMode {
-        self.mode
-    }
-
-    /// Stop profiling and build the merged, named profile.
-    pub fn finish(self, vm: &mut Vm) -> Profile {
-        self.finish_counting_inlined(vm).0
-    }
-
-    /// Stop profiling; answer the profile and, for the sampler, its statistics.
-    pub fn finish_with_stats(self, vm: &mut Vm) -> (Profile, Option<SamplerStats>) {
-        match self.inner {
-            Inner::Sampler(s) => {
-                let sampled = s.finish(vm);
-                (sampled.profile, Some(sampled.stats))
-            }
-            Inner::Trees(..) => (self.finish(vm), None),
-        }
-    }
-
-    /// [`finish`](Self::finish), also answering the inlined control-structure
-    /// sends executed meanwhile (not in a Compteur profile: they are not sends).
-    fn finish_counting_inlined(self, vm: &mut Vm) -> (Profile, u64) {
-        let inlined = vm.obs.inlined - self.inlined_before;
-        let (metric_clock, trees) = match self.inner {
-            Inner::Sampler(s) => return (s.finish(vm).profile, inlined),
-            Inner::Trees(clock, trees) => (clock, trees),
-        };
-        let procs = ContextTrees::take(vm, &trees);
-        let sites = match self.mode {
-            ProfileMode::Compteur => vm.take_site_counts(),
-            _ => Vec::new(),
-        };
-        let mut merged: Option<Profile> = None;
-        for (p, mut prof) in procs {
-            name_methods(vm, &mut prof);
-            merged = Some(match merged {
-                None => prof,
-                Some(mut main) => {
-                    main.graft(&prof, &lupa_prof::process_label(p));
-                    main
-                }
-            });
-        }
-        let mut profile = merged.unwrap_or_else(|| Profile::new(metric_clock.metric()));
-        crate::site_lines::attach(vm, &sites, &mut profile);
-        (profile, inlined)
-    }
-}
-
-/// A profiled run: the profile and what the run answered.
-#[derive(Debug)]
-pub struct Profiled {
-    /// The merged, named profile.
-    pub profile: Profile,
-    /// Inlined control-structure sends executed during the run (not profiled).
-    pub inlined: u64,
-    /// The run's exit status, or why it failed.
-    pub result: Result<i32, VmError>,
 }

@@ -3,7 +3,7 @@
 //!
 //! Profilers record only the VM's method ids while the program runs (cheap); they
 //! name them once at the end through the VM's query API
-//! ([`Vm::describe_method`]), never through its tables. Contract: a method info
+//! ([`lupa_vm::Image::describe_method`]), never through its tables. Contract: a method info
 //! whose name is `#N` with `N` a method id the VM knows is replaced; every other
 //! info (the synthetic root, `<process N>` labels, unknown ids) is left as is.
 

@@ -1,33 +1,79 @@
 //! Sources a report can point at. Methods of Lupa's bundled class library live
 //! inside the binary (their file is `<lupa>/Kernel/Object.som`, which exists
 //! nowhere on disk), so a tool that annotates sources (`callgrind_annotate`,
-//! KCachegrind) could not open them. [`export_bundled`] writes the bundled
-//! files a profile uses into a directory and points the profile at them.
+//! KCachegrind, genhtml) could not open them. [`export_beside`] writes the
+//! bundled files a report names beside it (`FILE.sources/`) and points the
+//! report at them, for the formats that name source files
+//! ([`SourceFiles`]: a profile as callgrind, a coverage as LCOV or
+//! Cobertura).
 //!
 //! Contract: only files named `<lupa>/...` are written and renamed; files of
 //! the class path keep their paths; the written text is exactly what the VM
 //! compiled.
 
-use lupa_prof::Profile;
-use lupa_vm::Vm;
+use lupa_prof::coverage::{Coverage, CoverageFormat};
+use lupa_prof::report::Format;
+use lupa_prof::{Profile, Report};
+use lupa_vm::{Vm, VmError};
 use std::path::Path;
+
+/// A report that may name source files.
+pub trait SourceFiles: Report {
+    /// Does a report in `format` name source files that a tool opens?
+    fn names_sources(format: Self::Format) -> bool;
+    /// The source files it names.
+    fn source_files(&mut self) -> impl Iterator<Item = &mut String>;
+}
+
+impl SourceFiles for Profile {
+    fn names_sources(format: Format) -> bool {
+        format == Format::Callgrind
+    }
+
+    fn source_files(&mut self) -> impl Iterator<Item = &mut String> {
+        self.methods.iter_mut().filter_map(|m| m.file.as_mut())
+    }
+}
+
+impl SourceFiles for Coverage {
+    fn names_sources(format: CoverageFormat) -> bool {
+        format.names_source_files()
+    }
+
+    fn source_files(&mut self) -> impl Iterator<Item = &mut String> {
+        self.classes.iter_mut().filter_map(|k| k.file.as_mut())
+    }
+}
+
+/// When `report` is written in `format` to the file `path` and names source
+/// files, write the bundled ones under `PATH.sources/` and point the report
+/// at them (the files of the class path are named as they are).
+pub fn export_beside<R: SourceFiles>(
+    vm: &Vm,
+    report: &mut R,
+    format: R::Format,
+    path: &Path,
+) -> Result<(), VmError> {
+    if !R::names_sources(format) {
+        return Ok(());
+    }
+    let mut dir = path.as_os_str().to_owned();
+    dir.push(".sources");
+    export_bundled_files(vm, report.source_files(), Path::new(&dir))
+        .map(drop)
+        .map_err(|e| {
+            VmError::Io(format!(
+                "cannot write the sources beside {}: {e}",
+                path.display()
+            ))
+        })
+}
 
 /// The prefix of a bundled file's name.
 const BUNDLED: &str = "<lupa>/";
 
-/// Write the bundled source files that methods of `profile` come from under
-/// `dir` (created if needed) and make those methods point at the written
-/// files. Answers how many files were written.
-pub fn export_bundled(vm: &Vm, profile: &mut Profile, dir: &Path) -> std::io::Result<usize> {
-    export_bundled_files(
-        vm,
-        profile.methods.iter_mut().filter_map(|m| m.file.as_mut()),
-        dir,
-    )
-}
-
-/// [`export_bundled`] for any file names: each `<lupa>/...` name is written
-/// under `dir` once and replaced by the written file's absolute path; other
+/// Each `<lupa>/...` name among `files` is written under `dir` (created if
+/// needed) once and replaced by the written file's absolute path; other
 /// names are left as they are. Answers how many files were written.
 pub fn export_bundled_files<'a>(
     vm: &Vm,

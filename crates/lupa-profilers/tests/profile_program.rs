@@ -1,8 +1,9 @@
 //! Profiling a small program through the library: exact Compteur counts, the
 //! timing profiler's shape, and the measuring helper.
 
+use lupa_prof::Profile;
 use lupa_prof::report::{self, Format, ReportOptions};
-use lupa_profilers::{Capture, ProfileMode, measure};
+use lupa_profilers::{Capture, ProfileMode, ProfileOutput, ProfilerError, Workload, measure};
 use lupa_vm::{Vm, VmOptions};
 
 const FIB: &str = "Fib = (
@@ -30,11 +31,11 @@ fn compteur_counts_exactly() {
     let (dir, args) = program();
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Fib").expect("Fib");
-    let run = ProfileMode::Compteur
-        .run_main(&mut vm, &args)
+    let run = ProfileMode::COMPTEUR
+        .run(&mut vm, Workload::Program(&args))
         .expect("Compteur starts");
     assert_eq!(run.result.expect("run"), 0);
-    let p = &run.profile;
+    let p = &Profile::try_from(run.output).expect("a profile");
     let fib = p.method_index("Fib>>fib:").expect("Fib>>fib: named");
     let stats = p.method_stats();
     // fib(10) makes 177 activations of fib:.
@@ -44,10 +45,13 @@ fn compteur_counts_exactly() {
     // Deterministic: a second run counts the same.
     let mut vm2 = Vm::new(options(&dir)).expect("vm");
     vm2.load_class_by_name("Fib").expect("Fib");
-    let again = ProfileMode::Compteur
-        .run_main(&mut vm2, &args)
+    let again = ProfileMode::COMPTEUR
+        .run(&mut vm2, Workload::Program(&args))
         .expect("Compteur starts");
-    assert_eq!(again.profile.grand_total(), p.grand_total());
+    assert_eq!(
+        again.output.profile().map(Profile::grand_total),
+        Some(p.grand_total())
+    );
     assert_eq!(p.grand_total(), SENDS);
 }
 
@@ -60,9 +64,9 @@ fn timing_profiles_the_same_methods() {
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Fib").expect("Fib");
     let running = ProfileMode::Timing.start(&mut vm).expect("timing starts");
-    assert_eq!(running.mode(), ProfileMode::Timing);
+    assert_eq!(running.mode(), &ProfileMode::Timing);
     vm.run_main(&args).expect("run");
-    let p = running.finish(&mut vm);
+    let p = Profile::try_from(running.finish(&mut vm).expect("finishes")).expect("a profile");
     assert_eq!(p.metric, lupa_prof::Metric::Nanoseconds);
     let fib = p.method_index("Fib>>fib:").expect("Fib>>fib: named");
     assert_eq!(p.method_stats()[fib].activations, 177);
@@ -70,10 +74,98 @@ fn timing_profiles_the_same_methods() {
 
 #[test]
 fn modes_parse_by_name() {
+    let names: Vec<&str> = ProfileMode::ALL.iter().map(ProfileMode::name).collect();
+    assert_eq!(
+        names,
+        [
+            "compteur",
+            "timing",
+            "sampling",
+            "lifetimes",
+            "coverage",
+            "types",
+            "blueprint"
+        ]
+    );
     for m in ProfileMode::ALL {
-        assert_eq!(m.name().parse::<ProfileMode>(), Ok(m));
+        assert_eq!(m.name().parse::<ProfileMode>().ok(), Some(m));
     }
-    assert!("sampler".parse::<ProfileMode>().is_err());
+    assert!(matches!(
+        "sampler".parse::<ProfileMode>(),
+        Err(ProfilerError::Unknown(_))
+    ));
+    assert!(matches!(
+        "sampling:250".parse::<ProfileMode>(),
+        Ok(ProfileMode::Sampling(c)) if c.rate_hz == 250
+    ));
+}
+
+/// Every profiler has the same lifecycle and answers its own kind of
+/// output: a profile, a sampled profile, lifetimes.
+#[test]
+fn every_mode_runs_through_the_one_lifecycle() {
+    use lupa_profilers::lifetimes::LifetimeConfig;
+    use lupa_profilers::sampler::SamplerConfig;
+    let (dir, args) = program();
+    let modes = [
+        (ProfileMode::COMPTEUR, "profile"),
+        (ProfileMode::Timing, "profile"),
+        (
+            ProfileMode::Sampling(SamplerConfig {
+                every: Some(10),
+                ..SamplerConfig::DEFAULT
+            }),
+            "sampled profile",
+        ),
+        (
+            ProfileMode::Lifetimes(LifetimeConfig {
+                rate: 1.0,
+                ..LifetimeConfig::DEFAULT
+            }),
+            "lifetimes",
+        ),
+    ];
+    for (mode, kind) in modes {
+        let mut vm = Vm::new(options(&dir)).expect("vm");
+        vm.load_class_by_name("Fib").expect("Fib");
+        let run = mode.run(&mut vm, Workload::Program(&args)).expect("starts");
+        assert_eq!(run.result.expect("runs"), 0, "{mode}");
+        assert_eq!(run.output.kind(), kind, "{mode}");
+    }
+    // A bad configuration is the one error type too.
+    let mut vm = Vm::new(options(&dir)).expect("vm");
+    let bad = ProfileMode::Lifetimes(LifetimeConfig {
+        rate: 2.0,
+        ..LifetimeConfig::DEFAULT
+    });
+    assert!(matches!(bad.start(&mut vm), Err(ProfilerError::Config(_))));
+    let bad = ProfileMode::Sampling(SamplerConfig {
+        rate_hz: 0,
+        ..SamplerConfig::DEFAULT
+    });
+    assert!(matches!(bad.start(&mut vm), Err(ProfilerError::Sampler(_))));
+}
+
+/// The outputs of several runs merge into one profile: its counts are the
+/// sum of the runs'.
+#[test]
+fn compteur_runs_merge() {
+    let (dir, args) = program();
+    let outputs = (0..3).map(|_| {
+        let mut vm = Vm::new(options(&dir)).expect("vm");
+        vm.load_class_by_name("Fib").expect("Fib");
+        ProfileMode::COMPTEUR
+            .run(&mut vm, Workload::Program(&args))
+            .expect("runs")
+            .output
+    });
+    let merged = ProfileOutput::merge_all(outputs)
+        .expect("profiles merge")
+        .expect("three outputs");
+    let p = merged.profile().expect("a profile");
+    assert_eq!(p.grand_total(), 3 * SENDS);
+    let fib = p.method_index("Fib>>fib:").expect("Fib>>fib:");
+    assert_eq!(p.method_stats()[fib].activations, 3 * 177);
 }
 
 #[test]
@@ -110,11 +202,11 @@ fn compteur_counts_sends_by_line() {
     std::fs::write(dir.path().join("Lines.som"), LINES).expect("write Lines.som");
     let mut vm = Vm::new(options(&dir)).expect("vm");
     vm.load_class_by_name("Lines").expect("Lines");
-    let run = ProfileMode::Compteur
-        .run_main(&mut vm, &["Lines".to_string()])
+    let run = ProfileMode::COMPTEUR
+        .run(&mut vm, Workload::Program(&["Lines".to_string()]))
         .expect("Compteur starts");
     assert_eq!(run.result.expect("run"), 0);
-    let p = &run.profile;
+    let p = &Profile::try_from(run.output).expect("a profile");
     let stats = p.method_stats();
     for (m, info) in p.methods.iter().enumerate() {
         if info.is_synthetic_root() || info.class.is_empty() {

@@ -1,33 +1,32 @@
-//! The blueprint page: one self-contained HTML file with the picture
-//! ([`super::svg`]), its legend, the summary and, for the method under the
-//! pointer (or clicked), its numbers and calls. No network, no other file.
+//! The blueprint page: the render kit's picture page
+//! ([`crate::render::html::picture_page`]) around the picture
+//! ([`super::svg`]), with its legend, the summary and, for the method under
+//! the pointer (or clicked), its numbers and calls. No network, no other file.
 //!
-//! Contract: the page's script sets `data-methods` (the number of method
-//! boxes) and `data-page-ready="true"` on `<body>` when it has wired every
-//! method box (tests open it in headless Chromium).
+//! Contract: the page counts its method boxes (`data-methods` on `<body>`)
+//! and is marked ready (`data-page-ready="true"`) once its script has wired
+//! every method box (tests open it in headless Chromium).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-use crate::report::flamegraph::escape_xml;
+use crate::render::html::{PicturePage, picture_page};
+use crate::render::script_json;
 
 use super::model::{Blueprint, Kind, to_text};
 use super::svg::{self, GRAY, PURE};
 
-/// A JSON value safe inside a `<script>` element.
-fn js<T: serde::Serialize + ?Sized>(v: &T) -> String {
-    serde_json::to_string(v)
-        .unwrap_or_else(|_| "null".to_string())
-        .replace("</", "<\\/")
-}
+/// The details panel: the method, its numbers, its callers and callees.
+const PANEL: &str = "<h2 id=\"method\">Point at a method</h2><pre id=\"info\"></pre>\
+<h3>Called by</h3><pre id=\"callers\"></pre><h3>Calls</h3><pre id=\"callees\"></pre>";
+
+/// Showing a method: `m` is `[tooltip, callers, callees]`.
+const SHOW: &str = "  document.getElementById('info').textContent = m[0];
+  document.getElementById('callers').textContent = m[1].length ? m[1].join('\\n') : 'none seen';
+  document.getElementById('callees').textContent = m[2].length ? m[2].join('\\n') : 'none seen';";
 
 /// The page of the blueprint of the given kind.
 pub fn to_string(bp: &Blueprint, kind: Kind) -> String {
     let picture = svg::to_string(bp, kind);
-    let picture = picture
-        .split_once("?>")
-        .map(|(_, s)| s.trim_start())
-        .unwrap_or(&picture);
     // Per method: its tooltip, callers and callees with counts.
     let mut data: BTreeMap<String, (String, Vec<String>, Vec<String>)> = bp
         .methods()
@@ -51,62 +50,23 @@ pub fn to_string(bp: &Blueprint, kind: Kind) -> String {
     };
     let text = to_text(bp);
     let summary: Vec<&str> = text.lines().take(3).collect();
-    page(title, bp, &summary, picture, &js(&data))
-}
-
-fn page(title: &str, bp: &Blueprint, summary: &[&str], picture: &str, data: &str) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: sans-serif; margin: 1em; }}
-#legend span {{ display: inline-block; margin-right: 1.5em; }}
-#legend i {{ display: inline-block; width: 14px; height: 14px; vertical-align: middle; margin-right: 4px; border: 1px solid #333; }}
-#view {{ display: flex; gap: 1em; align-items: flex-start; }}
-#picture {{ overflow: auto; border: 1px solid #ccc; max-width: 75vw; max-height: 85vh; }}
-#details {{ min-width: 22em; }}
-#details pre {{ background: #fafafa; padding: .5em; white-space: pre-wrap; }}
-rect.method {{ cursor: pointer; }}
-rect.method.selected {{ stroke: #d00000; stroke-width: 3; }}
-</style></head>
-<body>
-<h1>{title}</h1>
-<pre id="summary">{summary}</pre>
-<div id="legend"><span>height: time (inclusive)</span><span>width: executions (log)</span><span><i style="background:{GRAY}"></i>every call answered the same object: cache it?</span><span><i style="background:#fff;border:2px solid {PURE}"></i>never changed its receiver</span><span><i style="background:#fff;border:1px dashed #bbb"></i>never ran</span></div>
-<div id="view"><div id="picture">{picture}</div>
-<div id="details"><h2 id="method">Point at a method</h2><pre id="info"></pre><h3>Called by</h3><pre id="callers"></pre><h3>Calls</h3><pre id="callees"></pre></div></div>
-<script>
-var methods = {data};
-var selected = null;
-function show(name) {{
-  var m = methods[name];
-  if (!m) return;
-  document.getElementById('method').textContent = name;
-  document.getElementById('info').textContent = m[0];
-  document.getElementById('callers').textContent = m[1].length ? m[1].join('\n') : 'none seen';
-  document.getElementById('callees').textContent = m[2].length ? m[2].join('\n') : 'none seen';
-}}
-var boxes = document.querySelectorAll('rect.method');
-for (var i = 0; i < boxes.length; i++) {{
-  boxes[i].addEventListener('mouseover', function (e) {{ show(e.target.getAttribute('data-method')); }});
-  boxes[i].addEventListener('click', function (e) {{
-    if (selected) selected.classList.remove('selected');
-    selected = e.target;
-    selected.classList.add('selected');
-    show(e.target.getAttribute('data-method'));
-  }});
-}}
-document.body.setAttribute('data-methods', String(boxes.length));
-document.body.setAttribute('data-page-ready', 'true');
-</script>
-</body></html>
-"#,
-        title = escape_xml(&format!("{title}: {}", bp.command)),
-        summary = escape_xml(&summary.join("\n")),
+    let legend = format!(
+        "<span>height: time (inclusive)</span><span>width: executions (log)</span>\
+<span><i style=\"background:{GRAY}\"></i>every call answered the same object: cache it?</span>\
+<span><i style=\"background:#fff;border:2px solid {PURE}\"></i>never changed its receiver</span>\
+<span><i style=\"background:#fff;border:1px dashed #bbb\"></i>never ran</span>"
     );
-    out
+    picture_page(&PicturePage {
+        title: &format!("{title}: {}", bp.command),
+        summary: &summary.join("\n"),
+        legend: &legend,
+        picture: &picture,
+        panel: PANEL,
+        style: "",
+        methods: &script_json(&data),
+        show: SHOW,
+        hover: true,
+    })
 }
 
 #[cfg(test)]

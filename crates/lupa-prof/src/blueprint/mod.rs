@@ -19,9 +19,11 @@
 //! legend and the numbers of the method under the pointer); [`layout`] places
 //! boxes (rows, trees, layered graphs) for them and for the coverage blueprint.
 
+mod format;
 pub mod html;
 pub mod layout;
 pub mod model;
 pub mod svg;
 
+pub use format::BlueprintFormat;
 pub use model::{Blueprint, BlueprintClass, BlueprintMethod, Call, Kind, VERSION};

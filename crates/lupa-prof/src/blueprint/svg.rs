@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::report::flamegraph::escape_xml;
+use crate::render::{escape_xml, svg};
 
 use super::layout;
 use super::model::{Blueprint, BlueprintMethod, Kind};
@@ -83,11 +83,12 @@ fn method_rect(
     } else {
         r##"stroke="#333333""##.to_string()
     };
-    let _ = writeln!(
+    svg::method_box(
         out,
-        r#"<rect class="method" data-method="{}" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}" {stroke}><title>{}</title></rect>"#,
-        escape_xml(name),
-        escape_xml(&tooltip(name, m))
+        name,
+        (x, y, w, h),
+        &format!("fill=\"{fill}\" {stroke}"),
+        &tooltip(name, m),
     );
 }
 
@@ -95,9 +96,12 @@ fn method_rect(
 /// titled `title`: shared by the time blueprints and the coverage blueprint.
 pub(crate) fn open_document(out: &mut String, w: f64, h: f64, title: &str) {
     let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
+    svg::open(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="11">"#
+        "",
+        &format!("{w:.0}"),
+        &format!("{h:.0}"),
+        r#" font-family="sans-serif" font-size="11""#,
     );
     let _ = writeln!(
         out,

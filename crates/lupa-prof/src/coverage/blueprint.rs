@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 
 use crate::blueprint::layout;
-use crate::report::flamegraph::escape_xml;
+use crate::render::{escape_xml, svg};
 
 use super::{ClassCoverage, Coverage, MethodCoverage};
 
@@ -158,17 +158,15 @@ pub fn to_string(coverage: &Coverage) -> String {
             } else {
                 m.tests.join(", ")
             };
-            let _ = writeln!(
-                out,
-                r#"<rect class="method" data-method="{}" x="{:.1}" y="{:.1}" width="{mw:.1}" height="{mh:.1}" fill="{}" {stroke}><title>{}</title></rect>"#,
-                escape_xml(&name),
-                x + mx,
-                y + my,
-                gray(m.executions, max_exec),
-                escape_xml(&format!(
+            svg::method_box(
+                &mut out,
+                &name,
+                (x + mx, y + my, mw, mh),
+                &format!("fill=\"{}\" {stroke}", gray(m.executions, max_exec)),
+                &format!(
                     "{name}\nexecutions: {}\nreceivers: {receivers}\nlines: {}\ntests: {tests}",
                     m.executions, m.lines_of_code
-                ))
+                ),
             );
         }
         let _ = writeln!(out, "</g>");

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::report::flamegraph::escape_xml;
+use crate::render::escape_xml;
 
 use super::{ClassCoverage, Coverage};
 

@@ -11,7 +11,7 @@
 //! read by genhtml, Codecov and editor gutters), [`cobertura`] (Cobertura
 //! XML, read by CI services), [`blueprint`] (the paper's blueprint picture as
 //! SVG), [`page`] (an HTML page embedding it, with a legend and a source
-//! view) and JSON (this model, serialised with [`Coverage::to_json`], its
+//! view of [`Coverage::sources`]) and JSON (this model, serialised with [`Coverage::to_json`], its
 //! `version` field first).
 //!
 //! Contract: a method is covered when it ran at least once; a class is
@@ -25,9 +25,14 @@
 
 pub mod blueprint;
 pub mod cobertura;
+mod format;
 pub mod lcov;
 pub mod page;
 pub mod text;
+
+use std::collections::BTreeMap;
+
+pub use format::{CoverageFormat, CoverageOptions};
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +55,19 @@ pub struct Coverage {
     /// How distinct receivers are counted, e.g. "exact up to 1024 per
     /// method, then a HyperLogLog estimate (standard error 1.6%)".
     pub receivers_note: String,
+    /// The methods' sources by `Class>>selector`, for the HTML page's
+    /// source view (not in the JSON document).
+    #[serde(skip)]
+    pub sources: BTreeMap<String, MethodSource>,
+}
+
+/// A method's source text and the line of its file it starts at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MethodSource {
+    /// The method's source, as the VM compiled it.
+    pub text: String,
+    /// Its first line in its file (1-based).
+    pub first_line: u32,
 }
 
 /// A class and its methods (both sides).
@@ -281,6 +299,7 @@ pub(crate) mod tests {
                 },
             ],
             receivers_note: "exact".into(),
+            sources: BTreeMap::new(),
         }
     }
 

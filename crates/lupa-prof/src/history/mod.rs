@@ -14,7 +14,8 @@
 //! * [`series`]: one method across all versions, each step in its state.
 //! * [`check`]: the methods of a diff whose value grew past a bound.
 //! * [`text`] and [`picture`]: the diff as a table, JSON, the semaphore SVG
-//!   picture and an HTML page.
+//!   picture and an HTML page; [`HistoryDiff`] (sends, time or call stacks),
+//!   [`VersionLog`] and [`Series`] are the reports (`lupa_prof::Report`).
 //!
 //! Contract: [`diff`] is deterministic (rows are sorted) and never fails;
 //! a method is identified across versions by its name (`Class>>selector`, or
@@ -22,8 +23,11 @@
 
 pub mod flame;
 pub mod picture;
+mod report;
 pub mod text;
 pub mod timed;
+
+pub use report::{DiffFormat, HistoryDiff, ListFormat, SeriesOptions, StackDiff, VersionLog};
 
 use crate::Profile;
 use rustc_hash::FxHashMap;

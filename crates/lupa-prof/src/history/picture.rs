@@ -13,7 +13,8 @@
 //! every box; the output is deterministic.
 
 use super::{Change, Diff, State};
-use crate::report::flamegraph::escape_xml;
+use crate::render::html::{Column, number_cell, page, table_end, table_start};
+use crate::render::{escape_xml, svg as svg_kit};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -151,10 +152,12 @@ pub fn svg(diff: &Diff) -> String {
     let height = (y + MARGIN).ceil();
 
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-viewBox=\"0 0 {width} {height}\" font-family=\"Verdana, sans-serif\" font-size=\"11\">"
+    svg_kit::open(
+        &mut out,
+        "",
+        &width.to_string(),
+        &height.to_string(),
+        r#" font-family="Verdana, sans-serif" font-size="11""#,
     );
     let _ = writeln!(
         out,
@@ -244,63 +247,55 @@ fill=\"{}\" stroke=\"#666\" data-method=\"{}\" data-state=\"{}\"><title>{}</titl
     out.push_str("</g>\n");
 }
 
-/// One HTML table of changes (with a package column unless they are
+/// One sortable table of changes (with a package column unless they are
 /// packages).
 fn html_table(out: &mut String, title: &str, first: &str, rows: &[Change]) {
     let packages = first == "Package";
-    let _ = write!(
-        out,
-        "<h2>{title}</h2>\n<table>\n<tr><th>State</th><th>{first}</th><th>Before</th><th>After</th>\
-<th>Delta</th><th>Delta %</th>"
-    );
-    out.push_str(if packages {
-        "</tr>\n"
-    } else {
-        "<th>Package</th></tr>\n"
-    });
+    let _ = writeln!(out, "<h2>{}</h2>", escape_xml(title));
+    let mut columns = vec![
+        Column::text("State"),
+        Column::text(first),
+        Column::number("Before"),
+        Column::number("After"),
+        Column::number("Delta"),
+        Column::number("Delta %"),
+    ];
+    if !packages {
+        columns.push(Column::text("Package"));
+    }
+    table_start(out, &title.to_lowercase(), &columns);
     for c in rows {
         let v = |x: Option<u64>| x.map_or_else(|| "-".to_string(), |x| x.to_string());
+        let sort = |x: Option<u64>| x.map_or(-1, i128::from);
         let _ = write!(
             out,
-            "<tr class=\"{}\"><td style=\"background:{};color:{}\">{} ({})</td><td>{}</td>\
-<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+            "<tr class=\"{}\"><td style=\"background:{};color:{}\">{} ({})</td><td>{}</td>{}{}{}{}",
             c.state.name(),
             c.state.fill(),
             c.state.ink(),
             c.state.name(),
             c.state.colour(),
             escape_xml(&c.name),
-            v(c.before),
-            v(c.after),
-            super::text::delta(c),
-            super::text::percent(c),
+            number_cell(sort(c.before), &v(c.before)),
+            number_cell(sort(c.after), &v(c.after)),
+            number_cell(c.delta(), &super::text::delta(c)),
+            number_cell(c.percent().unwrap_or(0.0), &super::text::percent(c)),
         );
         if !packages {
             let _ = write!(out, "<td>{}</td>", escape_xml(&c.package));
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    table_end(out);
 }
 
-/// A self-contained HTML page: the semaphore picture and the diff's
-/// packages, classes and methods tables.
+/// A self-contained HTML page (the render kit's page shell): the semaphore
+/// picture and the diff's packages, classes and methods tables.
 pub fn html(diff: &Diff) -> String {
     let mut out = String::new();
     let title = format!(
         "lupa history diff: {} -> {}",
         diff.from.label, diff.to.label
-    );
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n\
-body {{ font-family: Verdana, sans-serif; font-size: 13px; margin: 1em; }}\n\
-table {{ border-collapse: collapse; margin-bottom: 1em; }}\n\
-td, th {{ border: 1px solid #ccc; padding: 2px 6px; }}\n\
-td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}\n\
-</style>\n</head>\n<body>\n<h1>{}</h1>",
-        escape_xml(&title),
-        escape_xml(&title)
     );
     let _ = writeln!(
         out,
@@ -319,8 +314,7 @@ td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}\n\
     html_table(&mut out, "Packages", "Package", &diff.packages);
     html_table(&mut out, "Classes", "Class", &diff.classes);
     html_table(&mut out, "Methods", "Method", &diff.methods);
-    out.push_str("</body>\n</html>\n");
-    out
+    page(&title, "", &out, "")
 }
 
 #[cfg(test)]

@@ -1,11 +1,10 @@
-//! The lifetime page: one self-contained HTML5 file (no external resource,
-//! no network) with the run (program, mode, sampling, exact totals, the
+//! The lifetime page: one self-contained HTML5 file in the render kit's
+//! page shell ([`crate::render::html::page`]) with the run (program, mode, sampling, exact totals, the
 //! paper's summary line), the density charts of [`svg::write_all`] inline,
 //! the allocation sites ranked by estimated bytes (at most [`TOP`], with
 //! their classes, survived-collections histogram and short / long /
-//! immortal advice) and the classes. A small script sorts a table when its
-//! header is clicked and marks `<html data-page-ready="true">` once it ran;
-//! the page reads fine without it.
+//! immortal advice) and the classes, in sortable tables (click a header to
+//! sort); the page reads fine without its script.
 //!
 //! Contract: every name (program, command, site, class) is escaped; the
 //! charts are [`svg::write_all`]'s document as is (it has no XML
@@ -18,43 +17,16 @@ use super::analysis::{
     Analysis, Group, IMMORTAL_SHARE, LONG_SHARE, SURVIVED_BUCKETS, format_bytes, format_us,
 };
 use super::{Lifetimes, svg};
-use crate::report::flamegraph::escape_xml;
+use crate::render::escape_xml;
+use crate::render::html::{Column, number_cell, page, table_end, table_start};
 
 /// Sites and classes listed (the rest are summed up in one line).
 pub const TOP: usize = 50;
 
-const STYLE: &str = "body{font-family:Verdana,Helvetica,sans-serif;margin:1.5em;color:#222}\
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\
-dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:bold}dd{margin:0}\
+const STYLE: &str = "dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:bold}dd{margin:0}\
 p.summary{font-size:1.05em;background:#f4f4f4;padding:.5em;border-left:4px solid #4682b4}\
-table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em}\
-th{background:#eee;cursor:pointer;user-select:none}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 td.site,td.name{font-family:monospace}.short{color:#2a7a2a}.long{color:#b8860b}.immortal{color:#b22222;font-weight:bold}\
 #charts{overflow:auto}svg{max-width:100%;height:auto}.more{color:#666;font-style:italic}";
-
-const SCRIPT: &str = r#"(function () {
-  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
-    var body = table.tBodies[0];
-    var heads = table.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function (th, col) {
-      th.addEventListener('click', function () {
-        var numeric = th.getAttribute('data-numeric') === 'true';
-        var down = th.getAttribute('data-sorted') !== 'down';
-        Array.prototype.forEach.call(heads, function (c) { c.removeAttribute('data-sorted'); });
-        th.setAttribute('data-sorted', down ? 'down' : 'up');
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
-          var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
-          var r = numeric ? (parseFloat(x) - parseFloat(y)) : x.localeCompare(y);
-          return down ? -r : r;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      });
-    });
-  });
-  document.documentElement.setAttribute('data-page-ready', 'true');
-})();"#;
 
 /// `v`, or 0 when it is not finite.
 fn finite(v: f64) -> f64 {
@@ -80,11 +52,7 @@ fn sampling(profile: &Lifetimes) -> String {
 
 /// A numeric cell, sortable on `v`.
 fn cell(v: f64, text: &str) -> String {
-    format!(
-        "<td class=\"n\" data-v=\"{}\">{}</td>",
-        finite(v),
-        escape_xml(text)
-    )
+    number_cell(finite(v), text)
 }
 
 /// A group's row: name (and classes for sites), objects, ± s.e., bytes,
@@ -138,22 +106,27 @@ fn table(s: &mut String, id: &str, groups: &[Group], sites: bool) {
         })
         .collect::<Vec<_>>()
         .join(" / ");
-    let _ = write!(
-        s,
-        "<table id=\"{id}\" class=\"sortable\"><thead><tr><th data-numeric=\"true\">#</th><th>{}</th>",
-        if sites { "Site" } else { "Class" }
-    );
+    let survived_head = format!("Survived collections ({survived_head})");
+    let mut columns = vec![
+        Column::number("#"),
+        Column::text(if sites { "Site" } else { "Class" }),
+    ];
     if sites {
-        s.push_str("<th>Classes</th>");
+        columns.push(Column::text("Classes"));
     }
-    let _ = writeln!(
-        s,
-        "<th data-numeric=\"true\">Objects</th><th data-numeric=\"true\">± s.e.</th><th data-numeric=\"true\">Bytes</th><th data-numeric=\"true\">Mean lifetime (bytes allocated)</th><th data-numeric=\"true\">Survived collections ({survived_head})</th><th>Advice</th></tr></thead><tbody>"
-    );
+    columns.extend([
+        Column::number("Objects"),
+        Column::number("± s.e."),
+        Column::number("Bytes"),
+        Column::number("Mean lifetime (bytes allocated)"),
+        Column::number(&survived_head),
+        Column::text("Advice"),
+    ]);
+    table_start(s, id, &columns);
     for (i, g) in groups.iter().take(TOP).enumerate() {
         row(s, i + 1, g, sites);
     }
-    s.push_str("</tbody></table>\n");
+    table_end(s);
     if groups.len() > TOP {
         let rest = &groups[TOP..];
         let _ = writeln!(
@@ -174,12 +147,7 @@ pub fn write<W: Write + ?Sized>(profile: &Lifetimes, w: &mut W) -> io::Result<()
     let mut charts = Vec::new();
     svg::write_all(profile, &mut charts)?;
     let charts = String::from_utf8_lossy(&charts);
-    let title = escape_xml(&format!("Object lifetimes: {}", profile.program));
     let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
-    );
     s.push_str("<dl id=\"run\">\n");
     let mut dl = |k: &str, v: String| {
         let _ = writeln!(s, "<dt>{}</dt><dd>{}</dd>", escape_xml(k), escape_xml(&v));
@@ -243,8 +211,8 @@ pub fn write<W: Write + ?Sized>(profile: &Lifetimes, w: &mut W) -> io::Result<()
     table(&mut s, "sites", &a.sites, true);
     s.push_str("<h2>Classes</h2>\n");
     table(&mut s, "classes", &a.classes, false);
-    let _ = write!(s, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
-    w.write_all(s.as_bytes())
+    let title = format!("Object lifetimes: {}", profile.program);
+    w.write_all(page(&title, STYLE, &s, "").as_bytes())
 }
 
 #[cfg(test)]

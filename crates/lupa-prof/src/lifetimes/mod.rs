@@ -27,12 +27,15 @@
 pub mod advice;
 pub mod analysis;
 pub mod csv;
+mod format;
 pub mod html;
 pub mod svg;
 pub mod text;
 pub mod trace;
 
 use serde::{Deserialize, Serialize};
+
+pub use format::LifetimesFormat;
 
 /// The version of the JSON document ([`Lifetimes::metadata_json`]).
 pub const VERSION: u32 = 1;

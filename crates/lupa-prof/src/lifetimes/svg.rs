@@ -26,7 +26,7 @@ use std::io;
 
 use super::Lifetimes;
 use super::analysis::{Analysis, Bucket, Clock, Density, density, format_bytes};
-use crate::report::flamegraph::escape_xml;
+use crate::render::{escape_xml, svg};
 
 /// Space around charts.
 const GAP: f64 = 16.0;
@@ -390,11 +390,12 @@ fn document(profile: &Lifetimes, clocks: &[Clock]) -> String {
         ),
     };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="lifetimes" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="Verdana,Helvetica,sans-serif" font-size="11">"#,
-        w = num(width),
-        h = num(height)
+    svg::open(
+        &mut out,
+        r#" class="lifetimes""#,
+        &num(width),
+        &num(height),
+        r#" font-family="Verdana,Helvetica,sans-serif" font-size="11""#,
     );
     let _ = writeln!(
         out,

@@ -20,6 +20,7 @@ use std::io::{self, Write};
 
 use super::{group_digits, percent};
 use crate::profile::{NodeId, Profile};
+use crate::render::{escape_xml, svg};
 
 /// Options of [`write()`].
 #[derive(Debug, Clone, PartialEq)]
@@ -46,23 +47,6 @@ impl Default for FlameGraphOptions {
             min_width: 0.1,
         }
     }
-}
-
-/// Escape text for XML content and attribute values.
-pub fn escape_xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// FNV-1a, for stable colours.
@@ -240,12 +224,7 @@ pub fn to_string_styled(
         s,
         r#"<?xml version="1.0" encoding="UTF-8" standalone="no"?>"#
     );
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{w}" height="{h}" viewBox="0 0 {w} {h}">"#,
-        w = fmt(width),
-        h = fmt(height)
-    );
+    svg::open(&mut s, " version=\"1.1\"", &fmt(width), &fmt(height), "");
     let _ = writeln!(
         s,
         "<style>text {{ font-family: Verdana, Helvetica, sans-serif; font-size: {}px; fill: #000; }} \

@@ -14,6 +14,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
 
+use super::api::{DefaultFile, FormatInfo, Report, ReportFormat};
 use super::{Ranking, callgrind, flamegraph, folded, speedscope, tree};
 use crate::profile::{Metric, Profile};
 
@@ -62,85 +63,124 @@ impl Format {
 
     /// The command-line name: `text`, `ranking`, `tree`, `json`, ...
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Ranking => "ranking",
-            Format::Tree => "tree",
-            Format::Json => "json",
-            Format::Pprof => "pprof",
-            Format::Firefox => "firefox",
-            Format::Callgrind => "callgrind",
-            Format::Folded => "folded",
-            Format::Svg => "svg",
-            Format::Speedscope => "speedscope",
-            Format::Html => "html",
-        }
+        self.info().name
     }
 
     /// Other names accepted for this format: `report` for `text` (the name the
     /// VM profiler's paper uses), `flat` for `ranking` (a flat profile).
     pub fn aliases(self) -> &'static [&'static str] {
-        match self {
-            Format::Text => &["report"],
-            Format::Ranking => &["flat"],
-            _ => &[],
-        }
+        self.info().aliases
     }
 
     /// A one-line description (shown by `--help`).
     pub fn description(self) -> &'static str {
-        match self {
-            Format::Text => {
-                "Ranking table and MessageTally-style tree (the default, for the terminal)"
-            }
-            Format::Ranking => "Ranking table only",
-            Format::Tree => "Call tree only",
-            Format::Json => {
-                "Versioned JSON (schema lupa-profile/1, docs/profile.schema.json): methods, processes and their calling-context trees"
-            }
-            Format::Pprof => {
-                "pprof's gzipped profile.proto: go tool pprof, pprof web UI, Pyroscope"
-            }
-            Format::Firefox => {
-                "Firefox Profiler processed format, one thread per process (https://profiler.firefox.com)"
-            }
-            Format::Callgrind => {
-                "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate"
-            }
-            Format::Folded => "Folded stacks (flamegraph.pl, inferno, speedscope)",
-            Format::Svg => {
-                "A standalone flame-graph SVG: click to zoom, search (--title, --width, --min-width)"
-            }
-            Format::Speedscope => {
-                "speedscope JSON, one profile per process (https://www.speedscope.app)"
-            }
-            Format::Html => {
-                "One self-contained HTML page: sortable ranking, expandable call tree, interactive flame graph"
-            }
-        }
+        self.info().description
     }
 
     /// Whether this is one of the terminal formats (text, ranking, tree) that
-    /// start with the [`ReportOptions::header`] lines.
+    /// start with the [`ReportOptions::header`] lines (and go to standard
+    /// output when no file is named).
     pub fn is_terminal_text(self) -> bool {
-        matches!(self, Format::Text | Format::Ranking | Format::Tree)
+        self.info().default_file == DefaultFile::Stdout
+    }
+}
+
+/// A file named after the run with this extension.
+const fn named(suffix: &'static str) -> DefaultFile {
+    DefaultFile::Named { prefix: "", suffix }
+}
+
+impl ReportFormat for Format {
+    fn info(self) -> FormatInfo {
+        let (name, aliases, description, default_file): (_, &'static [&'static str], _, _) =
+            match self {
+                Format::Text => (
+                    "text",
+                    &["report"],
+                    "Ranking table and MessageTally-style tree (the default, for the terminal)",
+                    DefaultFile::Stdout,
+                ),
+                Format::Ranking => (
+                    "ranking",
+                    &["flat"],
+                    "Ranking table only",
+                    DefaultFile::Stdout,
+                ),
+                Format::Tree => ("tree", &[], "Call tree only", DefaultFile::Stdout),
+                Format::Json => (
+                    "json",
+                    &[],
+                    "Versioned JSON (schema lupa-profile/1, docs/profile.schema.json): methods, processes and their calling-context trees",
+                    named(".profile.json"),
+                ),
+                Format::Pprof => (
+                    "pprof",
+                    &[],
+                    "pprof's gzipped profile.proto: go tool pprof, pprof web UI, Pyroscope",
+                    named(".pb.gz"),
+                ),
+                Format::Firefox => (
+                    "firefox",
+                    &[],
+                    "Firefox Profiler processed format, one thread per process (https://profiler.firefox.com)",
+                    named(".firefox.json"),
+                ),
+                Format::Callgrind => (
+                    "callgrind",
+                    &[],
+                    "Callgrind format: open with KCachegrind/QCachegrind or callgrind_annotate",
+                    DefaultFile::Named {
+                        prefix: "callgrind.out.",
+                        suffix: "",
+                    },
+                ),
+                Format::Folded => (
+                    "folded",
+                    &[],
+                    "Folded stacks (flamegraph.pl, inferno, speedscope)",
+                    named(".folded"),
+                ),
+                Format::Svg => (
+                    "svg",
+                    &[],
+                    "A standalone flame-graph SVG: click to zoom, search (--title, --width, --min-width)",
+                    named(".svg"),
+                ),
+                Format::Speedscope => (
+                    "speedscope",
+                    &[],
+                    "speedscope JSON, one profile per process (https://www.speedscope.app)",
+                    named(".speedscope.json"),
+                ),
+                Format::Html => (
+                    "html",
+                    &[],
+                    "One self-contained HTML page: sortable ranking, expandable call tree, interactive flame graph",
+                    named(".html"),
+                ),
+            };
+        FormatInfo {
+            name,
+            aliases,
+            description,
+            default_file,
+        }
+    }
+}
+
+impl Report for Profile {
+    type Format = Format;
+    type Options = ReportOptions;
+    const FORMATS: &'static [Format] = &Format::ALL;
+    const NOUN: &'static str = "profile";
+
+    /// A profile report is announced by its format: "the callgrind report".
+    fn noun(format: Format) -> &'static str {
+        format.name()
     }
 
-    /// The file a report of a run of `class` goes to when none is named:
-    /// what the tool that opens it looks for (`callgrind.out.*` for
-    /// KCachegrind and callgrind_annotate) or `CLASS.<extension>`.
-    pub fn default_file_name(self, class: &str) -> String {
-        match self {
-            Format::Text | Format::Ranking | Format::Tree => format!("{class}.txt"),
-            Format::Json => format!("{class}.profile.json"),
-            Format::Pprof => format!("{class}.pb.gz"),
-            Format::Firefox => format!("{class}.firefox.json"),
-            Format::Callgrind => format!("callgrind.out.{class}"),
-            Format::Folded => format!("{class}.folded"),
-            Format::Svg => format!("{class}.svg"),
-            Format::Speedscope => format!("{class}.speedscope.json"),
-            Format::Html => format!("{class}.html"),
-        }
+    fn write(&self, format: Format, options: &ReportOptions, w: &mut dyn Write) -> io::Result<()> {
+        write(self, format, options, w)
     }
 }
 
@@ -152,19 +192,14 @@ impl fmt::Display for Format {
 
 /// A format name that [`Format::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown report format `{0}` (expected one of: text, ranking, tree, json, pprof, firefox, callgrind, folded, svg, speedscope, html)"
-)]
+#[error("unknown report format `{0}` (expected one of: {names})", names = super::api::names(&Format::ALL))]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
     type Err = UnknownFormat;
 
     fn from_str(s: &str) -> Result<Format, UnknownFormat> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name() == s || f.aliases().contains(&s))
-            .ok_or_else(|| UnknownFormat(s.to_string()))
+        Format::parse(&Format::ALL, s).ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }
 

@@ -16,8 +16,11 @@
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
 //!
 //! Callers choose among them through one API ([`format`](mod@format)): a [`Format`], its
-//! [`ReportOptions`], and [`write()`] (or [`render`] for a `String`).
+//! [`ReportOptions`], and [`write()`] (or [`render`] for a `String`). A
+//! [`Profile`] is also a [`Report`] ([`api`]), the shape every model of this
+//! crate shares.
 
+pub mod api;
 pub mod callgrind;
 pub mod firefox;
 pub mod flamegraph;
@@ -30,6 +33,7 @@ pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
+pub use api::{DefaultFile, FormatInfo, Report, ReportFormat};
 pub use format::{
     DEFAULT_TREE_DEPTH, Format, ReportOptions, SamplingInfo, TimeEstimate, UnknownFormat, render,
     write,

@@ -41,6 +41,7 @@ pub use runs::{Check, Job, RunError, RunSample, RunStats, Runner, Workload};
 pub use search::{SearchOptions, SearchResult, search};
 pub use stats::{SpeedUp, speed_up};
 
+use crate::ProfileMode;
 use crate::lifetimes::{LifetimeConfig, LifetimeMode};
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_vm::{HeapConfig, Vm, VmError, VmOptions};
@@ -106,10 +107,13 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
     };
     let command = format!("lupa gc-tune {}", w.command());
     let t0 = Instant::now();
-    let run =
-        crate::lifetimes::run_main(&mut vm, &config, &w.args, &command).map_err(TuneError::Vm)?;
+    let run = ProfileMode::Lifetimes(config)
+        .run(&mut vm, crate::Workload::Program(&w.args))
+        .map_err(|e| TuneError::Vm(e.into()))?;
     let elapsed = t0.elapsed();
     let code = run.result.map_err(TuneError::Vm)?;
+    let mut lifetimes = Lifetimes::try_from(run.output).map_err(|e| TuneError::Vm(e.into()))?;
+    lifetimes.command = command;
     if code != 0 {
         let out = vm.io.take_captured();
         return Err(TuneError::Workload(format!(
@@ -118,10 +122,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
             out.trim_end()
         )));
     }
-    Ok(ProfileRun {
-        lifetimes: run.lifetimes,
-        elapsed,
-    })
+    Ok(ProfileRun { lifetimes, elapsed })
 }
 
 /// The interleaved runs of the verification.

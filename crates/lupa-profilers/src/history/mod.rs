@@ -21,8 +21,11 @@ pub mod git;
 pub mod store;
 pub mod store_pg;
 
-use crate::ProfileMode;
+use crate::compteur::CompteurConfig;
 use crate::sampler::SamplerConfig;
+use crate::{ProfileMode, Workload};
+use lupa_prof::Profile;
+use lupa_prof::coverage::Coverage;
 use lupa_prof::history::timed::{self, RunValue, TimeDiff, TimeMeasure, TimeSide};
 use lupa_prof::history::{self as model, Diff, DiffOptions, Measure, Series, VersionInfo};
 use lupa_vm::{Vm, VmError, VmOptions};
@@ -281,16 +284,17 @@ fn profile_time(
         let mut vm = fresh_vm(options, label)?;
         vm.load_class_by_name(class).map_err(fail)?;
         let done = ProfileMode::Sampling(config)
-            .run_main(&mut vm, args)
+            .run(&mut vm, Workload::Program(args))
             .map_err(|e| fail(VmError::Fatal(e.to_string())))?;
         exit_status(done.result, label)?;
+        let profile = Profile::try_from(done.output).map_err(|e| fail(e.into()))?;
         values.push(RunValue {
             run: u32::try_from(run).unwrap_or(u32::MAX),
             method: timed::RUN_TOTAL.to_string(),
             self_value: 0.0,
-            total_value: done.profile.grand_total() as f64 * scale,
+            total_value: profile.grand_total() as f64 * scale,
         });
-        for m in model::metrics_of(&done.profile) {
+        for m in model::metrics_of(&profile) {
             let (s, t) = (m.sends_self as f64 * scale, m.sends_total as f64 * scale);
             values.push(RunValue {
                 run: u32::try_from(run).unwrap_or(u32::MAX),
@@ -372,10 +376,17 @@ fn profile_coverage(
             "no package to cover (give a class path holding the classes under test)".to_string(),
         )));
     }
-    let run = crate::spy::coverage::run(&mut vm, &classes, &packages, "lupa history", false)
-        .map_err(fail)?;
+    let mode = ProfileMode::Coverage(crate::spy::coverage::CoverageConfig {
+        packages,
+        lines: false,
+    });
+    let run = mode
+        .run(&mut vm, Workload::Tests(&classes))
+        .map_err(|e| fail(e.into()))?;
+    run.result.map_err(fail)?;
+    let coverage = Coverage::try_from(run.output).map_err(|e| fail(e.into()))?;
     let mut methods = Vec::new();
-    for c in &run.coverage.classes {
+    for c in &coverage.classes {
         for m in c.methods.iter().filter(|m| m.executions > 0) {
             let class = if m.class_side {
                 format!("{} class", c.name)
@@ -420,8 +431,8 @@ pub fn profile_program(
     crate::install(&mut vm);
     vm.io.capture_output();
     vm.load_class_by_name(class).map_err(fail)?;
-    let run = ProfileMode::Compteur
-        .run_main_by_method(&mut vm, args)
+    let run = ProfileMode::Compteur(CompteurConfig::BY_METHOD)
+        .run(&mut vm, Workload::Program(args))
         .map_err(|e| fail(VmError::Fatal(e.to_string())))?;
     let code = match run.result {
         Ok(code) => code,
@@ -434,11 +445,12 @@ pub fn profile_program(
             code,
         });
     }
+    let profile = Profile::try_from(run.output).map_err(|e| fail(e.into()))?;
     Ok(Recorded {
-        methods: model::metrics_of(&run.profile),
-        total_sends: Some(run.profile.grand_total()),
+        methods: model::metrics_of(&profile),
+        total_sends: Some(profile.grand_total()),
         extras: VersionExtras {
-            stacks: model::flame::parse_folded(&lupa_prof::report::folded::to_string(&run.profile)),
+            stacks: model::flame::parse_folded(&lupa_prof::report::folded::to_string(&profile)),
             runs: Vec::new(),
         },
         metric: METRIC_SENDS,

@@ -2,6 +2,8 @@
 //! time profile (the sampler thread) beside those of a deterministic profile of
 //! the same program (`--every N`, the work done), method by method.
 //!
+//! [`work_profile`] takes the deterministic profile.
+//!
 //! Contract: [`compare`] answers lines without newlines: a title, a header, and
 //! the `top` methods with the largest self share in either profile, ordered
 //! by time share; a method absent from one profile has 0% there. Shares are
@@ -9,7 +11,39 @@
 //! the metrics' units.
 
 use lupa_prof::Profile;
+use lupa_vm::{Vm, VmOptions};
 use std::collections::BTreeMap;
+
+use super::SamplerConfig;
+use crate::error::ProfilerError;
+use crate::mode::ProfileMode;
+use crate::profiler::Workload;
+use crate::view::View;
+
+/// The work profile of `--compare-modes`: the program `args` run again in a
+/// fresh VM made from `options` (its output discarded), sampled every
+/// `every` sends, seen through `view`.
+pub fn work_profile(
+    options: VmOptions,
+    args: &[String],
+    every: u64,
+    view: &View,
+) -> Result<Profile, ProfilerError> {
+    let mut vm = Vm::new(options)?;
+    crate::install(&mut vm);
+    vm.io.capture_output();
+    let class = args
+        .first()
+        .ok_or_else(|| ProfilerError::Workload("no class to run".to_string()))?;
+    vm.load_class_by_name(class)?;
+    let config = SamplerConfig {
+        every: Some(every),
+        ..SamplerConfig::DEFAULT
+    };
+    let run = ProfileMode::Sampling(config).run(&mut vm, Workload::Program(args))?;
+    run.result?;
+    Ok(view.apply(Profile::try_from(run.output)?))
+}
 
 fn self_shares(p: &Profile) -> BTreeMap<String, f64> {
     let total = p.grand_total().max(1) as f64;

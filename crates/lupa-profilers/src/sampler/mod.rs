@@ -29,7 +29,7 @@ mod native;
 mod symbols;
 mod thread;
 
-pub use compare::compare;
+pub use compare::{compare, work_profile};
 pub use header::header;
 
 use build::{Leaf, Sample};
@@ -302,7 +302,7 @@ pub struct GcShare {
 pub type NativeFunctions = Result<Vec<(String, u64, u64)>, String>;
 
 /// A finished sampling profile.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Sampled {
     /// The call tree, weighted.
     pub profile: Profile,

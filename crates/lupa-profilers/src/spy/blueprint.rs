@@ -1,6 +1,6 @@
-//! Time profiling blueprints from the command line: Spy's
-//! `BlueprintProfiler` over the named packages while a program runs, then
-//! its time and call graph (the program run twice more, not instrumented:
+//! Time profiling blueprints ([`crate::ProfileMode::Blueprint`], `lupa
+//! blueprint`): Spy's `BlueprintProfiler` over the configured packages while
+//! a program runs, then its time and call graph (the program run twice more, not instrumented:
 //! counted, then sampled, each sample counting 1; their output is
 //! discarded), read into a [`lupa_prof::blueprint::Blueprint`].
 //!
@@ -8,30 +8,113 @@
 //! `numberOfExecutions`, `outgoingCalls`, `answersAlwaysTheSame`...); this
 //! module only drives the profiler and reads them.
 
+use lupa_prof::Profile;
 use lupa_prof::blueprint::{Blueprint, BlueprintClass, BlueprintMethod, Call, VERSION};
 use lupa_vm::{Value, Vm, VmError};
 
 use std::time::Instant;
 
+use super::coverage::instrumented;
 use super::time::call_graph;
-use super::{Handles, count, elements, send, string_array, text};
+use super::{Handles, count, elements, new_profiler, send, string_array, text};
 use crate::mode::ProfileMode;
-use crate::sampler::{SamplerConfig, SamplerError};
+use crate::profiler::Workload;
+use crate::sampler::SamplerConfig;
 
-/// Run the program `args` (`CLASS ARGS` as `lupa run` takes them) under
-/// `BlueprintProfiler` over `packages`, sampling its timed run at `rate_hz`.
-/// Answers the blueprint and the exit status of the program's first run.
-pub fn run(
-    vm: &mut Vm,
-    args: &[String],
-    packages: &[String],
-    command: &str,
-    rate_hz: u32,
-) -> Result<(Blueprint, i32), VmError> {
-    let h = Handles::new(vm);
-    let result = run_rooted(vm, &h, args, packages, command, rate_hz);
-    h.release(vm);
-    result
+/// What to profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlueprintConfig {
+    /// The packages whose methods are profiled.
+    pub packages: Vec<String>,
+    /// Samples per second of the timed run (1 to 20000).
+    pub rate_hz: u32,
+}
+
+impl BlueprintConfig {
+    /// No package yet, 5 kHz.
+    pub const DEFAULT: BlueprintConfig = BlueprintConfig {
+        packages: Vec::new(),
+        rate_hz: 5000,
+    };
+}
+
+impl Default for BlueprintConfig {
+    fn default() -> BlueprintConfig {
+        BlueprintConfig::DEFAULT
+    }
+}
+
+/// A running blueprint profiler (of [`crate::ProfileMode::Blueprint`]):
+/// Spy's `BlueprintProfiler`, rooted, and the program that ran instrumented.
+pub(crate) struct RunningBlueprint {
+    h: Handles,
+    profiler: usize,
+    config: BlueprintConfig,
+    /// The program, once it ran to its end.
+    program: Option<Vec<String>>,
+}
+
+impl RunningBlueprint {
+    /// Make and configure the profiler.
+    pub(crate) fn start(
+        vm: &mut Vm,
+        config: &BlueprintConfig,
+    ) -> Result<RunningBlueprint, VmError> {
+        let (h, profiler) = new_profiler(vm, "BlueprintProfiler")?;
+        let rate = Value::from_i64(i64::from(config.rate_hz)).unwrap_or(Value::NIL);
+        if let Err(e) = send(vm, &h, profiler, "samplingRate:", &[rate]) {
+            h.release(vm);
+            return Err(e);
+        }
+        Ok(RunningBlueprint {
+            h,
+            profiler,
+            config: config.clone(),
+            program: None,
+        })
+    }
+
+    /// Run the program with the packages instrumented (a blueprint profiles
+    /// a program, not tests).
+    pub(crate) fn run(&mut self, vm: &mut Vm, workload: Workload<'_>) -> Result<i32, VmError> {
+        let Workload::Program(args) = workload else {
+            return Err(VmError::Fatal(
+                "the blueprint profiler profiles a program, not tests".to_string(),
+            ));
+        };
+        let (h, p) = (&self.h, self.profiler);
+        let names = string_array(vm, h, &self.config.packages)?;
+        let names = h.get(vm, names);
+        let ran = instrumented(vm, h, p, names, args);
+        h.truncate(vm, p + 1);
+        if ran.is_ok() {
+            self.program = Some(args.to_vec());
+        }
+        ran
+    }
+
+    /// Run the program twice more, counted then sampled (their output
+    /// discarded), give the profiler its time and call graph, and read the
+    /// blueprint (the command is left empty). Without a program that ran to
+    /// its end there are no timed runs: the blueprint has no time.
+    pub(crate) fn finish(self, vm: &mut Vm) -> Result<Blueprint, VmError> {
+        let done = self.timed_and_read(vm);
+        self.h.release(vm);
+        done
+    }
+
+    fn timed_and_read(&self, vm: &mut Vm) -> Result<Blueprint, VmError> {
+        let (h, p) = (&self.h, self.profiler);
+        if let Some(args) = &self.program {
+            vm.io.flush()?;
+            // The timed runs' output is not the program's output again.
+            vm.io.capture_output();
+            let timed = timed_runs(vm, h, p, args, self.config.rate_hz);
+            drop(vm.io.take_captured());
+            timed?;
+        }
+        read(vm, h, p, &self.config.packages)
+    }
 }
 
 /// Send `selector` to the object in `slot`; its answer as a number.
@@ -52,21 +135,14 @@ fn timed_runs(
     args: &[String],
     rate_hz: u32,
 ) -> Result<(), VmError> {
-    let fail = |e: SamplerError| VmError::Fatal(format!("cannot start the profiler: {e}"));
-    let counting = ProfileMode::Compteur.start(vm).map_err(fail)?;
-    let ran = vm.run_main(args);
-    let counted = counting.finish(vm);
-    ran?;
+    let counted = profile_of(vm, ProfileMode::COMPTEUR, args)?;
     let config = SamplerConfig {
         rate_hz,
         ..SamplerConfig::SMALLTALK
     };
     let started = Instant::now();
-    let sampling = ProfileMode::Sampling(config).start(vm).map_err(fail)?;
-    let ran = vm.run_main(args);
-    let (sampled, _) = sampling.finish_with_stats(vm);
+    let sampled = profile_of(vm, ProfileMode::Sampling(config), args)?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    ran?;
     let graph = call_graph(&counted).to_smalltalk(vm)?;
     let graph = h.keep(vm, graph);
     let time_graph = call_graph(&sampled).to_smalltalk(vm)?;
@@ -85,44 +161,16 @@ fn timed_runs(
     Ok(())
 }
 
-fn run_rooted(
-    vm: &mut Vm,
-    h: &Handles,
-    args: &[String],
-    packages: &[String],
-    command: &str,
-    rate_hz: u32,
-) -> Result<(Blueprint, i32), VmError> {
-    let class = vm.class_named("BlueprintProfiler")?;
-    let profiler = vm.send_message(class, "new", &[])?;
-    let p = h.keep(vm, profiler);
-    let rate = Value::from_i64(i64::from(rate_hz)).unwrap_or(Value::NIL);
-    send(vm, h, p, "samplingRate:", &[rate])?;
-    let names = string_array(vm, h, packages)?;
-    let names = h.get(vm, names);
-    send(vm, h, p, "addPackagesNamed:", &[names])?;
-    send(vm, h, p, "install", &[])?;
-    let ran = vm.run_main(args);
-    send(vm, h, p, "uninstall", &[])?;
-    let status = ran?;
-    vm.io.flush()?;
-    // The timed runs' output is not the program's output again.
-    vm.io.capture_output();
-    let timed = timed_runs(vm, h, p, args, rate_hz);
-    drop(vm.io.take_captured());
-    timed?;
-    let blueprint = read(vm, h, p, packages, command)?;
-    Ok((blueprint, status))
+/// The profile of one run of `args` under `mode`; the run's failure is the
+/// error.
+fn profile_of(vm: &mut Vm, mode: ProfileMode, args: &[String]) -> Result<Profile, VmError> {
+    let run = mode.run(vm, Workload::Program(args))?;
+    run.result?;
+    Ok(Profile::try_from(run.output)?)
 }
 
 /// Read the profiler in `p` into a blueprint.
-fn read(
-    vm: &mut Vm,
-    h: &Handles,
-    p: usize,
-    packages: &[String],
-    command: &str,
-) -> Result<Blueprint, VmError> {
+fn read(vm: &mut Vm, h: &Handles, p: usize, packages: &[String]) -> Result<Blueprint, VmError> {
     let total_ms = number(vm, h, p, "totalTime")?;
     let samples = count(send(vm, h, p, "totalSamples", &[])?, "totalSamples")?;
     let v = send(vm, h, p, "allClasses", &[])?;
@@ -168,7 +216,7 @@ fn read(
     });
     Ok(Blueprint {
         version: VERSION,
-        command: command.to_string(),
+        command: String::new(),
         packages: packages.to_vec(),
         total_ms,
         samples,

@@ -1,6 +1,7 @@
-//! Test coverage from the command line: Spy's `TestCoverage` runs SUnit test
-//! classes over the named packages, the VM measures the lines that ran
-//! meanwhile, and the result is a [`lupa_prof::coverage::Coverage`].
+//! Test coverage ([`crate::ProfileMode::Coverage`], `lupa coverage`): Spy's
+//! `TestCoverage` runs SUnit test classes (or a program) over the configured
+//! packages, the VM measures the lines that ran meanwhile, and the result is
+//! a [`lupa_prof::coverage::Coverage`] (its methods' sources included).
 //!
 //! The Smalltalk side answers, per method spy (`allMethods`): `theMethod`
 //! (which the VM names and locates: class, side, selector, file, line),
@@ -13,68 +14,133 @@
 use std::collections::BTreeMap;
 
 use lupa_prof::coverage::{
-    ClassCoverage, Coverage, LineHits, MethodCoverage, TestOutcome, TestResult, VERSION,
+    ClassCoverage, Coverage, LineHits, MethodCoverage, MethodSource, TestOutcome, TestResult,
+    VERSION,
 };
-use lupa_vm::{Vm, VmError};
+use lupa_vm::obs::coverage::LineCoverage;
+use lupa_vm::{Value, Vm, VmError};
 
-use super::{Handles, class_array, count, elements, send, string_array, text, understands};
+use super::{
+    Handles, class_array, count, elements, new_profiler, send, string_array, text, understands,
+};
+use crate::profiler::Workload;
 
-/// What a coverage run answers.
-#[derive(Debug, Clone)]
-pub struct CoverageRun {
-    /// The coverage, classes in package then name order.
-    pub coverage: Coverage,
-    /// `Class>>selector` -> (source text, first line), for the HTML page.
-    pub sources: BTreeMap<String, (String, u32)>,
-    /// Tests that failed or raised an error.
-    pub failed: u64,
-    /// Tests that passed.
-    pub passed: u64,
+/// What to cover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoverageConfig {
+    /// The packages covered (a class's package is the last name of its
+    /// directory).
+    pub packages: Vec<String>,
+    /// Also measure which lines ran (the VM's line coverage).
+    pub lines: bool,
 }
 
-/// Run the test classes `tests` under `TestCoverage` over `packages` (their
-/// output is the test runner's, as `lupa test` prints it), measuring the
-/// lines that run when `lines` is true.
-pub fn run(
-    vm: &mut Vm,
-    tests: &[u32],
-    packages: &[String],
-    command: &str,
-    lines: bool,
-) -> Result<CoverageRun, VmError> {
-    let h = Handles::new(vm);
-    let result = run_rooted(vm, &h, tests, packages, command, lines);
-    h.release(vm);
-    result
+impl CoverageConfig {
+    /// No package yet, lines measured.
+    pub const DEFAULT: CoverageConfig = CoverageConfig {
+        packages: Vec::new(),
+        lines: true,
+    };
 }
 
-fn run_rooted(
+impl Default for CoverageConfig {
+    fn default() -> CoverageConfig {
+        CoverageConfig::DEFAULT
+    }
+}
+
+/// A running coverage profiler (of [`crate::ProfileMode::Coverage`]): Spy's
+/// `TestCoverage`, rooted.
+pub(crate) struct RunningCoverage {
+    h: Handles,
+    profiler: usize,
+    config: CoverageConfig,
+    lines: Option<LineCoverage>,
+}
+
+impl RunningCoverage {
+    /// Make the profiler.
+    pub(crate) fn start(vm: &mut Vm, config: &CoverageConfig) -> Result<RunningCoverage, VmError> {
+        let (h, profiler) = new_profiler(vm, "TestCoverage")?;
+        Ok(RunningCoverage {
+            h,
+            profiler,
+            config: config.clone(),
+            lines: None,
+        })
+    }
+
+    /// Run the workload covered: test classes through the profiler's test
+    /// runner (their output as `lupa test` prints it; the status is 1 when a
+    /// test did not pass), or a program with the packages instrumented.
+    pub(crate) fn run(&mut self, vm: &mut Vm, workload: Workload<'_>) -> Result<i32, VmError> {
+        let (h, p) = (&self.h, self.profiler);
+        let names = string_array(vm, h, &self.config.packages)?;
+        let tests = match workload {
+            Workload::Tests(classes) => Some(class_array(vm, h, classes)?),
+            Workload::Program(_) => None,
+        };
+        if self.config.lines {
+            vm.start_line_coverage();
+        }
+        let ran = match (workload, tests) {
+            (Workload::Tests(_), Some(tests)) => {
+                let (tests, names) = (h.get(vm, tests), h.get(vm, names));
+                send(vm, h, p, "runTestClasses:inPackagesNamed:", &[tests, names])
+                    .and_then(|_| send(vm, h, p, "testsPassed", &[]))
+                    .map(|passed| if passed == Value::TRUE { 0 } else { 1 })
+            }
+            (Workload::Program(args), _) => {
+                let names = h.get(vm, names);
+                instrumented(vm, h, p, names, args)
+            }
+            (Workload::Tests(_), None) => Ok(0),
+        };
+        if self.config.lines {
+            self.lines = Some(vm.take_line_coverage());
+        }
+        h.truncate(vm, p + 1);
+        ran
+    }
+
+    /// Read what the profiler found (the command is left empty).
+    pub(crate) fn finish(self, vm: &mut Vm) -> Result<Coverage, VmError> {
+        let read = read(
+            vm,
+            &self.h,
+            self.profiler,
+            &self.config.packages,
+            self.lines,
+        );
+        self.h.release(vm);
+        read
+    }
+}
+
+/// Run the program `args` with the packages named in `names` instrumented
+/// by the profiler in `p` (uninstrumented however it ends).
+pub(crate) fn instrumented(
     vm: &mut Vm,
     h: &Handles,
-    tests: &[u32],
-    packages: &[String],
-    command: &str,
-    measure_lines: bool,
-) -> Result<CoverageRun, VmError> {
-    let class = vm.class_named("TestCoverage")?;
-    let profiler = vm.send_message(class, "new", &[])?;
-    let p = h.keep(vm, profiler);
-    let classes = class_array(vm, h, tests)?;
-    let names = string_array(vm, h, packages)?;
-    let (classes, names) = (h.get(vm, classes), h.get(vm, names));
-    if measure_lines {
-        vm.start_line_coverage();
-    }
-    let ran = send(
-        vm,
-        h,
-        p,
-        "runTestClasses:inPackagesNamed:",
-        &[classes, names],
-    );
-    let lines = measure_lines.then(|| vm.take_line_coverage());
-    ran?;
+    p: usize,
+    names: Value,
+    args: &[String],
+) -> Result<i32, VmError> {
+    send(vm, h, p, "addPackagesNamed:", &[names])?;
+    send(vm, h, p, "install", &[])?;
+    let ran = vm.run_main(args);
+    send(vm, h, p, "uninstall", &[])?;
+    ran
+}
 
+/// The coverage the profiler in `p` found.
+fn read(
+    vm: &mut Vm,
+    h: &Handles,
+    p: usize,
+    packages: &[String],
+    lines: Option<LineCoverage>,
+) -> Result<Coverage, VmError> {
     let mut by_class: BTreeMap<(String, String), ClassCoverage> = BTreeMap::new();
     let mut sources = BTreeMap::new();
     let v = send(vm, h, p, "allMethods", &[])?;
@@ -143,8 +209,14 @@ fn run_rooted(
             tests: test_names,
             lines: measured,
         };
-        if let Some(src) = vm.image.method_source(&code) {
-            sources.insert(m.name_in(&class_name), (src, d.first_line));
+        if let Some(text) = vm.image.method_source(&code) {
+            sources.insert(
+                m.name_in(&class_name),
+                MethodSource {
+                    text,
+                    first_line: d.first_line,
+                },
+            );
         }
         let entry = by_class
             .entry((package.clone(), class_name.clone()))
@@ -186,11 +258,6 @@ fn run_rooted(
         }
         h.truncate(vm, t);
     }
-    let failed = outcomes
-        .iter()
-        .filter(|o| o.result != TestResult::Pass)
-        .count() as u64;
-    let passed = outcomes.len() as u64 - failed;
     let mut covered_packages: Vec<String> = packages.to_vec();
     for (pkg, _) in by_class.keys() {
         if !covered_packages.contains(pkg) {
@@ -203,18 +270,14 @@ fn run_rooted(
     } else {
         String::new()
     };
-    Ok(CoverageRun {
-        coverage: Coverage {
-            version: VERSION,
-            command: command.to_string(),
-            packages: covered_packages,
-            classes: by_class.into_values().collect(),
-            tests: outcomes,
-            receivers_note: note,
-        },
+    Ok(Coverage {
+        version: VERSION,
+        command: String::new(),
+        packages: covered_packages,
+        classes: by_class.into_values().collect(),
+        tests: outcomes,
+        receivers_note: note,
         sources,
-        failed,
-        passed,
     })
 }
 

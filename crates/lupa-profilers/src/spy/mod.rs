@@ -59,6 +59,25 @@ impl Handles {
     }
 }
 
+/// A new instance of the Smalltalk profiler class `class`, rooted in fresh
+/// [`Handles`]: answers them and its slot (nothing stays rooted on failure).
+pub(crate) fn new_profiler(vm: &mut Vm, class: &str) -> Result<(Handles, usize), VmError> {
+    let h = Handles::new(vm);
+    let made = vm
+        .class_named(class)
+        .and_then(|c| vm.send_message(c, "new", &[]));
+    match made {
+        Ok(profiler) => {
+            let slot = h.keep(vm, profiler);
+            Ok((h, slot))
+        }
+        Err(e) => {
+            h.release(vm);
+            Err(e)
+        }
+    }
+}
+
 /// Send `selector` to the object in `slot`.
 pub(crate) fn send(
     vm: &mut Vm,

@@ -1,16 +1,22 @@
 //! `lupa history`: Hip, the profile history of a program across versions
 //! (record, log, diff, show, check). The recording, the store and the diff
-//! are in `lupa_profilers::history` and `lupa_prof::history`; this file parses
-//! arguments, prints and chooses exit codes.
+//! are in `lupa_profilers::history` and `lupa_prof::history` (whose diff,
+//! log and series are reports: `--format` and `-o` as every command has
+//! them); this file parses arguments, prints and chooses exit codes.
 
 use clap::{Args, Subcommand, ValueEnum};
-use lupa_prof::history::{self as model, DiffOptions, Measure, text};
+use lupa_prof::Report;
+use lupa_prof::history::{
+    self as model, DiffFormat, DiffOptions, HistoryDiff, Measure, Series, SeriesOptions, StackDiff,
+    VersionLog, text,
+};
 use lupa_profilers::history::{self as hip, HistoryError};
 use lupa_vm::VmError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::VmArgs;
+use crate::report_args::ReportArgs;
+use crate::vm_args::{VmArgs, options};
 
 /// The exit codes of `lupa history`, shown in its `--help`.
 pub(crate) const EXIT_CODES: &str = "Exit codes (lupa history):
@@ -132,42 +138,10 @@ enum RecordMetricArg {
     Coverage,
 }
 
-/// Formats of `log` and `show`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ListFormat {
-    /// A table.
-    Text,
-    /// A JSON document.
-    Json,
-}
-
-/// Formats of `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DiffFormat {
-    /// Tables of packages, classes and methods.
-    Text,
-    /// A JSON document (lupa-history-diff/1).
-    Json,
-    /// The semaphore picture: classes as boxes of method squares coloured by state.
-    Svg,
-    /// One HTML page: the picture and the tables.
-    Html,
-    /// A differential flame graph (SVG) of the later version, frames coloured by the
-    /// change of their sends from the earlier one (red more, blue fewer).
-    #[value(alias = "diff-svg")]
-    Flamegraph,
-    /// Brendan Gregg's difffolded lines: `stack count1 count2`.
-    FoldedDiff,
-}
-
 #[derive(Args, Debug)]
 struct LogArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
-    format: ListFormat,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs<VersionLog>,
 }
 
 fn parse_measure(s: &str) -> Result<Measure, String> {
@@ -194,9 +168,8 @@ struct DiffArgs {
     from: String,
     /// The later version (label or id).
     to: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    format: DiffFormat,
+    #[command(flatten)]
+    report: ReportArgs<HistoryDiff>,
     /// What methods are compared by: total (sends of the method and all it called),
     /// self (sends in the method itself) or activations.
     #[arg(long, value_name = "METRIC", default_value = "total", value_parser = parse_measure)]
@@ -210,9 +183,6 @@ struct DiffArgs {
     /// Text: at most N method rows.
     #[arg(long, value_name = "N")]
     top: Option<usize>,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -224,12 +194,8 @@ struct ShowArgs {
     /// The metric whose states are shown (total, self, activations).
     #[arg(long, value_name = "METRIC", default_value = "total", value_parser = parse_measure)]
     metric: Measure,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
-    format: ListFormat,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs<Series>,
 }
 
 #[derive(Args, Debug)]
@@ -299,22 +265,24 @@ fn report(e: &HistoryError) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Print `text`, or write it to `output` atomically.
-fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match output {
-        Some(p) => crate::save::save(p, text.as_bytes()).map_err(Failure::Write),
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure::Write(format!("cannot write the standard output: {e}")))
-        }
-    }
+/// Print `text` on standard output.
+fn print_text(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::Write(format!("cannot write the standard output: {e}")))
 }
 
-fn json<E: std::fmt::Display>(r: Result<String, E>) -> Result<String, Failure> {
-    r.map_err(|e| Failure::Write(format!("cannot write JSON: {e}")))
+/// Write `report` where `args` say (standard output by default).
+fn emit<R: Report>(args: &ReportArgs<R>, report: &R, options: &R::Options) -> Result<(), Failure> {
+    let dest = args.destination("history").map_err(write_failure)?;
+    args.deliver(report, options, &dest).map_err(write_failure)
+}
+
+/// A failure to write a report (exit 74).
+fn write_failure(e: VmError) -> Failure {
+    Failure::Write(e.to_string())
 }
 
 fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
@@ -322,29 +290,23 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
         HistoryCommand::Record(r) => record(&a.db, r),
         HistoryCommand::Log(l) => {
             let store = hip::open_store(&a.db, false)?;
-            let versions = store.versions()?;
-            let out = match l.format {
-                ListFormat::Text => text::log_text(&versions),
-                ListFormat::Json => json(text::log_json(&versions))?,
-            };
-            emit(l.output.as_deref(), &out)?;
+            let versions = VersionLog(store.versions()?);
+            emit(&l.report, &versions, &())?;
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Diff(d) => {
             let store = hip::open_store(&a.db, false)?;
-            if matches!(d.format, DiffFormat::Flamegraph | DiffFormat::FoldedDiff) {
-                let (va, sa, vb, sb, packages) = hip::stacks_of(&*store, &d.from, &d.to)?;
-                let out = if d.format == DiffFormat::FoldedDiff {
-                    model::flame::folded_diff(&sa, &sb)
-                } else {
-                    let package_of = |frame: &str| packages.get(frame).cloned().unwrap_or_default();
-                    model::flame::diff_svg(&va, &sa, &vb, &sb, &package_of)
-                };
-                emit(d.output.as_deref(), &out)?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let (va, _) = hip::comparable(&*store, &d.from, &d.to)?;
-            if hip::is_time(&va.metric) {
+            let format = d.report.format;
+            let diff = if format.needs_stacks() {
+                let (from, before, to, after, packages) = hip::stacks_of(&*store, &d.from, &d.to)?;
+                HistoryDiff::Stacks(StackDiff {
+                    from,
+                    before,
+                    to,
+                    after,
+                    packages: packages.into_iter().collect(),
+                })
+            } else if hip::is_time(&hip::comparable(&*store, &d.from, &d.to)?.0.metric) {
                 let measure = match d.metric {
                     Measure::Total => model::timed::TimeMeasure::Total,
                     Measure::SelfSends => model::timed::TimeMeasure::SelfTime,
@@ -355,50 +317,32 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
                         .into());
                     }
                 };
-                let diff = hip::time_diff(&*store, &d.from, &d.to, measure)?;
-                let out = match d.format {
-                    DiffFormat::Text => model::timed::diff_text(&diff, d.all, d.top),
-                    DiffFormat::Json => json(model::timed::diff_json(&diff))?,
-                    _ => {
-                        return Err(HistoryError::Incomparable(
-                            "time versions are shown as text or json".to_string(),
-                        )
-                        .into());
-                    }
+                if !matches!(format, DiffFormat::Text | DiffFormat::Json) {
+                    return Err(HistoryError::Incomparable(
+                        "time versions are shown as text or json".to_string(),
+                    )
+                    .into());
+                }
+                HistoryDiff::Time(hip::time_diff(&*store, &d.from, &d.to, measure)?)
+            } else {
+                let options = DiffOptions {
+                    measure: d.metric,
+                    tolerance: d.tolerance / 100.0,
                 };
-                emit(d.output.as_deref(), &out)?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let options = DiffOptions {
-                measure: d.metric,
-                tolerance: d.tolerance / 100.0,
+                HistoryDiff::Sends(hip::diff(&*store, &d.from, &d.to, options)?)
             };
-            let diff = hip::diff(&*store, &d.from, &d.to, options)?;
-            let out = match d.format {
-                DiffFormat::Text => text::diff_text(
-                    &diff,
-                    text::TextOptions {
-                        all: d.all,
-                        top: d.top,
-                    },
-                ),
-                DiffFormat::Json => json(text::diff_json(&diff))?,
-                DiffFormat::Svg => model::picture::svg(&diff),
-                DiffFormat::Html => model::picture::html(&diff),
-                DiffFormat::Flamegraph | DiffFormat::FoldedDiff => String::new(),
+            let options = text::TextOptions {
+                all: d.all,
+                top: d.top,
             };
-            emit(d.output.as_deref(), &out)?;
+            emit(&d.report, &diff, &options)?;
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Show(s) => {
             let store = hip::open_store(&a.db, false)?;
             let v = store.version(&s.version)?;
             let series = hip::series(&*store, &s.method, s.metric)?;
-            let out = match s.format {
-                ListFormat::Text => text::series_text(&series, Some(v.id)),
-                ListFormat::Json => json(text::series_json(&series))?,
-            };
-            emit(s.output.as_deref(), &out)?;
+            emit(&s.report, &series, &SeriesOptions { mark: Some(v.id) })?;
             Ok(ExitCode::SUCCESS)
         }
         HistoryCommand::Check(c) => {
@@ -414,7 +358,7 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
                 DiffOptions::default(),
             )?;
             let violations = model::check(&diff, c.max_increase);
-            emit(None, &text::check_text(&diff, &violations, c.max_increase))?;
+            print_text(&text::check_text(&diff, &violations, c.max_increase))?;
             Ok(if violations.is_empty() {
                 ExitCode::SUCCESS
             } else {
@@ -460,7 +404,7 @@ fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
     }
     let program = hip::Program {
         args: r.program.clone(),
-        options: crate::options(&r.vm),
+        options: options(&r.vm),
         metric,
     };
     let mut store = hip::open_store(db, true)?;

@@ -1,0 +1,151 @@
+//! A [`Coverage`] as a [`Report`]: its formats and their default files.
+
+use std::io::{self, Write};
+
+use crate::report::{DefaultFile, FormatInfo, Report, ReportFormat};
+
+use super::{Coverage, blueprint, cobertura, lcov, page, text};
+
+/// The formats of a coverage report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoverageFormat {
+    /// A summary, then each method.
+    Text,
+    /// The model as JSON.
+    Json,
+    /// LCOV tracefile.
+    Lcov,
+    /// Cobertura XML.
+    Cobertura,
+    /// The test blueprint picture.
+    Svg,
+    /// The HTML page.
+    Html,
+}
+
+impl CoverageFormat {
+    /// Every format, the default first.
+    pub const ALL: [CoverageFormat; 6] = [
+        CoverageFormat::Text,
+        CoverageFormat::Json,
+        CoverageFormat::Lcov,
+        CoverageFormat::Cobertura,
+        CoverageFormat::Svg,
+        CoverageFormat::Html,
+    ];
+
+    /// Does the report name source files (which a tool then opens)?
+    pub fn names_source_files(self) -> bool {
+        matches!(self, CoverageFormat::Lcov | CoverageFormat::Cobertura)
+    }
+}
+
+impl ReportFormat for CoverageFormat {
+    fn info(self) -> FormatInfo {
+        let (name, description, file) = match self {
+            CoverageFormat::Text => (
+                "text",
+                "A summary, then each method: ran or not, executions, receivers, lines, tests",
+                None,
+            ),
+            CoverageFormat::Json => (
+                "json",
+                "The coverage model as JSON (with a version field)",
+                Some("coverage.json"),
+            ),
+            CoverageFormat::Lcov => (
+                "lcov",
+                "LCOV tracefile (genhtml, Codecov, editor gutters)",
+                Some("lcov.info"),
+            ),
+            CoverageFormat::Cobertura => (
+                "cobertura",
+                "Cobertura XML (CI services)",
+                Some("coverage.xml"),
+            ),
+            CoverageFormat::Svg => (
+                "svg",
+                "The test blueprint picture (Hapao): classes, methods sized by lines and receivers",
+                Some("coverage.svg"),
+            ),
+            CoverageFormat::Html => (
+                "html",
+                "One HTML page: the blueprint, its legend and a source view",
+                Some("coverage.html"),
+            ),
+        };
+        FormatInfo {
+            name,
+            aliases: &[],
+            description,
+            default_file: file.map_or(DefaultFile::Stdout, DefaultFile::Fixed),
+        }
+    }
+}
+
+/// What a coverage report says besides the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoverageOptions {
+    /// Cobertura's timestamp: seconds since the Unix epoch.
+    pub timestamp: u64,
+}
+
+impl CoverageOptions {
+    /// The options of a report written now.
+    pub fn now() -> CoverageOptions {
+        CoverageOptions {
+            timestamp: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// The test name LCOV records.
+const LCOV_TEST: &str = "lupa";
+
+impl Report for Coverage {
+    type Format = CoverageFormat;
+    type Options = CoverageOptions;
+    const FORMATS: &'static [CoverageFormat] = &CoverageFormat::ALL;
+    const NOUN: &'static str = "coverage";
+
+    fn write(
+        &self,
+        format: CoverageFormat,
+        options: &CoverageOptions,
+        w: &mut dyn Write,
+    ) -> io::Result<()> {
+        match format {
+            CoverageFormat::Text => w.write_all(text::to_string(self).as_bytes()),
+            CoverageFormat::Json => w.write_all(self.to_json().as_bytes()),
+            CoverageFormat::Lcov => lcov::write(self, LCOV_TEST, w),
+            CoverageFormat::Cobertura => cobertura::write(self, options.timestamp, w),
+            CoverageFormat::Svg => w.write_all(blueprint::to_string(self).as_bytes()),
+            CoverageFormat::Html => w.write_all(page::to_string(self).as_bytes()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::tests::sample;
+
+    #[test]
+    fn formats_and_writers() {
+        crate::report::api::tests::check_formats::<Coverage>();
+        let c = sample();
+        let o = CoverageOptions { timestamp: 7 };
+        assert_eq!(c.render(CoverageFormat::Text, &o), text::to_string(&c));
+        assert_eq!(
+            c.render(CoverageFormat::Lcov, &o),
+            lcov::to_string(&c, "lupa")
+        );
+        assert_eq!(
+            c.render(CoverageFormat::Cobertura, &o),
+            cobertura::to_string(&c, 7)
+        );
+    }
+}
