@@ -1,11 +1,11 @@
 //! `lupa history`: Hip, the profile history of a program across versions
 //! (record, log, diff, show, check). The recording, the store and the diff
-//! are in `lupa_profilers::history` and `lupa_prof::history`; this file parses
+//! are in `lupa_history` and `lupa_prof::history`; this file parses
 //! arguments, prints and chooses exit codes.
 
 use clap::{Args, Subcommand, ValueEnum};
+use lupa_history::{self as hip, HistoryError};
 use lupa_prof::history::{self as model, DiffOptions, Measure, text};
-use lupa_profilers::history::{self as hip, HistoryError};
 use lupa_vm::VmError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -293,6 +293,7 @@ fn report(e: &HistoryError) -> ExitCode {
         | H::NotAStore { .. }
         | H::NewerSchema { .. }
         | H::Database { .. }
+        | H::NoPostgres(_)
         | H::Io(_) => 74,
     };
     eprintln!("lupa: history: {e}");

@@ -47,7 +47,6 @@ pub mod compteur;
 mod context_tree;
 pub mod gcbench;
 pub mod gctune;
-pub mod history;
 pub mod lifetimes;
 pub mod measure;
 pub mod mode;
