@@ -11,15 +11,15 @@ mod progress;
 mod proxies;
 mod report_args;
 mod save;
+mod stability;
 mod types;
-mod units;
 
 use clap::{Args, Parser, Subcommand};
+use lupa_lab::cells::{parse_ratio, parse_size, size_label};
 use lupa_vm::{Vm, VmError, VmOptions};
 use report_args::ReportArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use units::{parse_ratio, parse_size, size_label};
 
 /// The exit codes every command shares, shown in `--help`.
 const EXIT_CODES: &str = "Exit codes:
@@ -98,16 +98,16 @@ enum Command {
     /// Estimate time from message counts (Compteur, section 3): run a basket of programs several
     /// times, measure wall time and sends, and fit the message rate with its confidence interval.
     #[command(after_help = EXIT_CODES)]
-    Calibrate(CalibrateArgs),
+    Calibrate(calibrate::CalibrateArgs),
     /// Ranking stability (Compteur, section 4.4): profile a program several times by counting and
     /// by timing, and compare the instability psi of the first methods of each ranking.
     #[command(after_help = EXIT_CODES)]
-    Stability(StabilityArgs),
+    Stability(stability::StabilityArgs),
     /// MethodProxies benchmark (the paper's tables 2, 3 and 5): instrument every method of several
     /// bundled projects with each technique (trap methods, run:with:in:, source rewriting) and each
     /// handler, and report instrumentation, execution and uninstrumentation overheads.
     #[command(name = "proxies-bench", after_help = EXIT_CODES)]
-    ProxiesBench(ProxiesArgs),
+    ProxiesBench(proxies::ProxiesArgs),
     /// GC parameter benchmark (the Illimani paper's tables 1 and 3-5): run an allocation-heavy
     /// workload (GcLoad, or loading generated CSV files into a DataFrame with --workload
     /// dataframe) under the default GC parameters and under larger configurations, and report GC
@@ -284,80 +284,6 @@ struct ProfileArgs {
     /// Arguments passed to `run:`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct CalibrateArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Runs of each program.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// A program of the basket, as `CLASS ARG...` (repeatable; default: the bundled benchmarks and
-    /// test suites).
-    #[arg(long = "program", value_name = "CLASS ARGS")]
-    programs: Vec<String>,
-    /// Keep the identity-hash seed fixed (then every run sends exactly the same messages).
-    #[arg(long)]
-    fixed_seed: bool,
-    /// Where to save the calibration (read by `lupa count`).
-    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
-    save: PathBuf,
-    /// Do not save the calibration.
-    #[arg(long)]
-    no_save: bool,
-}
-
-#[derive(Args, Debug)]
-struct StabilityArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Profiles of each kind.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Number of first methods compared.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
-    /// Keep the identity-hash seed fixed between runs.
-    #[arg(long)]
-    fixed_seed: bool,
-    /// The class to run.
-    class: String,
-    /// Arguments passed to `run:`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-struct ProxiesArgs {
-    #[command(flatten)]
-    vm: VmArgs,
-    /// Repetitions of every measurement.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Projects, comma-separated (Richards, DeltaBlue, Json, CD, Havlak, Collections).
-    #[arg(long)]
-    projects: Option<String>,
-    /// Techniques, comma-separated (trap, runWithIn, source, trapUnsafe).
-    #[arg(long)]
-    techniques: Option<String>,
-    /// Handlers, comma-separated (noAction, counting, callGraph, coverage).
-    #[arg(long)]
-    handlers: Option<String>,
-    /// Workload scale factor.
-    #[arg(long, default_value_t = 1)]
-    scale: usize,
-    /// Time every workload execution K times in a row and keep the fastest (filters out the
-    /// noise of a busy machine).
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    best_of: usize,
-    /// Also write the raw measurements to FILE as plain CSV (a header, one row per run); the
-    /// configuration and summary go to FILE.summary.txt.
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(long, short = 'q')]
-    quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -800,75 +726,11 @@ fn main() -> ExitCode {
         Command::Lifetimes(l) => with_vm(&l.vm, |vm| lifetimes::run(vm, &l)),
         Command::Count(c) => with_vm(&c.vm, |vm| run_count(vm, &c)),
         Command::Profile(p) => with_vm(&p.vm, |vm| run_profile(vm, &p)),
-        Command::ProxiesBench(p) => {
-            let mut args = vec![
-                format!("runs={}", p.runs.max(1)),
-                format!("scale={}", p.scale.max(1)),
-                format!("bestOf={}", p.best_of.max(1)),
-                format!("progress={}", !p.quiet),
-            ];
-            for (k, v) in [
-                ("projects", &p.projects),
-                ("techniques", &p.techniques),
-                ("handlers", &p.handlers),
-            ] {
-                if let Some(v) = v {
-                    args.push(format!("{k}={v}"));
-                }
-            }
-            with_vm(&p.vm, |vm| {
-                let (text, ok) = proxies::run(vm, &args, p.csv.as_deref())?;
-                print!("{text}");
-                Ok(if ok { 0 } else { 1 })
-            })
-        }
+        Command::ProxiesBench(p) => proxies::main(&p),
         Command::GcBench(g) => gcbench::main(&g),
         Command::GcTune(g) => gctune::main(&g),
-        Command::Calibrate(c) => {
-            let programs = if c.programs.is_empty() {
-                lupa_profilers::calibration::default_basket()
-            } else {
-                c.programs
-                    .iter()
-                    .filter_map(|p| lupa_profilers::calibration::Program::parse(p))
-                    .collect()
-            };
-            let save = (!c.no_save).then_some(c.save.as_path());
-            match calibrate::calibrate(
-                &options(&c.vm),
-                &programs,
-                c.runs.max(2),
-                !c.fixed_seed,
-                save,
-            ) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => report(&e),
-            }
-        }
-        Command::Stability(s) => {
-            let mut args = vec![s.class.clone()];
-            args.extend(s.args.iter().cloned());
-            let p = lupa_profilers::calibration::Program {
-                name: args.join(" "),
-                args,
-            };
-            match calibrate::stability(
-                &options(&s.vm),
-                &p,
-                s.runs.max(2),
-                s.top.max(1),
-                !s.fixed_seed,
-            ) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => report(&e),
-            }
-        }
+        Command::Calibrate(c) => calibrate::main(&c),
+        Command::Stability(s) => stability::main(&s),
         Command::History(h) => history::main(&h),
         Command::Bench(b) => {
             let mut args = vec!["BenchmarkRunner".to_string(), b.name.clone()];

@@ -6,7 +6,7 @@
 //!
 //! | module | what |
 //! | --- | --- |
-//! | [`record`](mod@record) | [`record`]: run a program once under Compteur in a fresh VM and store its per-method metrics and folded stacks as a version; or ([`RecordMetric`]) N times under the sampler, or its SUnit tests under Spy's `TestCoverage`; [`record_git`]: each revision of a git range |
+//! | [`record`](mod@record) | [`record()`]: run a program once under Compteur in a fresh VM and store its per-method metrics and folded stacks as a version; or ([`RecordMetric`]) N times under the sampler, or its SUnit tests under Spy's `TestCoverage`; [`record_git`]: each revision of a git range |
 //! | [`compare`] | [`diff`], [`time_diff`], [`stacks_of`], [`series`]: versions read back and compared |
 //! | [`store`] | the [`ProfileStore`] trait and its SQLite backend, [`SqliteStore`] |
 //! | `store_pg` | the PostgreSQL backend (cargo feature `postgres`), for a `postgres://` URL |

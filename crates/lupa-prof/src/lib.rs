@@ -44,6 +44,7 @@
 
 pub mod blueprint;
 mod builder;
+pub mod calibration;
 pub mod coverage;
 mod graft;
 pub mod history;

@@ -7,8 +7,8 @@
 //! them; [`keep_only`] with no package and no class answers the profile
 //! unchanged.
 
-use crate::calibration::Calibration;
 use lupa_prof::Profile;
+use lupa_prof::calibration::Calibration;
 use lupa_prof::report::TimeEstimate;
 use std::path::Path;
 

@@ -15,10 +15,6 @@
 //! | `context_tree` | the activation hooks: one calling-context tree per process |
 //! | [`naming`] | method ids named through [`lupa_vm::Vm::describe_method`] |
 //! | [`compteur`] | Compteur's report header and application filter |
-//! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
-//! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
-//! | [`gcbench`] | `lupa gc-bench`: its workloads (GcLoad, DataFrame and its data files) and interleaved runs |
-//! | [`gctune`] | `lupa gc-tune`: GC parameters from lifetimes, a black-box search, verification runs |
 //! | [`lifetimes`] | Illimani's lifetime profiler, VM or faithful mode, into a lifetimes model |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
@@ -42,13 +38,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
-pub mod calibration;
 pub mod compteur;
 mod context_tree;
-pub mod gcbench;
-pub mod gctune;
 pub mod lifetimes;
-pub mod measure;
 pub mod mode;
 pub mod naming;
 pub mod sampler;
@@ -57,6 +49,5 @@ pub mod smalltalk;
 pub mod sources;
 pub mod spy;
 
-pub use measure::{Capture, Measurement, measure};
 pub use mode::{ProfileMode, Profiled, RunningProfiler, UnknownProfiler};
 pub use smalltalk::install;

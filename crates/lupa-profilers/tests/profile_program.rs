@@ -1,8 +1,8 @@
-//! Profiling a small program through the library: exact Compteur counts, the
-//! timing profiler's shape, and the measuring helper.
+//! Profiling a small program through the library: exact Compteur counts and
+//! the timing profiler's shape.
 
 use lupa_prof::report::{self, Format, ReportOptions};
-use lupa_profilers::{Capture, ProfileMode, measure};
+use lupa_profilers::ProfileMode;
 use lupa_vm::{Vm, VmOptions};
 
 const FIB: &str = "Fib = (
@@ -74,16 +74,6 @@ fn modes_parse_by_name() {
         assert_eq!(m.name().parse::<ProfileMode>(), Ok(m));
     }
     assert!("sampler".parse::<ProfileMode>().is_err());
-}
-
-#[test]
-fn measure_one_run() {
-    let (dir, args) = program();
-    let m = measure(options(&dir), &args, Capture::Output).expect("measure");
-    assert_eq!(m.exit_code, 0);
-    assert_eq!(m.output.as_deref(), Some(""));
-    assert!(m.sends > 0);
-    assert!(measure(options(&dir), &["Nope".to_string()], Capture::None).is_err());
 }
 
 const LINES: &str = "Lines = (

@@ -1,8 +1,10 @@
 //! One set of GC parameters ([`GcConfig`]): what `lupa gc-bench` compares,
 //! what `lupa gc-tune` proposes and searches, and how either becomes a heap
 //! configuration or `lupa run` flags. The paper's configurations are here
-//! too ([`paper_configs`]: the Illimani paper's table 2).
+//! too ([`paper_configs`]: the Illimani paper's table 2), and the lists of
+//! them `lupa gc-bench --configs` takes ([`parse_configs`]).
 
+use crate::cells::{parse_ratio, parse_size};
 use lupa_vm::HeapConfig;
 
 /// One megabyte.
@@ -142,6 +144,69 @@ pub fn paper_configs() -> Vec<GcConfig> {
     ]
 }
 
+/// A size in a configuration: at most 1 GB (eden is at most a quarter of the 4 GB heap bound).
+fn config_size(s: &str) -> Option<usize> {
+    parse_size(s).ok().filter(|&b| b <= 1 << 30)
+}
+
+/// `EDEN/HEADROOM/SHRINK/RATIO`, e.g. `32MB/64MB/128MB/100%`, named as written.
+fn parse_custom(spec: &str) -> Option<GcConfig> {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [eden, headroom, shrink, ratio] = parts.as_slice() else {
+        return None;
+    };
+    Some(GcConfig {
+        name: spec.to_string(),
+        eden: config_size(eden)?,
+        headroom: config_size(headroom)?,
+        shrink: config_size(shrink)?,
+        ratio: parse_ratio(ratio).ok()?,
+        tenuring: None,
+    })
+}
+
+/// A comma-separated list of configurations: `default` (Pharo's defaults),
+/// `c1`..`c5` (the Illimani paper's table 2), `all` (those six), or
+/// `EDEN/HEADROOM/SHRINK/RATIO`; each once, in the order given.
+pub fn parse_configs(s: &str) -> Result<Vec<GcConfig>, String> {
+    let known = paper_configs();
+    let mut out: Vec<GcConfig> = Vec::new();
+    for item in s.split(',').map(str::trim) {
+        if item.is_empty() {
+            continue;
+        }
+        let found: Vec<GcConfig> = if item.eq_ignore_ascii_case("all") {
+            known.clone()
+        } else if let Some(c) = known.iter().find(|c| c.name.eq_ignore_ascii_case(item)) {
+            vec![c.clone()]
+        } else if item.contains('/') {
+            match parse_custom(item) {
+                Some(c) => vec![c],
+                None => {
+                    return Err(format!(
+                        "bad configuration '{item}': expected EDEN/HEADROOM/SHRINK/RATIO with \
+sizes up to 1GB, e.g. 32MB/64MB/128MB/100%"
+                    ));
+                }
+            }
+        } else {
+            return Err(format!(
+                "unknown configuration '{item}' (use default, c1, c2, c3, c4, c5, all, or \
+EDEN/HEADROOM/SHRINK/RATIO such as 32MB/64MB/128MB/100%)"
+            ));
+        };
+        for c in found {
+            if !out.iter().any(|o| o.name == c.name) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("no configuration given".into());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +238,35 @@ mod tests {
         assert_eq!(h.full_gc_ratio, 2.5);
         assert_eq!(h.tenuring_threshold, 3);
         assert!(paper_configs()[0].same_parameters(&GcConfig::defaults().named("d")));
+    }
+
+    #[test]
+    fn configurations_parse() {
+        let l = parse_configs("default, C1,32MB/64MB/128MB/100%,all").expect("a valid list");
+        let names: Vec<&str> = l.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "default",
+                "c1",
+                "32MB/64MB/128MB/100%",
+                "c2",
+                "c3",
+                "c4",
+                "c5"
+            ]
+        );
+        assert_eq!(l[2].eden, 32 * MB);
+        assert_eq!(l[2].headroom, 64 * MB);
+        assert_eq!(l[2].shrink, 128 * MB);
+        assert_eq!(l[2].ratio, 1.0);
+        assert_eq!(l[0].eden, 15 * MB);
+        assert_eq!(l[0].ratio, 0.33);
+        assert!(parse_configs("c9").is_err());
+        assert!(parse_configs("1MB/2MB/3MB").is_err());
+        assert!(parse_configs("1MB/2MB/3MB/x").is_err());
+        assert!(parse_configs("0MB/2MB/3MB/1").is_err());
+        assert!(parse_configs("8GB/2MB/3MB/1").is_err());
+        assert!(parse_configs(",").is_err());
     }
 }

@@ -46,7 +46,7 @@
 //!   `(1 + ratio*s) / (ratio*s)` times the final live data; `ratio = 1/s`
 //!   keeps that to twice, within [`Rules::ratio_min`]..[`Rules::ratio_max`].
 
-use super::config::{GcConfig, MB};
+use crate::gc_config::{GcConfig, MB};
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_prof::lifetimes::analysis::{Analysis, Demography, format_bytes};
 use lupa_vm::HeapConfig;
@@ -186,7 +186,7 @@ pub fn two_digits(x: f64) -> f64 {
 }
 
 fn mb_label(bytes: usize) -> String {
-    super::config::size_flag(bytes)
+    crate::gc_config::size_flag(bytes)
 }
 
 fn pct(x: f64) -> String {

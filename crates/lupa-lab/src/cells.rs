@@ -1,5 +1,6 @@
-//! Sizes, ratios and mean ± sd: how the command line reads them and reports print them
-//! (the VM options, `gc-bench`, `proxies-bench`).
+//! How the experiments read and write their numbers: sizes and ratios as the
+//! command line writes them, and the cells of their tables (mean ± standard
+//! deviation, counts, megabytes, percentages).
 
 use lupa_prof::stats::Summary;
 
@@ -7,7 +8,7 @@ const MB: usize = 1 << 20;
 const GB: usize = 1 << 30;
 
 /// `512MB`, `2GB`, `64KB`, `1048576` (bytes); must be positive.
-pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
+pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim().to_ascii_uppercase();
     let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
         (n, GB)
@@ -31,7 +32,7 @@ pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// A GC ratio: `0.33`, or a percentage, `33%`; more than 0, at most 1000.
-pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
+pub fn parse_ratio(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let r = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
@@ -45,7 +46,7 @@ pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
 }
 
 /// `2GB`, `15MB`, `0.50MB`.
-pub(crate) fn size_label(bytes: usize) -> String {
+pub fn size_label(bytes: usize) -> String {
     if bytes >= GB && bytes.is_multiple_of(GB) {
         format!("{}GB", bytes / GB)
     } else if bytes.is_multiple_of(MB) {
@@ -56,10 +57,50 @@ pub(crate) fn size_label(bytes: usize) -> String {
 }
 
 /// Mean and sample standard deviation; the sd is 0 for a single value (or none).
-pub(crate) fn mean_sd(xs: &[f64]) -> (f64, f64) {
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
     match Summary::of(xs) {
         Ok(s) => (s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }),
         Err(_) => (xs.iter().sum::<f64>() / xs.len().max(1) as f64, 0.0),
+    }
+}
+
+/// The mean of `xs` (0 for none).
+pub fn mean(xs: &[f64]) -> f64 {
+    mean_sd(xs).0
+}
+
+/// `1.234 ± 0.012` (the mean alone for one run).
+pub fn pm(xs: &[f64], decimals: usize) -> String {
+    let (m, sd) = mean_sd(xs);
+    if xs.len() < 2 {
+        format!("{m:.decimals$}")
+    } else {
+        format!("{m:.decimals$} ± {sd:.decimals$}")
+    }
+}
+
+/// A count: an integer when every run had the same, else mean ± sd.
+pub fn count(xs: &[u64]) -> String {
+    if xs.windows(2).all(|w| w[0] == w[1]) {
+        xs.first().map(u64::to_string).unwrap_or_default()
+    } else {
+        let f: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+        pm(&f, 1)
+    }
+}
+
+/// Bytes in MB.
+pub fn mb(bytes: f64) -> f64 {
+    bytes / MB as f64
+}
+
+/// A ratio as a percentage: `33%`, `250%`, `12.5%`.
+pub fn ratio_label(r: f64) -> String {
+    let p = r * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
     }
 }
 
@@ -93,10 +134,16 @@ mod tests {
     }
 
     #[test]
-    fn means() {
+    fn cells() {
         assert_eq!(mean_sd(&[2.0]), (2.0, 0.0));
         let (m, sd) = mean_sd(&[1.0, 3.0]);
         assert_eq!(m, 2.0);
         assert!((sd - 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(ratio_label(0.33), "33%");
+        assert_eq!(ratio_label(2.5), "250%");
+        assert_eq!(pm(&[1.0], 3), "1.000");
+        assert_eq!(pm(&[1.0, 3.0], 1), "2.0 ± 1.4");
+        assert_eq!(count(&[3, 3]), "3");
+        assert_eq!(count(&[2, 4]), "3.0 ± 1.4");
     }
 }

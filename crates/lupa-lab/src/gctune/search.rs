@@ -21,8 +21,8 @@
 //! The candidates come from a seeded generator (SplitMix64): with the same
 //! seed and the same measurements, the search tries the same configurations.
 
-use super::config::{GcConfig, MB};
-use super::runs::{Job, RunError, RunSample, Runner, Workload};
+use crate::gc_config::{GcConfig, MB};
+use crate::runs::{Job, RunError, RunSample, Runner, Workload};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -474,7 +474,7 @@ mod tests {
         let w = Workload {
             args: vec!["Hello".into()],
             class_path: Vec::new(),
-            check: super::super::runs::Check::ExitZero,
+            check: crate::runs::Check::ExitZero,
         };
         let budget = Duration::from_secs(2);
         let mut lines = Vec::new();
