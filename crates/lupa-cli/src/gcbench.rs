@@ -7,6 +7,7 @@
 //! and chooses the exit code.
 
 use clap::{Args, ValueEnum};
+use lupa_heap::GcParam;
 use lupa_lab::gc_config::{GcConfig, parse_configs};
 use lupa_lab::gcbench::{self, BenchOptions, DataSize, Workloads};
 use lupa_lab::{LabError, Runner};
@@ -16,6 +17,9 @@ use std::process::ExitCode;
 /// Configurations run when `--configs` is not given: the default parameters and
 /// three of the paper's larger configurations.
 const DEFAULT_CONFIGS: &str = "default,c1,c2,c5";
+
+/// The parameter of `--tenuring-threshold` (its values, range and parsing are the table's).
+const TENURING: GcParam = GcParam::TenuringThreshold;
 
 /// The workload of `lupa gc-bench`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,8 +60,8 @@ pub(crate) struct GcBenchArgs {
     #[arg(long, value_name = "LIST", default_value = DEFAULT_CONFIGS, value_parser = parse_config_list)]
     pub configs: ConfigList,
     /// Tenuring threshold for every configuration (scavenges survived before tenuring, 1..=15).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=15))]
-    pub tenuring_threshold: Option<u32>,
+    #[arg(long, value_name = TENURING.unit().value_name(), value_parser = |s: &str| TENURING.parse(s))]
+    pub tenuring_threshold: Option<f64>,
     /// Class path searched before the bundled library (directories separated by ':'), e.g. to
     /// run a modified copy of GcLoad.
     #[arg(long = "cp", alias = "classpath", value_name = "DIR:DIR")]
@@ -113,16 +117,6 @@ fn parse_rows(s: &str) -> Result<usize, String> {
     }
 }
 
-fn class_path(a: &GcBenchArgs) -> Vec<PathBuf> {
-    a.class_path
-        .as_deref()
-        .unwrap_or("")
-        .split(':')
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
 fn runner(a: &GcBenchArgs) -> Result<Runner, LabError> {
     match a.jobs {
         None => Ok(Runner::InProcess),
@@ -144,7 +138,7 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
     let mut configs = a.configs.0.clone();
     if let Some(t) = a.tenuring_threshold {
         for c in &mut configs {
-            c.tenuring = Some(t);
+            c.set(TENURING, t);
         }
     }
     let options = BenchOptions {
@@ -171,7 +165,12 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
             eprintln!("gc-bench: {line}");
         }
     };
-    let outcome = gcbench::run(&what, &class_path(a), &options, &mut progress)?;
+    let outcome = gcbench::run(
+        &what,
+        &crate::vm_args::class_path(a.class_path.as_deref()),
+        &options,
+        &mut progress,
+    )?;
     let mut out = outcome.report.to_text();
     if let Some(path) = &a.csv {
         crate::save::save(path, outcome.runs.csv().as_bytes()).map_err(LabError::Io)?;

@@ -9,7 +9,6 @@ use clap::Args;
 use lupa_lab::gctune::{self, TuneOptions};
 use lupa_lab::{Check, LabError, Runner, Workload};
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -112,14 +111,6 @@ pub(crate) fn worker(a: &RunArgs) -> ExitCode {
     }
 }
 
-fn class_path(cp: Option<&str>) -> Vec<PathBuf> {
-    cp.unwrap_or("")
-        .split(':')
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
 /// Run the command.
 pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
     let runner = match std::env::current_exe() {
@@ -135,7 +126,7 @@ pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
     let o = TuneOptions {
         workload: Workload {
             args: crate::program_args(&a.class, &a.args),
-            class_path: class_path(a.class_path.as_deref()),
+            class_path: crate::vm_args::class_path(a.class_path.as_deref()),
             check: Check::ExitZero,
         },
         runs: a.runs,

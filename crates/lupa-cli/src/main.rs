@@ -13,13 +13,15 @@ mod report_args;
 mod save;
 mod stability;
 mod types;
+mod vm_args;
 
 use clap::{Args, Parser, Subcommand};
-use lupa_lab::cells::{parse_ratio, parse_size, size_label};
-use lupa_vm::{Vm, VmError, VmOptions};
+use lupa_heap::units::size_label;
+use lupa_vm::{Vm, VmError};
 use report_args::ReportArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
+pub(crate) use vm_args::{VmArgs, options};
 
 /// The exit codes every command shares, shown in `--help`.
 const EXIT_CODES: &str = "Exit codes:
@@ -129,62 +131,6 @@ enum Command {
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     #[command(after_help = EXIT_CODES)]
     Bench(BenchArgs),
-}
-
-#[derive(Args, Debug, Clone)]
-struct VmArgs {
-    /// Class path: directories separated by ':' searched before the bundled library.
-    #[arg(
-        long = "cp",
-        alias = "classpath",
-        value_name = "DIR:DIR",
-        global = true
-    )]
-    class_path: Option<String>,
-    /// Do not search the bundled class library.
-    #[arg(long, global = true)]
-    no_bundled: bool,
-    /// Seed of identity hashes and `atRandom` (runs are deterministic for a given seed).
-    #[arg(long, value_name = "N", global = true)]
-    hash_seed: Option<u64>,
-    /// Upper bound of the heap, e.g. 512MB, 2GB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    max_heap: Option<usize>,
-    /// Eden size (Pharo's parameter 45), e.g. 15MB (the default) or 64MB. New space is eden plus
-    /// two survivor spaces of eden/5 each.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    eden_size: Option<usize>,
-    /// Growth headroom (Pharo's parameter 25): the minimum amount old space grows by when it is
-    /// full, e.g. 16MB (the default) or 128MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    growth_headroom: Option<usize>,
-    /// Shrink threshold (Pharo's parameter 24): free old space kept after a full GC before
-    /// memory is given back to the system, e.g. 32MB (the default) or 256MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    shrink_threshold: Option<usize>,
-    /// Full-GC ratio (Pharo's parameter 55): old-space growth since the last full GC, relative
-    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5 or 250%).
-    #[arg(long, value_name = "RATIO", global = true, value_parser = parse_ratio)]
-    gc_ratio: Option<f64>,
-    /// Scavenges an object survives in new space before it is tenured (1-15, default 3).
-    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..=15))]
-    tenuring_threshold: Option<u32>,
-    /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
-    #[arg(long, global = true)]
-    gc_stress: bool,
-    /// Allocate the objects of the long-lived and immortal sites of FILE (written by
-    /// `lupa lifetimes --format advice`) directly in old space.
-    #[arg(long, value_name = "FILE", global = true, value_parser = lifetimes::parse_pretenure)]
-    pretenure: Option<lifetimes::PretenureArg>,
-    /// Check the whole heap after every collection.
-    #[arg(long, global = true)]
-    verify_heap: bool,
-    /// Maximum number of nested activations before a stack-overflow error.
-    #[arg(long, value_name = "N", global = true)]
-    max_stack_depth: Option<usize>,
-    /// Print garbage-collector and send statistics to stderr at exit.
-    #[arg(long, global = true)]
-    gc_stats: bool,
 }
 
 #[derive(Args, Debug)]
@@ -306,49 +252,6 @@ struct BenchArgs {
     inner: Option<u32>,
 }
 
-fn options(a: &VmArgs) -> VmOptions {
-    let mut o = VmOptions::default();
-    if let Some(cp) = &a.class_path {
-        o.class_path = cp
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
-    }
-    o.use_bundled = !a.no_bundled;
-    if let Some(s) = a.hash_seed {
-        o.heap.hash_seed = s;
-    }
-    if let Some(m) = a.max_heap {
-        o.heap.max_bytes = m;
-    }
-    if let Some(e) = a.eden_size {
-        o.heap.initial_bytes = e;
-    }
-    if let Some(h) = a.growth_headroom {
-        o.heap.growth_headroom = h;
-    }
-    if let Some(t) = a.shrink_threshold {
-        o.heap.shrink_threshold = t;
-    }
-    if let Some(r) = a.gc_ratio {
-        o.heap.full_gc_ratio = r;
-    }
-    if let Some(t) = a.tenuring_threshold {
-        o.heap.tenuring_threshold = t;
-    }
-    if let Some(p) = &a.pretenure {
-        o.pretenure = p.0.clone();
-    }
-    o.heap.stress = a.gc_stress;
-    // Debug builds (the test suite) always verify the heap after every collection.
-    o.verify_heap = a.verify_heap || o.verify_heap;
-    if let Some(d) = a.max_stack_depth {
-        o.max_frames = d.max(100);
-    }
-    o
-}
-
 /// The process status for a program's `system exit: code`: 0..=255 as is; any other
 /// value (negative, or too large for a Unix status) is reported and exits 1, so that
 /// it never reads as success.
@@ -396,10 +299,10 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
     eprintln!("inlined sends:      {}", vm.obs.inlined);
     eprintln!(
         "gc parameters:      eden {}, growth headroom {}, shrink threshold {}, gc ratio {}, tenuring threshold {}",
-        size_label(c.initial_bytes),
+        size_label(c.eden_size),
         size_label(c.growth_headroom),
         size_label(c.shrink_threshold),
-        c.full_gc_ratio,
+        c.gc_ratio,
         c.tenuring_threshold
     );
     eprint!("{}", st.report());

@@ -1,60 +1,12 @@
-//! How the experiments read and write their numbers: sizes and ratios as the
-//! command line writes them, and the cells of their tables (mean ± standard
-//! deviation, counts, megabytes, percentages).
+//! How the experiments write their numbers in tables: mean ± standard
+//! deviation, counts, megabytes, percentages, GC parameter values. (Sizes and
+//! ratios as the command line writes them are lupa-heap's `units`.)
 
+use lupa_heap::units::size_label;
+use lupa_heap::{GcParam, Unit};
 use lupa_prof::stats::Summary;
 
 const MB: usize = 1 << 20;
-const GB: usize = 1 << 30;
-
-/// `512MB`, `2GB`, `64KB`, `1048576` (bytes); must be positive.
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let (num, mul) = if let Some(n) = t.strip_suffix("GB").or_else(|| t.strip_suffix('G')) {
-        (n, GB)
-    } else if let Some(n) = t.strip_suffix("MB").or_else(|| t.strip_suffix('M')) {
-        (n, MB)
-    } else if let Some(n) = t.strip_suffix("KB").or_else(|| t.strip_suffix('K')) {
-        (n, 1 << 10)
-    } else if let Some(n) = t.strip_suffix('B') {
-        (n, 1)
-    } else {
-        (t.as_str(), 1)
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid size '{s}' (use e.g. 512MB, 2GB)"))?;
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("size must be positive: '{s}'"));
-    }
-    Ok((n * mul as f64) as usize)
-}
-
-/// A GC ratio: `0.33`, or a percentage, `33%`; more than 0, at most 1000.
-pub fn parse_ratio(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let r = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("invalid ratio '{s}' (use e.g. 0.33, 33% or 2.5)"))?;
-    if !r.is_finite() || r <= 0.0 || r > 1000.0 {
-        return Err(format!("ratio must be between 0 and 1000: '{s}'"));
-    }
-    Ok(r)
-}
-
-/// `2GB`, `15MB`, `0.50MB`.
-pub fn size_label(bytes: usize) -> String {
-    if bytes >= GB && bytes.is_multiple_of(GB) {
-        format!("{}GB", bytes / GB)
-    } else if bytes.is_multiple_of(MB) {
-        format!("{}MB", bytes / MB)
-    } else {
-        format!("{:.2}MB", bytes as f64 / MB as f64)
-    }
-}
 
 /// Mean and sample standard deviation; the sd is 0 for a single value (or none).
 pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
@@ -104,34 +56,19 @@ pub fn ratio_label(r: f64) -> String {
     }
 }
 
+/// A GC parameter's value for people: sizes as [`size_label`] (`15MB`,
+/// `0.50MB`), ratios as [`ratio_label`] (`33%`), counts as integers.
+pub fn value_label(p: GcParam, v: f64) -> String {
+    match p.unit() {
+        Unit::Bytes => size_label(v as usize),
+        Unit::Ratio => ratio_label(v),
+        Unit::Count { .. } => format!("{}", v as i64),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("512MB"), Ok(512 * MB));
-        assert_eq!(parse_size("2g"), Ok(2 * GB));
-        assert_eq!(parse_size("64KB"), Ok(64 << 10));
-        assert_eq!(parse_size("1.5M"), Ok(3 * MB / 2));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("-1MB").is_err());
-        assert_eq!(size_label(15 * MB), "15MB");
-        assert_eq!(size_label(MB / 2), "0.50MB");
-        assert_eq!(size_label(4 * GB), "4GB");
-    }
-
-    #[test]
-    fn ratios() {
-        assert_eq!(parse_ratio("0.33"), Ok(0.33));
-        assert_eq!(parse_ratio("250%"), Ok(2.5));
-        assert!(parse_ratio("abc").is_err());
-        assert!(parse_ratio("-1").is_err());
-        assert!(parse_ratio("0").is_err());
-        assert!(parse_ratio("1001").is_err());
-    }
 
     #[test]
     fn cells() {
@@ -145,5 +82,7 @@ mod tests {
         assert_eq!(pm(&[1.0, 3.0], 1), "2.0 ± 1.4");
         assert_eq!(count(&[3, 3]), "3");
         assert_eq!(count(&[2, 4]), "3.0 ± 1.4");
+        assert_eq!(value_label(GcParam::EdenSize, (15 << 20) as f64), "15MB");
+        assert_eq!(value_label(GcParam::GcRatio, 2.5), "250%");
     }
 }

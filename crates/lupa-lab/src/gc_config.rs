@@ -4,51 +4,59 @@
 //! too ([`paper_configs`]: the Illimani paper's table 2), and the lists of
 //! them `lupa gc-bench --configs` takes ([`parse_configs`]).
 
-use crate::cells::{parse_ratio, parse_size};
+use lupa_heap::units::{parse_ratio, parse_size};
+use lupa_heap::{GcParam, GcSettings};
 use lupa_vm::HeapConfig;
+
+pub use lupa_heap::units::size_flag;
 
 /// One megabyte.
 pub const MB: usize = 1 << 20;
 
-/// One set of GC parameters (Pharo's four, and the tenuring threshold).
+/// The parameters the experiments vary, in the order of their columns:
+/// Pharo's four and the tenuring threshold.
+pub const TUNED: [GcParam; 5] = [
+    GcParam::EdenSize,
+    GcParam::GrowthHeadroom,
+    GcParam::ShrinkThreshold,
+    GcParam::GcRatio,
+    GcParam::TenuringThreshold,
+];
+
+/// One set of GC parameters, named: values for some of lupa-heap's
+/// parameters ([`GcSettings`]); the others keep the VM's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GcConfig {
     /// Display name (`default`, `c1`, `proposal`, `32MB/64MB/128MB/100%`...).
     pub name: String,
-    /// Eden size (bytes).
-    pub eden: usize,
-    /// Growth headroom (bytes).
-    pub headroom: usize,
-    /// Shrink threshold (bytes).
-    pub shrink: usize,
-    /// Full-GC ratio (0.33 = 33%).
-    pub ratio: f64,
-    /// Tenuring threshold (scavenges survived before tenuring, 1..=15); `None`: the VM's default.
-    pub tenuring: Option<u32>,
+    /// The values it sets.
+    pub settings: GcSettings,
 }
 
 impl GcConfig {
+    /// `name` with eden, growth headroom and shrink threshold in MB, and a GC ratio.
     fn mb(name: &str, eden_mb: usize, headroom_mb: usize, shrink_mb: usize, ratio: f64) -> Self {
+        let mb = |n: usize| (n * MB) as f64;
         GcConfig {
             name: name.to_string(),
-            eden: eden_mb * MB,
-            headroom: headroom_mb * MB,
-            shrink: shrink_mb * MB,
-            ratio,
-            tenuring: None,
+            settings: GcSettings::default()
+                .with(GcParam::EdenSize, mb(eden_mb))
+                .with(GcParam::GrowthHeadroom, mb(headroom_mb))
+                .with(GcParam::ShrinkThreshold, mb(shrink_mb))
+                .with(GcParam::GcRatio, ratio),
         }
     }
 
-    /// The VM's defaults (Pharo's), named `default`.
+    /// The VM's defaults (Pharo's), named `default`: Pharo's four parameters
+    /// set to their defaults, the tenuring threshold left to the VM.
     pub fn defaults() -> Self {
-        let d = HeapConfig::default();
+        let mut settings = GcSettings::default();
+        for p in &TUNED[..4] {
+            settings.set(*p, p.default());
+        }
         GcConfig {
             name: "default".into(),
-            eden: d.initial_bytes,
-            headroom: d.growth_headroom,
-            shrink: d.shrink_threshold,
-            ratio: d.full_gc_ratio,
-            tenuring: None,
+            settings,
         }
     }
 
@@ -58,77 +66,49 @@ impl GcConfig {
         self
     }
 
+    /// The value of `p` in effect: the one set, else the VM's default.
+    pub fn get(&self, p: GcParam) -> f64 {
+        self.settings.value(p)
+    }
+
+    /// [`GcConfig::get`] of a size, in bytes.
+    pub fn bytes(&self, p: GcParam) -> usize {
+        self.get(p) as usize
+    }
+
+    /// Set `p` to `value`.
+    pub fn set(&mut self, p: GcParam, value: f64) {
+        self.settings.set(p, value);
+    }
+
     /// The heap configuration of a run: `base` (seed, bounds...) with these parameters.
     pub fn heap(&self, base: &HeapConfig) -> HeapConfig {
-        let mut h = HeapConfig {
-            initial_bytes: self.eden,
-            growth_headroom: self.headroom,
-            shrink_threshold: self.shrink,
-            full_gc_ratio: self.ratio,
-            ..base.clone()
-        };
-        if let Some(t) = self.tenuring {
-            h.tenuring_threshold = t;
-        }
+        let mut h = base.clone();
+        self.settings.apply(&mut h);
         h
     }
 
-    /// The tenuring threshold in effect (the VM's default when not set).
-    pub fn tenuring_threshold(&self) -> u32 {
-        self.tenuring
-            .unwrap_or(HeapConfig::default().tenuring_threshold)
-    }
-
-    /// Do both name the same parameters (names aside)?
+    /// Do both set the same [`TUNED`] parameters in effect (names aside)?
     pub fn same_parameters(&self, other: &GcConfig) -> bool {
-        self.eden == other.eden
-            && self.headroom == other.headroom
-            && self.shrink == other.shrink
-            && self.ratio == other.ratio
-            && self.tenuring_threshold() == other.tenuring_threshold()
+        TUNED.iter().all(|&p| self.get(p) == other.get(p))
     }
 
-    /// `eden 64MB, headroom 64MB, shrink 128MB, ratio 2.5, tenuring 3`.
+    /// `eden 64MB, headroom 64MB, shrink 128MB, ratio 2.5, tenuring 3`: the
+    /// [`TUNED`] parameters in effect, by their labels.
     pub fn describe(&self) -> String {
-        format!(
-            "eden {}, headroom {}, shrink {}, ratio {}, tenuring {}",
-            size_flag(self.eden),
-            size_flag(self.headroom),
-            size_flag(self.shrink),
-            self.ratio,
-            self.tenuring_threshold()
-        )
+        let parts: Vec<String> = TUNED
+            .iter()
+            .map(|&p| format!("{} {}", p.info().label, p.format(self.get(p))))
+            .collect();
+        parts.join(", ")
     }
 
-    /// The `lupa run` options that select these parameters, e.g. `--eden-size 64MB
-    /// --growth-headroom 64MB --shrink-threshold 128MB --gc-ratio 2.5`; the tenuring
-    /// threshold only when it is set. Sizes are exact (whole megabytes as `NMB`,
-    /// other sizes in bytes), so the flags parse back to the same configuration.
+    /// The `lupa run` flags that select these parameters, e.g. `--eden-size 64MB
+    /// --growth-headroom 64MB --shrink-threshold 128MB --gc-ratio 2.5`: the
+    /// values set, in the table's order ([`GcSettings::flags`]: exact, they
+    /// parse back to the same configuration).
     pub fn flags(&self) -> Vec<String> {
-        let mut f = vec![
-            "--eden-size".to_string(),
-            size_flag(self.eden),
-            "--growth-headroom".to_string(),
-            size_flag(self.headroom),
-            "--shrink-threshold".to_string(),
-            size_flag(self.shrink),
-            "--gc-ratio".to_string(),
-            format!("{}", self.ratio),
-        ];
-        if let Some(t) = self.tenuring {
-            f.push("--tenuring-threshold".to_string());
-            f.push(t.to_string());
-        }
-        f
-    }
-}
-
-/// A size as a `lupa run` flag value: `64MB` for whole megabytes, else bytes.
-pub fn size_flag(bytes: usize) -> String {
-    if bytes > 0 && bytes.is_multiple_of(MB) {
-        format!("{}MB", bytes / MB)
-    } else {
-        bytes.to_string()
+        self.settings.flags()
     }
 }
 
@@ -155,13 +135,14 @@ fn parse_custom(spec: &str) -> Option<GcConfig> {
     let [eden, headroom, shrink, ratio] = parts.as_slice() else {
         return None;
     };
+    let size = |s: &str| config_size(s).map(|b| b as f64);
     Some(GcConfig {
         name: spec.to_string(),
-        eden: config_size(eden)?,
-        headroom: config_size(headroom)?,
-        shrink: config_size(shrink)?,
-        ratio: parse_ratio(ratio).ok()?,
-        tenuring: None,
+        settings: GcSettings::default()
+            .with(GcParam::EdenSize, size(eden)?)
+            .with(GcParam::GrowthHeadroom, size(headroom)?)
+            .with(GcParam::ShrinkThreshold, size(shrink)?)
+            .with(GcParam::GcRatio, parse_ratio(ratio).ok()?),
     })
 }
 
@@ -213,10 +194,8 @@ mod tests {
 
     #[test]
     fn flags_are_exact() {
-        let c = GcConfig {
-            tenuring: Some(2),
-            ..GcConfig::mb("x", 64, 3, 128, 2.5)
-        };
+        let mut c = GcConfig::mb("x", 64, 3, 128, 2.5);
+        c.set(GcParam::TenuringThreshold, 2.0);
         assert_eq!(
             c.flags().join(" "),
             "--eden-size 64MB --growth-headroom 3MB --shrink-threshold 128MB --gc-ratio 2.5 \
@@ -234,10 +213,14 @@ mod tests {
         };
         let h = paper_configs()[1].heap(&base);
         assert_eq!(h.hash_seed, 7);
-        assert_eq!(h.initial_bytes, 64 * MB);
-        assert_eq!(h.full_gc_ratio, 2.5);
+        assert_eq!(h.eden_size, 64 * MB);
+        assert_eq!(h.gc_ratio, 2.5);
         assert_eq!(h.tenuring_threshold, 3);
         assert!(paper_configs()[0].same_parameters(&GcConfig::defaults().named("d")));
+        assert_eq!(
+            paper_configs()[1].describe(),
+            "eden 64MB, headroom 64MB, shrink 128MB, ratio 2.5, tenuring 3"
+        );
     }
 
     #[test]
@@ -256,12 +239,12 @@ mod tests {
                 "c5"
             ]
         );
-        assert_eq!(l[2].eden, 32 * MB);
-        assert_eq!(l[2].headroom, 64 * MB);
-        assert_eq!(l[2].shrink, 128 * MB);
-        assert_eq!(l[2].ratio, 1.0);
-        assert_eq!(l[0].eden, 15 * MB);
-        assert_eq!(l[0].ratio, 0.33);
+        assert_eq!(l[2].bytes(GcParam::EdenSize), 32 * MB);
+        assert_eq!(l[2].bytes(GcParam::GrowthHeadroom), 64 * MB);
+        assert_eq!(l[2].bytes(GcParam::ShrinkThreshold), 128 * MB);
+        assert_eq!(l[2].get(GcParam::GcRatio), 1.0);
+        assert_eq!(l[0].bytes(GcParam::EdenSize), 15 * MB);
+        assert_eq!(l[0].get(GcParam::GcRatio), 0.33);
         assert!(parse_configs("c9").is_err());
         assert!(parse_configs("1MB/2MB/3MB").is_err());
         assert!(parse_configs("1MB/2MB/3MB/x").is_err());

@@ -276,7 +276,18 @@ fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunErro
     let stderr = err.join().unwrap_or_default();
     let status = status.map_err(|e| RunError::Failed(format!("cannot wait for a worker: {e}")))?;
     match stderr.lines().rev().find_map(RunStats::from_json_line) {
-        Some(stats) => checked(w, stats, stdout, wall),
+        Some(stats) => {
+            if let Some((name, asked, got)) = stats.mismatch(&job.config.settings) {
+                return Err(RunError::Failed(format!(
+                    "`lupa run {}` under {} ran with {name} {} instead of {asked}: the worker \
+did not read its flags as they were meant",
+                    w.command(),
+                    job.config.name,
+                    got.map_or_else(|| "unset".to_string(), |g| g.to_string())
+                )));
+            }
+            checked(w, stats, stdout, wall)
+        }
         None => {
             let said = tail(&stderr, 20);
             Err(RunError::Failed(format!(

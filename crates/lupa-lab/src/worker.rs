@@ -8,13 +8,17 @@
 //! statistics ([`RunStats`]).
 //!
 //! Contract: the arguments parse back, through `lupa run`'s flags, to the
-//! configuration they were made from; a statistics line is recognised by
-//! its first key, `lupa_run_stats`, whose value is [`STATS_VERSION`].
+//! configuration they were made from, and the statistics line says which
+//! parameters the run had ([`RunStats::gc`]), which the driver checks
+//! ([`RunStats::mismatch`]); a statistics line is recognised by its first
+//! key, `lupa_run_stats`, whose value is [`STATS_VERSION`].
 
 use crate::gc_config::GcConfig;
 use crate::{Capture, Measurement, measure};
-use lupa_vm::{VmError, VmOptions};
+use lupa_heap::{GcParam, GcSettings};
+use lupa_vm::{HeapConfig, VmError, VmOptions};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -62,6 +66,10 @@ pub struct RunStats {
     pub growths: u64,
     /// Times memory was given back.
     pub shrinks: u64,
+    /// The GC parameters the run started with, every one of lupa-heap's
+    /// table by its name (`eden-size`...): what the worker made of its flags.
+    #[serde(default)]
+    pub gc: BTreeMap<String, f64>,
 }
 
 impl RunStats {
@@ -87,7 +95,26 @@ impl RunStats {
             old_used_bytes: a.old_used_bytes,
             growths: a.growths.saturating_sub(b.growths),
             shrinks: a.shrinks.saturating_sub(b.shrinks),
+            gc: BTreeMap::new(),
         }
+    }
+
+    /// The same statistics, with the parameters of `heap` ([`RunStats::gc`]).
+    pub fn with_parameters(mut self, heap: &HeapConfig) -> RunStats {
+        self.gc = GcParam::ALL
+            .into_iter()
+            .map(|p| (p.name().to_string(), heap.get(p)))
+            .collect();
+        self
+    }
+
+    /// The first parameter `settings` set that the run did not start with,
+    /// as `(name, asked, got)`.
+    pub fn mismatch(&self, settings: &GcSettings) -> Option<(&'static str, f64, Option<f64>)> {
+        settings.iter().find_map(|(p, v)| {
+            let got = self.gc.get(p.name()).copied();
+            (got != Some(v)).then_some((p.name(), v, got))
+        })
     }
 
     /// The JSON line (no newline).
@@ -119,8 +146,9 @@ impl RunStats {
 /// fresh VM made from `options`, answering the statistics and the program's
 /// output (which the caller prints).
 pub fn worker_run(options: VmOptions, args: &[String]) -> Result<(RunStats, String), VmError> {
+    let heap = options.heap.clone();
     let m = measure(options, args, Capture::Output)?;
-    let stats = RunStats::of(&m);
+    let stats = RunStats::of(&m).with_parameters(&heap);
     Ok((stats, m.output.unwrap_or_default()))
 }
 
@@ -174,6 +202,22 @@ mod tests {
         assert_eq!(s.total_s(), 1.5);
         assert_eq!(RunStats::from_json_line("GcLoad: checksum 1"), None);
         assert_eq!(RunStats::from_json_line("{\"other\":1}"), None);
+    }
+
+    #[test]
+    fn the_line_says_the_parameters_of_the_run() {
+        let c = crate::gc_config::paper_configs()[1].clone();
+        let s = RunStats::default().with_parameters(&c.heap(&HeapConfig::default()));
+        assert_eq!(s.gc["eden-size"], (64 << 20) as f64);
+        assert_eq!(s.gc["tenuring-threshold"], 3.0);
+        assert_eq!(s.gc.len(), GcParam::ALL.len());
+        let back = RunStats::from_json_line(&s.to_json_line()).expect("a line");
+        assert_eq!(back.mismatch(&c.settings), None);
+        let other = crate::gc_config::paper_configs()[2].clone();
+        assert_eq!(
+            back.mismatch(&other.settings),
+            Some(("eden-size", (150 << 20) as f64, Some((64 << 20) as f64)))
+        );
     }
 
     #[test]

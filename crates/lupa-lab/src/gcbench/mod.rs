@@ -428,14 +428,10 @@ mod tests {
     #[test]
     fn gcload_benches_in_process() {
         let w = gcload(Some(200), &[]);
+        let mut small = GcConfig::defaults().named("small");
+        small.set(lupa_heap::GcParam::EdenSize, (1 << 20) as f64);
         let o = BenchOptions {
-            configs: vec![
-                GcConfig::defaults(),
-                GcConfig {
-                    eden: 1 << 20,
-                    ..GcConfig::defaults().named("small")
-                },
-            ],
+            configs: vec![GcConfig::defaults(), small],
             runs: 2,
             warmup: 1,
             runner: Runner::InProcess,

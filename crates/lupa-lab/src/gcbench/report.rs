@@ -8,10 +8,11 @@
 //! speed-ups are relative to the first configuration.
 
 use super::{Bench, DataSize};
-use crate::cells::{count, mb, mean, pm, ratio_label, size_label};
+use crate::cells::{count, mb, mean, pm, value_label};
 use crate::gc_config::GcConfig;
 use crate::gctune::speed_up;
 use crate::runs::RunSample;
+use lupa_heap::GcParam;
 use lupa_prof::table::{Column, Document, Table};
 use std::path::{Path, PathBuf};
 
@@ -75,12 +76,22 @@ fn counts(ss: &[RunSample], f: &dyn Fn(&RunSample) -> u64) -> String {
     count(&ss.iter().map(f).collect::<Vec<u64>>())
 }
 
+/// The parameters the tables show: Pharo's four (the tenuring threshold is
+/// one for every configuration).
+const SHOWN: [GcParam; 4] = [
+    GcParam::EdenSize,
+    GcParam::GrowthHeadroom,
+    GcParam::ShrinkThreshold,
+    GcParam::GcRatio,
+];
+
 /// A table whose first columns name a configuration ([`config_cells`]), then `more`.
 fn config_table(more: &[&str]) -> Table {
     let mut columns = vec![Column::left("config")];
     columns.extend(
-        ["eden", "headroom", "shrink", "ratio"]
-            .into_iter()
+        SHOWN
+            .iter()
+            .map(|p| p.info().label)
             .chain(more.iter().copied())
             .map(Column::right),
     );
@@ -89,13 +100,9 @@ fn config_table(more: &[&str]) -> Table {
 
 /// A configuration's first cells (see [`config_table`]).
 fn config_cells(c: &GcConfig) -> Vec<String> {
-    vec![
-        c.name.clone(),
-        size_label(c.eden),
-        size_label(c.headroom),
-        size_label(c.shrink),
-        ratio_label(c.ratio),
-    ]
+    let mut cells = vec![c.name.clone()];
+    cells.extend(SHOWN.iter().map(|&p| value_label(p, c.get(p))));
+    cells
 }
 
 /// The GcLoad table (the paper's tables 1 and 3-5 in one).
@@ -269,10 +276,10 @@ pub fn runs_csv<'a>(benches: impl IntoIterator<Item = (Option<&'a str>, &'a Benc
                 let mut row: Vec<String> = size.map(str::to_string).into_iter().collect();
                 row.extend([
                     c.name.clone(),
-                    c.eden.to_string(),
-                    c.headroom.to_string(),
-                    c.shrink.to_string(),
-                    c.ratio.to_string(),
+                    c.bytes(GcParam::EdenSize).to_string(),
+                    c.bytes(GcParam::GrowthHeadroom).to_string(),
+                    c.bytes(GcParam::ShrinkThreshold).to_string(),
+                    c.get(GcParam::GcRatio).to_string(),
                     (i + 1).to_string(),
                     format!("{:.6}", st.total_s()),
                     format!("{:.6}", st.gc_s()),

@@ -73,7 +73,7 @@ pub struct ProfileRun {
 pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, LabError> {
     let options = VmOptions {
         heap: HeapConfig {
-            initial_bytes: PROFILE_EDEN,
+            eden_size: PROFILE_EDEN,
             ..HeapConfig::default()
         },
         class_path: w.class_path.clone(),
@@ -266,7 +266,7 @@ pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneRep
     let profile = profile(&o.workload, o.rate, o.seed)?;
     let proposal = propose(
         &profile.lifetimes,
-        HeapConfig::default().initial_bytes as u64,
+        HeapConfig::default().eden_size as u64,
         &Rules::default(),
     );
     progress(format!("proposal: {}", proposal.config.describe()));

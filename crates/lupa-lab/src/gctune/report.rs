@@ -4,7 +4,7 @@
 
 use super::{SpeedUp, TuneOptions, TuneReport};
 use crate::cells::{mb, mean, pm};
-use crate::gc_config::{GcConfig, size_flag};
+use crate::gc_config::{GcConfig, TUNED, size_flag};
 use crate::runs::RunSample;
 use lupa_prof::table::{Column, Document, Table};
 
@@ -29,21 +29,21 @@ fn speed_up_line(s: Option<SpeedUp>) -> String {
 /// The verification: one row per configuration.
 fn verification_table(r: &TuneReport) -> Table {
     let v = &r.verification;
-    let mut t = Table::new(vec![
-        Column::left("config"),
-        Column::right("eden"),
-        Column::right("headroom"),
-        Column::right("shrink"),
-        Column::right("ratio"),
-        Column::right("tenuring"),
-        Column::right("total s"),
-        Column::right("GC s"),
-        Column::right("GC %"),
-        Column::right("scavenges"),
-        Column::right("full GCs"),
-        Column::right("heap MB"),
-        Column::right("speed-up"),
-    ]);
+    let mut columns = vec![Column::left("config")];
+    columns.extend(TUNED.iter().map(|p| Column::right(p.info().label)));
+    columns.extend(
+        [
+            "total s",
+            "GC s",
+            "GC %",
+            "scavenges",
+            "full GCs",
+            "heap MB",
+            "speed-up",
+        ]
+        .map(Column::right),
+    );
+    let mut t = Table::new(columns);
     for (i, (c, ss)) in v.configs.iter().zip(&v.samples).enumerate() {
         let col = |f: &dyn Fn(&RunSample) -> f64| ss.iter().map(f).collect::<Vec<f64>>();
         let total = col(&|s| s.stats.total_s());
@@ -58,13 +58,9 @@ fn verification_table(r: &TuneReport) -> Table {
         if c.name != "search" && r.search.best.same_parameters(c) {
             name.push_str(" = search");
         }
-        t.push([
-            name,
-            size_flag(c.eden),
-            size_flag(c.headroom),
-            size_flag(c.shrink),
-            format!("{}", c.ratio),
-            c.tenuring_threshold().to_string(),
+        let mut row = vec![name];
+        row.extend(TUNED.iter().map(|&p| p.format(c.get(p))));
+        row.extend([
             pm(&total, 3),
             pm(&gc, 3),
             format!("{gc_pct:.1}"),
@@ -76,6 +72,7 @@ fn verification_table(r: &TuneReport) -> Table {
                 None => "1.00x".to_string(),
             },
         ]);
+        t.push(row);
     }
     t.note(format!(
         "Output: {}",
@@ -128,12 +125,11 @@ byte allocated, {:.0}% of them alive at the end",
         .proposal
         .choices
         .iter()
-        .map(|c| c.flag.len() + 1 + c.value.len())
+        .map(|c| c.flag().chars().count())
         .max()
         .unwrap_or(0);
     for c in &r.proposal.choices {
-        let flag = format!("{} {}", c.flag, c.value);
-        d.line(format!("  {flag:<width$}  {}", c.why));
+        d.line(format!("  {:<width$}  {}", c.flag(), c.why));
     }
     d.line("");
     let s = &r.search;
