@@ -271,24 +271,12 @@ pub fn profile_program(
     let class = args
         .first()
         .ok_or_else(|| fail(VmError::Fatal("no class to run".to_string())))?;
-    let mut vm = Vm::new(options).map_err(fail)?;
-    lupa_profilers::install(&mut vm);
-    vm.capture_output();
+    let mut vm = fresh_vm(&options, label)?;
     vm.load_class_by_name(class).map_err(fail)?;
     let run = ProfileMode::Compteur
         .run_main_by_method(&mut vm, args)
         .map_err(|e| fail(VmError::Fatal(e.to_string())))?;
-    let code = match run.result {
-        Ok(code) => code,
-        Err(VmError::Exit(code)) => code,
-        Err(e) => return Err(fail(e)),
-    };
-    if code != 0 {
-        return Err(HistoryError::ProgramExit {
-            label: label.to_string(),
-            code,
-        });
-    }
+    exit_status(run.result, label)?;
     Ok(Recorded {
         methods: model::metrics_of(&run.profile),
         total_sends: Some(run.profile.grand_total()),
