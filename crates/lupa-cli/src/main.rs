@@ -139,7 +139,7 @@ struct RunArgs {
     vm: VmArgs,
     /// Print one JSON line of the run's time and heap statistics on stderr at the end (the
     /// workers of `lupa gc-tune` and `lupa gc-bench --jobs`).
-    #[arg(long = "stats-json", hide = true)]
+    #[arg(long = lupa_lab::worker::STATS_FLAG.trim_start_matches('-'), hide = true)]
     stats_json: bool,
     /// The class to run.
     class: String,
