@@ -16,7 +16,8 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`mode`] | [`ProfileMode`]: compteur, timing, sampling, lifetimes, coverage, types, blueprint |
-//! | [`profiler`] | the lifecycle: [`RunningProfiler`], [`Workload`], [`Profiled`] |
+//! | [`profiler`] | the lifecycle: [`RunningProfiler`], [`Profiled`] |
+//! | [`workload`] | [`Workload`]: what a profiler runs, a program or test classes |
 //! | [`output`] | [`ProfileOutput`], conversions to the models, `merge` |
 //! | [`error`] | [`ProfilerError`] |
 //! | `context_tree` | the activation hooks: one calling-context tree per process |
@@ -62,9 +63,11 @@ pub mod smalltalk;
 pub mod sources;
 pub mod spy;
 pub mod view;
+pub mod workload;
 
 pub use error::ProfilerError;
 pub use mode::ProfileMode;
 pub use output::ProfileOutput;
-pub use profiler::{Profiled, RunningProfiler, Workload};
+pub use profiler::{Profiled, RunningProfiler};
 pub use smalltalk::install;
+pub use workload::Workload;

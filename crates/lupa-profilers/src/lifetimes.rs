@@ -21,8 +21,8 @@ use lupa_vm::obs::lifetimes::policy_for;
 use lupa_vm::{LifetimeOptions, LifetimeRecording, SamplingPolicy, Vm, VmError};
 
 use crate::error::ProfilerError;
-use crate::profiler::Workload;
 use crate::spy::{Handles, class_array, send};
+use crate::workload::Workload;
 
 /// Which implementation records the lifetimes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use super::SamplerConfig;
 use crate::error::ProfilerError;
 use crate::mode::ProfileMode;
-use crate::profiler::Workload;
 use crate::view::View;
+use crate::workload::Workload;
 
 /// The work profile of `--compare-modes`: the program `args` run again in a
 /// fresh VM made from `options` (its output discarded), sampled every

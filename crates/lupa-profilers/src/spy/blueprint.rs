@@ -18,8 +18,8 @@ use super::coverage::instrumented;
 use super::time::call_graph;
 use super::{Handles, count, elements, new_profiler, send, string_array, text};
 use crate::mode::ProfileMode;
-use crate::profiler::Workload;
 use crate::sampler::SamplerConfig;
+use crate::workload::Workload;
 
 /// What to profile.
 #[derive(Debug, Clone, PartialEq, Eq)]

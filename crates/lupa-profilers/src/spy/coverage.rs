@@ -23,7 +23,7 @@ use lupa_vm::{Value, Vm, VmError};
 use super::{
     Handles, class_array, count, elements, new_profiler, send, string_array, text, understands,
 };
-use crate::profiler::Workload;
+use crate::workload::Workload;
 
 /// What to cover.
 #[derive(Debug, Clone, PartialEq, Eq)]

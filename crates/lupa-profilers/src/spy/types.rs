@@ -9,7 +9,7 @@ use lupa_vm::{Value, Vm, VmError};
 
 use super::coverage::instrumented;
 use super::{Handles, class_array, count, elements, new_profiler, send, string_array, text};
-use crate::profiler::Workload;
+use crate::workload::Workload;
 
 /// What to profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
