@@ -14,7 +14,7 @@ use crate::compteur::CompteurConfig;
 use crate::error::ProfilerError;
 use crate::lifetimes::{LifetimeConfig, LifetimeMode};
 use crate::sampler::SamplerConfig;
-use crate::spy::blueprint::BlueprintConfig;
+use crate::spy::blueprint_config::BlueprintConfig;
 use crate::spy::coverage::CoverageConfig;
 use crate::spy::types::TypesConfig;
 

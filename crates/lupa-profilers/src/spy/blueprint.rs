@@ -14,35 +14,13 @@ use lupa_vm::{Value, Vm, VmError};
 
 use std::time::Instant;
 
+pub use super::blueprint_config::BlueprintConfig;
 use super::coverage::instrumented;
 use super::time::call_graph;
 use super::{Handles, count, elements, new_profiler, send, string_array, text};
 use crate::mode::ProfileMode;
 use crate::sampler::SamplerConfig;
 use crate::workload::Workload;
-
-/// What to profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlueprintConfig {
-    /// The packages whose methods are profiled.
-    pub packages: Vec<String>,
-    /// Samples per second of the timed run (1 to 20000).
-    pub rate_hz: u32,
-}
-
-impl BlueprintConfig {
-    /// No package yet, 5 kHz.
-    pub const DEFAULT: BlueprintConfig = BlueprintConfig {
-        packages: Vec::new(),
-        rate_hz: 5000,
-    };
-}
-
-impl Default for BlueprintConfig {
-    fn default() -> BlueprintConfig {
-        BlueprintConfig::DEFAULT
-    }
-}
 
 /// A running blueprint profiler (of [`crate::ProfileMode::Blueprint`]):
 /// Spy's `BlueprintProfiler`, rooted, and the program that ran instrumented.

@@ -17,6 +17,7 @@
 //! may move it): `Handles` pushes and pops them in order.
 
 pub mod blueprint;
+pub(crate) mod blueprint_config;
 pub mod coverage;
 pub mod time;
 pub mod types;
