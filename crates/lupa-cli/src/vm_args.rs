@@ -3,7 +3,7 @@
 //! installed, and the exit codes that errors map to.
 
 use clap::Args;
-use lupa_vm::{Vm, VmError, VmOptions};
+use lupa_vm::{JitMode, Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,6 +78,29 @@ pub(crate) struct VmArgs {
     /// Print garbage-collector and send statistics to stderr at exit.
     #[arg(long, global = true)]
     pub(crate) gc_stats: bool,
+    /// The JIT: `on` compiles methods and blocks to native code once they are hot (the
+    /// default), `always` at their first activation, `off` interprets everything.
+    #[arg(long, value_name = "MODE", global = true, value_parser = parse_jit_mode)]
+    pub(crate) jit: Option<JitMode>,
+    /// Activations plus backward jumps of a method or block before the JIT compiles it.
+    #[arg(long, value_name = "N", global = true)]
+    pub(crate) jit_threshold: Option<u32>,
+    /// Size of the JIT's code zone, e.g. 32MB (the default); when it is full, the quarter of
+    /// the code entered least is evicted.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    pub(crate) code_zone: Option<usize>,
+    /// Print the JIT's statistics to stderr at exit (functions compiled, code size, compile
+    /// time, evictions).
+    #[arg(long, global = true)]
+    pub(crate) jit_stats: bool,
+    /// Name each compilation of the JIT on stderr.
+    #[arg(long, global = true)]
+    pub(crate) jit_log: bool,
+}
+
+/// `--jit off|on|always`.
+fn parse_jit_mode(s: &str) -> Result<JitMode, String> {
+    JitMode::from_name(s).ok_or_else(|| format!("'{s}' is not a JIT mode (off, on, always)"))
 }
 
 pub(crate) fn options(a: &VmArgs) -> VmOptions {
@@ -120,7 +143,15 @@ pub(crate) fn options(a: &VmArgs) -> VmOptions {
     if let Some(d) = a.max_stack_depth {
         o.max_frames = d.max(100);
     }
-    o
+    o.jit = a.jit.unwrap_or_default();
+    if let Some(t) = a.jit_threshold {
+        o.jit_threshold = t;
+    }
+    if let Some(z) = a.code_zone {
+        o.code_zone_bytes = z;
+    }
+    o.jit_log = a.jit_log;
+    lupa_jit::with_jit(o)
 }
 
 /// The process status for a program's `system exit: code`: 0..=255 as is; any other
@@ -159,6 +190,13 @@ pub(crate) fn report(e: &VmError) -> ExitCode {
 }
 
 fn print_stats(vm: &mut Vm, args: &VmArgs) {
+    if args.jit_stats {
+        match (lupa_jit::stats(vm), vm.jit_unavailable()) {
+            (Some(s), _) => eprint!("{}", s.report()),
+            (None, Some(why)) => eprintln!("jit: not installed: {why}"),
+            (None, None) => eprintln!("jit: off"),
+        }
+    }
     if !args.gc_stats {
         return;
     }

@@ -34,7 +34,7 @@ mod verify;
 pub use config::{GcParam, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES};
 pub use gc::Collection;
 pub use heap::Heap;
-pub use layout::{Format, MAX_CLASS_INDEX};
+pub use layout::{Format, MAX_CLASS_INDEX, native as native_layout};
 pub use lifetime::Death;
 pub use sample_policy::{AllocationSample, SamplingPolicy};
 pub use stats::{CollectionKind, HeapStats};

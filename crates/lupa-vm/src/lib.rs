@@ -46,7 +46,9 @@ pub use image::{InstructionInfo, MethodDescription};
 pub use io::Io;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
-pub use objects::cls;
+pub use interp::native::{Jit, MAX_NATIVE_DEPTH};
+pub use objects::native::{BAIL, DECLINE, DONE, NativeCtx, NativeFn, RETURNED};
+pub use objects::{InlineCache, MethodCode, Trivial, cls, layout};
 pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
 pub use obs::pretenure::PretenureSite;
 pub use obs::sampling::{
@@ -59,4 +61,6 @@ pub use sunit::TestSummary;
 pub use vm::profiler_door::{
     CallGraph, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,
 };
-pub use vm::{Vm, VmError, VmOptions};
+pub use vm::{
+    DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, Vm, VmError, VmOptions,
+};

@@ -128,6 +128,8 @@ impl Vm {
                 .collect(),
             blocks: m.blocks.clone(),
             trivial: m.trivial,
+            native: Cell::new(None),
+            hotness: Cell::new(m.hotness.get()),
             primitive: Cell::new(m.primitive.get()),
             primitive_only: m.primitive_only,
             unwind_protect: m.unwind_protect,

@@ -84,6 +84,8 @@ impl Image {
                 .map(|_| Cell::new(InlineCache::default()))
                 .collect(),
             blocks: blocks.into_boxed_slice(),
+            native: Cell::new(None),
+            hotness: Cell::new(self.start_hotness),
             primitive: Cell::new(primitive),
             primitive_only: cc.is_primitive,
             unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),

@@ -62,6 +62,8 @@ pub struct Image {
     pub(crate) class_path: Vec<std::path::PathBuf>,
     /// Search the bundled library after the class path.
     pub(crate) use_bundled: bool,
+    /// The hotness new methods and blocks start with (`interp/native.rs`).
+    pub(crate) start_hotness: u32,
 }
 
 impl Image {
@@ -89,6 +91,7 @@ impl Image {
             sym_cache: WellKnownSymbols::default(),
             class_path,
             use_bundled,
+            start_hotness: u32::MAX,
         }
     }
 

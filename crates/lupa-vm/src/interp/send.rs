@@ -317,6 +317,32 @@ impl Vm {
         }
     }
 
+    /// The send of a special selector whose fast path did not apply (the
+    /// receiver and its arguments on the stack): a block's `value`/`value:`
+    /// activates it at once, anything else is a normal send.
+    #[inline(always)]
+    pub(super) fn special_send(
+        &mut self,
+        code: &MethodCode,
+        op: lupa_compiler::SpecialOp,
+        sel: u16,
+        site: u16,
+    ) -> Result<(), VmError> {
+        let id = code.sel_ids[sel as usize].get();
+        let argc = op.selector().1 as usize;
+        // Blocks: activate directly.
+        if matches!(
+            op,
+            lupa_compiler::SpecialOp::Value | lupa_compiler::SpecialOp::ValueWith
+        ) {
+            let r = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
+            if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
+                return self.activate_block(r, argc);
+            }
+        }
+        self.dispatch(id, argc, Some((code, site as usize)))
+    }
+
     /// Push a frame for `m`: receiver and arguments are already on the stack.
     /// `outer` is the closure's outer env for blocks.
     #[inline(always)]
@@ -330,6 +356,7 @@ impl Vm {
         if !self.limits.allows_push(self.sched.running.frames.len()) {
             return self.stack_overflow(argc);
         }
+        self.count_hotness(&m);
         let bp = self.sched.running.stack.len() - 1 - argc;
         if m.num_temps > 0 {
             self.sched

@@ -75,6 +75,12 @@ pub struct MethodCode {
     pub blocks: Box<[Rc<MethodCode>]>,
     /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
     pub trivial: Option<Trivial>,
+    /// Native code made by a JIT, once this code was compiled (see
+    /// `objects/native.rs`); cleared when the JIT evicts it.
+    pub native: Cell<Option<super::native::NativeFn>>,
+    /// Activations and backward jumps left before this code is hot enough to
+    /// compile (counted down by the interpreter; see `interp/native.rs`).
+    pub hotness: Cell<u32>,
     /// Native primitive, if any.
     pub primitive: Cell<Option<PrimId>>,
     /// Declared `= primitive` (no Smalltalk fallback).

@@ -1,0 +1,977 @@
+//! From a method's or block's bytecode to Cranelift IR, one native function
+//! per code unit, keeping the contract of `lupa_vm`'s native boundary
+//! (`NativeCtx`, resume points, operands stored before every runtime call).
+//!
+//! Shape of a function `f(ctx, pc) -> status`:
+//! - the entry block loads the activation's `bp` and environment from the
+//!   context and switches on `pc` to a *resume block* per resume point (pc 0,
+//!   the pc after each send-like instruction, backward-jump targets, the
+//!   conditional jumps the interpreter re-executes), or answers `DECLINE`;
+//! - a resume block reads the operand stack of its pc from the value stack
+//!   into SSA variables (one per operand depth), then jumps to the block of
+//!   that instruction;
+//! - each instruction has a block; operands live in the variables, locals and
+//!   the receiver in the value stack (read and written in place);
+//! - a runtime call first stores every operand into its slot, passes the pc
+//!   to resume at and the operand stack's top, and afterwards reloads the
+//!   stack's and the heap's addresses and the operands;
+//! - a send the runtime completes goes on inline; one that activates a method
+//!   with native code calls that code directly (the runtime has pushed the
+//!   frame); anything else returns `BAIL`, leaving the frame to the
+//!   interpreter, which resumes it at a resume point.
+//!
+//! Inline paths (each counts its send as the interpreter does): SmallInteger
+//! `+ - * < > <= >= = ~= &` with overflow checks, conditional jumps on
+//! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
+//! reads with their bounds checks. Everything else goes through the runtime,
+//! which runs the interpreter's own code for it.
+//!
+//! Every instruction's native code carries its bytecode pc as source
+//! location, so the code zone can map any machine-code address back to a
+//! bytecode pc (the VM profiler's bytecode ranges).
+
+use cranelift_codegen::Context;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature,
+    SourceLoc, UserFuncName, Value, types,
+};
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use lupa_compiler::{Op, SpecialOp};
+use lupa_heap::native_layout::{CLASS_MASK, HEADER_BYTES, SIZE_MASK};
+use lupa_vm::layout::{ENV_PARENT, ENV_VARS};
+use lupa_vm::{BAIL, DECLINE, DONE, MethodCode, NativeCtx, RETURNED, cls};
+use std::mem::offset_of;
+
+/// The addresses of the runtime's entry points native code calls (the
+/// `extern "C"` functions of `zone.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entries {
+    /// `(ctx, pc, sp) -> status`: a send.
+    pub(crate) send: u64,
+    /// `(ctx, sp) -> status`: a return.
+    pub(crate) ret: u64,
+    /// `(ctx, pc, sp) -> BAIL`: leave to the interpreter.
+    pub(crate) bail: u64,
+    /// `(ctx, pc, sp, index) -> status`: a closure.
+    pub(crate) push_block: u64,
+    /// `(ctx, index) -> value or 0`: a global.
+    pub(crate) global: u64,
+    /// `(ctx, object, index, value)`: a store through the write barrier.
+    pub(crate) store: u64,
+    /// `(ctx, pc, sp)`: a sampler's stack request at an inline send.
+    pub(crate) sample: u64,
+}
+
+/// One compiled function: its machine code and its map from code offsets to
+/// bytecode pcs.
+pub(crate) struct Compiled {
+    /// The machine code (position independent: no relocations).
+    pub(crate) code: Vec<u8>,
+    /// `(start, end, pc)`: the code in `start..end` runs instruction `pc`.
+    pub(crate) pcs: Vec<(u32, u32, u32)>,
+}
+
+const NO: &[BlockArg] = &[];
+const NIL: i64 = 0x02;
+const TRUE: i64 = 0x0A;
+const FALSE: i64 = 0x12;
+
+/// The operand stack depth before each instruction (`None`: unreachable),
+/// whether each pc is a resume point, and whether it is a jump target.
+struct Analysis {
+    depth: Vec<Option<usize>>,
+    resume: Vec<bool>,
+}
+
+fn successors(op: &Op, pc: usize) -> Vec<usize> {
+    match *op {
+        Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal => vec![],
+        Op::Jump(t) | Op::JumpBack(t) => vec![t as usize],
+        Op::JumpIfTrue { target, .. }
+        | Op::JumpIfFalse { target, .. }
+        | Op::JumpIfNil { target, .. }
+        | Op::JumpIfNotNil { target, .. } => vec![pc + 1, target as usize],
+        Op::ForTest { exit, .. } => vec![pc + 1, exit as usize],
+        Op::ForIncr { target, .. } => vec![target as usize],
+        _ => vec![pc + 1],
+    }
+}
+
+/// Operands an instruction pops and pushes.
+fn effect(op: &Op) -> (usize, usize) {
+    match *op {
+        Op::PushSelf
+        | Op::PushNil
+        | Op::PushTrue
+        | Op::PushFalse
+        | Op::PushInt(_)
+        | Op::PushLiteral(_)
+        | Op::PushLocal(_)
+        | Op::PushEnv { .. }
+        | Op::PushField(_)
+        | Op::PushGlobal(_)
+        | Op::PushBlock(_) => (0, 1),
+        Op::Dup => (1, 2),
+        Op::StoreLocal(_) | Op::StoreEnv { .. } | Op::StoreField(_) => (1, 1),
+        Op::PopLocal(_) | Op::PopEnv { .. } | Op::PopField(_) | Op::Pop => (1, 0),
+        Op::CopyArgToEnv { .. } => (0, 0),
+        Op::Send { argc, .. } | Op::SuperSend { argc, .. } => (argc as usize + 1, 1),
+        Op::Special { op, .. } => (op.selector().1 as usize + 1, 1),
+        Op::ReturnTop | Op::ReturnNonLocal => (1, 0),
+        Op::ReturnSelf => (0, 0),
+        Op::Jump(_) | Op::JumpBack(_) => (0, 0),
+        Op::JumpIfTrue { .. }
+        | Op::JumpIfFalse { .. }
+        | Op::JumpIfNil { .. }
+        | Op::JumpIfNotNil { .. } => (1, 0),
+        Op::ForTest { .. } | Op::ForIncr { .. } => (0, 0),
+    }
+}
+
+fn analyse(ops: &[Op]) -> Result<Analysis, String> {
+    let n = ops.len();
+    let mut depth: Vec<Option<usize>> = vec![None; n + 1];
+    let mut resume = vec![false; n + 1];
+    let mut work = vec![(0usize, 0usize)];
+    while let Some((pc, d)) = work.pop() {
+        if pc >= n {
+            return Err(format!("control reaches pc {pc} past the code"));
+        }
+        match depth[pc] {
+            Some(e) if e == d => continue,
+            Some(e) => return Err(format!("pc {pc} is reached with depths {e} and {d}")),
+            None => depth[pc] = Some(d),
+        }
+        let (pop, push) = effect(&ops[pc]);
+        let after = d
+            .checked_sub(pop)
+            .ok_or_else(|| format!("pc {pc} pops more than the stack holds"))?
+            + push;
+        for s in successors(&ops[pc], pc) {
+            work.push((s, after));
+        }
+    }
+    resume[0] = true;
+    for (pc, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Send { .. }
+            | Op::SuperSend { .. }
+            | Op::Special { .. }
+            | Op::PushBlock(_)
+            | Op::PushGlobal(_) => resume[pc + 1] = true,
+            Op::JumpBack(t) | Op::ForIncr { target: t, .. } => resume[t as usize] = true,
+            Op::JumpIfTrue { .. } | Op::JumpIfFalse { .. } | Op::ForTest { .. } => {
+                resume[pc] = true;
+                resume[pc + 1] = true;
+            }
+            _ => {}
+        }
+    }
+    for pc in 0..=n {
+        if depth.get(pc).copied().flatten().is_none() {
+            resume[pc] = false;
+        }
+    }
+    Ok(Analysis { depth, resume })
+}
+
+/// The signatures of the calls native code makes.
+struct Sigs {
+    /// `(i64, i64) -> i64`: native functions, `ret`, `global`.
+    two: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64) -> i64`: `send`, `bail`.
+    three: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64) -> i64`: `push_block`.
+    four: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64)`: `store`.
+    four_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64)`: `sample`.
+    three_void: cranelift_codegen::ir::SigRef,
+}
+
+fn signature(isa: &dyn TargetIsa, params: usize, ret: bool) -> Signature {
+    let mut s = Signature::new(isa.default_call_conv());
+    for _ in 0..params {
+        s.params.push(AbiParam::new(types::I64));
+    }
+    if ret {
+        s.returns.push(AbiParam::new(types::I64));
+    }
+    s
+}
+
+/// The native function's signature, `(ctx, pc) -> status`.
+pub(crate) fn native_signature(isa: &dyn TargetIsa) -> Signature {
+    signature(isa, 2, true)
+}
+
+/// The code generator of one function.
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    code: &'a MethodCode,
+    entries: Entries,
+    sigs: Sigs,
+    flags: MemFlagsData,
+    /// Operand variables, by depth.
+    s: Vec<Variable>,
+    /// The value stack address of the activation's receiver slot.
+    fp: Variable,
+    /// The heap's first word.
+    heap: Variable,
+    ctx: Value,
+    bp: Value,
+    env: Value,
+    /// The block of each instruction.
+    blocks: Vec<Block>,
+    /// Slots before the operand stack: receiver, arguments, temporaries.
+    base: i64,
+    /// Blocks that leave to the interpreter, to fill: (block, pc, depth).
+    bails: Vec<(Block, usize, usize)>,
+}
+
+impl Gen<'_, '_> {
+    fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(types::I64, v)
+    }
+
+    fn load(&mut self, addr: Value, offset: i32) -> Value {
+        self.b.ins().load(types::I64, self.flags, addr, offset)
+    }
+
+    fn store(&mut self, v: Value, addr: Value, offset: i32) {
+        self.b.ins().store(self.flags, v, addr, offset);
+    }
+
+    fn ctx_field(&mut self, offset: usize) -> Value {
+        let ctx = self.ctx;
+        self.load(ctx, offset as i32)
+    }
+
+    fn set_ctx_field(&mut self, v: Value, offset: usize) {
+        let ctx = self.ctx;
+        self.store(v, ctx, offset as i32);
+    }
+
+    /// Add `n` to a counter of the context.
+    fn bump(&mut self, offset: usize) {
+        let c = self.ctx_field(offset);
+        let c = self.b.ins().iadd_imm_s(c, 1);
+        self.set_ctx_field(c, offset);
+    }
+
+    /// Reload the value stack's and the heap's addresses (after a call).
+    fn reload_bases(&mut self) {
+        let stack = self.ctx_field(offset_of!(NativeCtx, stack));
+        let bp8 = self.b.ins().ishl_imm_u(self.bp, 3);
+        let fp = self.b.ins().iadd(stack, bp8);
+        self.b.def_var(self.fp, fp);
+        let heap = self.ctx_field(offset_of!(NativeCtx, heap));
+        self.b.def_var(self.heap, heap);
+    }
+
+    /// Slot `i` of the activation (0: receiver, then arguments, temporaries,
+    /// operands), as a byte offset from `fp`.
+    fn slot_offset(i: i64) -> i32 {
+        (i * 8) as i32
+    }
+
+    fn read_slot(&mut self, i: i64) -> Value {
+        let fp = self.b.use_var(self.fp);
+        self.load(fp, Self::slot_offset(i))
+    }
+
+    fn write_slot(&mut self, i: i64, v: Value) {
+        let fp = self.b.use_var(self.fp);
+        self.store(v, fp, Self::slot_offset(i));
+    }
+
+    /// Store the operands `0..depth` into their slots.
+    fn flush(&mut self, depth: usize) {
+        for k in 0..depth {
+            let v = self.b.use_var(self.s[k]);
+            self.write_slot(self.base + k as i64, v);
+        }
+    }
+
+    /// Read the operands `0..depth` from their slots.
+    fn reload(&mut self, depth: usize) {
+        for k in 0..depth {
+            let v = self.read_slot(self.base + k as i64);
+            self.b.def_var(self.s[k], v);
+        }
+    }
+
+    /// The operand stack's top index in the value stack, at `depth`.
+    fn sp(&mut self, depth: usize) -> Value {
+        self.b.ins().iadd_imm_s(self.bp, self.base + depth as i64)
+    }
+
+    fn call(&mut self, sig: cranelift_codegen::ir::SigRef, addr: u64, args: &[Value]) -> Option<Value> {
+        let f = self.iconst(addr as i64);
+        let inst = self.b.ins().call_indirect(sig, f, args);
+        self.b.inst_results(inst).first().copied()
+    }
+
+    /// Leave to the interpreter at `pc` with `depth` operands (stored first).
+    fn bail_here(&mut self, pc: usize, depth: usize) {
+        self.flush(depth);
+        let pc = self.iconst(pc as i64);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let bail = self.entries.bail;
+        let three = self.sigs.three;
+        self.call(three, bail, &[ctx, pc, sp]);
+        let r = self.iconst(BAIL as i64);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// A cold block that leaves at `pc` with `depth` operands (filled at the
+    /// end, with the operands' values where it is branched to).
+    fn bail_block(&mut self, pc: usize, depth: usize) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.bails.push((blk, pc, depth));
+        blk
+    }
+
+    fn is_int(&mut self, v: Value) -> Value {
+        self.b.ins().band_imm_s(v, 1)
+    }
+
+    fn both_int(&mut self, a: Value, b: Value) -> Value {
+        let x = self.b.ins().band(a, b);
+        self.b.ins().band_imm_s(x, 1)
+    }
+
+    /// Is `v` a heap pointer (low three bits 0, not 0)?
+    fn is_ptr(&mut self, v: Value) -> Value {
+        let low = self.b.ins().band_imm_s(v, 7);
+        let tag_ok = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+        self.b.ins().band(tag_ok, nonzero)
+    }
+
+    /// The address of object `v` (a pointer).
+    fn obj_addr(&mut self, v: Value) -> Value {
+        let heap = self.b.use_var(self.heap);
+        self.b.ins().iadd(heap, v)
+    }
+
+    /// Is slot `slot` inside pointer object `v`? (`v` must be a pointer.)
+    fn slot_in_bounds(&mut self, v: Value, slot: i64) -> Value {
+        let addr = self.obj_addr(v);
+        let h1 = self.load(addr, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
+    }
+
+    /// A value as `true`/`false` from a condition.
+    fn boolean(&mut self, c: Value) -> Value {
+        let t = self.iconst(TRUE);
+        let f = self.iconst(FALSE);
+        self.b.ins().select(c, t, f)
+    }
+
+    /// The sampler's stack request at an inline send (the interpreter tests
+    /// it at every send).
+    fn poll_request(&mut self, pc_after: usize, depth_after: usize) {
+        let req = self.ctx_field(offset_of!(NativeCtx, request));
+        let has = self.b.create_block();
+        let test = self.b.create_block();
+        let take = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(has);
+        self.b.set_cold_block(take);
+        self.b.ins().brif(req, has, NO, done, NO);
+        self.b.switch_to_block(has);
+        let r = self.load(req, 0);
+        self.b.ins().brif(r, take, NO, test, NO);
+        self.b.switch_to_block(take);
+        let pc = self.iconst(pc_after as i64);
+        let sp = self.sp(depth_after);
+        let ctx = self.ctx;
+        let (sig, addr) = (self.sigs.three_void, self.entries.sample);
+        self.call(sig, addr, &[ctx, pc, sp]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(test);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    /// After a send-like runtime call answered `r`: go on (`DONE`), call the
+    /// callee's native code (an address), or leave (`BAIL`). Continues in a
+    /// block where the operands `0..depth_after` are reloaded.
+    fn after_call(&mut self, r: Value, depth_after: usize) {
+        let done = self.b.create_block();
+        let not_done = self.b.create_block();
+        let call = self.b.create_block();
+        let leave = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(leave);
+        self.b.ins().brif(r, not_done, NO, done, NO);
+        self.b.switch_to_block(not_done);
+        let is_bail = self.b.ins().icmp_imm_s(IntCC::Equal, r, BAIL as i64);
+        self.b.ins().brif(is_bail, leave, NO, call, NO);
+        self.b.switch_to_block(call);
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d1 = self.b.ins().iadd_imm_s(d, 1);
+        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        let ctx = self.ctx;
+        let zero = self.iconst(0);
+        let two = self.sigs.two;
+        let inst = self.b.ins().call_indirect(two, r, &[ctx, zero]);
+        let st = self.b.inst_results(inst)[0];
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d0 = self.b.ins().iadd_imm_s(d, -1);
+        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
+        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
+        self.b.ins().brif(returned, done, NO, leave, NO);
+        self.b.switch_to_block(leave);
+        let b = self.iconst(BAIL as i64);
+        self.b.ins().return_(&[b]);
+        self.b.switch_to_block(done);
+        self.reload_bases();
+        self.reload(depth_after);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+    }
+
+    /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
+    /// inline path does not apply), with `depth` operands before it.
+    fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
+        self.flush(depth);
+        let pc_after = self.iconst(pc as i64 + 1);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let (sig, addr) = (self.sigs.three, self.entries.send);
+        let r = self.call(sig, addr, &[ctx, pc_after, sp]).unwrap_or(pc_after);
+        self.after_call(r, depth - argc);
+    }
+
+    /// The address of slot `slot` of environment `e`, checking that `e` is an
+    /// environment holding it (otherwise leave at `pc`).
+    fn env_slot(&mut self, e: Value, slot: i64, pc: usize, depth: usize) -> Value {
+        let ok_ptr = self.is_ptr(e);
+        let bail = self.bail_block(pc, depth);
+        let checked = self.b.create_block();
+        self.b.ins().brif(ok_ptr, checked, NO, bail, NO);
+        self.b.switch_to_block(checked);
+        let addr = self.obj_addr(e);
+        let h0 = self.load(addr, 0);
+        let class = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let is_env = self.b.ins().icmp_imm_s(IntCC::Equal, class, cls::ENV as i64);
+        let in_bounds = self.slot_in_bounds(e, slot);
+        let ok = self.b.ins().band(is_env, in_bounds);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, bail, NO);
+        self.b.switch_to_block(fine);
+        self.b.ins().iadd_imm_s(addr, HEADER_BYTES as i64 + slot * 8)
+    }
+
+    /// The environment `depth` scopes out of the activation's.
+    fn env_at(&mut self, hops: u8, pc: usize, depth: usize) -> Value {
+        let mut e = self.env;
+        for _ in 0..hops {
+            let a = self.env_slot(e, ENV_PARENT as i64, pc, depth);
+            e = self.load(a, 0);
+        }
+        e
+    }
+
+    /// Store `v` at `addr` (slot `index` of `object`), through the write
+    /// barrier when `v` is a pointer.
+    fn barrier_store(&mut self, object: Value, index: i64, addr: Value, v: Value) {
+        let ptr = self.is_ptr(v);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(ptr, slow, NO, fast, NO);
+        self.b.switch_to_block(slow);
+        let i = self.iconst(index);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.four_void, self.entries.store);
+        self.call(sig, f, &[ctx, object, i, v]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(fast);
+        self.store(v, addr, 0);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    fn push(&mut self, depth: &mut usize, v: Value) {
+        self.b.def_var(self.s[*depth], v);
+        *depth += 1;
+    }
+
+    fn pop(&mut self, depth: &mut usize) -> Value {
+        *depth -= 1;
+        self.b.use_var(self.s[*depth])
+    }
+
+    fn top(&mut self, depth: usize) -> Value {
+        self.b.use_var(self.s[depth - 1])
+    }
+
+    /// A SmallInteger inline path of a binary special send; answers whether
+    /// it handled `op`.
+    fn inline_arith(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+        let cmp = match op {
+            SpecialOp::Lt => Some(IntCC::SignedLessThan),
+            SpecialOp::Gt => Some(IntCC::SignedGreaterThan),
+            SpecialOp::Le => Some(IntCC::SignedLessThanOrEqual),
+            SpecialOp::Ge => Some(IntCC::SignedGreaterThanOrEqual),
+            SpecialOp::Eq => Some(IntCC::Equal),
+            SpecialOp::Ne => Some(IntCC::NotEqual),
+            SpecialOp::Add | SpecialOp::Sub | SpecialOp::Mul | SpecialOp::BitAnd => None,
+            _ => return false,
+        };
+        let a = self.b.use_var(self.s[depth - 2]);
+        let bv = self.b.use_var(self.s[depth - 1]);
+        let ints = self.both_int(a, bv);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ints, fast, NO, slow, NO);
+        self.b.switch_to_block(fast);
+        let result = match (cmp, op) {
+            (Some(cc), _) => {
+                let c = self.b.ins().icmp(cc, a, bv);
+                Some(self.boolean(c))
+            }
+            (None, SpecialOp::Add) => {
+                let b1 = self.b.ins().iadd_imm_s(bv, -1);
+                let (r, of) = self.b.ins().sadd_overflow(a, b1);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(r)
+            }
+            (None, SpecialOp::Sub) => {
+                let (r, of) = self.b.ins().ssub_overflow(a, bv);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(self.b.ins().iadd_imm_s(r, 1))
+            }
+            (None, SpecialOp::Mul) => {
+                let x = self.b.ins().sshr_imm_u(a, 1);
+                let y = self.b.ins().iadd_imm_s(bv, -1);
+                let (r, of) = self.b.ins().smul_overflow(x, y);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(self.b.ins().iadd_imm_s(r, 1))
+            }
+            (None, SpecialOp::BitAnd) => Some(self.b.ins().band(a, bv)),
+            _ => None,
+        };
+        let Some(result) = result else {
+            return false;
+        };
+        self.bump(offset_of!(NativeCtx, sends));
+        self.b.def_var(self.s[depth - 2], result);
+        self.poll_request(pc + 1, depth - 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(slow);
+        self.runtime_send(pc, depth, 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(join);
+        true
+    }
+
+    /// One instruction, with `depth` operands before it; answers whether
+    /// control falls through to the next one.
+    fn op(&mut self, pc: usize, op: Op, depth: usize) -> bool {
+        let mut d = depth;
+        match op {
+            Op::PushSelf => {
+                let v = self.read_slot(0);
+                self.push(&mut d, v);
+            }
+            Op::PushNil => {
+                let v = self.iconst(NIL);
+                self.push(&mut d, v);
+            }
+            Op::PushTrue => {
+                let v = self.iconst(TRUE);
+                self.push(&mut d, v);
+            }
+            Op::PushFalse => {
+                let v = self.iconst(FALSE);
+                self.push(&mut d, v);
+            }
+            Op::PushInt(i) => {
+                let v = self.iconst(((i as i64) << 1) | 1);
+                self.push(&mut d, v);
+            }
+            Op::PushLiteral(i) => {
+                let cell = self.code.literals[i as usize].as_ptr() as i64;
+                let addr = self.iconst(cell);
+                let v = self.load(addr, 0);
+                self.push(&mut d, v);
+            }
+            Op::PushLocal(i) => {
+                let v = self.read_slot(1 + i as i64);
+                self.push(&mut d, v);
+            }
+            Op::StoreLocal(i) => {
+                let v = self.top(d);
+                self.write_slot(1 + i as i64, v);
+            }
+            Op::PopLocal(i) => {
+                let v = self.pop(&mut d);
+                self.write_slot(1 + i as i64, v);
+            }
+            Op::PushEnv { depth: hops, index } => {
+                let e = self.env_at(hops, pc, d);
+                let a = self.env_slot(e, (ENV_VARS + index as usize) as i64, pc, d);
+                let v = self.load(a, 0);
+                self.push(&mut d, v);
+            }
+            Op::StoreEnv { depth: hops, index } | Op::PopEnv { depth: hops, index } => {
+                let e = self.env_at(hops, pc, d);
+                let slot = (ENV_VARS + index as usize) as i64;
+                let a = self.env_slot(e, slot, pc, d);
+                let v = if matches!(op, Op::PopEnv { .. }) {
+                    self.pop(&mut d)
+                } else {
+                    self.top(d)
+                };
+                self.barrier_store(e, slot, a, v);
+            }
+            Op::CopyArgToEnv { arg, index } => {
+                let e = self.env;
+                let slot = (ENV_VARS + index as usize) as i64;
+                let a = self.env_slot(e, slot, pc, d);
+                let v = self.read_slot(1 + arg as i64);
+                self.barrier_store(e, slot, a, v);
+            }
+            Op::PushField(i) => {
+                let r = self.read_slot(0);
+                let ok = self.is_ptr(r);
+                let check = self.b.create_block();
+                let load = self.b.create_block();
+                let join = self.b.create_block();
+                let out = self.b.append_block_param(join, types::I64);
+                let nil = self.iconst(NIL);
+                self.b
+                    .ins()
+                    .brif(ok, check, NO, join, &[BlockArg::Value(nil)]);
+                self.b.switch_to_block(check);
+                let inb = self.slot_in_bounds(r, i as i64);
+                self.b
+                    .ins()
+                    .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
+                self.b.switch_to_block(load);
+                let addr = self.obj_addr(r);
+                let v = self.load(addr, HEADER_BYTES + 8 * i as i32);
+                self.b.ins().jump(join, &[BlockArg::Value(v)]);
+                self.b.switch_to_block(join);
+                self.push(&mut d, out);
+            }
+            Op::StoreField(i) | Op::PopField(i) => {
+                let v = if matches!(op, Op::PopField(_)) {
+                    self.pop(&mut d)
+                } else {
+                    self.top(d)
+                };
+                let r = self.read_slot(0);
+                let ok = self.is_ptr(r);
+                let check = self.b.create_block();
+                let store = self.b.create_block();
+                let join = self.b.create_block();
+                self.b.ins().brif(ok, check, NO, join, NO);
+                self.b.switch_to_block(check);
+                let inb = self.slot_in_bounds(r, i as i64);
+                self.b.ins().brif(inb, store, NO, join, NO);
+                self.b.switch_to_block(store);
+                let addr = self.obj_addr(r);
+                let a = self.b.ins().iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
+                self.barrier_store(r, i as i64, a, v);
+                self.b.ins().jump(join, NO);
+                self.b.switch_to_block(join);
+            }
+            Op::PushGlobal(i) => {
+                let ctx = self.ctx;
+                let idx = self.iconst(i as i64);
+                let (sig, f) = (self.sigs.two, self.entries.global);
+                let v = self.call(sig, f, &[ctx, idx]).unwrap_or(idx);
+                let bail = self.bail_block(pc, d);
+                let found = self.b.create_block();
+                self.b.ins().brif(v, found, NO, bail, NO);
+                self.b.switch_to_block(found);
+                self.push(&mut d, v);
+            }
+            Op::PushBlock(i) => {
+                self.flush(d);
+                let ctx = self.ctx;
+                let pc_after = self.iconst(pc as i64 + 1);
+                let sp = self.sp(d);
+                let idx = self.iconst(i as i64);
+                let (sig, f) = (self.sigs.four, self.entries.push_block);
+                let r = self.call(sig, f, &[ctx, pc_after, sp, idx]).unwrap_or(idx);
+                d += 1;
+                let ok = self.b.create_block();
+                let leave = self.b.create_block();
+                self.b.set_cold_block(leave);
+                let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE as i64);
+                self.b.ins().brif(is_done, ok, NO, leave, NO);
+                self.b.switch_to_block(leave);
+                let bail = self.iconst(BAIL as i64);
+                self.b.ins().return_(&[bail]);
+                self.b.switch_to_block(ok);
+                self.reload_bases();
+                self.reload(d);
+            }
+            Op::Pop => {}
+            Op::Dup => {
+                let v = self.top(d);
+                self.push(&mut d, v);
+            }
+            Op::Send { argc, .. } | Op::SuperSend { argc, .. } => {
+                self.runtime_send(pc, d, argc as usize);
+            }
+            Op::Special { op: sop, .. } => {
+                let argc = sop.selector().1 as usize;
+                if argc == 1 && self.inline_arith(pc, sop, d) {
+                    // done inline, or by the runtime on its slow path
+                } else {
+                    self.runtime_send(pc, d, argc);
+                }
+            }
+            Op::ReturnTop | Op::ReturnSelf => {
+                if matches!(op, Op::ReturnSelf) {
+                    let r = self.read_slot(0);
+                    self.push(&mut d, r);
+                }
+                self.flush(d);
+                let sp = self.sp(d);
+                let ctx = self.ctx;
+                let (sig, f) = (self.sigs.two, self.entries.ret);
+                let r = self.call(sig, f, &[ctx, sp]).unwrap_or(sp);
+                self.b.ins().return_(&[r]);
+                return false;
+            }
+            Op::ReturnNonLocal => {
+                self.bail_here(pc, d);
+                return false;
+            }
+            Op::Jump(t) | Op::JumpBack(t) => {
+                let target = self.blocks[t as usize];
+                self.b.ins().jump(target, NO);
+                return false;
+            }
+            Op::JumpIfTrue { target, inlined } | Op::JumpIfFalse { target, inlined } => {
+                let v = self.top(d);
+                let want = if matches!(op, Op::JumpIfTrue { .. }) {
+                    TRUE
+                } else {
+                    FALSE
+                };
+                let other = if want == TRUE { FALSE } else { TRUE };
+                let bail = self.bail_block(pc, d);
+                if inlined {
+                    self.bump(offset_of!(NativeCtx, inlined));
+                }
+                let jump = self.blocks[target as usize];
+                let next = self.blocks[pc + 1];
+                let is_want = self.b.ins().icmp_imm_s(IntCC::Equal, v, want);
+                let not_want = self.b.create_block();
+                self.b.ins().brif(is_want, jump, NO, not_want, NO);
+                self.b.switch_to_block(not_want);
+                let is_other = self.b.ins().icmp_imm_s(IntCC::Equal, v, other);
+                self.b.ins().brif(is_other, next, NO, bail, NO);
+                return false;
+            }
+            Op::JumpIfNil { target, inlined } | Op::JumpIfNotNil { target, inlined } => {
+                let v = self.pop(&mut d);
+                if inlined {
+                    self.bump(offset_of!(NativeCtx, inlined));
+                }
+                let cc = if matches!(op, Op::JumpIfNil { .. }) {
+                    IntCC::Equal
+                } else {
+                    IntCC::NotEqual
+                };
+                let c = self.b.ins().icmp_imm_s(cc, v, NIL);
+                let (jump, next) = (self.blocks[target as usize], self.blocks[pc + 1]);
+                self.b.ins().brif(c, jump, NO, next, NO);
+                return false;
+            }
+            Op::ForTest {
+                counter,
+                limit,
+                step,
+                exit,
+            } => {
+                self.bump(offset_of!(NativeCtx, inlined));
+                let c = self.read_slot(1 + counter as i64);
+                let l = self.read_slot(1 + limit as i64);
+                let ints = self.both_int(c, l);
+                let bail = self.bail_block(pc, d);
+                let fast = self.b.create_block();
+                self.b.ins().brif(ints, fast, NO, bail, NO);
+                self.b.switch_to_block(fast);
+                let cc = if step > 0 {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::SignedLessThan
+                };
+                let done = self.b.ins().icmp(cc, c, l);
+                let (jump, next) = (self.blocks[exit as usize], self.blocks[pc + 1]);
+                self.b.ins().brif(done, jump, NO, next, NO);
+                return false;
+            }
+            Op::ForIncr {
+                counter,
+                step,
+                target,
+            } => {
+                let c = self.read_slot(1 + counter as i64);
+                let int = self.is_int(c);
+                let bail = self.bail_block(pc, d);
+                let fast = self.b.create_block();
+                self.b.ins().brif(int, fast, NO, bail, NO);
+                self.b.switch_to_block(fast);
+                let inc = self.iconst((step as i64) << 1);
+                let (r, of) = self.b.ins().sadd_overflow(c, inc);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, bail, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                self.write_slot(1 + counter as i64, r);
+                let t = self.blocks[target as usize];
+                self.b.ins().jump(t, NO);
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Compile `code` for `isa`: its machine code and pc map, or why not.
+pub(crate) fn compile(
+    isa: &dyn TargetIsa,
+    ctx: &mut Context,
+    fctx: &mut FunctionBuilderContext,
+    code: &MethodCode,
+    entries: Entries,
+    counter: u64,
+) -> Result<Compiled, String> {
+    let ops = &code.ops;
+    let an = analyse(ops)?;
+    ctx.clear();
+    ctx.func = Function::with_name_signature(UserFuncName::user(0, code.id), native_signature(isa));
+    let flags = MemFlagsData::trusted();
+    let sigs = Sigs {
+        two: ctx.func.import_signature(signature(isa, 2, true)),
+        three: ctx.func.import_signature(signature(isa, 3, true)),
+        four: ctx.func.import_signature(signature(isa, 4, true)),
+        four_void: ctx.func.import_signature(signature(isa, 4, false)),
+        three_void: ctx.func.import_signature(signature(isa, 3, false)),
+    };
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (cctx, pc) = (params[0], params[1]);
+    let max = code.max_stack + 2;
+    let s: Vec<Variable> = (0..max).map(|_| b.declare_var(types::I64)).collect();
+    let fp = b.declare_var(types::I64);
+    let heap = b.declare_var(types::I64);
+    // Count the entry (the code zone evicts the functions entered least).
+    let counter = b.ins().iconst(types::I64, counter as i64);
+    let n = b.ins().load(types::I64, flags, counter, 0);
+    let n = b.ins().iadd_imm_s(n, 1);
+    b.ins().store(flags, n, counter, 0);
+    let bp = b.ins().load(types::I64, flags, cctx, offset_of!(NativeCtx, bp) as i32);
+    let env = b.ins().load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
+    let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
+    let mut g = Gen {
+        b,
+        code,
+        entries,
+        sigs,
+        flags,
+        s,
+        fp,
+        heap,
+        ctx: cctx,
+        bp,
+        env,
+        blocks,
+        base: 1 + code.num_args as i64 + code.num_temps as i64,
+        bails: Vec::new(),
+    };
+    // Dispatch on the resume pc.
+    let decline = g.b.create_block();
+    let mut switch = Switch::new();
+    let mut resumes = Vec::new();
+    for p in 0..ops.len() {
+        if an.resume[p] {
+            let r = g.b.create_block();
+            switch.set_entry(p as u128, r);
+            resumes.push((p, r));
+        }
+    }
+    switch.emit(&mut g.b, pc, decline);
+    g.b.switch_to_block(decline);
+    let dv = g.iconst(DECLINE as i64);
+    g.b.ins().return_(&[dv]);
+    for (p, r) in resumes {
+        g.b.switch_to_block(r);
+        g.reload_bases();
+        let depth = an.depth[p].unwrap_or(0);
+        g.reload(depth);
+        let target = g.blocks[p];
+        g.b.ins().jump(target, NO);
+    }
+    for (pc, &op) in ops.iter().enumerate() {
+        let blk = g.blocks[pc];
+        g.b.switch_to_block(blk);
+        g.b.set_srcloc(SourceLoc::new(pc as u32));
+        let Some(depth) = an.depth[pc] else {
+            // Unreachable code: never entered.
+            let dv = g.iconst(DECLINE as i64);
+            g.b.ins().return_(&[dv]);
+            continue;
+        };
+        if g.op(pc, op, depth) {
+            let next = g.blocks[pc + 1];
+            g.b.ins().jump(next, NO);
+        }
+    }
+    for (blk, pc, depth) in std::mem::take(&mut g.bails) {
+        g.b.switch_to_block(blk);
+        g.b.set_srcloc(SourceLoc::new(pc as u32));
+        g.bail_here(pc, depth);
+    }
+    // The block past the end is never reached (every path returns).
+    let end = g.blocks[ops.len()];
+    g.b.switch_to_block(end);
+    let dv = g.iconst(DECLINE as i64);
+    g.b.ins().return_(&[dv]);
+    g.b.seal_all_blocks();
+    g.b.finalize(isa.frontend_config());
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let compiled = ctx
+        .compile(isa, &mut ctrl)
+        .map_err(|e| format!("cranelift: {:?}", e.inner))?;
+    if !compiled.buffer.relocs().is_empty() {
+        return Err("the code has relocations".to_string());
+    }
+    let pcs = compiled
+        .buffer
+        .get_srclocs_sorted()
+        .iter()
+        .filter(|s| !s.loc.is_default())
+        .map(|s| (s.start, s.end, s.loc.bits()))
+        .collect();
+    Ok(Compiled {
+        code: compiled.code_buffer().to_vec(),
+        pcs,
+    })
+}
