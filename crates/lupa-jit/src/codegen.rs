@@ -33,15 +33,18 @@
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature,
-    SourceLoc, UserFuncName, Value, types,
+    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature, SourceLoc,
+    UserFuncName, Value, types,
 };
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use lupa_compiler::{Op, SpecialOp};
 use lupa_heap::native_layout::{CLASS_MASK, HEADER_BYTES, SIZE_MASK};
-use lupa_vm::layout::{ENV_PARENT, ENV_VARS};
-use lupa_vm::{BAIL, DECLINE, DONE, MethodCode, NativeCtx, RETURNED, cls};
+use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
+use lupa_vm::{
+    BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
+    RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+};
 use std::mem::offset_of;
 
 /// The addresses of the runtime's entry points native code calls (the
@@ -62,6 +65,8 @@ pub(crate) struct Entries {
     pub(crate) store: u64,
     /// `(ctx, pc, sp)`: a sampler's stack request at an inline send.
     pub(crate) sample: u64,
+    /// `(ctx, n)`: make the value stack hold `n` slots.
+    pub(crate) reserve: u64,
 }
 
 /// One compiled function: its machine code and its map from code offsets to
@@ -83,6 +88,9 @@ const FALSE: i64 = 0x12;
 struct Analysis {
     depth: Vec<Option<usize>>,
     resume: Vec<bool>,
+    /// Reached otherwise than by falling through from the instruction before
+    /// (a jump target or a resume point).
+    join: Vec<bool>,
 }
 
 fn successors(op: &Op, pc: usize) -> Vec<usize> {
@@ -174,7 +182,28 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
             resume[pc] = false;
         }
     }
-    Ok(Analysis { depth, resume })
+    let mut join = resume.clone();
+    for (pc, op) in ops.iter().enumerate() {
+        let succ = successors(op, pc);
+        for s in succ {
+            if s != pc + 1 {
+                join[s] = true;
+            }
+        }
+        if matches!(
+            op,
+            Op::Jump(_) | Op::JumpBack(_) | Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal
+        ) || matches!(op, Op::ForIncr { .. })
+        {
+            // pc + 1 is not reached by falling through from here.
+            join[pc + 1] = true;
+        }
+    }
+    Ok(Analysis {
+        depth,
+        resume,
+        join,
+    })
 }
 
 /// The signatures of the calls native code makes.
@@ -189,6 +218,8 @@ struct Sigs {
     four_void: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64)`: `sample`.
     three_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64)`: `reserve`.
+    two_void: cranelift_codegen::ir::SigRef,
 }
 
 fn signature(isa: &dyn TargetIsa, params: usize, ret: bool) -> Signature {
@@ -229,6 +260,9 @@ struct Gen<'a, 'b> {
     base: i64,
     /// Blocks that leave to the interpreter, to fill: (block, pc, depth).
     bails: Vec<(Block, usize, usize)>,
+    /// Per operand depth: its slot holds the variable's value (stored, or
+    /// read back, since the variable was last defined on this path).
+    clean: Vec<bool>,
 }
 
 impl Gen<'_, '_> {
@@ -287,8 +321,21 @@ impl Gen<'_, '_> {
         self.store(v, fp, Self::slot_offset(i));
     }
 
-    /// Store the operands `0..depth` into their slots.
+    /// Store the operands `0..depth` whose slots do not hold them yet (on
+    /// the straight-line path of the code).
     fn flush(&mut self, depth: usize) {
+        for k in 0..depth {
+            if !self.clean[k] {
+                let v = self.b.use_var(self.s[k]);
+                self.write_slot(self.base + k as i64, v);
+                self.clean[k] = true;
+            }
+        }
+    }
+
+    /// Store every operand `0..depth` (on a side path, where what is stored
+    /// on the main path is not known).
+    fn flush_all(&mut self, depth: usize) {
         for k in 0..depth {
             let v = self.b.use_var(self.s[k]);
             self.write_slot(self.base + k as i64, v);
@@ -303,12 +350,32 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Read the top operand (at `depth - 1`, a call's answer) from its slot;
+    /// the operands below it are unchanged (a call that returns to native
+    /// code ran no collection and no process switch).
+    fn reload_top(&mut self, depth: usize) {
+        if depth > 0 {
+            let v = self.read_slot(self.base + depth as i64 - 1);
+            self.b.def_var(self.s[depth - 1], v);
+        }
+    }
+
+    /// The operand at `depth` was (re)defined.
+    fn dirty(&mut self, depth: usize) {
+        self.clean[depth] = false;
+    }
+
     /// The operand stack's top index in the value stack, at `depth`.
     fn sp(&mut self, depth: usize) -> Value {
         self.b.ins().iadd_imm_s(self.bp, self.base + depth as i64)
     }
 
-    fn call(&mut self, sig: cranelift_codegen::ir::SigRef, addr: u64, args: &[Value]) -> Option<Value> {
+    fn call(
+        &mut self,
+        sig: cranelift_codegen::ir::SigRef,
+        addr: u64,
+        args: &[Value],
+    ) -> Option<Value> {
         let f = self.iconst(addr as i64);
         let inst = self.b.ins().call_indirect(sig, f, args);
         self.b.inst_results(inst).first().copied()
@@ -316,7 +383,7 @@ impl Gen<'_, '_> {
 
     /// Leave to the interpreter at `pc` with `depth` operands (stored first).
     fn bail_here(&mut self, pc: usize, depth: usize) {
-        self.flush(depth);
+        self.flush_all(depth);
         let pc = self.iconst(pc as i64);
         let sp = self.sp(depth);
         let ctx = self.ctx;
@@ -364,7 +431,9 @@ impl Gen<'_, '_> {
         let addr = self.obj_addr(v);
         let h1 = self.load(addr, 8);
         let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
-        self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
     }
 
     /// A value as `true`/`false` from a condition.
@@ -433,7 +502,7 @@ impl Gen<'_, '_> {
         self.b.ins().return_(&[b]);
         self.b.switch_to_block(done);
         self.reload_bases();
-        self.reload(depth_after);
+        self.reload_top(depth_after);
         self.b.ins().jump(cont, NO);
         self.b.switch_to_block(cont);
     }
@@ -441,12 +510,14 @@ impl Gen<'_, '_> {
     /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
     /// inline path does not apply), with `depth` operands before it.
     fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
-        self.flush(depth);
+        self.flush_all(depth);
         let pc_after = self.iconst(pc as i64 + 1);
         let sp = self.sp(depth);
         let ctx = self.ctx;
         let (sig, addr) = (self.sigs.three, self.entries.send);
-        let r = self.call(sig, addr, &[ctx, pc_after, sp]).unwrap_or(pc_after);
+        let r = self
+            .call(sig, addr, &[ctx, pc_after, sp])
+            .unwrap_or(pc_after);
         self.after_call(r, depth - argc);
     }
 
@@ -461,13 +532,18 @@ impl Gen<'_, '_> {
         let addr = self.obj_addr(e);
         let h0 = self.load(addr, 0);
         let class = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
-        let is_env = self.b.ins().icmp_imm_s(IntCC::Equal, class, cls::ENV as i64);
+        let is_env = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, class, cls::ENV as i64);
         let in_bounds = self.slot_in_bounds(e, slot);
         let ok = self.b.ins().band(is_env, in_bounds);
         let fine = self.b.create_block();
         self.b.ins().brif(ok, fine, NO, bail, NO);
         self.b.switch_to_block(fine);
-        self.b.ins().iadd_imm_s(addr, HEADER_BYTES as i64 + slot * 8)
+        self.b
+            .ins()
+            .iadd_imm_s(addr, HEADER_BYTES as i64 + slot * 8)
     }
 
     /// The environment `depth` scopes out of the activation's.
@@ -500,8 +576,27 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
+    /// [`barrier_store`](Self::barrier_store) with the slot index a value.
+    fn barrier_store_dyn(&mut self, object: Value, index: Value, addr: Value, v: Value) {
+        let ptr = self.is_ptr(v);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(ptr, slow, NO, fast, NO);
+        self.b.switch_to_block(slow);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.four_void, self.entries.store);
+        self.call(sig, f, &[ctx, object, index, v]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(fast);
+        self.store(v, addr, 0);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
     fn push(&mut self, depth: &mut usize, v: Value) {
         self.b.def_var(self.s[*depth], v);
+        self.clean[*depth] = false;
         *depth += 1;
     }
 
@@ -579,7 +674,478 @@ impl Gen<'_, '_> {
         self.runtime_send(pc, depth, 1);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(join);
+        self.dirty(depth - 2);
         true
+    }
+
+    fn load32(&mut self, addr: Value, offset: i32) -> Value {
+        self.b.ins().uload32(self.flags, addr, offset)
+    }
+
+    fn store32(&mut self, v: Value, addr: Value, offset: i32) {
+        self.b.ins().istore32(self.flags, v, addr, offset);
+    }
+
+    /// The address of frame `i` (a value).
+    fn frame_addr(&mut self, i: Value) -> Value {
+        let frames = self.ctx_field(offset_of!(NativeCtx, frames));
+        let off = self
+            .b
+            .ins()
+            .imul_imm_s(i, std::mem::size_of::<Frame>() as i64);
+        self.b.ins().iadd(frames, off)
+    }
+
+    /// The checks every fast call makes before pushing a frame: not nested
+    /// too deep, room for the frame, no activation hooks. Branches to `slow`
+    /// when one fails; answers the number of frames.
+    fn fast_call_room(&mut self, slow: Block) -> Value {
+        let depth = self.ctx_field(offset_of!(NativeCtx, depth));
+        let deep = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            depth,
+            MAX_NATIVE_DEPTH as i64,
+        );
+        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+        let cap = self.ctx_field(offset_of!(NativeCtx, frames_cap));
+        let full = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
+        let no = self.b.ins().bor(deep, full);
+        let hooks_on = self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0);
+        let no = self.b.ins().bor(no, hooks_on);
+        let ok = self.b.create_block();
+        self.b.ins().brif(no, slow, NO, ok, NO);
+        self.b.switch_to_block(ok);
+        fl
+    }
+
+    /// The fast-call table's entry of method `mid`, or a jump to `slow`.
+    fn fast_slot(&mut self, mid: Value, slow: Block) -> Value {
+        let len = self.ctx_field(offset_of!(NativeCtx, fast_len));
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, mid, len);
+        let in_table = self.b.create_block();
+        self.b.ins().brif(inside, in_table, NO, slow, NO);
+        self.b.switch_to_block(in_table);
+        let table = self.ctx_field(offset_of!(NativeCtx, fast));
+        let off = self
+            .b
+            .ins()
+            .imul_imm_s(mid, std::mem::size_of::<FastEntry>() as i64);
+        self.b.ins().iadd(table, off)
+    }
+
+    /// The native code of fast-call entry `e` taking `argc` arguments, or a
+    /// jump to `slow`.
+    fn fast_entry_of(&mut self, e: Value, argc: usize, slow: Block) -> Value {
+        let entry = self.load(e, offset_of!(FastEntry, entry) as i32);
+        let nargs = self.load(e, offset_of!(FastEntry, num_args) as i32);
+        let has = self.b.ins().icmp_imm_u(IntCC::NotEqual, entry, 0);
+        let arity = self.b.ins().icmp_imm_u(IntCC::Equal, nargs, argc as i64);
+        let ok = self.b.ins().band(has, arity);
+        let go = self.b.create_block();
+        self.b.ins().brif(ok, go, NO, slow, NO);
+        self.b.switch_to_block(go);
+        entry
+    }
+
+    /// The native code of method `mid` taking `argc` arguments, or a jump to
+    /// `slow`.
+    fn fast_entry(&mut self, mid: Value, argc: usize, slow: Block) -> Value {
+        let e = self.fast_slot(mid, slow);
+        self.fast_entry_of(e, argc, slow)
+    }
+
+    /// Run the trivial method of fast-call entry `e` (kind `kind`, not 0) on
+    /// `rcv` without a frame, as the interpreter does when no activation
+    /// hooks are installed; its answer replaces the receiver and the
+    /// arguments.
+    fn trivial(
+        &mut self,
+        pc: usize,
+        e: Value,
+        kind: Value,
+        rcv: Value,
+        depth: usize,
+        argc: usize,
+        slow: Block,
+        cont: Block,
+    ) {
+        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let run = self.b.create_block();
+        self.b.ins().brif(hooks, slow, NO, run, NO);
+        self.b.switch_to_block(run);
+        self.bump(offset_of!(NativeCtx, sends));
+        self.poll_request(pc + 1, depth - argc);
+        let operand = self.load(e, offset_of!(FastEntry, operand) as i32);
+        let join = self.b.create_block();
+        let result = self.b.append_block_param(join, types::I64);
+        let nil = self.iconst(NIL);
+        // ^field
+        let getter = self.b.create_block();
+        let not_getter = self.b.create_block();
+        let is = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_GETTER as i64);
+        self.b.ins().brif(is, getter, NO, not_getter, NO);
+        self.b.switch_to_block(getter);
+        let p = self.is_ptr(rcv);
+        let check = self.b.create_block();
+        self.b
+            .ins()
+            .brif(p, check, NO, join, &[BlockArg::Value(nil)]);
+        self.b.switch_to_block(check);
+        let a = self.obj_addr(rcv);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
+        let load = self.b.create_block();
+        self.b
+            .ins()
+            .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
+        self.b.switch_to_block(load);
+        let off = self.b.ins().ishl_imm_u(operand, 3);
+        let fa = self.b.ins().iadd(a, off);
+        let v = self.load(fa, HEADER_BYTES);
+        self.b.ins().jump(join, &[BlockArg::Value(v)]);
+        // field := arg, ^self
+        self.b.switch_to_block(not_getter);
+        let setter = self.b.create_block();
+        let not_setter = self.b.create_block();
+        let is = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SETTER as i64);
+        self.b.ins().brif(is, setter, NO, not_setter, NO);
+        self.b.switch_to_block(setter);
+        let arg = self.b.use_var(self.s[depth - 1]);
+        let p = self.is_ptr(rcv);
+        let check = self.b.create_block();
+        self.b
+            .ins()
+            .brif(p, check, NO, join, &[BlockArg::Value(rcv)]);
+        self.b.switch_to_block(check);
+        let a = self.obj_addr(rcv);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
+        let store = self.b.create_block();
+        self.b
+            .ins()
+            .brif(inb, store, NO, join, &[BlockArg::Value(rcv)]);
+        self.b.switch_to_block(store);
+        let off = self.b.ins().ishl_imm_u(operand, 3);
+        let fa = self.b.ins().iadd(a, off);
+        let fa = self.b.ins().iadd_imm_s(fa, HEADER_BYTES as i64);
+        self.barrier_store_dyn(rcv, operand, fa, arg);
+        self.b.ins().jump(join, &[BlockArg::Value(rcv)]);
+        // ^self, ^constant, ^literal
+        self.b.switch_to_block(not_setter);
+        let is_self = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SELF as i64);
+        let not_self = self.b.create_block();
+        self.b
+            .ins()
+            .brif(is_self, join, &[BlockArg::Value(rcv)], not_self, NO);
+        self.b.switch_to_block(not_self);
+        let is_const = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_CONSTANT as i64);
+        let not_const = self.b.create_block();
+        self.b
+            .ins()
+            .brif(is_const, join, &[BlockArg::Value(operand)], not_const, NO);
+        self.b.switch_to_block(not_const);
+        let is_lit = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_LITERAL as i64);
+        let lit = self.b.create_block();
+        self.b.ins().brif(is_lit, lit, NO, slow, NO);
+        self.b.switch_to_block(lit);
+        let v = self.load(operand, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(join);
+        self.b.def_var(self.s[depth - argc - 1], result);
+        self.b.ins().jump(cont, NO);
+    }
+
+    /// Push the callee's frame (method `mid`, receiver slot `callee_bp`,
+    /// environment `env`, closure `closure`) after the caller's, save the
+    /// caller's pc, and call `entry`; continues where the callee returned,
+    /// with its answer in the receiver slot (`depth_after` operands).
+    #[allow(clippy::too_many_arguments)]
+    fn fast_call(
+        &mut self,
+        pc: usize,
+        fl: Value,
+        mid: Value,
+        callee_bp: Value,
+        env: Value,
+        closure: Value,
+        entry: Value,
+        depth_after: usize,
+        cont: Block,
+    ) {
+        // The send is counted, and a sampler's stack request honoured, before
+        // the callee's frame exists (as the interpreter does).
+        self.bump(offset_of!(NativeCtx, sends));
+        self.poll_request(pc + 1, depth_after + 0);
+        let caller_idx = self.b.ins().iadd_imm_s(fl, -1);
+        let caller = self.frame_addr(caller_idx);
+        let pc_after = self.iconst(pc as i64 + 1);
+        self.store(pc_after, caller, offset_of!(Frame, pc) as i32);
+        let f = self.frame_addr(fl);
+        self.store32(mid, f, offset_of!(Frame, method) as i32);
+        let zero = self.iconst(0);
+        self.store32(zero, f, offset_of!(Frame, flags) as i32);
+        self.store(zero, f, offset_of!(Frame, pc) as i32);
+        self.store(callee_bp, f, offset_of!(Frame, bp) as i32);
+        self.store(env, f, offset_of!(Frame, env) as i32);
+        self.store(closure, f, offset_of!(Frame, closure) as i32);
+        let fl1 = self.b.ins().iadd_imm_s(fl, 1);
+        self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
+        self.set_ctx_field(callee_bp, offset_of!(NativeCtx, bp));
+        self.set_ctx_field(env, offset_of!(NativeCtx, env));
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d1 = self.b.ins().iadd_imm_s(d, 1);
+        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        let ctx = self.ctx;
+        let zero = self.iconst(0);
+        let two = self.sigs.two;
+        let inst = self.b.ins().call_indirect(two, entry, &[ctx, zero]);
+        let st = self.b.inst_results(inst)[0];
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d0 = self.b.ins().iadd_imm_s(d, -1);
+        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
+        let back = self.b.create_block();
+        let leave = self.b.create_block();
+        self.b.set_cold_block(leave);
+        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
+        self.b.ins().brif(returned, back, NO, leave, NO);
+        self.b.switch_to_block(leave);
+        let bail = self.iconst(BAIL as i64);
+        self.b.ins().return_(&[bail]);
+        self.b.switch_to_block(back);
+        self.reload_bases();
+        self.reload_top(depth_after);
+        self.b.ins().jump(cont, NO);
+    }
+
+    /// The class index of `v`, or a jump to `slow` (immediates other than
+    /// SmallIntegers take the runtime's path).
+    fn class_of(&mut self, v: Value, slow: Block) -> Value {
+        let int_blk = self.b.create_block();
+        let not_int = self.b.create_block();
+        let ptr_blk = self.b.create_block();
+        let join = self.b.create_block();
+        let c = self.b.append_block_param(join, types::I64);
+        let i = self.is_int(v);
+        self.b.ins().brif(i, int_blk, NO, not_int, NO);
+        self.b.switch_to_block(int_blk);
+        let ci = self.iconst(cls::INTEGER as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(ci)]);
+        self.b.switch_to_block(not_int);
+        let p = self.is_ptr(v);
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(v);
+        let h0 = self.load(a, 0);
+        let cp = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(cp)]);
+        self.b.switch_to_block(join);
+        c
+    }
+
+    /// A send with a fast path: the inline cache of `site` names a method
+    /// the fast-call table has for the receiver's class; the runtime's send
+    /// otherwise.
+    fn send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
+        self.flush(depth);
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let rcv = self.b.use_var(self.s[depth - argc - 1]);
+        let c = self.class_of(rcv, slow);
+        // The polymorphic inline cache: (class, epoch) of each entry against
+        // the receiver's class and the epoch now, as one word.
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let hi = self.b.ins().ishl_imm_u(epoch, 32);
+        let key = self.b.ins().bor(hi, c);
+        let hit_blk = self.b.create_block();
+        let ic_param = self.b.append_block_param(hit_blk, types::I64);
+        let pic = &self.code.caches[site as usize];
+        for (k, entry) in pic.iter().enumerate() {
+            let addr = self.iconst(entry.as_ptr() as i64);
+            let word = self.load(addr, offset_of!(InlineCache, class) as i32);
+            let hit = self.b.ins().icmp(IntCC::Equal, word, key);
+            let next = if k + 1 == pic.len() {
+                slow
+            } else {
+                self.b.create_block()
+            };
+            self.b
+                .ins()
+                .brif(hit, hit_blk, &[BlockArg::Value(addr)], next, NO);
+            if next != slow {
+                self.b.switch_to_block(next);
+            }
+        }
+        self.b.switch_to_block(hit_blk);
+        let ic = ic_param;
+        let mid = self.load32(ic, offset_of!(InlineCache, method) as i32);
+        let e = self.fast_slot(mid, slow);
+        let kind = self.load(e, offset_of!(FastEntry, trivial) as i32);
+        let triv = self.b.create_block();
+        let call = self.b.create_block();
+        self.b.ins().brif(kind, triv, NO, call, NO);
+        self.b.switch_to_block(triv);
+        self.trivial(pc, e, kind, rcv, depth, argc, slow, cont);
+        self.b.switch_to_block(call);
+        let entry = self.fast_entry_of(e, argc, slow);
+        let fl = self.fast_call_room(slow);
+        let callee_bp = self
+            .b
+            .ins()
+            .iadd_imm_s(self.bp, self.base + (depth - argc - 1) as i64);
+        let nil = self.iconst(NIL);
+        self.fast_call(pc, fl, mid, callee_bp, nil, nil, entry, depth - argc, cont);
+        self.b.switch_to_block(slow);
+        self.runtime_send(pc, depth, argc);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+        self.dirty(depth - argc - 1);
+    }
+
+    /// `value`/`value:` with a fast path: a closure whose block the
+    /// fast-call table has, with that many arguments.
+    fn value(&mut self, pc: usize, depth: usize, argc: usize) {
+        self.flush(depth);
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let clo = self.b.use_var(self.s[depth - argc - 1]);
+        let p = self.is_ptr(clo);
+        let ptr_blk = self.b.create_block();
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(clo);
+        let h0 = self.load(a, 0);
+        let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let from_block = self.b.ins().iadd_imm_s(c, -(cls::BLOCK as i64));
+        let is_block = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedLessThanOrEqual,
+            from_block,
+            (cls::BLOCK4 - cls::BLOCK) as i64,
+        );
+        let fits = self.slot_in_bounds(clo, BLOCK_OUTER as i64);
+        let ok = self.b.ins().band(is_block, fits);
+        let blk = self.b.create_block();
+        self.b.ins().brif(ok, blk, NO, slow, NO);
+        self.b.switch_to_block(blk);
+        let code_id = self.load(a, HEADER_BYTES + 8 * BLOCK_CODE as i32);
+        let int = self.is_int(code_id);
+        let id_blk = self.b.create_block();
+        self.b.ins().brif(int, id_blk, NO, slow, NO);
+        self.b.switch_to_block(id_blk);
+        let mid = self.b.ins().sshr_imm_u(code_id, 1);
+        let entry = self.fast_entry(mid, argc, slow);
+        let fl = self.fast_call_room(slow);
+        let a = self.obj_addr(clo);
+        let recv = self.load(a, HEADER_BYTES + 8 * BLOCK_RECEIVER as i32);
+        let outer = self.load(a, HEADER_BYTES + 8 * BLOCK_OUTER as i32);
+        let slot = self.base + (depth - argc - 1) as i64;
+        self.write_slot(slot, recv);
+        let callee_bp = self.b.ins().iadd_imm_s(self.bp, slot);
+        self.fast_call(
+            pc,
+            fl,
+            mid,
+            callee_bp,
+            outer,
+            clo,
+            entry,
+            depth - argc,
+            cont,
+        );
+        self.b.switch_to_block(slow);
+        // The runtime sees the closure in the receiver slot again.
+        self.write_slot(slot, clo);
+        self.runtime_send(pc, depth, argc);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+        self.dirty(depth - argc - 1);
+    }
+
+    /// A return: inline when the sender is a native activation waiting for
+    /// the answer and nothing else must happen at the return (no hooks, no
+    /// unwind to resume, no home environment, not at the meta level);
+    /// through the runtime otherwise.
+    fn ret(&mut self, depth: usize) {
+        let v = self.b.use_var(self.s[depth - 1]);
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let inline = !self.code.has_env() && !self.code.meta_level;
+        if inline {
+            let d = self.ctx_field(offset_of!(NativeCtx, depth));
+            let top = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+            let sr = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+            let sr = self.b.ins().icmp_imm_u(IntCC::NotEqual, sr, 0);
+            let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+            let after = self.b.ins().iadd_imm_s(fl, -1);
+            let watch = self.ctx_field(offset_of!(NativeCtx, unwind_watch));
+            let watched = self.b.ins().icmp(IntCC::Equal, after, watch);
+            let no = self.b.ins().bor(top, sr);
+            let no = self.b.ins().bor(no, watched);
+            let fast = self.b.create_block();
+            self.b.ins().brif(no, slow, NO, fast, NO);
+            self.b.switch_to_block(fast);
+            self.write_slot(0, v);
+            self.set_ctx_field(after, offset_of!(NativeCtx, frames_len));
+            let r = self.iconst(RETURNED as i64);
+            self.b.ins().return_(&[r]);
+        } else {
+            self.b.ins().jump(slow, NO);
+        }
+        self.b.switch_to_block(slow);
+        self.flush_all(depth);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.two, self.entries.ret);
+        let r = self.call(sig, f, &[ctx, sp]).unwrap_or(sp);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// The start of the code (pc 0): room for the activation's extent on
+    /// the value stack, temporaries nil.
+    fn prologue(&mut self) {
+        let extent = self
+            .b
+            .ins()
+            .iadd_imm_s(self.bp, self.base + self.code.max_stack as i64);
+        let cap = self.ctx_field(offset_of!(NativeCtx, stack_cap));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, extent, cap);
+        let grow = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(short, grow, NO, ok, NO);
+        self.b.switch_to_block(grow);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.two_void, self.entries.reserve);
+        self.call(sig, f, &[ctx, extent]);
+        self.reload_bases();
+        self.b.ins().jump(ok, NO);
+        self.b.switch_to_block(ok);
+        let nil = self.iconst(NIL);
+        for i in 0..self.code.num_temps {
+            self.write_slot(1 + self.code.num_args as i64 + i as i64, nil);
+        }
     }
 
     /// One instruction, with `depth` operands before it; answers whether
@@ -689,7 +1255,10 @@ impl Gen<'_, '_> {
                 self.b.ins().brif(inb, store, NO, join, NO);
                 self.b.switch_to_block(store);
                 let addr = self.obj_addr(r);
-                let a = self.b.ins().iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
+                let a = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
                 self.barrier_store(r, i as i64, a, v);
                 self.b.ins().jump(join, NO);
                 self.b.switch_to_block(join);
@@ -724,19 +1293,25 @@ impl Gen<'_, '_> {
                 self.b.ins().return_(&[bail]);
                 self.b.switch_to_block(ok);
                 self.reload_bases();
-                self.reload(d);
+                self.reload_top(d);
+                self.clean[d - 1] = true;
             }
             Op::Pop => {}
             Op::Dup => {
                 let v = self.top(d);
                 self.push(&mut d, v);
             }
-            Op::Send { argc, .. } | Op::SuperSend { argc, .. } => {
+            Op::Send { argc, site, .. } => {
+                self.send(pc, d, argc as usize, site);
+            }
+            Op::SuperSend { argc, .. } => {
                 self.runtime_send(pc, d, argc as usize);
             }
             Op::Special { op: sop, .. } => {
                 let argc = sop.selector().1 as usize;
-                if argc == 1 && self.inline_arith(pc, sop, d) {
+                if matches!(sop, SpecialOp::Value | SpecialOp::ValueWith) {
+                    self.value(pc, d, argc);
+                } else if argc == 1 && self.inline_arith(pc, sop, d) {
                     // done inline, or by the runtime on its slow path
                 } else {
                     self.runtime_send(pc, d, argc);
@@ -747,12 +1322,7 @@ impl Gen<'_, '_> {
                     let r = self.read_slot(0);
                     self.push(&mut d, r);
                 }
-                self.flush(d);
-                let sp = self.sp(d);
-                let ctx = self.ctx;
-                let (sig, f) = (self.sigs.two, self.entries.ret);
-                let r = self.call(sig, f, &[ctx, sp]).unwrap_or(sp);
-                self.b.ins().return_(&[r]);
+                self.ret(d);
                 return false;
             }
             Op::ReturnNonLocal => {
@@ -871,6 +1441,7 @@ pub(crate) fn compile(
         four: ctx.func.import_signature(signature(isa, 4, true)),
         four_void: ctx.func.import_signature(signature(isa, 4, false)),
         three_void: ctx.func.import_signature(signature(isa, 3, false)),
+        two_void: ctx.func.import_signature(signature(isa, 2, false)),
     };
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
     let entry = b.create_block();
@@ -887,8 +1458,12 @@ pub(crate) fn compile(
     let n = b.ins().load(types::I64, flags, counter, 0);
     let n = b.ins().iadd_imm_s(n, 1);
     b.ins().store(flags, n, counter, 0);
-    let bp = b.ins().load(types::I64, flags, cctx, offset_of!(NativeCtx, bp) as i32);
-    let env = b.ins().load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
+    let bp = b
+        .ins()
+        .load(types::I64, flags, cctx, offset_of!(NativeCtx, bp) as i32);
+    let env = b
+        .ins()
+        .load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
     let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
     let mut g = Gen {
         b,
@@ -905,6 +1480,7 @@ pub(crate) fn compile(
         blocks,
         base: 1 + code.num_args as i64 + code.num_temps as i64,
         bails: Vec::new(),
+        clean: vec![false; max],
     };
     // Dispatch on the resume pc.
     let decline = g.b.create_block();
@@ -924,6 +1500,9 @@ pub(crate) fn compile(
     for (p, r) in resumes {
         g.b.switch_to_block(r);
         g.reload_bases();
+        if p == 0 {
+            g.prologue();
+        }
         let depth = an.depth[p].unwrap_or(0);
         g.reload(depth);
         let target = g.blocks[p];
@@ -933,6 +1512,9 @@ pub(crate) fn compile(
         let blk = g.blocks[pc];
         g.b.switch_to_block(blk);
         g.b.set_srcloc(SourceLoc::new(pc as u32));
+        if an.join[pc] {
+            g.clean.iter_mut().for_each(|c| *c = false);
+        }
         let Some(depth) = an.depth[pc] else {
             // Unreachable code: never entered.
             let dv = g.iconst(DECLINE as i64);

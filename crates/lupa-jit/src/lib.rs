@@ -101,7 +101,15 @@ impl CraneliftJit {
             f.set(k, v).map_err(|e| JitError::Isa(e.to_string()))
         };
         set(&mut flags, "opt_level", "speed")?;
-        set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+        set(
+            &mut flags,
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )?;
         let isa = cranelift_native::builder()
             .map_err(|e| JitError::Isa(e.to_string()))?
             .finish(settings::Flags::new(flags))
@@ -120,6 +128,7 @@ impl CraneliftJit {
                 global: zone::rt_global as *const () as u64,
                 store: zone::rt_store as *const () as u64,
                 sample: zone::rt_sample as *const () as u64,
+                reserve: zone::rt_reserve as *const () as u64,
             },
             stats: stats::Counts::default(),
         })
@@ -163,7 +172,13 @@ impl Jit for CraneliftJit {
         let len = compiled.code.len();
         let f = self
             .zone
-            .install(&compiled.code, Rc::downgrade(code), slot, name.clone(), compiled.pcs)
+            .install(
+                &compiled.code,
+                Rc::downgrade(code),
+                slot,
+                name.clone(),
+                compiled.pcs,
+            )
             .map_err(|e| e.to_string())?;
         let elapsed = t0.elapsed();
         self.stats.note(code, name.clone(), len, elapsed);

@@ -89,7 +89,9 @@ impl std::fmt::Display for ZoneError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ZoneError::Os(e) => write!(f, "code zone: {e}"),
-            ZoneError::TooLarge(n) => write!(f, "a function of {n} bytes does not fit in the code zone"),
+            ZoneError::TooLarge(n) => {
+                write!(f, "a function of {n} bytes does not fit in the code zone")
+            }
         }
     }
 }
@@ -173,13 +175,7 @@ impl CodeZone {
         // SAFETY: the range is whole pages inside our own mapping (start and
         // end are within 0..=size, as `from + len <= size` is checked by the
         // callers). Changing protections affects only this mapping.
-        let r = unsafe {
-            libc::mprotect(
-                self.base.as_ptr().add(start).cast(),
-                end - start,
-                prot,
-            )
-        };
+        let r = unsafe { libc::mprotect(self.base.as_ptr().add(start).cast(), end - start, prot) };
         if r != 0 {
             return Err(os_error("mprotect"));
         }
@@ -196,7 +192,11 @@ impl CodeZone {
         // compiles only at its safepoints), and the source is a Rust slice
         // that cannot overlap the mapping.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.base.as_ptr().add(offset), bytes.len());
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.base.as_ptr().add(offset),
+                bytes.len(),
+            );
         }
         self.protect(offset, bytes.len(), false)
     }
@@ -380,8 +380,8 @@ pub(crate) extern "C" fn rt_push_block(ctx: *mut NativeCtx, pc: u64, sp: u64, in
 
 pub(crate) extern "C" fn rt_global(ctx: *mut NativeCtx, index: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
-    let (vm, _) = unsafe { parts(ctx) };
-    vm.native_global(index)
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_global(ctx, index)
 }
 
 pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, value: u64) {
@@ -394,4 +394,10 @@ pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64, sp: u64) {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, ctx) = unsafe { parts(ctx) };
     vm.native_sample(ctx, pc, sp);
+}
+
+pub(crate) extern "C" fn rt_reserve(ctx: *mut NativeCtx, n: u64) {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_reserve(ctx, n);
 }

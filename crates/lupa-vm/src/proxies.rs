@@ -34,8 +34,8 @@
 //! The interpreter calls the helpers here on its hot paths; they are
 //! `#[inline(always)]` and compile to what was written there before.
 
-use crate::objects::{InlineCache, MethodCode, cls};
-use crate::sched::ProcessState;
+use crate::objects::{MethodCode, cls};
+use crate::sched::{Frame, ProcessState};
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use std::cell::Cell;
@@ -60,9 +60,9 @@ impl ProcessState {
     /// A frame of `m` is being popped (returned from or unwound): uncount it if
     /// `m` is `<metaLevel>`, restore the saved count if it is `<baseLevel>`.
     #[inline(always)]
-    pub fn leave_meta_level(&mut self, m: &MethodCode) {
-        if m.meta_level {
-            if m.base_level {
+    pub fn leave_meta_level(&mut self, flags: u32) {
+        if flags & Frame::META_LEVEL != 0 {
+            if flags & Frame::BASE_LEVEL != 0 {
                 self.meta_depth = self.base_saves.pop().unwrap_or(0);
             } else {
                 self.meta_depth = self.meta_depth.saturating_sub(1);
@@ -121,11 +121,7 @@ impl Vm {
             ops: m.ops.clone(),
             literals: m.literals.iter().map(|c| Cell::new(c.get())).collect(),
             sel_ids: m.sel_ids.iter().map(|c| Cell::new(c.get())).collect(),
-            caches: m
-                .caches
-                .iter()
-                .map(|_| Cell::new(InlineCache::default()))
-                .collect(),
+            caches: m.caches.iter().map(|_| Default::default()).collect(),
             blocks: m.blocks.clone(),
             trivial: m.trivial,
             native: Cell::new(None),
@@ -192,8 +188,10 @@ impl Vm {
         }
         code.literals[i].set(v);
         code.sel_ids[i].set(self.symbol_id(v).unwrap_or(u32::MAX));
-        for c in code.caches.iter() {
-            c.set(Default::default());
+        for site in code.caches.iter() {
+            for c in site {
+                c.set(Default::default());
+            }
         }
         Ok(())
     }

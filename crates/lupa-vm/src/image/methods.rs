@@ -8,7 +8,7 @@
 //! epoch (see `class_table`).
 
 use super::{Image, Lookup};
-use crate::objects::{InlineCache, MethodCode, Shape, cls, numbers};
+use crate::objects::{MethodCode, Shape, cls, numbers};
 use lupa_compiler::{CodeKind, CompiledCode, Const};
 use lupa_heap::{Heap, OutOfMemory, Value};
 use std::cell::Cell;
@@ -80,9 +80,7 @@ impl Image {
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
             sel_ids: sel_ids.into_boxed_slice(),
-            caches: (0..cc.num_send_sites)
-                .map(|_| Cell::new(InlineCache::default()))
-                .collect(),
+            caches: (0..cc.num_send_sites).map(|_| Default::default()).collect(),
             blocks: blocks.into_boxed_slice(),
             native: Cell::new(None),
             hotness: Cell::new(self.start_hotness),

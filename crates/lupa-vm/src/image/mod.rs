@@ -148,6 +148,12 @@ impl Image {
         self.symbol_object(heap, id)
     }
 
+    /// The code of method or block `id` (a frame's `method`).
+    #[inline(always)]
+    pub(crate) fn code(&self, id: u32) -> &Rc<MethodCode> {
+        &self.methods[id as usize]
+    }
+
     /// The class object of a class index.
     pub fn class_object(&self, c: u32) -> Value {
         self.classes

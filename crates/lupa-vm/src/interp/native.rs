@@ -29,7 +29,7 @@
 
 use crate::image::Image;
 use crate::objects::MethodCode;
-use crate::objects::native::{BAIL, DECLINE, DONE, NativeCtx, NativeFn, RETURNED};
+use crate::objects::native::{BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED};
 use crate::vm::{JitMode, Vm, VmError};
 use lupa_compiler::Op;
 use lupa_heap::Value;
@@ -46,8 +46,11 @@ pub trait Jit {
     /// compilation (`--jit-log`). It may make room by evicting other code
     /// (clearing their `native`); it is only ever called from the dispatch
     /// loop, when no native code is running.
-    fn compile(&mut self, code: &Rc<MethodCode>, image: &Image)
-    -> Result<(NativeFn, String), String>;
+    fn compile(
+        &mut self,
+        code: &Rc<MethodCode>,
+        image: &Image,
+    ) -> Result<(NativeFn, String), String>;
 
     /// The JIT itself, for its owner to read its statistics.
     fn as_any(&self) -> &dyn std::any::Any;
@@ -64,6 +67,11 @@ pub(crate) struct NativeTier {
     error: Option<VmError>,
     /// Why the JIT the options asked for could not be installed.
     pub(crate) unavailable: Option<String>,
+    /// Native code left the top frame at an instruction for the interpreter
+    /// to run: the loop interprets it before entering native code again.
+    pub(crate) interpret_next: bool,
+    /// The fast-call table native code reads (`objects/native.rs`).
+    fast: Vec<FastEntry>,
 }
 
 impl NativeTier {
@@ -112,9 +120,14 @@ impl Vm {
 
     /// May native code run now? Not while sends are observed one by one
     /// beyond a sampler's stack requests (counts by site, line coverage,
-    /// deterministic sampling: the observing loop does those).
+    /// deterministic sampling: the observing loop does those), nor right
+    /// after native code left an instruction to the interpreter (which runs
+    /// it first).
     #[inline(always)]
-    pub(super) fn native_allowed(&self) -> bool {
+    pub(super) fn native_allowed(&mut self) -> bool {
+        if std::mem::take(&mut self.native.interpret_next) {
+            return false;
+        }
         !self.obs.per_send || (self.obs.requests_only && !self.recording_lifetimes())
     }
 
@@ -178,6 +191,49 @@ impl Vm {
             }
         }
         self.native.jit = Some(jit);
+        self.rebuild_fast_table();
+    }
+
+    /// The fast-call table from the methods' native code now (compilation
+    /// adds entries, eviction removes and moves them).
+    fn rebuild_fast_table(&mut self) {
+        let fast = &mut self.native.fast;
+        fast.clear();
+        fast.extend(self.image.methods.iter().map(|m| {
+            use crate::objects::Trivial as T;
+            use crate::objects::native::{
+                TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER,
+            };
+            let (trivial, operand) = match m.trivial {
+                Some(T::Getter(i)) => (TRIVIAL_GETTER, i as u64),
+                Some(T::Setter(i)) => (TRIVIAL_SETTER, i as u64),
+                Some(T::ReturnSelf) => (TRIVIAL_SELF, 0),
+                Some(T::Literal(k)) => match m.literals.get(k as usize) {
+                    Some(cell) => (TRIVIAL_LITERAL, cell.as_ptr() as u64),
+                    None => (0, 0),
+                },
+                Some(T::Int(i)) => (TRIVIAL_CONSTANT, Value::small(i as i64).raw()),
+                Some(T::Nil) => (TRIVIAL_CONSTANT, Value::NIL.raw()),
+                Some(T::True) => (TRIVIAL_CONSTANT, Value::TRUE.raw()),
+                Some(T::False) => (TRIVIAL_CONSTANT, Value::FALSE.raw()),
+                None => (0, 0),
+            };
+            let direct = m.trivial.is_none()
+                && m.primitive.get().is_none()
+                && !m.trap_shortcut
+                && !m.meta_level
+                && !m.has_env();
+            let entry = match m.native.get() {
+                Some(f) if direct => f as usize as u64,
+                _ => 0,
+            };
+            FastEntry {
+                entry,
+                num_args: m.num_args as u64,
+                trivial,
+                operand,
+            }
+        }));
     }
 
     /// The stack slots an activation of `code` at `bp` uses, operand stack
@@ -187,25 +243,43 @@ impl Vm {
         bp + 1 + code.num_args + code.num_temps + code.max_stack
     }
 
-    /// Make the value stack `n` slots long (nil above the live slots).
+    /// Make the value stack `n` slots long for native code (the slots above
+    /// the live ones are native code's to write; see `ValueStack`).
     #[inline(always)]
     fn stack_to(&mut self, n: usize) {
-        self.sched.running.stack.resize(n, Value::NIL);
+        self.sched.running.stack.set_len(n);
     }
 
-    /// The addresses native code reads through: the value stack's and the
-    /// heap's first words.
+    /// Take what native code did since it last called: its counts, and the
+    /// frames it pushed and popped itself.
     #[inline(always)]
-    fn refresh(&mut self, ctx: &mut NativeCtx) {
-        ctx.stack = self.sched.running.stack.as_mut_ptr();
-        ctx.heap = self.heap.words_ptr();
-    }
-
-    /// Take the counts native code kept since the last call.
-    #[inline(always)]
-    fn take_counts(&mut self, ctx: &mut NativeCtx) {
+    fn sync_in(&mut self, ctx: &mut NativeCtx) {
         self.obs.sends += std::mem::take(&mut ctx.sends);
         self.obs.inlined += std::mem::take(&mut ctx.inlined);
+        self.sched.running.frames.set_len(ctx.frames_len as usize);
+    }
+
+    /// Give native code what it reads and compares: the stacks' and the
+    /// heap's addresses and sizes, the epoch, whether returns are slow, the
+    /// fast-call table.
+    #[inline(always)]
+    fn sync_out(&mut self, ctx: &mut NativeCtx) {
+        let running = &mut self.sched.running;
+        ctx.stack = running.stack.as_mut_ptr();
+        ctx.stack_cap = running.stack.capacity() as u64;
+        ctx.frames = running.frames.as_mut_ptr().cast();
+        ctx.frames_len = running.frames.len() as u64;
+        ctx.frames_cap = self.limits.frame_limit().min(running.frames.capacity()) as u64;
+        ctx.unwind_watch = if running.unwind_watch == usize::MAX {
+            u64::MAX
+        } else {
+            running.unwind_watch as u64
+        };
+        ctx.heap = self.heap.words_ptr();
+        ctx.epoch = self.image.classes.epoch() as u64;
+        ctx.slow_returns = u64::from(self.obs.hooks_on || self.limits.in_overflow());
+        ctx.fast = self.native.fast.as_ptr();
+        ctx.fast_len = self.native.fast.len() as u64;
     }
 
     /// Must the loop see to something before native code goes on (a
@@ -227,7 +301,12 @@ impl Vm {
     ) -> Result<Entered, VmError> {
         let len = self.sched.running.stack.len();
         self.stack_to(Self::extent(code, bp).max(len));
-        let env = self.sched.running.frames.last().map_or(Value::NIL, |f| f.env);
+        let env = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map_or(Value::NIL, |f| f.env);
         let request = if self.obs.sampler_attached() {
             &self.obs.sample.request as *const std::sync::atomic::AtomicU64
         } else {
@@ -244,10 +323,22 @@ impl Vm {
             depth: 0,
             attention: 0,
             request,
+            frames: std::ptr::null_mut(),
+            frames_len: 0,
+            frames_cap: 0,
+            stack_cap: 0,
+            epoch: 0,
+            slow_returns: 0,
+            unwind_watch: u64::MAX,
+            fast: std::ptr::null(),
+            fast_len: 0,
         };
-        self.refresh(&mut ctx);
+        self.sync_out(&mut ctx);
         let status = f(&mut ctx, pc as u64);
-        self.take_counts(&mut ctx);
+        // Native code always leaves through a runtime call, which took its
+        // frames; only the counts since are left.
+        self.obs.sends += ctx.sends;
+        self.obs.inlined += ctx.inlined;
         if let Some(e) = self.native.error.take() {
             return Err(e);
         }
@@ -270,16 +361,20 @@ impl Vm {
     /// frame is on top again with the answer pushed) and native code goes on
     /// (`DONE`), a frame was pushed whose native code native code calls
     /// itself (the function's address), or the loop takes over (`BAIL`).
-    fn after_native_send(&mut self, ctx: &mut NativeCtx, frames_before: usize) -> u64 {
+    fn after_native_send(&mut self, ctx: &mut NativeCtx, frames_before: usize, pc: usize) -> u64 {
         let n = self.sched.running.frames.len();
         if self.needs_attention() || self.native.error.is_some() {
             return BAIL;
         }
         if n == frames_before {
-            if let Some(f) = self.sched.running.frames.last() {
-                let extent = Self::extent(&f.code, f.bp);
+            // The same frame, at the same place (a primitive may have
+            // restarted it: the loop then goes on).
+            if let Some(f) = self.sched.running.frames.last()
+                && f.pc == pc
+            {
+                let extent = Self::extent(self.image.code(f.method), f.bp);
                 self.stack_to(extent);
-                self.refresh(ctx);
+                self.sync_out(ctx);
                 return DONE;
             }
             return BAIL;
@@ -287,14 +382,14 @@ impl Vm {
         if n == frames_before + 1
             && ctx.depth < MAX_NATIVE_DEPTH
             && let Some(f) = self.sched.running.frames.last()
-            && let Some(native) = f.code.native.get()
+            && let Some(native) = self.image.code(f.method).native.get()
             && f.pc == 0
         {
             ctx.bp = f.bp as u64;
             ctx.env = f.env;
-            let extent = Self::extent(&f.code, f.bp);
+            let extent = Self::extent(self.image.code(f.method), f.bp);
             self.stack_to(extent);
-            self.refresh(ctx);
+            self.sync_out(ctx);
             return native as usize as u64;
         }
         BAIL
@@ -305,11 +400,17 @@ impl Vm {
     /// `pc` of the top frame, with the operand stack's top at `sp`. Answers
     /// `DONE`, `BAIL` or the native code of the activated callee.
     pub fn native_send(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64) -> u64 {
-        self.take_counts(ctx);
+        self.sync_in(ctx);
         let pc = pc as usize;
-        self.sched.running.stack.truncate(sp as usize);
+        self.sched.running.stack.set_len(sp as usize);
         self.save_pc(pc);
-        let Some(code) = self.sched.running.frames.last().map(|f| f.code.clone()) else {
+        let Some(code) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| self.image.code(f.method).clone())
+        else {
             return BAIL;
         };
         let frames_before = self.sched.running.frames.len();
@@ -340,7 +441,7 @@ impl Vm {
         if let Err(e) = r {
             return self.native_failed(e);
         }
-        self.after_native_send(ctx, frames_before)
+        self.after_native_send(ctx, frames_before, pc)
     }
 
     /// Runtime call: return the value at `sp - 1` from the top frame
@@ -348,8 +449,8 @@ impl Vm {
     /// `RETURNED` when the sender, a native activation waiting for the
     /// answer, goes on; `BAIL` otherwise.
     pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64) -> u64 {
-        self.take_counts(ctx);
-        self.sched.running.stack.truncate(sp as usize);
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
         let v = self.sched.running.stack.pop().unwrap_or(Value::NIL);
         let n = self.sched.running.frames.len();
         let unwinds = n.checked_sub(1) == Some(self.sched.running.unwind_watch);
@@ -365,9 +466,9 @@ impl Vm {
         }
         match self.sched.running.frames.last() {
             Some(f) => {
-                let extent = Self::extent(&f.code, f.bp);
+                let extent = Self::extent(self.image.code(f.method), f.bp);
                 self.stack_to(extent);
-                self.refresh(ctx);
+                self.sync_out(ctx);
                 RETURNED
             }
             None => BAIL,
@@ -378,9 +479,10 @@ impl Vm {
     /// stack's top at `sp` (an instruction native code does not run, or a
     /// case its inline path does not handle: the interpreter runs it).
     pub fn native_bail(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64) -> u64 {
-        self.take_counts(ctx);
+        self.sync_in(ctx);
+        self.native.interpret_next = true;
         self.save_pc(pc as usize);
-        self.sched.running.stack.truncate(sp as usize);
+        self.sched.running.stack.set_len(sp as usize);
         BAIL
     }
 
@@ -388,10 +490,16 @@ impl Vm {
     /// (`PushBlock`, just before resume point `pc`, the operand stack's top at
     /// `sp`). Answers `DONE` (native code goes on) or `BAIL`.
     pub fn native_push_block(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64, index: u64) -> u64 {
-        self.take_counts(ctx);
-        self.sched.running.stack.truncate(sp as usize);
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
         self.save_pc(pc as usize);
-        let Some((code, bp)) = self.sched.running.frames.last().map(|f| (f.code.clone(), f.bp)) else {
+        let Some((code, bp)) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| (self.image.code(f.method).clone(), f.bp))
+        else {
             return BAIL;
         };
         let Some(block) = code.blocks.get(index as usize) else {
@@ -403,20 +511,35 @@ impl Vm {
             Err(e) => return self.native_failed(e.into()),
         }
         let frames = self.sched.running.frames.len();
-        self.after_native_send(ctx, frames)
+        self.after_native_send(ctx, frames, pc as usize)
     }
 
     /// Runtime call: the value of the global named by literal `index` of the
     /// top frame's code, or 0 when there is none (native code then leaves to
     /// the interpreter, which sends `unknownGlobal:`).
-    pub fn native_global(&mut self, index: u64) -> u64 {
-        let Some(code) = self.sched.running.frames.last().map(|f| f.code.clone()) else {
+    pub fn native_global(&mut self, ctx: &mut NativeCtx, index: u64) -> u64 {
+        self.sync_in(ctx);
+        let Some(code) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| self.image.code(f.method).clone())
+        else {
             return 0;
         };
         let Some(id) = code.sel_ids.get(index as usize).map(|c| c.get()) else {
             return 0;
         };
         self.image.globals.get(&id).map_or(0, |v| v.raw())
+    }
+
+    /// Runtime call: make the value stack hold at least `n` slots (an
+    /// activation's extent native code is about to use).
+    pub fn native_reserve(&mut self, ctx: &mut NativeCtx, n: u64) {
+        self.sched.running.stack.reserve_slots(n as usize);
+        ctx.stack = self.sched.running.stack.as_mut_ptr();
+        ctx.stack_cap = self.sched.running.stack.capacity() as u64;
     }
 
     /// Runtime call: store `value` into slot `index` of `object` through the
@@ -429,8 +552,8 @@ impl Vm {
     /// just before `pc` that native code ran inline (it tests the request
     /// word at such sends, as the interpreter's observing loop does).
     pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) {
-        self.take_counts(ctx);
-        if let Some(id) = self.sched.running.frames.last().map(|f| f.code.id) {
+        self.sync_in(ctx);
+        if let Some(id) = self.sched.running.frames.last().map(|f| f.method) {
             self.save_pc(pc as usize);
             self.observe_send(id, pc as usize);
         }

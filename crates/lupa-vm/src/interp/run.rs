@@ -127,7 +127,7 @@ impl Vm {
                 continue 'frame;
             }
             let (code, mut pc, bp) = match self.sched.running.frames.last() {
-                Some(f) => (f.code.clone(), f.pc, f.bp),
+                Some(f) => (self.image.code(f.method).clone(), f.pc, f.bp),
                 None => continue 'frame,
             };
             if let Some(f) = code.native.get()
@@ -474,7 +474,7 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if self.obs.per_send
-                && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.code.id, f.pc))
+                && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.method, f.pc))
                 && self.obs.on_send(id, pc)
             {
                 self.copy_sample_stack(pc);
@@ -496,7 +496,7 @@ impl Vm {
         let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
         let mut frames: Vec<(u32, u32)> = self.sched.running.frames[skip..]
             .iter()
-            .map(|f| (f.code.id, f.pc as u32))
+            .map(|f| (f.method, f.pc as u32))
             .collect();
         if let Some(top) = frames.last_mut() {
             top.1 = pc as u32;

@@ -46,16 +46,19 @@ impl Vm {
         let recv = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
-            let ic = code.caches[site].get();
-            if ic.class == c && ic.epoch == self.image.classes.epoch() {
-                if let Some(t) = self.image.methods[ic.method as usize].trivial
-                    && !self.obs.hooks_on
-                {
-                    self.run_trivial(ic.method as usize, t, argc);
-                    return Ok(());
+            let epoch = self.image.classes.epoch();
+            for entry in &code.caches[site] {
+                let ic = entry.get();
+                if ic.class == c && ic.epoch == epoch {
+                    if let Some(t) = self.image.methods[ic.method as usize].trivial
+                        && !self.obs.hooks_on
+                    {
+                        self.run_trivial(ic.method as usize, t, argc);
+                        return Ok(());
+                    }
+                    let m = self.image.methods[ic.method as usize].clone();
+                    return self.invoke(m, argc);
                 }
-                let m = self.image.methods[ic.method as usize].clone();
-                return self.invoke(m, argc);
             }
         }
         self.dispatch_in(c, sel, argc, cache)
@@ -81,9 +84,17 @@ impl Vm {
         match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
-                    code.caches[site].set(crate::objects::InlineCache {
+                    // The first entry of another epoch, or else one chosen by
+                    // class (a megamorphic site keeps changing its entries).
+                    let epoch = self.image.classes.epoch();
+                    let pic = &code.caches[site];
+                    let slot = pic
+                        .iter()
+                        .position(|e| e.get().epoch != epoch)
+                        .unwrap_or(c as usize % crate::objects::PIC_SIZE);
+                    pic[slot].set(crate::objects::InlineCache {
                         class: c,
-                        epoch: self.image.classes.epoch(),
+                        epoch,
                         method: id,
                     });
                 }
@@ -374,7 +385,8 @@ impl Vm {
         }
         self.sched.running.enter_meta_level(&m);
         self.sched.running.frames.push(Frame {
-            code: m,
+            method: m.id,
+            flags: Frame::flags_of(&m),
             pc: 0,
             bp,
             env,
@@ -406,7 +418,7 @@ impl Vm {
                 .running
                 .frames
                 .last()
-                .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
+                .map(|f| self.image.code(f.method).line_of(f.pc.saturating_sub(1)))
                 .unwrap_or(0),
         };
         self.obs.enter(ev);

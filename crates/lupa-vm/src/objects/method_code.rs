@@ -25,7 +25,15 @@ pub struct PrimId {
     pub index: u16,
 }
 
-/// Inline cache of one send site: class index, method-dictionary epoch, method id.
+/// Entries of a send site's polymorphic inline cache: a site that sees more
+/// receiver classes (megamorphic) replaces entries and looks up through the
+/// class table's global cache.
+pub const PIC_SIZE: usize = 4;
+
+/// One entry of a send site's inline cache: class index, method-dictionary
+/// epoch, method id. `#[repr(C)]`, class then epoch: native code compares the
+/// two as one word.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InlineCache {
     /// Receiver class index (0 = empty).
@@ -69,8 +77,8 @@ pub struct MethodCode {
     /// Per literal: its symbol id if it is a Symbol (selectors, global names), else `u32::MAX`.
     /// Kept in step with `literals` by whoever patches them.
     pub sel_ids: Box<[Cell<u32>]>,
-    /// One inline cache per send site.
-    pub caches: Box<[Cell<InlineCache>]>,
+    /// One polymorphic inline cache per send site.
+    pub caches: Box<[[Cell<InlineCache>; PIC_SIZE]]>,
     /// Nested blocks.
     pub blocks: Box<[Rc<MethodCode>]>,
     /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.

@@ -21,6 +21,6 @@ pub(crate) mod numbers;
 mod trivial;
 
 pub(crate) use classes::{ClassInfo, Shape};
-pub use method_code::{InlineCache, MethodCode};
 pub(crate) use method_code::PrimId;
+pub use method_code::{InlineCache, MethodCode, PIC_SIZE};
 pub use trivial::Trivial;

@@ -62,7 +62,60 @@ pub struct NativeCtx {
     /// otherwise): native code tests it at every send, as the interpreter's
     /// observing loop does.
     pub request: *const AtomicU64,
+    /// The running process's frames (`FrameStack`'s slots; moves when they
+    /// grow): native code pushes and pops frames there itself on its fast
+    /// paths.
+    pub frames: *mut u8,
+    /// Live frames (native code's count; the runtime takes it at each call).
+    pub frames_len: u64,
+    /// Frames native code may push before it must ask the runtime: the
+    /// stack-depth limit, and the frame slots allocated.
+    pub frames_cap: u64,
+    /// Value stack slots allocated (native code asks the runtime for more).
+    pub stack_cap: u64,
+    /// The class table's epoch (inline caches hold for it).
+    pub epoch: u64,
+    /// Non-zero when every return must go through the runtime (activation
+    /// hooks installed, a stack overflow being handled).
+    pub slow_returns: u64,
+    /// The frame index whose return resumes an interrupted unwind (its
+    /// return goes through the runtime), or `u64::MAX`.
+    pub unwind_watch: u64,
+    /// The fast-call table: per method id, the native code native code may
+    /// call directly after pushing the frame itself ([`FastEntry`]).
+    pub fast: *const FastEntry,
+    /// Entries in `fast`.
+    pub fast_len: u64,
 }
+
+/// What native code may do itself for a method or block, by method id: call
+/// its native code after pushing the frame (`entry`), or run it without a
+/// frame when it is trivial (`trivial`, `operand`), as the interpreter does.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FastEntry {
+    /// The native function's address, or 0.
+    pub entry: u64,
+    /// Arguments it takes.
+    pub num_args: u64,
+    /// [`TRIVIAL_NONE`], or how the method runs without a frame.
+    pub trivial: u64,
+    /// The field index, the constant's bits, or the literal's address.
+    pub operand: u64,
+}
+
+/// Not a trivial method.
+pub const TRIVIAL_NONE: u64 = 0;
+/// `^field` (`operand`: the field index).
+pub const TRIVIAL_GETTER: u64 = 1;
+/// `field := arg` answering self (`operand`: the field index).
+pub const TRIVIAL_SETTER: u64 = 2;
+/// `^self`.
+pub const TRIVIAL_SELF: u64 = 3;
+/// `^constant` (`operand`: the value's bits).
+pub const TRIVIAL_CONSTANT: u64 = 4;
+/// `^literal` (`operand`: the address of the literal's cell).
+pub const TRIVIAL_LITERAL: u64 = 5;
 
 /// A compiled method or block: `f(ctx, pc)` continues the top activation at
 /// resume point `pc` and answers [`RETURNED`], [`BAIL`] or [`DECLINE`].

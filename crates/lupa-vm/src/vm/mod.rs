@@ -22,9 +22,7 @@ mod observing;
 pub(crate) mod profiler_door;
 
 pub(crate) use crate::image::Lookup;
-pub use config::{
-    DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, VmOptions,
-};
+pub use config::{DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, VmOptions};
 pub use error::VmError;
 
 use crate::image::Image;
