@@ -263,6 +263,8 @@ struct Gen<'a, 'b> {
     /// Per operand depth: its slot holds the variable's value (stored, or
     /// read back, since the variable was last defined on this path).
     clean: Vec<bool>,
+    /// The block that returns `BAIL` (after a callee or the runtime left).
+    leave: Block,
 }
 
 impl Gen<'_, '_> {
@@ -476,9 +478,8 @@ impl Gen<'_, '_> {
         let done = self.b.create_block();
         let not_done = self.b.create_block();
         let call = self.b.create_block();
-        let leave = self.b.create_block();
+        let leave = self.leave;
         let cont = self.b.create_block();
-        self.b.set_cold_block(leave);
         self.b.ins().brif(r, not_done, NO, done, NO);
         self.b.switch_to_block(not_done);
         let is_bail = self.b.ins().icmp_imm_s(IntCC::Equal, r, BAIL as i64);
@@ -497,9 +498,6 @@ impl Gen<'_, '_> {
         self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
         let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
         self.b.ins().brif(returned, done, NO, leave, NO);
-        self.b.switch_to_block(leave);
-        let b = self.iconst(BAIL as i64);
-        self.b.ins().return_(&[b]);
         self.b.switch_to_block(done);
         self.reload_bases();
         self.reload_top(depth_after);
@@ -511,6 +509,12 @@ impl Gen<'_, '_> {
     /// inline path does not apply), with `depth` operands before it.
     fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
         self.flush_all(depth);
+        self.runtime_send_flushed(pc, depth, argc);
+    }
+
+    /// [`runtime_send`](Self::runtime_send) with the operands already in
+    /// their slots.
+    fn runtime_send_flushed(&mut self, pc: usize, depth: usize, argc: usize) {
         let pc_after = self.iconst(pc as i64 + 1);
         let sp = self.sp(depth);
         let ctx = self.ctx;
@@ -925,13 +929,9 @@ impl Gen<'_, '_> {
         let d0 = self.b.ins().iadd_imm_s(d, -1);
         self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
         let back = self.b.create_block();
-        let leave = self.b.create_block();
-        self.b.set_cold_block(leave);
+        let leave = self.leave;
         let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
         self.b.ins().brif(returned, back, NO, leave, NO);
-        self.b.switch_to_block(leave);
-        let bail = self.iconst(BAIL as i64);
-        self.b.ins().return_(&[bail]);
         self.b.switch_to_block(back);
         self.reload_bases();
         self.reload_top(depth_after);
@@ -1017,7 +1017,7 @@ impl Gen<'_, '_> {
         let nil = self.iconst(NIL);
         self.fast_call(pc, fl, mid, callee_bp, nil, nil, entry, depth - argc, cont);
         self.b.switch_to_block(slow);
-        self.runtime_send(pc, depth, argc);
+        self.runtime_send_flushed(pc, depth, argc);
         self.b.ins().jump(cont, NO);
         self.b.switch_to_block(cont);
         self.dirty(depth - argc - 1);
@@ -1077,7 +1077,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(slow);
         // The runtime sees the closure in the receiver slot again.
         self.write_slot(slot, clo);
-        self.runtime_send(pc, depth, argc);
+        self.runtime_send_flushed(pc, depth, argc);
         self.b.ins().jump(cont, NO);
         self.b.switch_to_block(cont);
         self.dirty(depth - argc - 1);
@@ -1146,6 +1146,246 @@ impl Gen<'_, '_> {
         for i in 0..self.code.num_temps {
             self.write_slot(1 + self.code.num_args as i64 + i as i64, nil);
         }
+    }
+
+    /// Is the fast path whose per-class table is at context fields
+    /// (`table`, `len`) valid for class `c` in the epoch now? A condition.
+    fn fast_path_holds(&mut self, c: Value, table: usize, len: usize) -> Value {
+        let n = self.ctx_field(len);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, c, n);
+        let in_table = self.b.create_block();
+        let out = self.b.create_block();
+        let join = self.b.create_block();
+        let r = self.b.append_block_param(join, types::I8);
+        self.b.ins().brif(inside, in_table, NO, out, NO);
+        self.b.switch_to_block(out);
+        let f = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(f)]);
+        self.b.switch_to_block(in_table);
+        let base = self.ctx_field(table);
+        let off = self.b.ins().ishl_imm_u(c, 2);
+        let a = self.b.ins().iadd(base, off);
+        let e = self.load32(a, 0);
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let same = self.b.ins().icmp(IntCC::Equal, e, epoch);
+        self.b.ins().jump(join, &[BlockArg::Value(same)]);
+        self.b.switch_to_block(join);
+        r
+    }
+
+    /// The class of `v` for the fast paths: SmallIntegers, heap objects and
+    /// nil; `slow` for the other immediates.
+    fn fast_class(&mut self, v: Value, slow: Block) -> Value {
+        let is_nil = self.b.ins().icmp_imm_u(IntCC::Equal, v, NIL);
+        let nil_blk = self.b.create_block();
+        let other = self.b.create_block();
+        let join = self.b.create_block();
+        let c = self.b.append_block_param(join, types::I64);
+        self.b.ins().brif(is_nil, nil_blk, NO, other, NO);
+        self.b.switch_to_block(nil_blk);
+        let cn = self.iconst(cls::NIL as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(cn)]);
+        self.b.switch_to_block(other);
+        let co = self.class_of(v, slow);
+        self.b.ins().jump(join, &[BlockArg::Value(co)]);
+        self.b.switch_to_block(join);
+        c
+    }
+
+    /// Is `v` an object of class `class` with more than `index` (a value)
+    /// slots or bytes? Answers the object's address, or jumps to `slow`.
+    fn checked_object(&mut self, v: Value, class: u32, slow: Block) -> Value {
+        let p = self.is_ptr(v);
+        let ptr_blk = self.b.create_block();
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(v);
+        let h0 = self.load(a, 0);
+        let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let ok = self.b.ins().icmp_imm_u(IntCC::Equal, c, class as i64);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, slow, NO);
+        self.b.switch_to_block(fine);
+        a
+    }
+
+    /// The 0-based slot of SmallInteger index `i` (1-based) in the object
+    /// at `a`, or a jump to `slow` when it is not an index into it.
+    fn checked_index(&mut self, a: Value, i: Value, slow: Block) -> Value {
+        let int = self.is_int(i);
+        let int_blk = self.b.create_block();
+        self.b.ins().brif(int, int_blk, NO, slow, NO);
+        self.b.switch_to_block(int_blk);
+        let k = self.b.ins().sshr_imm_u(i, 1);
+        let k0 = self.b.ins().iadd_imm_s(k, -1);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        // 1 <= k <= size, as one unsigned comparison of k - 1 < size.
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, k0, size);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, slow, NO);
+        self.b.switch_to_block(fine);
+        k0
+    }
+
+    /// A special send other than arithmetic: an inline path when its
+    /// operands allow, the runtime's send otherwise. Answers false when `op`
+    /// has no inline path here.
+    fn inline_special(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+        let argc = op.selector().1 as usize;
+        if !matches!(
+            op,
+            SpecialOp::IsNil
+                | SpecialOp::NotNil
+                | SpecialOp::Not
+                | SpecialOp::IdentityEq
+                | SpecialOp::At
+                | SpecialOp::AtPut
+                | SpecialOp::Length
+                | SpecialOp::Div
+                | SpecialOp::Mod
+        ) {
+            return false;
+        }
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let rd = depth - argc - 1;
+        let r = self.b.use_var(self.s[rd]);
+        let result = match op {
+            SpecialOp::IsNil | SpecialOp::NotNil => {
+                let c = self.fast_class(r, slow);
+                let is_nil_class = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::NIL as i64);
+                let holds = self.fast_path_holds(
+                    c,
+                    offset_of!(NativeCtx, nil_test),
+                    offset_of!(NativeCtx, nil_test_len),
+                );
+                let ok = self.b.ins().bor(is_nil_class, holds);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let cc = if op == SpecialOp::IsNil {
+                    IntCC::Equal
+                } else {
+                    IntCC::NotEqual
+                };
+                let b = self.b.ins().icmp_imm_u(cc, r, NIL);
+                self.boolean(b)
+            }
+            SpecialOp::Not => {
+                let t = self.b.ins().icmp_imm_u(IntCC::Equal, r, TRUE);
+                let f = self.b.ins().icmp_imm_u(IntCC::Equal, r, FALSE);
+                let ok = self.b.ins().bor(t, f);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let tv = self.iconst(TRUE);
+                let fv = self.iconst(FALSE);
+                self.b.ins().select(t, fv, tv)
+            }
+            SpecialOp::IdentityEq => {
+                let other = self.b.use_var(self.s[depth - 1]);
+                let c = self.fast_class(r, slow);
+                let holds = self.fast_path_holds(
+                    c,
+                    offset_of!(NativeCtx, identity),
+                    offset_of!(NativeCtx, identity_len),
+                );
+                let fine = self.b.create_block();
+                self.b.ins().brif(holds, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let same = self.b.ins().icmp(IntCC::Equal, r, other);
+                self.boolean(same)
+            }
+            SpecialOp::At => {
+                let i = self.b.use_var(self.s[depth - 1]);
+                let a = self.checked_object(r, cls::ARRAY, slow);
+                let k = self.checked_index(a, i, slow);
+                let off = self.b.ins().ishl_imm_u(k, 3);
+                let sa = self.b.ins().iadd(a, off);
+                self.load(sa, HEADER_BYTES)
+            }
+            SpecialOp::AtPut => {
+                let i = self.b.use_var(self.s[depth - 2]);
+                let v = self.b.use_var(self.s[depth - 1]);
+                let a = self.checked_object(r, cls::ARRAY, slow);
+                let k = self.checked_index(a, i, slow);
+                let off = self.b.ins().ishl_imm_u(k, 3);
+                let sa = self.b.ins().iadd(a, off);
+                let sa = self.b.ins().iadd_imm_s(sa, HEADER_BYTES as i64);
+                self.barrier_store_dyn(r, k, sa, v);
+                v
+            }
+            SpecialOp::Length => {
+                let p = self.is_ptr(r);
+                let ptr_blk = self.b.create_block();
+                self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+                self.b.switch_to_block(ptr_blk);
+                let a = self.obj_addr(r);
+                let h0 = self.load(a, 0);
+                let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+                let is_a = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::ARRAY as i64);
+                let is_s = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::STRING as i64);
+                let is_y = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::SYMBOL as i64);
+                let ok = self.b.ins().bor(is_a, is_s);
+                let ok = self.b.ins().bor(ok, is_y);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let h1 = self.load(a, 8);
+                let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+                let t = self.b.ins().ishl_imm_u(size, 1);
+                self.b.ins().bor_imm_s(t, 1)
+            }
+            SpecialOp::Div | SpecialOp::Mod => {
+                let bv = self.b.use_var(self.s[depth - 1]);
+                let ints = self.both_int(r, bv);
+                let int_blk = self.b.create_block();
+                self.b.ins().brif(ints, int_blk, NO, slow, NO);
+                self.b.switch_to_block(int_blk);
+                let x = self.b.ins().sshr_imm_u(r, 1);
+                let y = self.b.ins().sshr_imm_u(bv, 1);
+                let nz = self.b.create_block();
+                self.b.ins().brif(y, nz, NO, slow, NO);
+                self.b.switch_to_block(nz);
+                // Floor division and modulo (the sign of the divisor), as
+                // the interpreter computes them; 63-bit operands never hit
+                // the one quotient a 64-bit division cannot represent.
+                let q = self.b.ins().sdiv(x, y);
+                let m = self.b.ins().srem(x, y);
+                let m_nz = self.b.ins().icmp_imm_u(IntCC::NotEqual, m, 0);
+                let xs = self.b.ins().bxor(m, y);
+                let diff = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, xs, 0);
+                let adjust = self.b.ins().band(m_nz, diff);
+                let v = if op == SpecialOp::Div {
+                    let q1 = self.b.ins().iadd_imm_s(q, -1);
+                    self.b.ins().select(adjust, q1, q)
+                } else {
+                    let my = self.b.ins().iadd(m, y);
+                    self.b.ins().select(adjust, my, m)
+                };
+                // Back to a SmallInteger, when it is one.
+                let t = self.b.ins().ishl_imm_u(v, 1);
+                let back = self.b.ins().sshr_imm_u(t, 1);
+                let fits = self.b.ins().icmp(IntCC::Equal, back, v);
+                let ok_blk = self.b.create_block();
+                self.b.ins().brif(fits, ok_blk, NO, slow, NO);
+                self.b.switch_to_block(ok_blk);
+                self.b.ins().bor_imm_s(t, 1)
+            }
+            _ => return false,
+        };
+        self.bump(offset_of!(NativeCtx, sends));
+        self.b.def_var(self.s[rd], result);
+        self.poll_request(pc + 1, rd + 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(slow);
+        self.runtime_send(pc, depth, argc);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(join);
+        self.dirty(rd);
+        true
     }
 
     /// One instruction, with `depth` operands before it; answers whether
@@ -1311,6 +1551,8 @@ impl Gen<'_, '_> {
                 let argc = sop.selector().1 as usize;
                 if matches!(sop, SpecialOp::Value | SpecialOp::ValueWith) {
                     self.value(pc, d, argc);
+                } else if self.inline_special(pc, sop, d) {
+                    // done inline, or by the runtime on its slow path
                 } else if argc == 1 && self.inline_arith(pc, sop, d) {
                     // done inline, or by the runtime on its slow path
                 } else {
@@ -1465,6 +1707,7 @@ pub(crate) fn compile(
         .ins()
         .load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
     let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
+    let decline_placeholder = blocks[ops.len()];
     let mut g = Gen {
         b,
         code,
@@ -1481,7 +1724,11 @@ pub(crate) fn compile(
         base: 1 + code.num_args as i64 + code.num_temps as i64,
         bails: Vec::new(),
         clean: vec![false; max],
+        leave: decline_placeholder,
     };
+    let leave = g.b.create_block();
+    g.b.set_cold_block(leave);
+    g.leave = leave;
     // Dispatch on the resume pc.
     let decline = g.b.create_block();
     let mut switch = Switch::new();
@@ -1508,9 +1755,17 @@ pub(crate) fn compile(
         let target = g.blocks[p];
         g.b.ins().jump(target, NO);
     }
+    // Straight-line code shares its block: a new block starts only where
+    // control joins (a jump target, a resume point) or after a branch.
+    let mut fell = false;
     for (pc, &op) in ops.iter().enumerate() {
-        let blk = g.blocks[pc];
-        g.b.switch_to_block(blk);
+        if an.join[pc] || !fell {
+            let blk = g.blocks[pc];
+            if fell {
+                g.b.ins().jump(blk, NO);
+            }
+            g.b.switch_to_block(blk);
+        }
         g.b.set_srcloc(SourceLoc::new(pc as u32));
         if an.join[pc] {
             g.clean.iter_mut().for_each(|c| *c = false);
@@ -1519,13 +1774,18 @@ pub(crate) fn compile(
             // Unreachable code: never entered.
             let dv = g.iconst(DECLINE as i64);
             g.b.ins().return_(&[dv]);
+            fell = false;
             continue;
         };
-        if g.op(pc, op, depth) {
-            let next = g.blocks[pc + 1];
-            g.b.ins().jump(next, NO);
-        }
+        fell = g.op(pc, op, depth);
     }
+    if fell {
+        let end = g.blocks[ops.len()];
+        g.b.ins().jump(end, NO);
+    }
+    g.b.switch_to_block(g.leave);
+    let bv = g.iconst(BAIL as i64);
+    g.b.ins().return_(&[bv]);
     for (blk, pc, depth) in std::mem::take(&mut g.bails) {
         g.b.switch_to_block(blk);
         g.b.set_srcloc(SourceLoc::new(pc as u32));

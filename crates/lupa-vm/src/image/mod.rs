@@ -24,7 +24,7 @@ mod query;
 mod symbols;
 
 pub use class_table::{ClassTable, Lookup};
-pub(crate) use fast_path_cache::FastPathCache;
+pub(crate) use fast_path_cache::{FastPath, FastPathCache};
 pub use loader::{BUNDLED, package_of};
 pub use query::{InstructionInfo, MethodDescription};
 pub(crate) use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};

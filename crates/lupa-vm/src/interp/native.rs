@@ -280,6 +280,12 @@ impl Vm {
         ctx.slow_returns = u64::from(self.obs.hooks_on || self.limits.in_overflow());
         ctx.fast = self.native.fast.as_ptr();
         ctx.fast_len = self.native.fast.len() as u64;
+        let (p, n) = self.image.fast_paths.table(crate::image::FastPath::NilTest);
+        ctx.nil_test = p;
+        ctx.nil_test_len = n as u64;
+        let (p, n) = self.image.fast_paths.table(crate::image::FastPath::Identity);
+        ctx.identity = p;
+        ctx.identity_len = n as u64;
     }
 
     /// Must the loop see to something before native code goes on (a
@@ -332,6 +338,10 @@ impl Vm {
             unwind_watch: u64::MAX,
             fast: std::ptr::null(),
             fast_len: 0,
+            nil_test: std::ptr::null(),
+            nil_test_len: 0,
+            identity: std::ptr::null(),
+            identity_len: 0,
         };
         self.sync_out(&mut ctx);
         let status = f(&mut ctx, pc as u64);

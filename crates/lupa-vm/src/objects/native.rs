@@ -86,6 +86,16 @@ pub struct NativeCtx {
     pub fast: *const FastEntry,
     /// Entries in `fast`.
     pub fast_len: u64,
+    /// Per class index, the epoch in which `isNil`/`notNil` were last found
+    /// to be Object's (the fast path holds when it is the epoch now).
+    pub nil_test: *const u32,
+    /// Entries in `nil_test`.
+    pub nil_test_len: u64,
+    /// Per class index, the epoch in which `==` was last found to be
+    /// Object's primitive.
+    pub identity: *const u32,
+    /// Entries in `identity`.
+    pub identity_len: u64,
 }
 
 /// What native code may do itself for a method or block, by method id: call
