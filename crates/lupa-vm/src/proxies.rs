@@ -42,13 +42,13 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 impl ProcessState {
-    /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`; a
+    /// A frame with `flags` is being pushed: count it if its code is `<metaLevel>`; a
     /// `<baseLevel>` method puts the process back at the base level while it
     /// is active (the count is saved, and restored when its frame is popped).
     #[inline(always)]
-    pub fn enter_meta_level(&mut self, m: &MethodCode) {
-        if m.meta_level {
-            if m.base_level {
+    pub fn enter_meta_level(&mut self, flags: u32) {
+        if flags & Frame::META_LEVEL != 0 {
+            if flags & Frame::BASE_LEVEL != 0 {
                 self.base_saves.push(self.meta_depth);
                 self.meta_depth = 0;
             } else {
@@ -132,6 +132,7 @@ impl Vm {
             exception_handler: m.exception_handler,
             meta_level: m.meta_level,
             base_level: m.base_level,
+            frame_flags: m.frame_flags,
             trap_shortcut: m.trap_shortcut,
             pragmas: m.pragmas.clone(),
             lines: m.lines.clone(),

@@ -64,7 +64,7 @@ impl Image {
             } else {
                 None
             };
-        let code = Rc::new(MethodCode {
+        let mut code = MethodCode {
             trivial,
             id,
             kind: cc.kind,
@@ -94,6 +94,7 @@ impl Image {
                 .iter()
                 .any(|(p, _)| p == "metaLevel" || p == "baseLevel"),
             base_level: cc.pragmas.iter().any(|(p, _)| p == "baseLevel"),
+            frame_flags: 0,
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
             line_by_pc: MethodCode::lines_by_pc(&cc.lines, cc.first_line, cc.code.len()),
@@ -103,7 +104,9 @@ impl Image {
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
             local_names: cc.local_names.clone(),
-        });
+        };
+        code.frame_flags = crate::sched::Frame::flags_of(&code);
+        let code = Rc::new(code);
         for b in code.blocks.iter() {
             set_home(b, id);
         }

@@ -383,10 +383,10 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             self.observe_activation(&m, bp);
         }
-        self.sched.running.enter_meta_level(&m);
+        self.sched.running.enter_meta_level(m.frame_flags);
         self.sched.running.frames.push(Frame {
             method: m.id,
-            flags: Frame::flags_of(&m),
+            flags: m.frame_flags,
             pc: 0,
             bp,
             env,

@@ -104,6 +104,12 @@ pub struct MethodCode {
     /// method is active (it also sets `meta_level`, so that activation takes
     /// the one slow path that handles both).
     pub base_level: bool,
+    /// The flags of a frame running this code ([`Frame::flags_of`] of
+    /// `home_env`, `meta_level` and `base_level`), computed once: activation
+    /// copies them into the frame.
+    ///
+    /// [`Frame::flags_of`]: crate::sched::Frame::flags_of
+    pub frame_flags: u32,
     /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
     /// "instrumentation enabled" flag and literal 2 the hidden selector of the
     /// original. When instrumentation is disabled or the process is at the meta

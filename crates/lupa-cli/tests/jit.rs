@@ -1,0 +1,213 @@
+//! The JIT tier, from the outside: every suite that runs interpreted also runs
+//! with every method and block compiled at its first activation
+//! (`--jit always`), under GC stress, with a code zone small enough to evict,
+//! and the profilers give the numbers they give without the JIT.
+
+mod common;
+use common::{classes, lupa, lupa_in, som_dir};
+
+fn summary_line(out: &str) -> Option<(u32, u32)> {
+    let line = out.lines().rev().find(|l| l.contains(" passed, "))?;
+    let mut it = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+fn assert_green(args: &[&str]) -> u32 {
+    let r = lupa(args);
+    let (passed, failed) = summary_line(&r.stdout)
+        .unwrap_or_else(|| panic!("{args:?}: no summary:\n{}\n{}", r.stdout, r.stderr));
+    assert_eq!(failed, 0, "{args:?}: failures:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    passed
+}
+
+/// Whether this build has a JIT (x86-64 Linux); elsewhere `--jit always`
+/// interprets and the tests below check only that.
+fn jit_installed() -> bool {
+    let r = lupa(&["--jit-stats", "--jit", "always", "bench", "Towers", "1", "1"]);
+    r.stderr.contains("jit: compiled")
+}
+
+#[test]
+fn bundled_sunit_suites_pass_with_everything_compiled() {
+    let interpreted = assert_green(&["test", "--jit", "off"]);
+    let compiled = assert_green(&["test", "--jit", "always"]);
+    assert_eq!(interpreted, compiled, "the same tests ran");
+}
+
+#[test]
+fn compiled_code_survives_gc_stress() {
+    // Closures, non-local returns, ensure:, exceptions and process switches
+    // from compiled code, with a collection at every allocation.
+    assert_green(&[
+        "test",
+        "--jit",
+        "always",
+        "--gc-stress",
+        "--verify-heap",
+        "LupaBlockTest",
+        "LupaExceptionTest",
+        "LupaCollectionTest",
+        "LupaEnsureTest",
+        "LupaProcessTest",
+        "LupaGcTest",
+    ]);
+    for args in [
+        &["bench", "Richards", "1", "1"][..],
+        &["bench", "DeltaBlue", "1", "20"][..],
+        &["bench", "Json", "1", "1"][..],
+    ] {
+        let mut all = vec![args[0], "--jit", "always", "--gc-stress", "--verify-heap"];
+        all.extend(&args[1..]);
+        let r = lupa(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn every_benchmark_verifies_compiled_and_with_evictions() {
+    // `bench` checks each benchmark's result; a 64 KB code zone evicts
+    // while the benchmarks run.
+    for zone in ["32MB", "64KB"] {
+        let r = lupa(&[
+            "bench",
+            "All",
+            "1",
+            "--jit",
+            "always",
+            "--code-zone",
+            zone,
+            "--jit-stats",
+        ]);
+        assert_eq!(r.code, 0, "{zone}: {}\n{}", r.stdout, r.stderr);
+        assert!(!r.stdout.contains("failed"), "{zone}: {}", r.stdout);
+        if zone == "64KB" && jit_installed() {
+            let evictions = r
+                .stderr
+                .lines()
+                .find(|l| l.contains("evictions"))
+                .unwrap_or_else(|| panic!("no eviction line: {}", r.stderr));
+            assert!(
+                !evictions.contains(" 0 evictions"),
+                "the small zone evicted: {evictions}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hot_code_is_compiled_at_the_threshold() {
+    if !jit_installed() {
+        return;
+    }
+    let r = lupa(&[
+        "--jit-stats",
+        "--jit-log",
+        "--jit-threshold",
+        "50",
+        "bench",
+        "Towers",
+        "1",
+        "5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Towers>>"), "{}", r.stderr);
+    let r = lupa(&["--jit-stats", "--jit", "off", "bench", "Towers", "1", "5"]);
+    assert!(r.stderr.contains("jit: off"), "{}", r.stderr);
+}
+
+/// Compteur counts every send, compiled or not: the counts of a program
+/// are the same with the JIT off, on at a low threshold, and always.
+#[test]
+fn send_counts_are_exact_with_compiled_code() {
+    let dir = classes(&[(
+        "Fib.som",
+        "Fib = ( fib: n = ( n < 2 ifTrue: [ ^n ]. ^(self fib: n - 1) + (self fib: n - 2) )\n\
+         run = ( | s | s := 0. 1 to: 20 do: [ :i | s := s + (self fib: 12) ]. ^s ) )",
+    )]);
+    let mut outputs = vec![];
+    for mode in ["off", "on", "always"] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "count",
+                "-cp",
+                ".",
+                "--jit",
+                mode,
+                "--jit-threshold",
+                "10",
+                "--format",
+                "ranking",
+                "Fib",
+            ],
+        );
+        assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+        outputs.push(r.stdout);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+    // And the VM's own send counter, which compiled code adds to.
+    let sends = |mode: &str| {
+        let r = lupa_in(
+            dir.path(),
+            &["-cp", ".", "--jit", mode, "--gc-stats", "Fib"],
+        );
+        r.stderr
+            .lines()
+            .find(|l| l.starts_with("sends:"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{mode}: no sends line: {}", r.stderr))
+    };
+    assert_eq!(sends("off"), sends("always"));
+}
+
+#[test]
+fn stack_overflow_in_compiled_code_is_an_error() {
+    let dir = classes(&[(
+        "Deep.som",
+        "Deep = ( down: n = ( ^(self down: n + 1) + 1 ) run = ( ^self down: 0 ) )",
+    )]);
+    for mode in ["off", "always"] {
+        let r = lupa_in(dir.path(), &["-cp", ".", "--jit", mode, "Deep"]);
+        assert_ne!(r.code, 0, "{mode}");
+        assert!(
+            r.stderr.to_lowercase().contains("stack"),
+            "{mode}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn bad_jit_flags_are_usage_errors() {
+    let r = lupa(&["--jit", "sometimes", "bench", "Towers", "1", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("off, on, always"), "{}", r.stderr);
+}
+
+#[test]
+fn som_testsuite_passes_with_everything_compiled() {
+    let Some(som) = som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
+        return;
+    };
+    let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
+    let r = lupa(&["--no-bundled", "--jit", "always", "-cp", &cp, "TestHarness"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let line = |p: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(p))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    };
+    assert_eq!(
+        line("Total number of tests:"),
+        line("Number of successful tests:"),
+        "{}",
+        r.stdout
+    );
+}
