@@ -5,25 +5,15 @@
 //! shares is in `vm_args.rs` (the VM options, exit codes) and
 //! `report_args.rs` (`--format`, `-o`).
 
-mod calibrate;
 mod commands;
-mod gcbench;
-mod gctune;
 mod progress;
-mod proxies;
 mod report_args;
 mod save;
-mod units;
 mod vm_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use vm_args::{EXIT_CODES, with_vm};
-
-// Names the experiment files (calibrate, gc-bench, gc-tune, proxies-bench)
-// use from the crate root.
-pub(crate) use commands::run::{RunArgs, program_args};
-pub(crate) use vm_args::{exit_status, options, report};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -102,12 +92,12 @@ enum Command {
     /// dataframe) under the default GC parameters and under larger configurations, and report GC
     /// time, total time, scavenges and full GCs.
     #[command(name = "gc-bench", after_help = EXIT_CODES)]
-    GcBench(gcbench::GcBenchArgs),
+    GcBench(commands::gcbench::GcBenchArgs),
     /// GC tuning for a program: profile its object lifetimes, propose GC parameters from them
     /// (each with its reason), search the same parameters black-box under a time budget, and
     /// measure both against the defaults in interleaved runs (speed-ups with 95% intervals).
-    #[command(name = "gc-tune", after_help = gctune::EXIT_CODES)]
-    GcTune(gctune::GcTuneArgs),
+    #[command(name = "gc-tune", after_help = commands::gctune::EXIT_CODES)]
+    GcTune(commands::gctune::GcTuneArgs),
     /// Profile history across versions (Hip, the Spy paper's section 4.3): record a program's
     /// send counts (exact), sampled CPU time or test coverage per method for each version (or git
     /// revision) in SQLite or PostgreSQL, list them, compare two
@@ -170,8 +160,8 @@ fn main() -> ExitCode {
         Command::Calibrate(c) => commands::calibrate::main(&c),
         Command::Stability(s) => commands::stability::main(&s),
         Command::ProxiesBench(p) => commands::proxies_bench::main(&p),
-        Command::GcBench(g) => gcbench::main(&g),
-        Command::GcTune(g) => gctune::main(&g),
+        Command::GcBench(g) => commands::gcbench::main(&g),
+        Command::GcTune(g) => commands::gctune::main(&g),
         Command::History(h) => commands::history::main(&h),
         Command::Bench(b) => commands::bench::main(&b),
     }

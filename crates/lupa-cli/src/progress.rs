@@ -1,7 +1,9 @@
 //! A progress line on stderr for long runs: while a program runs under a
 //! profiler, a thread says every second how long it has been running (on a
 //! terminal, one line rewritten in place; otherwise one line every ten
-//! seconds), starting after two seconds so short runs stay quiet.
+//! seconds), starting after two seconds so short runs stay quiet
+//! ([`Ticker`]); an experiment's own progress lines, on a terminal only
+//! ([`status_line`]).
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -57,5 +59,13 @@ impl Ticker {
         {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
+    }
+}
+
+/// A progress line, rewritten in place on a terminal (nothing otherwise);
+/// an empty `msg` clears it.
+pub(crate) fn status_line(msg: &str) {
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[2K{msg}");
     }
 }

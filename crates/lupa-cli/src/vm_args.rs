@@ -1,13 +1,21 @@
-//! What every command that runs a VM shares: the VM options (class path,
-//! heap and GC parameters, checks), making the VM with the profilers
-//! installed, and the exit codes that errors map to.
+//! What every command that runs a VM shares: the VM flags ([`VmArgs`]: class
+//! path, seeds, heap and GC parameters, checks), the VM options they make
+//! ([`options`]), making the VM with the profilers installed ([`with_vm`]),
+//! printing its statistics (`--gc-stats`), and the exit codes that errors
+//! map to.
+//!
+//! The GC parameter flags (`--eden-size`, `--growth-headroom`,
+//! `--shrink-threshold`, `--gc-ratio`, `--tenuring-threshold`, `--max-heap`)
+//! are not declared here: [`GcFlags`] builds them with clap's builder API from
+//! lupa-heap's table of GC parameters ([`GcParam::info`]: flag, value name,
+//! help, parser), so that a parameter has one description.
 
-use clap::Args;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use lupa_heap::units::size_label;
+use lupa_heap::{GcParam, GcSettings};
 use lupa_vm::{JitMode, Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use crate::units::{parse_ratio, parse_size, size_label};
 
 /// The exit codes every command shares, shown in `--help`.
 pub(crate) const EXIT_CODES: &str = "Exit codes:
@@ -40,28 +48,8 @@ pub(crate) struct VmArgs {
     /// Seed of identity hashes and `atRandom` (runs are deterministic for a given seed).
     #[arg(long, value_name = "N", global = true)]
     pub(crate) hash_seed: Option<u64>,
-    /// Upper bound of the heap, e.g. 512MB, 2GB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    pub(crate) max_heap: Option<usize>,
-    /// Eden size (Pharo's parameter 45), e.g. 15MB (the default) or 64MB. New space is eden plus
-    /// two survivor spaces of eden/5 each.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    pub(crate) eden_size: Option<usize>,
-    /// Growth headroom (Pharo's parameter 25): the minimum amount old space grows by when it is
-    /// full, e.g. 16MB (the default) or 128MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    pub(crate) growth_headroom: Option<usize>,
-    /// Shrink threshold (Pharo's parameter 24): free old space kept after a full GC before
-    /// memory is given back to the system, e.g. 32MB (the default) or 256MB.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
-    pub(crate) shrink_threshold: Option<usize>,
-    /// Full-GC ratio (Pharo's parameter 55): old-space growth since the last full GC, relative
-    /// to its size after it, that triggers the next full GC (default 0.33; e.g. 2.5 or 250%).
-    #[arg(long, value_name = "RATIO", global = true, value_parser = parse_ratio)]
-    pub(crate) gc_ratio: Option<f64>,
-    /// Scavenges an object survives in new space before it is tenured (1-15, default 3).
-    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..=15))]
-    pub(crate) tenuring_threshold: Option<u32>,
+    #[command(flatten)]
+    pub(crate) gc: GcFlags,
     /// Collect garbage at every safepoint after an allocation (slow; for testing the VM).
     #[arg(long, global = true)]
     pub(crate) gc_stress: bool,
@@ -87,7 +75,7 @@ pub(crate) struct VmArgs {
     pub(crate) jit_threshold: Option<u32>,
     /// Size of the JIT's code zone, e.g. 32MB (the default); when it is full, the quarter of
     /// the code entered least is evicted.
-    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", global = true, value_parser = lupa_heap::units::parse_size)]
     pub(crate) code_zone: Option<usize>,
     /// Print the JIT's statistics to stderr at exit (functions compiled, code size, compile
     /// time, evictions).
@@ -103,37 +91,84 @@ fn parse_jit_mode(s: &str) -> Result<JitMode, String> {
     JitMode::from_name(s).ok_or_else(|| format!("'{s}' is not a JIT mode (off, on, always)"))
 }
 
+/// The GC parameters set by flags: one flag per parameter of lupa-heap's
+/// table that has one ([`lupa_heap::ParamInfo::flag`]), global to the
+/// subcommands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct GcFlags(pub(crate) GcSettings);
+
+impl GcFlags {
+    /// The parameters that are flags, in the table's order.
+    fn flagged() -> impl Iterator<Item = (GcParam, &'static str)> {
+        GcParam::ALL
+            .into_iter()
+            .filter_map(|p| p.info().flag.map(|f| (p, f)))
+    }
+
+    /// The flag of `p` (its argument id is the parameter's name).
+    fn arg(p: GcParam, flag: &'static str) -> Arg {
+        let info = p.info();
+        Arg::new(info.name)
+            .long(flag.trim_start_matches('-'))
+            .value_name(info.unit.value_name())
+            .help(info.help)
+            .global(true)
+            .action(ArgAction::Set)
+            .value_parser(move |s: &str| p.parse(s))
+    }
+}
+
+impl FromArgMatches for GcFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut s = GcSettings::default();
+        for (p, _) in GcFlags::flagged() {
+            if let Some(v) = m.get_one::<f64>(p.name()) {
+                s.set(p, *v);
+            }
+        }
+        Ok(GcFlags(s))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        for (p, _) in GcFlags::flagged() {
+            if let Some(v) = m.get_one::<f64>(p.name()) {
+                self.0.set(p, *v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Args for GcFlags {
+    fn augment_args(cmd: Command) -> Command {
+        GcFlags::flagged().fold(cmd, |cmd, (p, flag)| cmd.arg(GcFlags::arg(p, flag)))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        GcFlags::augment_args(cmd)
+    }
+}
+
+/// A class path as the `--cp` flags take it (`DIR:DIR`, empty parts ignored).
+pub(crate) fn class_path(cp: Option<&str>) -> Vec<PathBuf> {
+    cp.unwrap_or("")
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The VM options the flags ask for.
 pub(crate) fn options(a: &VmArgs) -> VmOptions {
     let mut o = VmOptions::default();
-    if let Some(cp) = &a.class_path {
-        o.class_path = cp
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
+    if a.class_path.is_some() {
+        o.class_path = class_path(a.class_path.as_deref());
     }
     o.use_bundled = !a.no_bundled;
     if let Some(s) = a.hash_seed {
         o.heap.hash_seed = s;
     }
-    if let Some(m) = a.max_heap {
-        o.heap.max_bytes = m;
-    }
-    if let Some(e) = a.eden_size {
-        o.heap.initial_bytes = e;
-    }
-    if let Some(h) = a.growth_headroom {
-        o.heap.growth_headroom = h;
-    }
-    if let Some(t) = a.shrink_threshold {
-        o.heap.shrink_threshold = t;
-    }
-    if let Some(r) = a.gc_ratio {
-        o.heap.full_gc_ratio = r;
-    }
-    if let Some(t) = a.tenuring_threshold {
-        o.heap.tenuring_threshold = t;
-    }
+    a.gc.0.apply(&mut o.heap);
     if let Some(p) = &a.pretenure {
         o.pretenure = p.0.clone();
     }
@@ -208,10 +243,10 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
     eprintln!("inlined sends:      {}", vm.obs.inlined);
     eprintln!(
         "gc parameters:      eden {}, growth headroom {}, shrink threshold {}, gc ratio {}, tenuring threshold {}",
-        size_label(c.initial_bytes),
+        size_label(c.eden_size),
         size_label(c.growth_headroom),
         size_label(c.shrink_threshold),
-        c.full_gc_ratio,
+        c.gc_ratio,
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
@@ -264,4 +299,101 @@ pub(crate) fn parse_pretenure(path: &str) -> Result<PretenureArg, String> {
         }
     }
     Ok(PretenureArg(sites))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use lupa_lab::{GcConfig, WorkerArgs, gc_config::paper_configs};
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        vm: VmArgs,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        program: Vec<String>,
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("lupa").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn every_flagged_parameter_is_a_flag_with_the_tables_help() {
+        let cmd = <Cli as clap::CommandFactory>::command();
+        for p in GcParam::ALL {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == p.name());
+            match p.info().flag {
+                Some(flag) => {
+                    let arg = arg.unwrap_or_else(|| panic!("{flag} is a flag"));
+                    assert_eq!(
+                        arg.get_long().map(|l| format!("--{l}")).as_deref(),
+                        Some(flag)
+                    );
+                    assert_eq!(
+                        arg.get_help().map(ToString::to_string).as_deref(),
+                        Some(p.info().help)
+                    );
+                }
+                None => assert!(arg.is_none(), "{} has no flag", p.name()),
+            }
+        }
+    }
+
+    #[test]
+    fn flags_fill_the_heap_configuration() {
+        let cli = parse(&[
+            "--eden-size",
+            "64MB",
+            "--gc-ratio",
+            "250%",
+            "--tenuring-threshold",
+            "7",
+            "--max-heap",
+            "1GB",
+            "Foo",
+        ])
+        .expect("parses");
+        let o = options(&cli.vm);
+        assert_eq!(o.heap.eden_size, 64 << 20);
+        assert_eq!(o.heap.gc_ratio, 2.5);
+        assert_eq!(o.heap.tenuring_threshold, 7);
+        assert_eq!(o.heap.max_heap, 1 << 30);
+        // Not given: the table's default.
+        assert_eq!(o.heap.growth_headroom, 16 << 20);
+        let e = parse(&["--tenuring-threshold", "20", "Foo"]).expect_err("out of range");
+        assert!(e.to_string().contains("20 is not in 1..=15"), "{e}");
+        let e = parse(&["--eden-size", "lots", "Foo"]).expect_err("not a size");
+        assert!(e.to_string().contains("invalid size 'lots'"), "{e}");
+    }
+
+    /// What a worker is told parses back, through these flags, to the
+    /// configuration it was made from.
+    #[test]
+    fn worker_arguments_parse_back_to_their_configuration() {
+        let mut odd = GcConfig::defaults().named("odd");
+        odd.set(GcParam::EdenSize, 1_572_864.0);
+        odd.set(GcParam::GcRatio, 0.23);
+        odd.set(GcParam::TenuringThreshold, 1.0);
+        for config in paper_configs().into_iter().chain([odd]) {
+            let w = WorkerArgs {
+                config: config.clone(),
+                class_path: vec![PathBuf::from("a"), PathBuf::from("b")],
+                program: vec!["GcLoad".to_string(), "200".to_string()],
+            };
+            let args = w.to_args();
+            assert_eq!(&args[..2], ["run", lupa_lab::worker::STATS_FLAG]);
+            let refs: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+            let cli = parse(&refs).expect("the worker's flags parse");
+            assert_eq!(cli.vm.gc.0, config.settings, "{}", config.name);
+            assert_eq!(cli.program, ["GcLoad", "200"]);
+            let o = options(&cli.vm);
+            assert_eq!(o.class_path, w.class_path);
+            assert_eq!(
+                o.heap.settings(),
+                config.heap(&Default::default()).settings()
+            );
+        }
+    }
 }

@@ -7,8 +7,8 @@ mod common;
 
 use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
 use common::{Run, lupa_in};
+use lupa_history::{self as hip, NewVersion, ProfileStore, SqliteStore};
 use lupa_prof::history::{DiffOptions, MethodMetrics};
-use lupa_profilers::history::{self as hip, NewVersion, ProfileStore, SqliteStore};
 use std::path::Path;
 use std::process::Command;
 

@@ -16,15 +16,18 @@
 //! Without PostgreSQL the test says `SKIPPED: ...` on stderr and passes,
 //! except under `CI=true` (`.ci/run` installs it), where it fails.
 
+// The PostgreSQL store is built with the `postgres` feature (the default).
+#![cfg(feature = "postgres")]
+
 mod common;
 
 use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
 use common::{Run, lupa_in};
+use lupa_history::store::{NewVersion, ProfileStore, VersionExtras};
+use lupa_history::store_pg::{self, PgStore};
+use lupa_history::{self as hip, HistoryError};
 use lupa_prof::history::MethodMetrics;
 use lupa_prof::history::timed::RunValue;
-use lupa_profilers::history::store::{NewVersion, ProfileStore, VersionExtras};
-use lupa_profilers::history::store_pg::{self, PgStore};
-use lupa_profilers::history::{self as hip, HistoryError};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;

@@ -151,7 +151,7 @@ impl<'h> Collection<'h> {
             // Tenuring went past --max-heap: a full GC at once. (Past the full-GC
             // ratio, the next collection is a full GC: it scavenges new space too,
             // so it replaces the next scavenge.)
-            if self.heap.old_top * 8 > self.heap.config.max_bytes {
+            if self.heap.old_top * 8 > self.heap.config.max_heap {
                 self.heap.request_full_gc();
             }
         }
@@ -740,7 +740,7 @@ impl<'h> Collection<'h> {
         heap.tenure_all_requested = false;
         // --max-heap: signal once when the live data does not fit; leave the
         // emergency reserve once it fits again.
-        let limit = heap.config.max_bytes / 8;
+        let limit = heap.config.max_heap / 8;
         if heap.old_top > limit {
             heap.oom_pending = true;
             heap.in_reserve = true;

@@ -82,7 +82,7 @@ pub struct Heap {
     /// Old-space words used right after the last full GC.
     pub(crate) last_full_used: Option<usize>,
     pub(crate) stress_count: u64,
-    /// The heap went past `max_bytes`; the VM should signal an out-of-memory
+    /// The heap went past `max_heap`; the VM should signal an out-of-memory
     /// error at its next safepoint.
     pub(crate) oom_pending: bool,
     /// Allocation may use the emergency reserve (after an out-of-memory signal).
@@ -189,7 +189,7 @@ impl Heap {
         let slack = (eden / 32).min(32 << 10);
         self.eden_threshold = self.eden_end - slack;
         // Large objects go to old space; never more than a quarter of eden.
-        self.large_words = (self.config.large_object_bytes / 8).min(eden / 4).max(64);
+        self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
         self.tenure_next = false;
         if self.config.stress {
             self.eden_threshold = 0;
@@ -198,7 +198,7 @@ impl Heap {
 
     /// Eden size in words from the configuration.
     pub(crate) fn desired_eden_words(&self) -> usize {
-        (self.config.initial_bytes / 8).max(1024)
+        (self.config.eden_size / 8).max(1024)
     }
 
     #[inline(always)]
@@ -221,7 +221,7 @@ impl Heap {
     /// The heap limit in words (with the emergency reserve once it is in use).
     pub(crate) fn limit_words(&self) -> usize {
         let reserve = if self.in_reserve { RESERVE_BYTES } else { 0 };
-        (self.config.max_bytes + reserve) / 8
+        (self.config.max_heap + reserve) / 8
     }
 
     /// Words used by old objects (holes excluded).
@@ -345,7 +345,7 @@ impl Heap {
         if self.full_requested
             || stress_full
             || self.old_used_words() > self.full_gc_threshold
-            || self.old_top > self.config.max_bytes / 8
+            || self.old_top > self.config.max_heap / 8
         {
             CollectionKind::Full
         } else {

@@ -28,14 +28,19 @@ mod pages;
 mod params;
 mod sample_policy;
 mod stats;
+pub mod units;
 mod value;
 mod verify;
 
-pub use config::{GcParam, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, RESERVE_BYTES};
+pub use config::{
+    GcParam, GcSettings, HeapConfig, MAX_HEAP_BYTES, OutOfMemory, ParamError, ParamInfo,
+    RESERVE_BYTES,
+};
 pub use gc::Collection;
 pub use heap::Heap;
 pub use layout::{Format, MAX_CLASS_INDEX, native as native_layout};
 pub use lifetime::Death;
 pub use sample_policy::{AllocationSample, SamplingPolicy};
 pub use stats::{CollectionKind, HeapStats};
+pub use units::Unit;
 pub use value::{SMALL_INT_MAX, SMALL_INT_MIN, Value};

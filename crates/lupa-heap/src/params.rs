@@ -9,16 +9,14 @@ use crate::layout::*;
 impl Heap {
     /// Clamp a configuration to what the heap can honour (sizes, ratio, threshold).
     pub(crate) fn sanitize(c: &mut HeapConfig) {
-        c.max_bytes = c.max_bytes.clamp(64 << 10, MAX_HEAP_BYTES);
-        c.initial_bytes = c
-            .initial_bytes
-            .clamp(8 << 10, (c.max_bytes / 4).max(8 << 10));
+        c.max_heap = c.max_heap.clamp(64 << 10, MAX_HEAP_BYTES);
+        c.eden_size = c.eden_size.clamp(8 << 10, (c.max_heap / 4).max(8 << 10));
         c.tenuring_threshold = c.tenuring_threshold.clamp(1, AGE_MASK as u32);
-        if !(c.full_gc_ratio.is_finite() && c.full_gc_ratio >= 0.0) {
-            c.full_gc_ratio = HeapConfig::default().full_gc_ratio;
+        if !(c.gc_ratio.is_finite() && c.gc_ratio >= 0.0) {
+            c.gc_ratio = GcParam::GcRatio.default();
         }
         c.growth_headroom = c.growth_headroom.max(64 << 10);
-        c.large_object_bytes = c.large_object_bytes.max(1024);
+        c.large_object_size = c.large_object_size.max(1024);
     }
 
     // ------------------------------------------------------------------
@@ -27,16 +25,7 @@ impl Heap {
 
     /// The current value of a GC parameter.
     pub fn parameter(&self, p: GcParam) -> f64 {
-        let c = &self.config;
-        match p {
-            GcParam::EdenSize => c.initial_bytes as f64,
-            GcParam::GrowthHeadroom => c.growth_headroom as f64,
-            GcParam::ShrinkThreshold => c.shrink_threshold as f64,
-            GcParam::FullGcRatio => c.full_gc_ratio,
-            GcParam::TenuringThreshold => c.tenuring_threshold as f64,
-            GcParam::MaxHeap => c.max_bytes as f64,
-            GcParam::LargeObjectSize => c.large_object_bytes as f64,
-        }
+        self.config.get(p)
     }
 
     /// Set a GC parameter; answers its previous value. Sizes are in bytes. An eden
@@ -55,12 +44,12 @@ impl Heap {
                 if bytes < 8 << 10 {
                     return Err(ParamError("eden-size: at least 8 KB".into()));
                 }
-                self.config.initial_bytes = bytes;
+                self.config.eden_size = bytes;
             }
             GcParam::GrowthHeadroom => self.config.growth_headroom = bytes,
             GcParam::ShrinkThreshold => self.config.shrink_threshold = bytes,
-            GcParam::FullGcRatio => {
-                self.config.full_gc_ratio = value;
+            GcParam::GcRatio => {
+                self.config.gc_ratio = value;
                 if let Some(used) = self.last_full_used {
                     self.full_gc_threshold = self.threshold_after(used);
                 }
@@ -75,12 +64,12 @@ impl Heap {
                 if bytes < 64 << 10 {
                     return Err(ParamError("max-heap: at least 64 KB".into()));
                 }
-                self.config.max_bytes = bytes.min(MAX_HEAP_BYTES);
+                self.config.max_heap = bytes.min(MAX_HEAP_BYTES);
             }
             GcParam::LargeObjectSize => {
-                self.config.large_object_bytes = bytes.max(1024);
+                self.config.large_object_size = bytes.max(1024);
                 let eden = self.eden_end - self.young_start;
-                self.large_words = (self.config.large_object_bytes / 8).min(eden / 4).max(64);
+                self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
             }
         }
         let mut c = self.config.clone();
@@ -91,7 +80,7 @@ impl Heap {
 
     /// The full-GC threshold after a full GC that left `used` old words.
     pub(crate) fn threshold_after(&self, used: usize) -> usize {
-        let grown = (used as f64 * (1.0 + self.config.full_gc_ratio)) as usize;
+        let grown = (used as f64 * (1.0 + self.config.gc_ratio)) as usize;
         // Tiny old spaces would collect all the time: allow at least 1/4 eden of growth.
         let min_growth = (self.eden_end - self.young_start) / 4;
         grown.max(used + min_growth)

@@ -5,7 +5,7 @@ use lupa_heap::{Heap, HeapConfig, SamplingPolicy, Value};
 
 fn heap() -> Heap {
     Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         growth_headroom: 256 << 10,
         shrink_threshold: 1 << 20,
         ..HeapConfig::default()

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 fn small_heap(stress: bool) -> Heap {
     Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         stress,
         ..HeapConfig::default()
     })
@@ -143,8 +143,8 @@ fn bytes_and_words_survive_and_move() {
 #[test]
 fn max_heap_is_enforced() {
     let mut heap = Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
-        max_bytes: 1 << 20,
+        eden_size: 64 << 10,
+        max_heap: 1 << 20,
         ..HeapConfig::default()
     });
     let mut failed = false;

@@ -8,7 +8,7 @@ const C: u32 = 1;
 
 fn heap() -> Heap {
     Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         growth_headroom: 256 << 10,
         shrink_threshold: 1 << 20,
         ..HeapConfig::default()
@@ -56,7 +56,7 @@ fn tenure(heap: &mut Heap, roots: &mut [Value], k: usize) {
 #[test]
 fn objects_are_tenured_by_age() {
     let mut h = Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         tenuring_threshold: 3,
         ..HeapConfig::default()
     });
@@ -130,7 +130,7 @@ fn write_barrier_remembers_old_objects_pointing_to_young_ones() {
 #[test]
 fn store_buffer_overflow_is_handled() {
     let mut h = Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         growth_headroom: 8 << 20,
         ..HeapConfig::default()
     });
@@ -366,7 +366,7 @@ fn parameters_have_pharo_defaults_and_can_be_changed() {
     assert_eq!(h.parameter(GcParam::EdenSize), (15 << 20) as f64);
     assert_eq!(h.parameter(GcParam::GrowthHeadroom), (16 << 20) as f64);
     assert_eq!(h.parameter(GcParam::ShrinkThreshold), (32 << 20) as f64);
-    assert_eq!(h.parameter(GcParam::FullGcRatio), 0.33);
+    assert_eq!(h.parameter(GcParam::GcRatio), 0.33);
     assert_eq!(h.stats().eden_bytes, 15 << 20);
     assert_eq!(h.stats().survivor_bytes, 3 << 20);
     for p in GcParam::ALL {
@@ -375,11 +375,8 @@ fn parameters_have_pharo_defaults_and_can_be_changed() {
             assert_eq!(GcParam::from_pharo_index(i), Some(p));
         }
     }
-    assert_eq!(
-        h.set_parameter(GcParam::FullGcRatio, 2.5).expect("ok"),
-        0.33
-    );
-    assert_eq!(h.parameter(GcParam::FullGcRatio), 2.5);
+    assert_eq!(h.set_parameter(GcParam::GcRatio, 2.5).expect("ok"), 0.33);
+    assert_eq!(h.parameter(GcParam::GcRatio), 2.5);
     assert!(h.set_parameter(GcParam::TenuringThreshold, 0.0).is_err());
     assert!(h.set_parameter(GcParam::EdenSize, -1.0).is_err());
     // A new eden size takes effect at the next full GC, objects intact.
@@ -474,7 +471,7 @@ fn tracked_objects_report_their_death() {
 #[test]
 fn stress_mode_collects_after_every_allocation() {
     let mut h = Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
+        eden_size: 64 << 10,
         stress: true,
         ..HeapConfig::default()
     });
@@ -501,8 +498,8 @@ fn stress_mode_collects_after_every_allocation() {
 #[test]
 fn exhaustion_is_signalled_after_a_full_gc() {
     let mut h = Heap::new(HeapConfig {
-        initial_bytes: 64 << 10,
-        max_bytes: 2 << 20,
+        eden_size: 64 << 10,
+        max_heap: 2 << 20,
         growth_headroom: 64 << 10,
         ..HeapConfig::default()
     });

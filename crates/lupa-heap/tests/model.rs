@@ -90,10 +90,10 @@ impl World {
     fn new() -> World {
         World {
             heap: Heap::new(HeapConfig {
-                initial_bytes: 8 << 10,
+                eden_size: 8 << 10,
                 tenuring_threshold: 2,
-                full_gc_ratio: 1000.0,
-                large_object_bytes: 1024,
+                gc_ratio: 1000.0,
+                large_object_size: 1024,
                 growth_headroom: 64 << 10,
                 shrink_threshold: 128 << 10,
                 ..HeapConfig::default()

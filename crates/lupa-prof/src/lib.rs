@@ -16,7 +16,9 @@
 //!   graph SVG and speedscope JSON;
 //! * computes the statistics of the Compteur paper ([`stats`]): regression of
 //!   sends on time through the origin with Student-t intervals, coefficients of
-//!   variation, and the ranking instability ψ.
+//!   variation, and the ranking instability ψ;
+//! * lays out experiments' result tables ([`table`]: a [`table::Table`] as
+//!   text, CSV or JSON).
 //!
 //! ```
 //! use lupa_prof::{Metric, MethodInfo, ProfileBuilder, report};
@@ -42,6 +44,7 @@
 
 pub mod blueprint;
 mod builder;
+pub mod calibration;
 pub mod coverage;
 mod graft;
 pub mod history;

@@ -6,8 +6,8 @@
 //! [`header`] answers lines without newlines, in the order `lupa count` prints
 //! them.
 
-use crate::calibration::Calibration;
 use lupa_prof::Profile;
+use lupa_prof::calibration::Calibration;
 use lupa_prof::report::TimeEstimate;
 use std::path::Path;
 

@@ -24,10 +24,6 @@
 //! | [`compteur`] | Compteur's configuration, report header and time estimate |
 //! | [`view`] | what part of a profile a report shows (filters, ranking, tree) |
 //! | [`sources`] | the bundled sources a report names, written beside it |
-//! | [`calibration`] | Compteur's calibration data model (message rate, basket) |
-//! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured |
-//! | [`gcbench`] | `lupa gc-bench`: its workloads (GcLoad, DataFrame and its data files) and interleaved runs |
-//! | [`gctune`] | `lupa gc-tune`: GC parameters from lifetimes, a black-box search, verification runs |
 //! | [`lifetimes`] | Illimani's lifetime profiler, VM or faithful mode, into a lifetimes model |
 //! | [`sampler`] | the sampling profiler of the whole VM (VMProfiler): thread, clocks, VM states |
 //! | [`smalltalk`] | [`install`]: the factory behind `System>>startProfiler:` (`Compteur profile:`) |
@@ -52,15 +48,10 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(missing_docs)]
 
-pub mod calibration;
 pub mod compteur;
 mod context_tree;
 pub mod error;
-pub mod gcbench;
-pub mod gctune;
-pub mod history;
 pub mod lifetimes;
-pub mod measure;
 pub mod mode;
 pub mod naming;
 pub mod output;
@@ -73,7 +64,6 @@ pub mod spy;
 pub mod view;
 
 pub use error::ProfilerError;
-pub use measure::{Capture, Measurement, measure};
 pub use mode::ProfileMode;
 pub use output::ProfileOutput;
 pub use profiler::{Profiled, RunningProfiler, Workload};

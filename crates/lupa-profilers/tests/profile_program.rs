@@ -1,9 +1,9 @@
-//! Profiling a small program through the library: exact Compteur counts, the
-//! timing profiler's shape, and the measuring helper.
+//! Profiling a small program through the library: exact Compteur counts and
+//! the timing profiler's shape.
 
 use lupa_prof::Profile;
 use lupa_prof::report::{self, Format, ReportOptions};
-use lupa_profilers::{Capture, ProfileMode, ProfileOutput, ProfilerError, Workload, measure};
+use lupa_profilers::{ProfileMode, ProfileOutput, ProfilerError, Workload};
 use lupa_vm::{Vm, VmOptions};
 
 const FIB: &str = "Fib = (
@@ -166,16 +166,6 @@ fn compteur_runs_merge() {
     assert_eq!(p.grand_total(), 3 * SENDS);
     let fib = p.method_index("Fib>>fib:").expect("Fib>>fib:");
     assert_eq!(p.method_stats()[fib].activations, 3 * 177);
-}
-
-#[test]
-fn measure_one_run() {
-    let (dir, args) = program();
-    let m = measure(options(&dir), &args, Capture::Output).expect("measure");
-    assert_eq!(m.exit_code, 0);
-    assert_eq!(m.output.as_deref(), Some(""));
-    assert!(m.sends > 0);
-    assert!(measure(options(&dir), &["Nope".to_string()], Capture::None).is_err());
 }
 
 const LINES: &str = "Lines = (

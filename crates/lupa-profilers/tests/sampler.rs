@@ -42,7 +42,7 @@ fn vm_with(files: &[(&str, &str)], eden: Option<usize>) -> (tempfile::TempDir, V
         ..VmOptions::default()
     };
     if let Some(e) = eden {
-        options.heap.initial_bytes = e;
+        options.heap.eden_size = e;
     }
     let vm = Vm::new(options).expect("vm");
     (dir, vm)

@@ -1,11 +1,15 @@
-//! `lupa calibrate`: the message rate of a basket of programs (Compteur,
-//! section 3), saved for `lupa count`'s time estimate. The experiment is in
-//! `crate::calibrate`.
+//! `lupa calibrate`: Compteur's message rate from a basket of programs (the
+//! experiment is `lupa_lab::calibrate`); this file parses the options, shows
+//! progress, saves the calibration and prints the report.
 
 use clap::Args;
+use lupa_lab::LabError;
+use lupa_lab::calibrate::{self, default_basket};
+use lupa_prof::calibration::Program;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::progress::status_line;
 use crate::vm_args::{VmArgs, options, report};
 
 /// `lupa calibrate` arguments.
@@ -31,28 +35,44 @@ pub(crate) struct CalibrateArgs {
     no_save: bool,
 }
 
-/// Run `lupa calibrate`.
-pub(crate) fn main(c: &CalibrateArgs) -> ExitCode {
+fn run(c: &CalibrateArgs) -> Result<String, LabError> {
     let programs = if c.programs.is_empty() {
-        lupa_profilers::calibration::default_basket()
+        default_basket()
     } else {
         c.programs
             .iter()
-            .filter_map(|p| lupa_profilers::calibration::Program::parse(p))
+            .filter_map(|p| Program::parse(p))
             .collect()
     };
-    let save = (!c.no_save).then_some(c.save.as_path());
-    match crate::calibrate::calibrate(
+    let done = calibrate::calibrate(
         &options(&c.vm),
         &programs,
         c.runs.max(2),
         !c.fixed_seed,
-        save,
-    ) {
+        &mut status_line,
+    )?;
+    let mut out = done.report.to_text();
+    if !c.no_save {
+        let json = done
+            .calibration
+            .to_json()
+            .map_err(|e| LabError::Io(e.to_string()))?;
+        crate::save::save(&c.save, json.as_bytes()).map_err(LabError::Io)?;
+        out.push_str(&format!(
+            "calibration saved to {} (used by `lupa count` to estimate time)\n",
+            c.save.display()
+        ));
+    }
+    Ok(out)
+}
+
+/// Run `lupa calibrate`.
+pub(crate) fn main(c: &CalibrateArgs) -> ExitCode {
+    match run(c) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Err(e) => report(&e),
+        Err(e) => report(&e.into()),
     }
 }

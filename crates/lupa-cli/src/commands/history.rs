@@ -1,16 +1,16 @@
 //! `lupa history`: Hip, the profile history of a program across versions
 //! (record, log, diff, show, check). The recording, the store and the diff
-//! are in `lupa_profilers::history` and `lupa_prof::history` (whose diff,
+//! are in `lupa_history` and `lupa_prof::history` (whose diff,
 //! log and series are reports: `--format` and `-o` as every command has
 //! them); this file parses arguments, prints and chooses exit codes.
 
 use clap::{Args, Subcommand, ValueEnum};
+use lupa_history::{self as hip, HistoryError};
 use lupa_prof::Report;
 use lupa_prof::history::{
     self as model, DiffFormat, DiffOptions, HistoryDiff, Measure, Series, SeriesOptions, StackDiff,
     VersionLog, text,
 };
-use lupa_profilers::history::{self as hip, HistoryError};
 use lupa_vm::VmError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -259,6 +259,7 @@ fn report(e: &HistoryError) -> ExitCode {
         | H::NotAStore { .. }
         | H::NewerSchema { .. }
         | H::Database { .. }
+        | H::NoPostgres(_)
         | H::Io(_) => 74,
     };
     eprintln!("lupa: history: {e}");

@@ -1,8 +1,13 @@
-//! `lupa proxies-bench`: the MethodProxies benchmark (the paper's tables 2,
-//! 3 and 5). The experiment is in `crate::proxies`.
+//! `lupa proxies-bench`: the MethodProxies paper's tables 2, 3 and 5 (the
+//! experiment is `lupa_lab::proxies`); this file parses the options, runs the
+//! driver in a VM made from the VM flags, writes `--csv` and prints the
+//! tables.
 
 use clap::Args;
-use std::path::PathBuf;
+use lupa_lab::LabError;
+use lupa_lab::proxies::{self, ProxiesOptions};
+use lupa_vm::VmError;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::vm_args::{VmArgs, with_vm};
@@ -40,25 +45,37 @@ pub(crate) struct ProxiesArgs {
     quiet: bool,
 }
 
+/// Where the configuration and summary of a CSV file go: `FILE.summary.txt`.
+fn summary_path(csv: &Path) -> PathBuf {
+    let mut name = csv.as_os_str().to_owned();
+    name.push(".summary.txt");
+    PathBuf::from(name)
+}
+
+/// Run the driver, write `--csv` (even when the driver failed), then its tables.
+fn run(vm: &mut lupa_vm::Vm, p: &ProxiesArgs) -> Result<(String, bool), LabError> {
+    let options = ProxiesOptions {
+        runs: p.runs,
+        scale: p.scale,
+        best_of: p.best_of,
+        progress: !p.quiet,
+        projects: p.projects.clone(),
+        techniques: p.techniques.clone(),
+        handlers: p.handlers.clone(),
+    };
+    let done = proxies::run(vm, &options)?;
+    if let Some(path) = &p.csv {
+        crate::save::save(path, done.csv().csv().as_bytes()).map_err(LabError::Io)?;
+        crate::save::save(&summary_path(path), done.comments().as_bytes()).map_err(LabError::Io)?;
+    }
+    let (report, ok) = done.report()?;
+    Ok((report.to_text(), ok))
+}
+
 /// Run `lupa proxies-bench`.
 pub(crate) fn main(p: &ProxiesArgs) -> ExitCode {
-    let mut args = vec![
-        format!("runs={}", p.runs.max(1)),
-        format!("scale={}", p.scale.max(1)),
-        format!("bestOf={}", p.best_of.max(1)),
-        format!("progress={}", !p.quiet),
-    ];
-    for (k, v) in [
-        ("projects", &p.projects),
-        ("techniques", &p.techniques),
-        ("handlers", &p.handlers),
-    ] {
-        if let Some(v) = v {
-            args.push(format!("{k}={v}"));
-        }
-    }
     with_vm(&p.vm, |vm| {
-        let (text, ok) = crate::proxies::run(vm, &args, p.csv.as_deref())?;
+        let (text, ok) = run(vm, p).map_err(VmError::from)?;
         print!("{text}");
         Ok(if ok { 0 } else { 1 })
     })

@@ -1,9 +1,12 @@
-//! `lupa run CLASS ARGS`: load a class and send it `new run` (or `run:`).
+//! `lupa run CLASS ARGS`: load a class and send it `new run` (or `run:`);
+//! with the hidden `--stats-json`, the worker side of the lab's runs
+//! (`lupa_lab::worker`: `lupa gc-tune`, `lupa gc-bench --jobs`).
 
 use clap::Args;
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use crate::vm_args::{VmArgs, with_vm};
+use crate::vm_args::{VmArgs, exit_status, options, report, with_vm};
 
 /// `lupa run` arguments.
 #[derive(Args, Debug)]
@@ -12,7 +15,7 @@ pub(crate) struct RunArgs {
     pub(crate) vm: VmArgs,
     /// Print one JSON line of the run's time and heap statistics on stderr at the end (the
     /// workers of `lupa gc-tune` and `lupa gc-bench --jobs`).
-    #[arg(long = "stats-json", hide = true)]
+    #[arg(long = lupa_lab::worker::STATS_FLAG.trim_start_matches('-'), hide = true)]
     pub(crate) stats_json: bool,
     /// The class to run.
     pub(crate) class: String,
@@ -24,7 +27,7 @@ pub(crate) struct RunArgs {
 /// Run `lupa run`.
 pub(crate) fn main(a: &RunArgs) -> ExitCode {
     if a.stats_json {
-        return crate::gctune::worker(a);
+        return worker(a);
     }
     let args = program_args(&a.class, &a.args);
     with_vm(&a.vm, |vm| {
@@ -32,6 +35,24 @@ pub(crate) fn main(a: &RunArgs) -> ExitCode {
         vm.load_class_by_name(&a.class)?;
         vm.run_main(&args)
     })
+}
+
+/// The worker side of a run: `lupa run --stats-json ...` runs the program in a
+/// fresh VM, prints its output, then one JSON line of statistics on stderr.
+fn worker(a: &RunArgs) -> ExitCode {
+    let args = program_args(&a.class, &a.args);
+    match lupa_lab::worker::worker_run(options(&a.vm), &args) {
+        Ok((stats, output)) => {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(output.as_bytes()).and_then(|()| out.flush()) {
+                eprintln!("lupa: cannot write the program's output: {e}");
+                return ExitCode::from(74);
+            }
+            eprintln!("{}", stats.to_json_line());
+            exit_status(stats.exit_code)
+        }
+        Err(e) => report(&e),
+    }
 }
 
 /// `CLASS ARG...` as `run_main` takes them.

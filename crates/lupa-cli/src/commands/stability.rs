@@ -1,9 +1,13 @@
-//! `lupa stability`: ranking stability (Compteur, section 4.4), counted
-//! against timed profiles. The experiment is in `crate::calibrate`.
+//! `lupa stability`: the ranking instability of counted and timed profiles
+//! (the experiment is `lupa_lab::stability`); this file parses the options,
+//! shows progress and prints the report.
 
 use clap::Args;
+use lupa_prof::calibration::Program;
 use std::process::ExitCode;
 
+use crate::commands::run::program_args;
+use crate::progress::status_line;
 use crate::vm_args::{VmArgs, options, report};
 
 /// `lupa stability` arguments.
@@ -29,23 +33,23 @@ pub(crate) struct StabilityArgs {
 
 /// Run `lupa stability`.
 pub(crate) fn main(s: &StabilityArgs) -> ExitCode {
-    let mut args = vec![s.class.clone()];
-    args.extend(s.args.iter().cloned());
-    let p = lupa_profilers::calibration::Program {
+    let args = program_args(&s.class, &s.args);
+    let p = Program {
         name: args.join(" "),
         args,
     };
-    match crate::calibrate::stability(
+    match lupa_lab::stability::stability(
         &options(&s.vm),
         &p,
         s.runs.max(2),
         s.top.max(1),
         !s.fixed_seed,
+        &mut status_line,
     ) {
-        Ok(text) => {
-            print!("{text}");
+        Ok(report) => {
+            print!("{}", report.to_text());
             ExitCode::SUCCESS
         }
-        Err(e) => report(&e),
+        Err(e) => report(&e.into()),
     }
 }

@@ -3,7 +3,7 @@
 //! and package by package.
 //!
 //! This module is the pure model; the store that keeps versions (SQLite) and
-//! the recording of a program are in `lupa-profilers` (`history::store`).
+//! the recording of a program are the crate `lupa-history`.
 //!
 //! * [`MethodMetrics`]: what one version records per method (sends executed in
 //!   the method itself, sends of everything it caused, activations), built from

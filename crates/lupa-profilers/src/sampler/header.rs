@@ -106,11 +106,11 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
     let c = vm.heap.config();
     lines.push(format!(
         "heap: eden {}, max heap {}, growth headroom {}, shrink threshold {}, full-GC ratio {}, tenuring threshold {}",
-        mb(c.initial_bytes as u64),
-        mb(c.max_bytes as u64),
+        mb(c.eden_size as u64),
+        mb(c.max_heap as u64),
         mb(c.growth_headroom as u64),
         mb(c.shrink_threshold as u64),
-        c.full_gc_ratio,
+        c.gc_ratio,
         c.tenuring_threshold
     ));
     let cfg = &stats.config;

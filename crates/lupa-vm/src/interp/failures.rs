@@ -39,7 +39,7 @@ impl Vm {
             return Ok(());
         };
         let recv = self.sched.running.stack[f.bp];
-        let max = self.heap.config().max_bytes;
+        let max = self.heap.config().max_heap;
         self.sched.running.stack.push(recv);
         self.send_error(
             0,

@@ -45,39 +45,19 @@ fn gc_param(vm: &mut Vm, v: Value) -> Result<GcParam, PrimFailure> {
             "a GC parameter is named by a Symbol or a Pharo index",
         ));
     };
-    GcParam::ALL
-        .into_iter()
-        .find(|p| p.name() == name || camel(p.name()) == name)
-        .ok_or_else(|| {
-            let names: Vec<String> = GcParam::ALL.iter().map(|p| camel(p.name())).collect();
-            PrimFailure::Error(format!(
-                "unknown GC parameter: {name} (known: {})",
-                names.join(", ")
-            ))
-        })
-}
-
-/// `eden-size` -> `edenSize`.
-fn camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut up = false;
-    for ch in name.chars() {
-        if ch == '-' {
-            up = true;
-        } else if up {
-            out.push(ch.to_ascii_uppercase());
-            up = false;
-        } else {
-            out.push(ch);
-        }
-    }
-    out
+    GcParam::from_symbol(&name).ok_or_else(|| {
+        let names: Vec<&str> = GcParam::ALL.iter().map(|p| p.symbol()).collect();
+        PrimFailure::Error(format!(
+            "unknown GC parameter: {name} (known: {})",
+            names.join(", ")
+        ))
+    })
 }
 
 /// The Smalltalk value of GC parameter `p` (a Double for the ratio, else an Integer).
 fn param_value(vm: &mut Vm, p: GcParam, v: f64) -> PrimResult {
     Ok(Answer(match p {
-        GcParam::FullGcRatio => vm.new_double(v)?,
+        GcParam::GcRatio => vm.new_double(v)?,
         _ => Value::small(v as i64),
     }))
 }
@@ -93,7 +73,7 @@ fn gc_parameter_at_put(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(x) = args.number(vm, 2) else {
         return Err(PrimFailure::Error(format!(
             "{}: the value must be a number",
-            camel(p.name())
+            p.symbol()
         )));
     };
     match vm.heap.set_parameter(p, x) {

@@ -247,7 +247,7 @@ pub(crate) const LARGE_INTEGER_SHARE: usize = 16;
 /// Fail with an out-of-memory error when an Integer of `bits` bits would be
 /// larger than [`LARGE_INTEGER_SHARE`] allows.
 fn check_result_bits(vm: &Vm, bits: u64) -> Result<(), PrimFailure> {
-    let max_bytes = vm.heap.config().max_bytes / LARGE_INTEGER_SHARE;
+    let max_bytes = vm.heap.config().max_heap / LARGE_INTEGER_SHARE;
     if bits / 8 > max_bytes as u64 {
         return Err(PrimFailure::Limit(format!(
             "out of memory: the result would have {bits} bits; an Integer may take at most 1/{LARGE_INTEGER_SHARE} of --max-heap ({} MB)",

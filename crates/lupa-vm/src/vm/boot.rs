@@ -14,7 +14,7 @@ impl Vm {
     /// A VM with the kernel loaded, ready to run programs.
     pub fn new(options: VmOptions) -> Result<Vm, VmError> {
         let heap = Heap::new(options.heap.clone());
-        let limits = crate::interp::RuntimeLimits::new(options.max_frames, options.heap.max_bytes);
+        let limits = crate::interp::RuntimeLimits::new(options.max_frames, options.heap.max_heap);
         let seed = options.heap.hash_seed;
         let mut vm = Vm {
             heap,

@@ -2,12 +2,13 @@
 //! basket of programs, their measured samples, and the fitted message rate that
 //! turns a send count into a time estimate.
 //!
-//! `lupa calibrate` measures and saves a [`Calibration`] (JSON); `lupa count`
-//! loads it to print an estimate. Contract: the JSON layout is the one existing
+//! `lupa calibrate` (the experiment is in `lupa-lab`) measures and saves a
+//! [`Calibration`] (JSON); `lupa count` (Compteur, in `lupa-profilers`) loads
+//! it to print an estimate. Contract: the JSON layout is the one existing
 //! calibration files have (field names are stable); [`Calibration::estimate`]
 //! is one line of text without a newline.
 
-use lupa_prof::stats::MessageRate;
+use crate::stats::MessageRate;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -29,35 +30,6 @@ impl Program {
             args,
         })
     }
-}
-
-/// The default basket: the bundled benchmarks at sizes of roughly 20-300 ms each,
-/// and the bundled test suites.
-pub fn default_basket() -> Vec<Program> {
-    [
-        "BenchmarkRunner Richards 1 3",
-        "BenchmarkRunner DeltaBlue 1 1000",
-        "BenchmarkRunner Json 1 5",
-        "BenchmarkRunner NBody 200 1",
-        "BenchmarkRunner CD 1 10",
-        "BenchmarkRunner Bounce 1 100",
-        "BenchmarkRunner List 1 100",
-        "BenchmarkRunner Permute 1 100",
-        "BenchmarkRunner Queens 1 100",
-        "BenchmarkRunner Sieve 1 100",
-        "BenchmarkRunner Storage 1 100",
-        "BenchmarkRunner Towers 1 30",
-        "LupaSuiteRunner LupaCollectionTest LupaStringTest LupaIntegerTest LupaDictionaryTest",
-        "LupaSuiteRunner LupaExceptionTest LupaBlockTest LupaProcessTest",
-    ]
-    .iter()
-    .filter_map(|s| Program::parse(s))
-    .collect()
-}
-
-/// The identity-hash seed of run `r` when seeds vary between runs.
-pub fn run_seed(r: usize) -> u64 {
-    0x9E37_79B9_7F4A_7C15u64.wrapping_add(r as u64 * 7919)
 }
 
 /// Time and sends of one run.

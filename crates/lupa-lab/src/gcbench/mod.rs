@@ -2,7 +2,7 @@
 //! workload, after the Illimani paper's tables 1 and 3-5 (Jordan Montaño et
 //! al., "Improving Performance Through Object Lifetime Profiling: the
 //! DataFrame Case", IWST 2023). The CLI parses and prints; this module makes
-//! the runs.
+//! the runs, and [`report`] their tables.
 //!
 //! Two workloads:
 //! - **gcload** ([`gcload`]): the bundled `GcLoad ROWS`, which makes its own
@@ -20,12 +20,14 @@
 //! its result, and all runs must compute the same checksum: a collector bug
 //! would show as a different result under other parameters.
 
-use crate::gctune::{Check, GcConfig, Job, RunError, RunSample, Runner, Workload};
-use crate::{Capture, measure};
+pub mod report;
+
+use crate::gc_config::GcConfig;
+use crate::runs::{Check, Job, RunError, RunSample, Runner, Workload};
+use crate::{Capture, LabError, measure};
+use lupa_prof::table::{Document, Table};
 use lupa_vm::VmOptions;
 use std::path::{Path, PathBuf};
-
-pub use crate::gctune::TuneError as BenchError;
 
 /// The GcLoad workload with `rows` rows (its own default when `None`).
 pub fn gcload(rows: Option<usize>, class_path: &[PathBuf]) -> Workload {
@@ -98,6 +100,30 @@ impl DataSize {
     }
 }
 
+/// The sizes `lupa gc-bench --sizes` runs when not told: the paper's 500 MB,
+/// 1.6 GB and 3.1 GB files, scaled down a hundred times.
+pub const DEFAULT_SIZES: &str = "5MB,16MB,31MB";
+
+/// A comma-separated list of sizes (see [`DataSize::parse`]), each once.
+pub fn parse_sizes(s: &str) -> Result<Vec<DataSize>, String> {
+    let mut out: Vec<DataSize> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some(d) = DataSize::parse(item) else {
+            return Err(format!(
+                "bad size '{item}': expected small, a number of rows (300) or a file size \
+such as 5MB or 500KB (a whole number)"
+            ));
+        };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        return Err("no size given".into());
+    }
+    Ok(out)
+}
+
 /// Where the data file of a size lives: `DIR/dataframe-LABEL.csv`.
 pub fn data_file(dir: &Path, size: &DataSize) -> PathBuf {
     dir.join(format!("dataframe-{}.csv", size.label))
@@ -118,13 +144,13 @@ pub fn ensure_data(
     size: &DataSize,
     class_path: &[PathBuf],
     progress: &mut dyn FnMut(String),
-) -> Result<(PathBuf, bool), BenchError> {
+) -> Result<(PathBuf, bool), LabError> {
     let path = data_file(dir, size);
     if path.is_file() && sums_file(&path).is_file() {
         return Ok((path, false));
     }
     std::fs::create_dir_all(dir).map_err(|e| {
-        BenchError::Io(format!(
+        LabError::Io(format!(
             "cannot create the data directory {}: {e}",
             dir.display()
         ))
@@ -147,10 +173,10 @@ pub fn ensure_data(
         class_path: class_path.to_vec(),
         ..VmOptions::default()
     };
-    let m = measure(options, &args, Capture::Output).map_err(BenchError::Vm)?;
+    let m = measure(options, &args, Capture::Output).map_err(LabError::Vm)?;
     let out = m.output.unwrap_or_default();
     if m.exit_code != 0 {
-        return Err(BenchError::Workload(format!(
+        return Err(LabError::Workload(format!(
             "DataFrameData {} {} exited with status {}; its output was:\n{}",
             path.display(),
             size.arg,
@@ -159,7 +185,7 @@ pub fn ensure_data(
         )));
     }
     if !(path.is_file() && sums_file(&path).is_file()) {
-        return Err(BenchError::Workload(format!(
+        return Err(LabError::Workload(format!(
             "DataFrameData did not write {} and its .sums file",
             path.display()
         )));
@@ -214,11 +240,11 @@ impl Bench {
     }
 }
 
-fn failure(e: RunError, config: &GcConfig, which: &str) -> BenchError {
+fn failure(e: RunError, config: &GcConfig, which: &str) -> LabError {
     match e {
-        RunError::Vm(e) => BenchError::Vm(e),
-        RunError::Spawn(m) => BenchError::Io(m),
-        other => BenchError::Workload(format!("configuration {} ({which}): {other}", config.name)),
+        RunError::Vm(e) => LabError::Vm(e),
+        RunError::Spawn(m) => LabError::Io(m),
+        other => LabError::Workload(format!("configuration {} ({which}): {other}", config.name)),
     }
 }
 
@@ -229,10 +255,10 @@ pub fn bench(
     w: &Workload,
     o: &BenchOptions,
     progress: &mut dyn FnMut(String),
-) -> Result<Bench, BenchError> {
+) -> Result<Bench, LabError> {
     let configs = &o.configs;
     let Some(first) = configs.first() else {
-        return Err(BenchError::Workload("no configuration given".into()));
+        return Err(LabError::Workload("no configuration given".into()));
     };
     for k in 0..o.warmup {
         let r = o.runner.run_batch(w, &[Job::of(first)], &mut |_, _| {});
@@ -278,7 +304,7 @@ pub fn bench(
         for (r, s) in ss.iter().enumerate() {
             let got = s.checksum.clone().unwrap_or_default();
             if got != checksum {
-                return Err(BenchError::Workload(format!(
+                return Err(LabError::Workload(format!(
                     "configuration {} (run {}) computed checksum {got} but {} (run 1) computed {checksum}",
                     c.name,
                     r + 1,
@@ -294,6 +320,84 @@ pub fn bench(
         checksum,
         summary,
     })
+}
+
+/// The workloads of one `lupa gc-bench`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workloads {
+    /// GcLoad with this many rows (its own default when `None`).
+    GcLoad {
+        /// Rows of its synthetic CSV text.
+        rows: Option<usize>,
+    },
+    /// DataFrameLoad on a file of each size, made once in `data_dir`.
+    DataFrame {
+        /// The sizes, in order.
+        sizes: Vec<DataSize>,
+        /// Where the data files are kept.
+        data_dir: PathBuf,
+    },
+}
+
+/// What `lupa gc-bench` found: its report, and every run as a table (for
+/// `--csv`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The report ([`report::gcload`] or [`report::dataframe`]).
+    pub report: Document,
+    /// One row per run ([`report::runs_csv`]).
+    pub runs: Table,
+}
+
+/// Bench `what` under `o` (see [`bench()`]); progress lines of a DataFrame
+/// size's runs start with its label (`5MB: `).
+pub fn run(
+    what: &Workloads,
+    class_path: &[PathBuf],
+    o: &BenchOptions,
+    progress: &mut dyn FnMut(String),
+) -> Result<Outcome, LabError> {
+    let setup = report::Setup {
+        runs: o.runs,
+        warmup: o.warmup,
+        jobs: match &o.runner {
+            Runner::InProcess => None,
+            Runner::Processes { jobs, .. } => Some(*jobs),
+        },
+        baseline: o
+            .configs
+            .first()
+            .map(|c| c.name.clone())
+            .unwrap_or_default(),
+    };
+    match what {
+        Workloads::GcLoad { rows } => {
+            let b = bench(&gcload(*rows, class_path), o, progress)?;
+            Ok(Outcome {
+                report: report::gcload(&b, &setup),
+                runs: report::runs_csv([(None, &b)]),
+            })
+        }
+        Workloads::DataFrame { sizes, data_dir } => {
+            let mut results: Vec<(DataSize, PathBuf, Bench)> = Vec::new();
+            for size in sizes {
+                let (path, _) = ensure_data(data_dir, size, class_path, progress)?;
+                let w = dataframe(&path, class_path);
+                let b = bench(&w, o, &mut |line| {
+                    progress(format!("{}: {line}", size.label))
+                })?;
+                results.push((size.clone(), path, b));
+            }
+            Ok(Outcome {
+                report: report::dataframe(&results, data_dir, &setup),
+                runs: report::runs_csv(
+                    results
+                        .iter()
+                        .map(|(size, _, b)| (Some(size.label.as_str()), b)),
+                ),
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -313,19 +417,21 @@ mod tests {
         let d = data_file(Path::new("/d"), &DataSize::parse("5MB").expect("size"));
         assert_eq!(d, PathBuf::from("/d/dataframe-5MB.csv"));
         assert_eq!(sums_file(&d), PathBuf::from("/d/dataframe-5MB.csv.sums"));
+        let l = parse_sizes("small, 5mb,300,5MB").expect("sizes");
+        let labels: Vec<&str> = l.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(labels, ["small", "5MB", "300"]);
+        assert!(parse_sizes("5XB").is_err());
+        assert!(parse_sizes(",").is_err());
+        assert_eq!(parse_sizes(DEFAULT_SIZES).expect("sizes").len(), 3);
     }
 
     #[test]
     fn gcload_benches_in_process() {
         let w = gcload(Some(200), &[]);
+        let mut small = GcConfig::defaults().named("small");
+        small.set(lupa_heap::GcParam::EdenSize, (1 << 20) as f64);
         let o = BenchOptions {
-            configs: vec![
-                GcConfig::defaults(),
-                GcConfig {
-                    eden: 1 << 20,
-                    ..GcConfig::defaults().named("small")
-                },
-            ],
+            configs: vec![GcConfig::defaults(), small],
             runs: 2,
             warmup: 1,
             runner: Runner::InProcess,

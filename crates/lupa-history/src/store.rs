@@ -26,13 +26,13 @@
 //! [`HistoryError::NotAStore`]; recording a version is one transaction (a
 //! failed recording leaves nothing).
 
-use super::HistoryError;
+use crate::HistoryError;
+use crate::schema::Dialect;
 use lupa_prof::history::{MethodMetrics, VersionInfo};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub use crate::schema::SCHEMA_VERSION;
 
 /// `PRAGMA application_id` of a Lupa store ("LUPA").
 pub const APPLICATION_ID: i64 = 0x4C55_5041;
@@ -59,8 +59,8 @@ pub struct NewVersion {
 }
 
 /// What Hip needs of a store: [`SqliteStore`] (a file) and
-/// [`PgStore`](super::store_pg::PgStore) (a PostgreSQL server) implement it
-/// with the same schema.
+/// `PgStore` (a PostgreSQL server, with the `postgres` feature) implement it
+/// with the same schema ([`crate::schema`]).
 pub trait ProfileStore {
     /// Record a version, its methods, and its folded stacks and per-run values
     /// (atomically); with `replace`, an existing version of the same label is
@@ -158,56 +158,6 @@ pub struct SqliteStore {
     conn: Connection,
 }
 
-/// Schema version 1 (kept to create old stores in tests and to document the
-/// migration path).
-const SCHEMA_V1: &str = "
-CREATE TABLE versions (
-    id INTEGER PRIMARY KEY,
-    label TEXT NOT NULL UNIQUE,
-    git_rev TEXT,
-    date TEXT NOT NULL,
-    command TEXT NOT NULL,
-    metric TEXT NOT NULL
-);
-CREATE TABLE samples (
-    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
-    package TEXT NOT NULL,
-    class TEXT NOT NULL,
-    method TEXT NOT NULL,
-    sends_self INTEGER NOT NULL,
-    sends_total INTEGER NOT NULL,
-    activations INTEGER NOT NULL,
-    PRIMARY KEY (version_id, method)
-) WITHOUT ROWID;
-";
-
-/// Version 1 -> 2: the run's grand total, and one method's series by index.
-const MIGRATE_V2: &str = "
-ALTER TABLE versions ADD COLUMN total_sends INTEGER;
-CREATE INDEX samples_by_method ON samples(method, version_id);
-";
-
-/// Version 2 -> 3: folded stacks and per-run values.
-const MIGRATE_V3: &str = "
-CREATE TABLE stacks (
-    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
-    stack TEXT NOT NULL,
-    sends INTEGER NOT NULL,
-    PRIMARY KEY (version_id, stack)
-) WITHOUT ROWID;
-CREATE TABLE runs (
-    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
-    run INTEGER NOT NULL,
-    method TEXT NOT NULL,
-    self_value REAL NOT NULL,
-    total_value REAL NOT NULL,
-    PRIMARY KEY (version_id, method, run)
-) WITHOUT ROWID;
-";
-
-/// The steps from version `i` to `i + 1`, `STEPS[i]`.
-const STEPS: [&str; 3] = [SCHEMA_V1, MIGRATE_V2, MIGRATE_V3];
-
 /// Bring the store of `conn` (empty, or of an older schema) to
 /// [`SCHEMA_VERSION`] in one transaction; answers the version it found.
 /// A database of another application, or of a newer schema, is refused.
@@ -262,8 +212,8 @@ pub(crate) fn migrate_to(
         return Ok(found);
     }
     let tx = conn.transaction().map_err(sql)?;
-    for step in &STEPS[found as usize..target as usize] {
-        tx.execute_batch(step).map_err(sql)?;
+    for step in Dialect::Sqlite.steps(found, target) {
+        tx.execute_batch(&step).map_err(sql)?;
     }
     tx.execute_batch(&format!(
         "PRAGMA user_version = {target}; PRAGMA application_id = {APPLICATION_ID};"

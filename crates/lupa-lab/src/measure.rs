@@ -1,8 +1,8 @@
 //! Measuring one run of a program in a fresh VM: wall time, exact sends, heap
 //! statistics before and after, and optionally the program's output.
 //!
-//! `lupa calibrate`, `lupa stability` and `lupa gc-bench` all measure this way;
-//! this is their one helper. Contract: the VM is created from the given options
+//! `lupa calibrate`, `lupa gc-bench` and `lupa gc-tune` (and their worker
+//! processes) all measure this way; this is their one helper. Contract: the VM is created from the given options
 //! (the caller sets seeds, heap parameters and `quiet`), the program's class is
 //! loaded *before* the clock starts (so class loading is not measured), and only
 //! `run_main` is timed. A run that fails answers the VM's error; a run that exits
@@ -45,7 +45,7 @@ pub fn measure(
     capture: Capture,
 ) -> Result<Measurement, VmError> {
     let mut vm = Vm::new(options)?;
-    crate::install(&mut vm);
+    lupa_profilers::install(&mut vm);
     let class = args
         .first()
         .ok_or_else(|| VmError::Fatal("no class to run".to_string()))?;
@@ -67,4 +67,26 @@ pub fn measure(
         heap_after,
         output,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measure_one_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fib = "Fib = (\n    run = ( ^ self fib: 10 )\n    fib: n = ( n < 2 ifTrue: [ ^ n ]. ^ (self fib: n - 1) + (self fib: n - 2) )\n)\n";
+        std::fs::write(dir.path().join("Fib.som"), fib).expect("write Fib.som");
+        let options = VmOptions {
+            class_path: vec![dir.path().to_path_buf()],
+            quiet: true,
+            ..VmOptions::default()
+        };
+        let m = measure(options.clone(), &["Fib".to_string()], Capture::Output).expect("measure");
+        assert_eq!(m.exit_code, 0);
+        assert_eq!(m.output.as_deref(), Some(""));
+        assert!(m.sends > 0);
+        assert!(measure(options, &["Nope".to_string()], Capture::None).is_err());
+    }
 }

@@ -1,133 +1,24 @@
 //! Runs of a workload under GC configurations, each in a fresh VM: in this
 //! process one after the other ([`Runner::InProcess`]), or in up to N worker
-//! processes at a time ([`Runner::Processes`]: the `lupa` binary itself, as
-//! `lupa run --stats-json FLAGS CLASS ARGS`).
+//! processes at a time ([`Runner::Processes`]: the `lupa` binary itself, given
+//! a [`WorkerArgs`]; the protocol is in [`crate::worker`]).
 //!
-//! A worker prints the program's output on its standard output and, last on
-//! its standard error, one JSON line of the run's time and heap statistics
-//! ([`RunStats`], made by [`worker_run`]). Only `run_main` is timed, in the
-//! worker: process start, bootstrap and class loading are not measured, so a
-//! run's time never depends on how runs were scheduled, only on the machine's
-//! load while it ran. Runs of a batch start in the order given, so a batch
-//! listed in interleaved order (default, proposal, default, proposal...) is
-//! run interleaved.
+//! Only `run_main` is timed, in the worker: process start, bootstrap and
+//! class loading are not measured, so a run's time never depends on how runs
+//! were scheduled, only on the machine's load while it ran. Runs of a batch
+//! start in the order given, so a batch listed in interleaved order (default,
+//! proposal, default, proposal...) is run interleaved.
 
-use super::config::GcConfig;
-use crate::{Capture, Measurement, measure};
+use crate::gc_config::GcConfig;
+use crate::worker::{RunStats, WorkerArgs};
+use crate::{Capture, measure};
 use lupa_vm::{HeapConfig, VmError, VmOptions};
-use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// The version of the statistics line ([`RunStats::lupa_run_stats`]).
-pub const STATS_VERSION: u32 = 1;
-
-/// The hidden `lupa run` flag that prints the statistics line.
-pub const STATS_FLAG: &str = "--stats-json";
-
-/// One run's time and heap statistics, as a worker reports them: one JSON
-/// line on standard error. Counts and times cover `run_main` only.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunStats {
-    /// The line's version, [`STATS_VERSION`] (also what marks the line).
-    pub lupa_run_stats: u32,
-    /// The program's exit status.
-    pub exit_code: i32,
-    /// Wall time of `run_main`, µs.
-    pub elapsed_us: u64,
-    /// Message sends.
-    pub sends: u64,
-    /// Time in collections, µs.
-    pub gc_us: u64,
-    /// Scavenges.
-    pub scavenges: u64,
-    /// Time in scavenges, µs.
-    pub scavenge_us: u64,
-    /// Full GCs.
-    pub full_gcs: u64,
-    /// Time in full GCs, µs.
-    pub full_gc_us: u64,
-    /// Longest collection, µs.
-    pub max_pause_us: u64,
-    /// Bytes tenured.
-    pub tenured_bytes: u64,
-    /// Bytes allocated.
-    pub allocated_bytes: u64,
-    /// Objects allocated.
-    pub allocated_objects: u64,
-    /// Heap size at the end (bytes held from the system).
-    pub heap_bytes: u64,
-    /// Old-space bytes in use at the end.
-    pub old_used_bytes: u64,
-    /// Old-space growths.
-    pub growths: u64,
-    /// Times memory was given back.
-    pub shrinks: u64,
-}
-
-impl RunStats {
-    /// The statistics of a measured run.
-    pub fn of(m: &Measurement) -> RunStats {
-        let (b, a) = (&m.heap_before, &m.heap_after);
-        let us = |d: Duration| d.as_micros() as u64;
-        RunStats {
-            lupa_run_stats: STATS_VERSION,
-            exit_code: m.exit_code,
-            elapsed_us: us(m.elapsed),
-            sends: m.sends,
-            gc_us: us(a.gc_time.saturating_sub(b.gc_time)),
-            scavenges: a.scavenges.saturating_sub(b.scavenges),
-            scavenge_us: us(a.scavenge_time.saturating_sub(b.scavenge_time)),
-            full_gcs: a.full_gcs.saturating_sub(b.full_gcs),
-            full_gc_us: us(a.full_gc_time.saturating_sub(b.full_gc_time)),
-            max_pause_us: us(a.max_pause),
-            tenured_bytes: a.tenured_bytes.saturating_sub(b.tenured_bytes),
-            allocated_bytes: a.allocated_bytes.saturating_sub(b.allocated_bytes),
-            allocated_objects: a.allocated_objects.saturating_sub(b.allocated_objects),
-            heap_bytes: a.heap_bytes,
-            old_used_bytes: a.old_used_bytes,
-            growths: a.growths.saturating_sub(b.growths),
-            shrinks: a.shrinks.saturating_sub(b.shrinks),
-        }
-    }
-
-    /// The JSON line (no newline).
-    pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
-    }
-
-    /// Read a statistics line; `None` when `line` is not one.
-    pub fn from_json_line(line: &str) -> Option<RunStats> {
-        let t = line.trim();
-        if !t.starts_with("{\"lupa_run_stats\":") {
-            return None;
-        }
-        serde_json::from_str(t).ok()
-    }
-
-    /// Wall time of the run, seconds.
-    pub fn total_s(&self) -> f64 {
-        self.elapsed_us as f64 / 1e6
-    }
-
-    /// GC time, seconds.
-    pub fn gc_s(&self) -> f64 {
-        self.gc_us as f64 / 1e6
-    }
-}
-
-/// The worker's side of a run (`lupa run --stats-json`): run `args` once in a
-/// fresh VM made from `options`, answering the statistics and the program's
-/// output (which the caller prints).
-pub fn worker_run(options: VmOptions, args: &[String]) -> Result<(RunStats, String), VmError> {
-    let m = measure(options, args, Capture::Output)?;
-    let stats = RunStats::of(&m);
-    Ok((stats, m.output.unwrap_or_default()))
-}
 
 /// How a run's result is checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,17 +219,13 @@ fn tail(text: &str, lines: usize) -> String {
 }
 
 fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunError> {
+    let worker = WorkerArgs {
+        config: job.config.clone(),
+        class_path: w.class_path.clone(),
+        program: w.args.clone(),
+    };
     let mut cmd = Command::new(exe);
-    cmd.arg("run").arg(STATS_FLAG).args(job.config.flags());
-    if !w.class_path.is_empty() {
-        let cp: Vec<String> = w
-            .class_path
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        cmd.arg("--cp").arg(cp.join(":"));
-    }
-    cmd.args(&w.args)
+    cmd.args(worker.to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -389,7 +276,18 @@ fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunErro
     let stderr = err.join().unwrap_or_default();
     let status = status.map_err(|e| RunError::Failed(format!("cannot wait for a worker: {e}")))?;
     match stderr.lines().rev().find_map(RunStats::from_json_line) {
-        Some(stats) => checked(w, stats, stdout, wall),
+        Some(stats) => {
+            if let Some((name, asked, got)) = stats.mismatch(&job.config.settings) {
+                return Err(RunError::Failed(format!(
+                    "`lupa run {}` under {} ran with {name} {} instead of {asked}: the worker \
+did not read its flags as they were meant",
+                    w.command(),
+                    job.config.name,
+                    got.map_or_else(|| "unset".to_string(), |g| g.to_string())
+                )));
+            }
+            checked(w, stats, stdout, wall)
+        }
         None => {
             let said = tail(&stderr, 20);
             Err(RunError::Failed(format!(
@@ -449,23 +347,6 @@ fn checked(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stats_lines_round_trip() {
-        let s = RunStats {
-            lupa_run_stats: STATS_VERSION,
-            exit_code: 3,
-            elapsed_us: 1_500_000,
-            scavenges: 7,
-            ..RunStats::default()
-        };
-        let line = s.to_json_line();
-        assert!(!line.contains('\n'));
-        assert_eq!(RunStats::from_json_line(&line), Some(s.clone()));
-        assert_eq!(s.total_s(), 1.5);
-        assert_eq!(RunStats::from_json_line("GcLoad: checksum 1"), None);
-        assert_eq!(RunStats::from_json_line("{\"other\":1}"), None);
-    }
 
     #[test]
     fn in_process_runs_are_checked() {

@@ -14,59 +14,48 @@
 //! 4. **Verify** ([`verify`]): the defaults, the proposal and the search's
 //!    best, each run `runs` times, interleaved (default, proposal, search,
 //!    default, ...), each run in a fresh VM in its own process
-//!    ([`runs::Runner`]); the speed-ups over the defaults come with 95%
+//!    ([`crate::runs::Runner`]); the speed-ups over the defaults come with 95%
 //!    confidence intervals from Welch's t-test on the log times
 //!    ([`stats::speed_up`]). The search's own measurements are not reused:
 //!    the best of many noisy measurements is biased in its favour.
 //!
 //! | module | what |
 //! | --- | --- |
-//! | [`config`] | [`GcConfig`]: one set of parameters, the paper's configurations, `lupa run` flags |
-//! | [`runs`] | runs in fresh VMs, in this process or in worker processes; the statistics line |
 //! | [`proposal`] | the rules from lifetimes to parameters |
 //! | [`search`](mod@search) | the black-box search |
 //! | [`stats`] | speed-up, confidence interval, Welch's t-test |
+//! | [`report`] | what `lupa gc-tune` prints, as a document |
 //!
-//! Nothing here prints: progress goes to a callback, results are values.
+//! The configurations are [`GcConfig`]s, the runs [`crate::runs`]. Nothing
+//! here prints: progress goes to a callback, results are values.
 
-pub mod config;
 pub mod proposal;
-pub mod runs;
+pub mod report;
 pub mod search;
 pub mod stats;
 
-pub use config::{GcConfig, MB, paper_configs};
 pub use proposal::{Proposal, Rules, propose};
-pub use runs::{Check, Job, RunError, RunSample, RunStats, Runner, Workload};
 pub use search::{SearchOptions, SearchResult, search};
 pub use stats::{SpeedUp, speed_up};
 
-use crate::ProfileMode;
-use crate::lifetimes::{LifetimeConfig, LifetimeMode};
+use crate::LabError;
+use crate::gc_config::{GcConfig, MB};
+use crate::runs::{Job, RunError, RunSample, Runner, Workload};
 use lupa_prof::lifetimes::Lifetimes;
-use lupa_vm::{HeapConfig, Vm, VmError, VmOptions};
+use lupa_profilers::ProfileMode;
+use lupa_profilers::lifetimes::{LifetimeConfig, LifetimeMode};
+use lupa_vm::{HeapConfig, Vm, VmOptions};
 use std::time::{Duration, Instant};
 
 /// The eden of the profiling run: deaths are seen within this many bytes.
 pub const PROFILE_EDEN: usize = MB;
 
-/// Why tuning stopped.
-#[derive(Debug)]
-pub enum TuneError {
-    /// The VM failed while profiling (unknown class, compile error...).
-    Vm(VmError),
-    /// The program failed or did not verify its result.
-    Workload(String),
-    /// A worker could not be started.
-    Io(String),
-}
-
-impl From<RunError> for TuneError {
+impl From<RunError> for LabError {
     fn from(e: RunError) -> Self {
         match e {
-            RunError::Vm(e) => TuneError::Vm(e),
-            RunError::Spawn(m) => TuneError::Io(m),
-            other => TuneError::Workload(other.to_string()),
+            RunError::Vm(e) => LabError::Vm(e),
+            RunError::Spawn(m) => LabError::Io(m),
+            other => LabError::Workload(other.to_string()),
         }
     }
 }
@@ -82,23 +71,23 @@ pub struct ProfileRun {
 
 /// Profile the workload's object lifetimes (VM mode, sampled at `rate` with
 /// `seed`), with a [`PROFILE_EDEN`] eden. The program must exit with status 0.
-pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneError> {
+pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, LabError> {
     let options = VmOptions {
         heap: HeapConfig {
-            initial_bytes: PROFILE_EDEN,
+            eden_size: PROFILE_EDEN,
             ..HeapConfig::default()
         },
         class_path: w.class_path.clone(),
         ..VmOptions::default()
     };
-    let mut vm = Vm::new(options).map_err(TuneError::Vm)?;
-    crate::install(&mut vm);
+    let mut vm = Vm::new(options).map_err(LabError::Vm)?;
+    lupa_profilers::install(&mut vm);
     vm.io.capture_output();
     let class = w
         .args
         .first()
-        .ok_or_else(|| TuneError::Workload("no class to run".to_string()))?;
-    vm.load_class_by_name(class).map_err(TuneError::Vm)?;
+        .ok_or_else(|| LabError::Workload("no class to run".to_string()))?;
+    vm.load_class_by_name(class).map_err(LabError::Vm)?;
     let config = LifetimeConfig {
         mode: LifetimeMode::Vm,
         rate,
@@ -108,15 +97,15 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, TuneErr
     let command = format!("lupa gc-tune {}", w.command());
     let t0 = Instant::now();
     let run = ProfileMode::Lifetimes(config)
-        .run(&mut vm, crate::Workload::Program(&w.args))
-        .map_err(|e| TuneError::Vm(e.into()))?;
+        .run(&mut vm, lupa_profilers::Workload::Program(&w.args))
+        .map_err(|e| LabError::Vm(e.into()))?;
     let elapsed = t0.elapsed();
-    let code = run.result.map_err(TuneError::Vm)?;
-    let mut lifetimes = Lifetimes::try_from(run.output).map_err(|e| TuneError::Vm(e.into()))?;
+    let code = run.result.map_err(LabError::Vm)?;
+    let mut lifetimes = Lifetimes::try_from(run.output).map_err(|e| LabError::Vm(e.into()))?;
     lifetimes.command = command;
     if code != 0 {
         let out = vm.io.take_captured();
-        return Err(TuneError::Workload(format!(
+        return Err(LabError::Workload(format!(
             "{} exited with status {code} while profiled; its output was:\n{}",
             w.command(),
             out.trim_end()
@@ -153,7 +142,7 @@ pub fn verify(
     configs: &[GcConfig],
     runs: usize,
     progress: &mut dyn FnMut(String),
-) -> Result<Verification, TuneError> {
+) -> Result<Verification, LabError> {
     let mut distinct: Vec<GcConfig> = Vec::new();
     for c in configs {
         if !distinct.iter().any(|d| d.same_parameters(c)) {
@@ -268,17 +257,17 @@ impl TuneReport {
 }
 
 /// Profile, propose, search and verify (see the module doc).
-pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneReport, TuneError> {
+pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneReport, LabError> {
     progress(format!(
         "profile: object lifetimes of {} (VM mode, rate {}, eden {})",
         o.workload.command(),
         o.rate,
-        config::size_flag(PROFILE_EDEN)
+        crate::gc_config::size_flag(PROFILE_EDEN)
     ));
     let profile = profile(&o.workload, o.rate, o.seed)?;
     let proposal = propose(
         &profile.lifetimes,
-        HeapConfig::default().initial_bytes as u64,
+        HeapConfig::default().eden_size as u64,
         &Rules::default(),
     );
     progress(format!("proposal: {}", proposal.config.describe()));

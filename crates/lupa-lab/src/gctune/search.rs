@@ -21,34 +21,41 @@
 //! The candidates come from a seeded generator (SplitMix64): with the same
 //! seed and the same measurements, the search tries the same configurations.
 
-use super::config::{GcConfig, MB};
-use super::runs::{Job, RunError, RunSample, Runner, Workload};
+use crate::gc_config::{GcConfig, MB, TUNED};
+use crate::runs::{Job, RunError, RunSample, Runner, Workload};
+use lupa_heap::{GcParam, GcSettings, Unit};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-/// The ranges searched.
+/// The ranges searched: for each [`TUNED`] parameter, its least and largest
+/// value (sizes and ratios are drawn log-uniformly, counts uniformly).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Space {
-    /// Eden size, bytes.
-    pub eden: (usize, usize),
-    /// Growth headroom, bytes.
-    pub headroom: (usize, usize),
-    /// Shrink threshold, bytes.
-    pub shrink: (usize, usize),
-    /// GC ratio.
-    pub ratio: (f64, f64),
-    /// Tenuring threshold.
-    pub tenuring: (u32, u32),
+    /// `(parameter, least, largest)`, in [`TUNED`]'s order.
+    pub ranges: [(GcParam, f64, f64); 5],
+}
+
+impl Space {
+    /// The range of `p` (its default alone when it is not searched).
+    pub fn range(&self, p: GcParam) -> (f64, f64) {
+        self.ranges
+            .iter()
+            .find(|r| r.0 == p)
+            .map_or((p.default(), p.default()), |r| (r.1, r.2))
+    }
 }
 
 impl Default for Space {
     fn default() -> Self {
+        let mb = |n: usize| (n * MB) as f64;
         Space {
-            eden: (MB, 512 * MB),
-            headroom: (4 * MB, 1024 * MB),
-            shrink: (8 * MB, 1024 * MB),
-            ratio: (0.1, 10.0),
-            tenuring: (1, 15),
+            ranges: [
+                (GcParam::EdenSize, mb(1), mb(512)),
+                (GcParam::GrowthHeadroom, mb(4), mb(1024)),
+                (GcParam::ShrinkThreshold, mb(8), mb(1024)),
+                (GcParam::GcRatio, 0.1, 10.0),
+                (GcParam::TenuringThreshold, 1.0, 15.0),
+            ],
         }
     }
 }
@@ -138,23 +145,18 @@ impl Rng {
     }
 }
 
-/// The identity of a configuration's parameters.
-type Key = (usize, usize, usize, u64, u32);
+/// The identity of a configuration's parameters: the bits of the [`TUNED`]
+/// values in effect.
+type Key = [u64; 5];
 
 fn key(c: &GcConfig) -> Key {
-    (
-        c.eden,
-        c.headroom,
-        c.shrink,
-        c.ratio.to_bits(),
-        c.tenuring_threshold(),
-    )
+    TUNED.map(|p| c.get(p).to_bits())
 }
 
 /// Sizes in whole megabytes within the range.
-fn size_in(bytes: f64, (lo, hi): (usize, usize)) -> usize {
+fn size_in(bytes: f64, (lo, hi): (f64, f64)) -> f64 {
     let mbs = (bytes / MB as f64).round().max(1.0) as usize;
-    (mbs * MB).clamp(lo, hi)
+    ((mbs * MB) as f64).clamp(lo, hi)
 }
 
 /// A ratio with two significant digits within the range.
@@ -166,26 +168,27 @@ fn log_uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
     (lo.ln() + rng.unit() * (hi.ln() - lo.ln())).exp()
 }
 
-/// A random configuration of the space.
+/// A random configuration of the space: every [`TUNED`] parameter drawn in
+/// turn.
 pub fn random_config(rng: &mut Rng, s: &Space) -> GcConfig {
-    let size =
-        |rng: &mut Rng, r: (usize, usize)| size_in(log_uniform(rng, r.0 as f64, r.1 as f64), r);
-    let eden = size(rng, s.eden);
-    let headroom = size(rng, s.headroom);
-    let shrink = size(rng, s.shrink);
-    let ratio = ratio_in(log_uniform(rng, s.ratio.0, s.ratio.1), s.ratio);
-    let tenuring = s.tenuring.0 + rng.below(u64::from(s.tenuring.1 - s.tenuring.0 + 1)) as u32;
-    GcConfig {
+    let mut c = GcConfig {
         name: String::new(),
-        eden,
-        headroom,
-        shrink,
-        ratio,
-        tenuring: Some(tenuring),
+        settings: GcSettings::default(),
+    };
+    for p in TUNED {
+        let (lo, hi) = s.range(p);
+        let v = match p.unit() {
+            Unit::Bytes => size_in(log_uniform(rng, lo, hi), (lo, hi)),
+            Unit::Ratio => ratio_in(log_uniform(rng, lo, hi), (lo, hi)),
+            Unit::Count { .. } => lo + rng.below((hi - lo) as u64 + 1) as f64,
+        };
+        c.set(p, v);
     }
+    c
 }
 
-/// A neighbour of `c`: one or two parameters moved.
+/// A neighbour of `c`: one or two parameters moved (sizes and ratios scaled
+/// by 1/2, 1/√2, √2 or 2; counts moved by 1 or 2).
 pub fn neighbour(rng: &mut Rng, c: &GcConfig, s: &Space) -> GcConfig {
     const FACTORS: [f64; 4] = [
         0.5,
@@ -194,26 +197,29 @@ pub fn neighbour(rng: &mut Rng, c: &GcConfig, s: &Space) -> GcConfig {
         2.0,
     ];
     let mut n = c.clone();
-    n.tenuring = Some(c.tenuring_threshold());
+    for p in TUNED {
+        n.set(p, c.get(p));
+    }
     let changes = if rng.unit() < 0.3 { 2 } else { 1 };
     for _ in 0..changes {
         let f = FACTORS[rng.below(4) as usize];
-        match rng.below(5) {
-            0 => n.eden = size_in(n.eden as f64 * f, s.eden),
-            1 => n.headroom = size_in(n.headroom as f64 * f, s.headroom),
-            2 => n.shrink = size_in(n.shrink as f64 * f, s.shrink),
-            3 => n.ratio = ratio_in(n.ratio * f, s.ratio),
-            _ => {
+        let p = TUNED[rng.below(TUNED.len() as u64) as usize];
+        let range = s.range(p);
+        let v = match p.unit() {
+            Unit::Bytes => size_in(n.get(p) * f, range),
+            Unit::Ratio => ratio_in(n.get(p) * f, range),
+            Unit::Count { .. } => {
                 let step = 1 + rng.below(2) as i64;
-                let t = i64::from(n.tenuring_threshold());
+                let t = n.get(p) as i64;
                 let t = if rng.below(2) == 0 {
                     t - step
                 } else {
                     t + step
                 };
-                n.tenuring = Some(t.clamp(i64::from(s.tenuring.0), i64::from(s.tenuring.1)) as u32);
+                (t as f64).clamp(range.0, range.1)
             }
-        }
+        };
+        n.set(p, v);
     }
     n
 }
@@ -439,12 +445,13 @@ mod tests {
             let from = if rng.unit() < 0.5 { r.clone() } else { c };
             c = neighbour(&mut rng, &from, &s);
             for x in [&r, &c] {
-                assert!((s.eden.0..=s.eden.1).contains(&x.eden), "{x:?}");
-                assert!(x.eden.is_multiple_of(MB));
-                assert!((s.headroom.0..=s.headroom.1).contains(&x.headroom));
-                assert!((s.shrink.0..=s.shrink.1).contains(&x.shrink));
-                assert!((s.ratio.0..=s.ratio.1).contains(&x.ratio), "{x:?}");
-                assert!((1..=15).contains(&x.tenuring_threshold()));
+                for p in TUNED {
+                    let (lo, hi) = s.range(p);
+                    assert!((lo..=hi).contains(&x.get(p)), "{p:?} {x:?}");
+                    assert!(x.settings.get(p).is_some(), "{p:?} {x:?}");
+                }
+                assert!(x.bytes(GcParam::EdenSize).is_multiple_of(MB));
+                assert_eq!(x.get(GcParam::TenuringThreshold).fract(), 0.0);
             }
         }
     }
@@ -474,7 +481,7 @@ mod tests {
         let w = Workload {
             args: vec!["Hello".into()],
             class_path: Vec::new(),
-            check: super::super::runs::Check::ExitZero,
+            check: crate::runs::Check::ExitZero,
         };
         let budget = Duration::from_secs(2);
         let mut lines = Vec::new();

@@ -6,7 +6,7 @@
 //! whether the profiling of its revision succeeded or not. Git runs as a
 //! child process (`git` on the `PATH`).
 
-use super::HistoryError;
+use crate::HistoryError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,171 +1,25 @@
-//! Hip (the Spy paper, section 4.3): profile a program's versions with
-//! Compteur's exact send counts, keep them in a store, and compare them.
+//! Recording versions: run a program in fresh VMs under a profiler of
+//! `lupa-profilers` ([`RecordMetric`]: Compteur's exact sends, the sampler's
+//! CPU time over several runs, Spy's test coverage), turn the run into
+//! per-method metrics ([`Recorded`]) and store them as a version ([`record`]),
+//! or do that for each revision of a git range ([`record_git`]).
 //!
-//! * [`record`]: run a program once under [`ProfileMode::Compteur`] in a
-//!   fresh VM and store its per-method metrics and folded stacks as a
-//!   version; or ([`RecordMetric`]) N times under the sampler (per-run CPU
-//!   time, for significance tests), or its SUnit tests under Spy's
-//!   `TestCoverage` (per-method executions).
-//! * [`record_git`]: the same for each revision of a git range, each in a
-//!   temporary detached worktree ([`git::Worktree`]).
-//! * [`diff`], [`series`]: read versions back and compare them with the pure
-//!   model of `lupa_prof::history`.
-//! * [`store`]: the [`ProfileStore`] trait and its SQLite backend.
-//! * [`store_pg`]: the PostgreSQL backend, for a `postgres://` URL
-//!   ([`open_store`] chooses).
-//!
-//! Contract: nothing here prints; every failure is a [`HistoryError`]; a
-//! version is recorded only when its program ran to a zero exit status.
+//! Contract: a version is stored only when its program ran to a zero exit
+//! status; the label is checked before the program runs.
 
-pub mod git;
-pub mod store;
-pub mod store_pg;
-
-use crate::compteur::CompteurConfig;
-use crate::sampler::SamplerConfig;
-use crate::{ProfileMode, Workload};
+use crate::git;
+use crate::store::{NewVersion, ProfileStore, VersionExtras};
+use crate::{HistoryError, METRIC_COVERAGE, METRIC_SENDS, METRIC_TIME, METRIC_TIME_SAMPLES};
 use lupa_prof::Profile;
 use lupa_prof::coverage::Coverage;
-use lupa_prof::history::timed::{self, RunValue, TimeDiff, TimeMeasure, TimeSide};
-use lupa_prof::history::{self as model, Diff, DiffOptions, Measure, Series, VersionInfo};
+use lupa_prof::history::timed::{self, RunValue};
+use lupa_prof::history::{self as model, VersionInfo};
+use lupa_profilers::compteur::CompteurConfig;
+use lupa_profilers::sampler::SamplerConfig;
+use lupa_profilers::spy::coverage::CoverageConfig;
+use lupa_profilers::{ProfileMode, Workload};
 use lupa_vm::{Vm, VmError, VmOptions};
 use std::path::{Path, PathBuf};
-pub use store::{NewVersion, ProfileStore, SqliteStore, VersionExtras};
-
-/// The `metric` of a version of send counts.
-pub const METRIC_SENDS: &str = "sends";
-/// The `metric` of a version of sampled CPU time (values in milliseconds).
-pub const METRIC_TIME: &str = "time";
-/// The `metric` of a version sampled every N sends (values in samples).
-pub const METRIC_TIME_SAMPLES: &str = "time-samples";
-/// The `metric` of a coverage version (values: executions).
-pub const METRIC_COVERAGE: &str = "coverage";
-
-/// Why a history command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum HistoryError {
-    /// There is no store at this path.
-    #[error(
-        "no profile database at {} (record a version first: lupa history record)",
-        .0.display()
-    )]
-    NoDatabase(PathBuf),
-    /// The file is not a Lupa profile store (not SQLite, corrupt, another
-    /// application's database).
-    #[error("{} is not a Lupa profile database: {reason}", path.display())]
-    NotAStore {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The store was written by a newer Lupa.
-    #[error(
-        "{} has schema version {found}; this lupa knows versions up to {known} (a newer lupa wrote it)",
-        path.display()
-    )]
-    NewerSchema {
-        /// The file.
-        path: PathBuf,
-        /// Its schema version.
-        found: i64,
-        /// The newest this build knows.
-        known: i64,
-    },
-    /// A database operation failed.
-    #[error("profile database {}: {message}", path.display())]
-    Database {
-        /// The file.
-        path: PathBuf,
-        /// SQLite's message.
-        message: String,
-    },
-    /// A file or directory could not be read or written.
-    #[error("{0}")]
-    Io(String),
-    /// No version has this label or id.
-    #[error("unknown version `{0}` (lupa history log lists them)")]
-    UnknownVersion(String),
-    /// No version has this method.
-    #[error("no version has the method `{method}`{}", similar_hint(similar))]
-    UnknownMethod {
-        /// The name asked for.
-        method: String,
-        /// Recorded method names containing it.
-        similar: Vec<String>,
-    },
-    /// A version of this label exists.
-    #[error("a version labelled `{0}` exists already (--replace replaces it)")]
-    DuplicateLabel(String),
-    /// The directory is not in a git repository.
-    #[error("{} is not a git repository: {reason}", path.display())]
-    NotAGitRepository {
-        /// The directory.
-        path: PathBuf,
-        /// Git's message.
-        reason: String,
-    },
-    /// Git does not know this revision.
-    #[error("unknown git revision `{0}`")]
-    UnknownRevision(String),
-    /// The range holds no commit.
-    #[error("the git range `{0}` holds no commit")]
-    EmptyRange(String),
-    /// Git failed otherwise.
-    #[error("git: {0}")]
-    Git(String),
-    /// The profiled program could not run or failed (nothing was recorded).
-    #[error("{label}: the program failed: {error}")]
-    Program {
-        /// The version being recorded.
-        label: String,
-        /// The VM's error.
-        error: VmError,
-    },
-    /// The profiled program exited with a non-zero status (nothing was
-    /// recorded).
-    #[error("{label}: the program exited with status {code}; nothing recorded")]
-    ProgramExit {
-        /// The version being recorded.
-        label: String,
-        /// Its exit status.
-        code: i32,
-    },
-    /// The versions cannot be compared this way (different metrics, no
-    /// stacks recorded, ...).
-    #[error("{0}")]
-    Incomparable(String),
-}
-
-fn similar_hint(similar: &[String]) -> String {
-    if similar.is_empty() {
-        String::new()
-    } else {
-        format!(" (did you mean {}?)", similar.join(", "))
-    }
-}
-
-impl HistoryError {
-    /// A SQLite error on the store at `path`; a file that turns out not to
-    /// be a database (or to be corrupt) is [`HistoryError::NotAStore`].
-    pub fn sqlite(path: &Path, e: rusqlite::Error) -> HistoryError {
-        use rusqlite::ErrorCode;
-        let code = e.sqlite_error_code();
-        if matches!(
-            code,
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
-        ) {
-            return HistoryError::NotAStore {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            };
-        }
-        HistoryError::Database {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
-    }
-}
 
 /// One profiled run: its per-method metrics and grand total.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,7 +68,7 @@ fn fresh_vm(options: &VmOptions, label: &str) -> Result<Vm, HistoryError> {
         label: label.to_string(),
         error,
     })?;
-    crate::install(&mut vm);
+    lupa_profilers::install(&mut vm);
     vm.io.capture_output();
     Ok(vm)
 }
@@ -367,7 +221,8 @@ fn profile_coverage(
         )));
     }
     let packages = if packages.is_empty() {
-        crate::spy::coverage::default_packages(&mut vm, &options.class_path).map_err(fail)?
+        lupa_profilers::spy::coverage::default_packages(&mut vm, &options.class_path)
+            .map_err(fail)?
     } else {
         packages.to_vec()
     };
@@ -376,7 +231,7 @@ fn profile_coverage(
             "no package to cover (give a class path holding the classes under test)".to_string(),
         )));
     }
-    let mode = ProfileMode::Coverage(crate::spy::coverage::CoverageConfig {
+    let mode = ProfileMode::Coverage(CoverageConfig {
         packages,
         lines: false,
     });
@@ -427,24 +282,12 @@ pub fn profile_program(
     let class = args
         .first()
         .ok_or_else(|| fail(VmError::Fatal("no class to run".to_string())))?;
-    let mut vm = Vm::new(options).map_err(fail)?;
-    crate::install(&mut vm);
-    vm.io.capture_output();
+    let mut vm = fresh_vm(&options, label)?;
     vm.load_class_by_name(class).map_err(fail)?;
     let run = ProfileMode::Compteur(CompteurConfig::BY_METHOD)
         .run(&mut vm, Workload::Program(args))
         .map_err(|e| fail(VmError::Fatal(e.to_string())))?;
-    let code = match run.result {
-        Ok(code) => code,
-        Err(VmError::Exit(code)) => code,
-        Err(e) => return Err(fail(e)),
-    };
-    if code != 0 {
-        return Err(HistoryError::ProgramExit {
-            label: label.to_string(),
-            code,
-        });
-    }
+    exit_status(run.result, label)?;
     let profile = Profile::try_from(run.output).map_err(|e| fail(e.into()))?;
     Ok(Recorded {
         methods: model::metrics_of(&profile),
@@ -557,19 +400,8 @@ pub fn record_git(
     Ok(out)
 }
 
-/// Open the store `db`: a PostgreSQL database when it is a `postgres://` or
-/// `postgresql://` URL ([`store_pg`]), else a SQLite file ([`SqliteStore`]).
-/// With `create`, a missing store is created; without, it is
-/// [`HistoryError::NoDatabase`].
-pub fn open_store(db: &Path, create: bool) -> Result<Box<dyn ProfileStore>, HistoryError> {
-    if let Some(url) = db.to_str().filter(|s| store_pg::is_url(s)) {
-        return Ok(Box::new(store_pg::open(url, create)?));
-    }
-    Ok(Box::new(SqliteStore::open(db, create)?))
-}
-
 /// Is there a version labelled `label` in `store`?
-fn has_label(store: &dyn ProfileStore, label: &str) -> Result<bool, HistoryError> {
+pub(crate) fn has_label(store: &dyn ProfileStore, label: &str) -> Result<bool, HistoryError> {
     match store.version(label) {
         Ok(v) => Ok(v.label == label),
         Err(HistoryError::UnknownVersion(_)) => Ok(false),
@@ -577,132 +409,11 @@ fn has_label(store: &dyn ProfileStore, label: &str) -> Result<bool, HistoryError
     }
 }
 
-/// Compare versions `from` and `to` (labels or ids) of `store`.
-pub fn diff(
-    store: &dyn ProfileStore,
-    from: &str,
-    to: &str,
-    options: DiffOptions,
-) -> Result<Diff, HistoryError> {
-    let a = store.version(from)?;
-    let b = store.version(to)?;
-    let before = store.methods(a.id)?;
-    let after = store.methods(b.id)?;
-    Ok(model::diff(a, &before, b, &after, options))
-}
-
-/// Is `metric` a version's sampled time ([`METRIC_TIME`],
-/// [`METRIC_TIME_SAMPLES`])?
-pub fn is_time(metric: &str) -> bool {
-    metric == METRIC_TIME || metric == METRIC_TIME_SAMPLES
-}
-
-/// Versions `from` and `to` of `store`, refused unless both are of one
-/// metric.
-pub fn comparable(
-    store: &dyn ProfileStore,
-    from: &str,
-    to: &str,
-) -> Result<(VersionInfo, VersionInfo), HistoryError> {
-    let a = store.version(from)?;
-    let b = store.version(to)?;
-    if a.metric != b.metric {
-        return Err(HistoryError::Incomparable(format!(
-            "`{}` was recorded with the metric {} and `{}` with {}: record both with the same --metric",
-            a.label, a.metric, b.label, b.metric
-        )));
-    }
-    Ok((a, b))
-}
-
-/// Compare two time versions (`--metric time`) with Welch's t-test per
-/// method, class and package.
-pub fn time_diff(
-    store: &dyn ProfileStore,
-    from: &str,
-    to: &str,
-    measure: TimeMeasure,
-) -> Result<TimeDiff, HistoryError> {
-    let (a, b) = comparable(store, from, to)?;
-    if !is_time(&a.metric) {
-        return Err(HistoryError::Incomparable(format!(
-            "`{}` holds {}, not sampled time",
-            a.label, a.metric
-        )));
-    }
-    let (ma, mb) = (store.methods(a.id)?, store.methods(b.id)?);
-    let (ra, rb) = (store.runs(a.id)?, store.runs(b.id)?);
-    let unit = if a.metric == METRIC_TIME {
-        "ms"
-    } else {
-        "samples"
-    };
-    Ok(timed::diff(
-        TimeSide {
-            version: &a,
-            methods: &ma,
-            runs: &ra,
-        },
-        TimeSide {
-            version: &b,
-            methods: &mb,
-            runs: &rb,
-        },
-        measure,
-        unit,
-    ))
-}
-
-/// Two versions' folded stacks, with a method -> package map of the later
-/// one; [`HistoryError::Incomparable`] when a version has none.
-#[allow(clippy::type_complexity)]
-pub fn stacks_of(
-    store: &dyn ProfileStore,
-    from: &str,
-    to: &str,
-) -> Result<
-    (
-        VersionInfo,
-        Vec<(String, u64)>,
-        VersionInfo,
-        Vec<(String, u64)>,
-        rustc_hash::FxHashMap<String, String>,
-    ),
-    HistoryError,
-> {
-    let (a, b) = comparable(store, from, to)?;
-    let sa = store.stacks(a.id)?;
-    let sb = store.stacks(b.id)?;
-    for (v, s) in [(&a, &sa), (&b, &sb)] {
-        if s.is_empty() {
-            return Err(HistoryError::Incomparable(format!(
-                "`{}` has no call stacks (recorded with --metric {} or by an older lupa); \
-                 record it again with send counts",
-                v.label, v.metric
-            )));
-        }
-    }
-    let mut packages: rustc_hash::FxHashMap<String, String> = Default::default();
-    for v in [&a, &b] {
-        for m in store.methods(v.id)? {
-            packages.insert(m.method, m.package);
-        }
-    }
-    Ok((a, sa, b, sb, packages))
-}
-
-/// `method` across every version of `store`.
-pub fn series(
-    store: &dyn ProfileStore,
-    method: &str,
-    measure: Measure,
-) -> Result<Series, HistoryError> {
-    Ok(model::series(method, store.series(method)?, measure))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SqliteStore;
+    use crate::{DiffOptions, Measure, TimeMeasure, diff, series, stacks_of, time_diff};
 
     /// The bundled `Hello`, quiet, recorded with `metric`.
     fn hello(metric: RecordMetric) -> Program {

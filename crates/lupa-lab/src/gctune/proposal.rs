@@ -46,7 +46,8 @@
 //!   `(1 + ratio*s) / (ratio*s)` times the final live data; `ratio = 1/s`
 //!   keeps that to twice, within [`Rules::ratio_min`]..[`Rules::ratio_max`].
 
-use super::config::{GcConfig, MB};
+use crate::gc_config::{GcConfig, MB};
+use lupa_heap::{GcParam, GcSettings};
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_prof::lifetimes::analysis::{Analysis, Demography, format_bytes};
 use lupa_vm::HeapConfig;
@@ -83,7 +84,7 @@ impl Default for Rules {
             eden_max: 1 << 30,
             headroom_max: 1 << 30,
             tenured_cost: 1.0,
-            ratio_min: HeapConfig::default().full_gc_ratio,
+            ratio_min: GcParam::GcRatio.default(),
             ratio_max: 10.0,
         }
     }
@@ -128,12 +129,20 @@ pub struct Demographics {
 /// One proposed parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
-    /// The `lupa run` option (`--eden-size`).
-    pub flag: &'static str,
-    /// Its value as the option takes it (`16MB`, `2.5`, `3`).
-    pub value: String,
+    /// The parameter.
+    pub param: GcParam,
+    /// Its value.
+    pub value: f64,
     /// Why, in one line.
     pub why: String,
+}
+
+impl Choice {
+    /// `--eden-size 16MB`: the `lupa run` flag and value that set it.
+    pub fn flag(&self) -> String {
+        let flag = self.param.info().flag.unwrap_or(self.param.name());
+        format!("{flag} {}", self.param.format(self.value))
+    }
 }
 
 /// The proposal: a configuration (named `proposal`) and the reasons.
@@ -186,7 +195,7 @@ pub fn two_digits(x: f64) -> f64 {
 }
 
 fn mb_label(bytes: usize) -> String {
-    super::config::size_flag(bytes)
+    crate::gc_config::size_flag(bytes)
 }
 
 fn pct(x: f64) -> String {
@@ -317,7 +326,7 @@ pub fn propose(profile: &Lifetimes, reference_eden: u64, rules: &Rules) -> Propo
     }
 
     // Large objects are allocated directly in old space: they never live in eden.
-    let large = defaults.large_object_bytes as u64;
+    let large = defaults.large_object_size as u64;
     let small = |r: &&lupa_prof::lifetimes::Record| r.size_bytes < large;
     let bytes = |r: &lupa_prof::lifetimes::Record| r.weight() * r.size_bytes as f64;
     let (mut large_bytes, mut large_alive) = (0.0, 0.0);
@@ -343,8 +352,8 @@ pub fn propose(profile: &Lifetimes, reference_eden: u64, rules: &Rules) -> Propo
         Some(q) => {
             let e = ceil_mb(rules.safety * q).clamp(rules.eden_min, rules.eden_max);
             choices.push(Choice {
-                flag: "--eden-size",
-                value: mb_label(e),
+                param: GcParam::EdenSize,
+                value: e as f64,
                 why: format!(
                     "{:.0}% of the bytes of short-lived sites ({} of all bytes) die within {} of \
 allocation (seen to {}); eden = {} x that, in whole MB, within {}..{}",
@@ -361,11 +370,11 @@ allocation (seen to {}); eden = {} x that, in whole MB, within {}..{}",
         }
         None => {
             choices.push(Choice {
-                flag: "--eden-size",
-                value: mb_label(defaults.initial_bytes),
+                param: GcParam::EdenSize,
+                value: defaults.eden_size as f64,
                 why: "no short-lived site was sampled: the default eden is kept".to_string(),
             });
-            defaults.initial_bytes
+            defaults.eden_size
         }
     };
 
@@ -448,8 +457,8 @@ and tenures least when tenuring {}{} (a tenured byte counts {} copy more)",
         rules.headroom_max.max(defaults.growth_headroom),
     );
     choices.push(Choice {
-        flag: "--growth-headroom",
-        value: mb_label(headroom),
+        param: GcParam::GrowthHeadroom,
+        value: headroom as f64,
         why: format!(
             "with this eden and threshold {:.2} bytes reach old space per byte allocated \
 (tenured, or large objects: {} of all bytes): about {} in this run; old space starts with one \
@@ -464,8 +473,8 @@ headroom and is first collected when full, so headroom = that, as a power of two
     });
     let shrink = (2 * headroom).max(defaults.shrink_threshold);
     choices.push(Choice {
-        flag: "--shrink-threshold",
-        value: mb_label(shrink),
+        param: GcParam::ShrinkThreshold,
+        value: shrink as f64,
         why: "twice the headroom (as the defaults): memory a full GC frees is kept for the next \
 growth instead of being given back"
             .to_string(),
@@ -478,8 +487,8 @@ growth instead of being given back"
         rules.ratio_max
     };
     choices.push(Choice {
-        flag: "--gc-ratio",
-        value: format!("{ratio}"),
+        param: GcParam::GcRatio,
+        value: ratio,
         why: format!(
             "{} of the bytes that reach old space are still alive at the end (s); ratio = 1/s keeps the \
 marking of all full GCs to about twice the final live data, within {}..{}",
@@ -489,19 +498,19 @@ marking of all full GCs to about twice the final live data, within {}..{}",
         ),
     });
     choices.push(Choice {
-        flag: "--tenuring-threshold",
-        value: tenuring.to_string(),
+        param: GcParam::TenuringThreshold,
+        value: tenuring as f64,
         why: why_t,
     });
 
+    let mut settings = GcSettings::default();
+    for c in &choices {
+        settings.set(c.param, c.value);
+    }
     Proposal {
         config: GcConfig {
             name: "proposal".to_string(),
-            eden,
-            headroom,
-            shrink,
-            ratio,
-            tenuring: Some(tenuring as u32),
+            settings,
         },
         choices,
         demographics: Demographics {
@@ -565,11 +574,11 @@ mod tests {
         l
     }
 
-    fn value<'a>(p: &'a Proposal, flag: &str) -> &'a str {
+    fn value(p: &Proposal, param: GcParam) -> String {
         p.choices
             .iter()
-            .find(|c| c.flag == flag)
-            .map(|c| c.value.as_str())
+            .find(|c| c.param == param)
+            .map(|c| param.format(c.value))
             .unwrap_or_default()
     }
 
@@ -595,21 +604,21 @@ mod tests {
             100 << 20,
         );
         let p = propose(&l, 15 * MB as u64, &Rules::default());
-        assert_eq!(p.config.eden, 3 * MB, "{p:#?}");
-        assert_eq!(value(&p, "--eden-size"), "3MB");
+        assert_eq!(p.config.bytes(GcParam::EdenSize), 3 * MB, "{p:#?}");
+        assert_eq!(value(&p, GcParam::EdenSize), "3MB");
         let d = &p.demographics;
         assert_eq!(d.sites, [1, 0, 1]);
         assert!((d.short_share - 0.9).abs() < 1e-9);
         assert!((d.growth_rate - 0.1).abs() < 1e-9);
         assert!((d.survival - 1.0).abs() < 1e-9);
         // 10 MB reach old space: 2.5 MB a step, below the default headroom.
-        assert_eq!(p.config.headroom, 16 * MB);
-        assert_eq!(p.config.shrink, 32 * MB);
+        assert_eq!(p.config.bytes(GcParam::GrowthHeadroom), 16 * MB);
+        assert_eq!(p.config.bytes(GcParam::ShrinkThreshold), 32 * MB);
         // Everything long-lived survives: ratio 1/s = 1.
-        assert_eq!(p.config.ratio, 1.0);
+        assert_eq!(p.config.get(GcParam::GcRatio), 1.0);
         // The temporaries are dead before the first scavenge, and what survives it is
         // immortal: tenure at once rather than copy it again.
-        assert_eq!(p.config.tenuring, Some(1));
+        assert_eq!(p.config.get(GcParam::TenuringThreshold), 1.0);
         assert_eq!(p.choices.len(), 5);
         assert!(
             p.choices
@@ -630,20 +639,23 @@ mod tests {
             4 << 30,
         );
         let p = propose(&l, 15 * MB as u64, &Rules::default());
-        assert_eq!(p.config.eden, MB, "{p:#?}");
+        assert_eq!(p.config.bytes(GcParam::EdenSize), MB, "{p:#?}");
         let d = &p.demographics;
         assert_eq!(d.sites, [1, 1, 1]);
         // At the first scavenge the survivors (the long-lived 40% and the youngest
         // temporaries) overflow the 0.2 MB survivor space: most are tenured anyway,
         // and the rest live 40 MB or more: tenure at once.
-        assert_eq!(p.config.tenuring, Some(1));
+        assert_eq!(p.config.get(GcParam::TenuringThreshold), 1.0);
         assert!((0.4..0.5).contains(&d.growth_rate), "{d:?}");
         // About 1.8 GB reach old space: the largest headroom.
-        assert_eq!(p.config.headroom, 1024 * MB);
-        assert_eq!(p.config.shrink, 2048 * MB);
+        assert_eq!(p.config.bytes(GcParam::GrowthHeadroom), 1024 * MB);
+        assert_eq!(p.config.bytes(GcParam::ShrinkThreshold), 2048 * MB);
         // The immortal 10% are a fifth of it: ratio 1/s with two digits.
         assert!((d.survival - 0.1 / d.growth_rate).abs() < 1e-9, "{d:?}");
-        assert_eq!(p.config.ratio, two_digits(d.growth_rate / 0.1));
+        assert_eq!(
+            p.config.get(GcParam::GcRatio),
+            two_digits(d.growth_rate / 0.1)
+        );
     }
 
     #[test]
@@ -685,16 +697,16 @@ mod tests {
             });
         }
         let p = propose(&l, 15 * MB as u64, &Rules::default());
-        assert_eq!(p.config.eden, MB, "{p:#?}");
+        assert_eq!(p.config.bytes(GcParam::EdenSize), MB, "{p:#?}");
         // A medium object is alive at its first scavenge, alive at its second half
         // the time, dead at its third: tenuring after 3 copies 1.5 times its bytes
         // and tenures nothing.
-        assert_eq!(p.config.tenuring, Some(3), "{p:#?}");
+        assert_eq!(p.config.get(GcParam::TenuringThreshold), 3.0, "{p:#?}");
         let d = &p.demographics;
         assert!(d.growth_rate < 0.001, "{d:?}");
         // Nothing is alive at the end: the largest ratio, the default headroom.
-        assert_eq!(p.config.ratio, 10.0);
-        assert_eq!(p.config.headroom, 16 * MB);
+        assert_eq!(p.config.get(GcParam::GcRatio), 10.0);
+        assert_eq!(p.config.bytes(GcParam::GrowthHeadroom), 16 * MB);
     }
 
     #[test]
@@ -719,15 +731,15 @@ mod tests {
         }
         let p = propose(&l, 15 * MB as u64, &Rules::default());
         let d = &p.demographics;
-        assert_eq!(p.config.eden, MB, "{p:#?}");
+        assert_eq!(p.config.bytes(GcParam::EdenSize), MB, "{p:#?}");
         let large = 200.0 * 100_000.0 / (800.0 * 1000.0 + 200.0 * 100_000.0);
         assert!((d.large_share - large).abs() < 1e-9, "{d:?}");
         assert!(d.growth_rate >= large, "{d:?}");
         // They die: a full GC finds most of old space dead, ratio at its largest.
         assert!(d.survival < 0.1, "{d:?}");
-        assert_eq!(p.config.ratio, 10.0);
+        assert_eq!(p.config.get(GcParam::GcRatio), 10.0);
         // About 1 GB reaches old space: the largest headroom.
-        assert_eq!(p.config.headroom, 1024 * MB);
+        assert_eq!(p.config.bytes(GcParam::GrowthHeadroom), 1024 * MB);
     }
 
     #[test]
@@ -761,8 +773,11 @@ mod tests {
     fn an_empty_profile_keeps_the_defaults_where_it_cannot_say() {
         let p = propose(&Lifetimes::default(), 15 * MB as u64, &Rules::default());
         let d = HeapConfig::default();
-        assert_eq!(p.config.eden, d.initial_bytes);
-        assert_eq!(p.config.tenuring, Some(d.tenuring_threshold));
-        assert_eq!(p.config.headroom, d.growth_headroom);
+        assert_eq!(p.config.bytes(GcParam::EdenSize), d.eden_size);
+        assert_eq!(
+            p.config.get(GcParam::TenuringThreshold),
+            f64::from(d.tenuring_threshold)
+        );
+        assert_eq!(p.config.bytes(GcParam::GrowthHeadroom), d.growth_headroom);
     }
 }

@@ -1,0 +1,38 @@
+//! [`LabError`]: why an experiment stopped, in three kinds that the `lupa`
+//! command maps to its exit codes (the VM's own, 1, 74).
+
+use lupa_vm::VmError;
+
+/// Why an experiment stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The VM failed (unknown class, compile error, a fatal error while
+    /// profiling or measuring...).
+    #[error("{0}")]
+    Vm(VmError),
+    /// The program failed, did not verify its result, or printed something
+    /// the experiment cannot read.
+    #[error("{0}")]
+    Workload(String),
+    /// A worker process could not be started, or a file cannot be written.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<VmError> for LabError {
+    fn from(e: VmError) -> LabError {
+        LabError::Vm(e)
+    }
+}
+
+/// A lab error as the VM's: a workload failure is fatal (exit 70 in `lupa`),
+/// an I/O failure an I/O error (74).
+impl From<LabError> for VmError {
+    fn from(e: LabError) -> VmError {
+        match e {
+            LabError::Vm(e) => e,
+            LabError::Workload(m) => VmError::Fatal(m),
+            LabError::Io(m) => VmError::Io(m),
+        }
+    }
+}
