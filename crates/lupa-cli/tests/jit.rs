@@ -26,7 +26,15 @@ fn assert_green(args: &[&str]) -> u32 {
 /// Whether this build has a JIT (x86-64 Linux); elsewhere `--jit always`
 /// interprets and the tests below check only that.
 fn jit_installed() -> bool {
-    let r = lupa(&["--jit-stats", "--jit", "always", "bench", "Towers", "1", "1"]);
+    let r = lupa(&[
+        "--jit-stats",
+        "--jit",
+        "always",
+        "bench",
+        "Towers",
+        "1",
+        "1",
+    ]);
     r.stderr.contains("jit: compiled")
 }
 

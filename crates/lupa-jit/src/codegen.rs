@@ -177,9 +177,9 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
             _ => {}
         }
     }
-    for pc in 0..=n {
+    for (pc, r) in resume.iter_mut().enumerate() {
         if depth.get(pc).copied().flatten().is_none() {
-            resume[pc] = false;
+            *r = false;
         }
     }
     let mut join = resume.clone();
@@ -766,6 +766,7 @@ impl Gen<'_, '_> {
     /// `rcv` without a frame, as the interpreter does when no activation
     /// hooks are installed; its answer replaces the receiver and the
     /// arguments.
+    #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
     fn trivial(
         &mut self,
         pc: usize,
@@ -900,7 +901,7 @@ impl Gen<'_, '_> {
         // The send is counted, and a sampler's stack request honoured, before
         // the callee's frame exists (as the interpreter does).
         self.bump(offset_of!(NativeCtx, sends));
-        self.poll_request(pc + 1, depth_after + 0);
+        self.poll_request(pc + 1, depth_after);
         let caller_idx = self.b.ins().iadd_imm_s(fl, -1);
         let caller = self.frame_addr(caller_idx);
         let pc_after = self.iconst(pc as i64 + 1);
@@ -1551,9 +1552,9 @@ impl Gen<'_, '_> {
                 let argc = sop.selector().1 as usize;
                 if matches!(sop, SpecialOp::Value | SpecialOp::ValueWith) {
                     self.value(pc, d, argc);
-                } else if self.inline_special(pc, sop, d) {
-                    // done inline, or by the runtime on its slow path
-                } else if argc == 1 && self.inline_arith(pc, sop, d) {
+                } else if self.inline_special(pc, sop, d)
+                    || (argc == 1 && self.inline_arith(pc, sop, d))
+                {
                     // done inline, or by the runtime on its slow path
                 } else {
                     self.runtime_send(pc, d, argc);

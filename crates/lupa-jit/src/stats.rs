@@ -31,7 +31,7 @@ impl Counts {
         self.bytecode_bytes += (code.ops.len() * std::mem::size_of::<lupa_compiler::Op>()) as u64;
         self.compile_time += t;
         self.slowest.push((t, name));
-        self.slowest.sort_by(|a, b| b.0.cmp(&a.0));
+        self.slowest.sort_by_key(|e| std::cmp::Reverse(e.0));
         self.slowest.truncate(5);
     }
 

@@ -283,7 +283,10 @@ impl Vm {
         let (p, n) = self.image.fast_paths.table(crate::image::FastPath::NilTest);
         ctx.nil_test = p;
         ctx.nil_test_len = n as u64;
-        let (p, n) = self.image.fast_paths.table(crate::image::FastPath::Identity);
+        let (p, n) = self
+            .image
+            .fast_paths
+            .table(crate::image::FastPath::Identity);
         ctx.identity = p;
         ctx.identity_len = n as u64;
     }

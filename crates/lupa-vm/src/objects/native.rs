@@ -11,8 +11,8 @@
 //!   be left at a *resume point* and continued by the interpreter, and the
 //!   interpreter can enter native code at one: pc 0, the pc after a send, a
 //!   backward jump's target.
-//! - On entry the value stack's length is the activation's *extent* (`bp + 1
-//!   + arguments + temporaries + max operand stack`); native code reads and
+//! - On entry the value stack's length is the activation's *extent*
+//!   (`bp + 1 + arguments + temporaries + max operand stack`); native code reads and
 //!   writes only slots below it. Every call into the runtime passes the
 //!   operand stack's real top (`sp`), which the runtime makes the stack's
 //!   length for the duration of the call.
