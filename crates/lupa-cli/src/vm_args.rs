@@ -84,6 +84,9 @@ pub(crate) struct VmArgs {
     /// Name each compilation of the JIT on stderr.
     #[arg(long, global = true)]
     pub(crate) jit_log: bool,
+    /// Write /tmp/perf-PID.map, naming the JIT's native functions for Linux perf and samply.
+    #[arg(long, global = true)]
+    pub(crate) perf_map: bool,
 }
 
 /// `--jit off|on|always`.
@@ -186,6 +189,7 @@ pub(crate) fn options(a: &VmArgs) -> VmOptions {
         o.code_zone_bytes = z;
     }
     o.jit_log = a.jit_log;
+    o.perf_map = a.perf_map;
     lupa_jit::with_jit(o)
 }
 
@@ -250,6 +254,14 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
+    if let Some(j) = lupa_jit::stats(vm) {
+        eprintln!(
+            "code zone:          {} of {} in use (native code, outside the heap), {} evictions",
+            size_label(j.zone_used),
+            size_label(j.zone_bytes),
+            j.evictions
+        );
+    }
     if args.pretenure.is_some() {
         let (objects, bytes) = vm.pretenured();
         eprintln!(
@@ -264,6 +276,11 @@ pub(crate) fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmEr
         Ok(vm) => vm,
         Err(e) => return report(&e),
     };
+    if args.perf_map
+        && let Some(why) = vm.jit_unavailable()
+    {
+        eprintln!("lupa: warning: --perf-map: no native code is made ({why})");
+    }
     // Smalltalk code may start profilers (`Compteur profile: aBlock`).
     lupa_profilers::install(&mut vm);
     let mut r = f(&mut vm);

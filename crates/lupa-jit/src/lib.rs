@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map |
 //! | `zone` | the code zone (W^X, eviction), entering and leaving native code: the crate's only `unsafe` |
+//! | `perf_map` | `/tmp/perf-PID.map` for Linux perf and samply (`--perf-map`) |
 //! | `stats` | what was compiled, how long it took, what was evicted ([`JitStats`]) |
 //!
 //! Use: make a VM with options that name this crate's [`factory`]
@@ -25,6 +26,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 mod codegen;
+mod perf_map;
 mod stats;
 #[allow(unsafe_code)]
 mod zone;
@@ -64,7 +66,10 @@ pub fn factory(options: &VmOptions) -> Result<Box<dyn Jit>, String> {
     if !SUPPORTED {
         return Err(JitError::Unsupported.to_string());
     }
-    let jit = CraneliftJit::new(options.code_zone_bytes).map_err(|e| e.to_string())?;
+    let mut jit = CraneliftJit::new(options.code_zone_bytes).map_err(|e| e.to_string())?;
+    if options.perf_map {
+        jit.perf_map = Some(perf_map::PerfMap::create()?);
+    }
     Ok(Box::new(jit))
 }
 
@@ -92,6 +97,8 @@ struct CraneliftJit {
     zone: zone::CodeZone,
     entries: Entries,
     stats: stats::Counts,
+    /// Where functions are named for perf (`--perf-map`).
+    perf_map: Option<perf_map::PerfMap>,
 }
 
 impl CraneliftJit {
@@ -136,6 +143,7 @@ impl CraneliftJit {
                 reserve: zone::rt_reserve as *const () as u64,
             },
             stats: stats::Counts::default(),
+            perf_map: None,
         })
     }
 
@@ -175,6 +183,7 @@ impl Jit for CraneliftJit {
             .describe_method(code.id)
             .map_or_else(|| format!("#{}", code.id), |d| d.display_name());
         let len = compiled.code.len();
+        let evictions = self.zone.evictions;
         let f = self
             .zone
             .install(
@@ -185,6 +194,25 @@ impl Jit for CraneliftJit {
                 compiled.pcs,
             )
             .map_err(|e| e.to_string())?;
+        if let Some(map) = &mut self.perf_map {
+            // After an eviction every function may have moved: name them all
+            // again; otherwise only the new one.
+            let fresh = if self.zone.evictions != evictions {
+                0
+            } else {
+                self.zone.functions.len().saturating_sub(1)
+            };
+            let start = self.zone.start();
+            let written = self.zone.functions[fresh..]
+                .iter()
+                .try_for_each(|f| map.note(start + f.offset, f.len, &f.name));
+            if written.is_err() {
+                // A perf map that cannot be written (a full /tmp) is given
+                // up; the code runs on.
+                self.perf_map = None;
+                self.stats.perf_map_lost = true;
+            }
+        }
         let elapsed = t0.elapsed();
         self.stats.note(code, name.clone(), len, elapsed);
         let line = format!(

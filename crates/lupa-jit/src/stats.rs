@@ -19,6 +19,8 @@ pub(crate) struct Counts {
     pub(crate) failed: u64,
     /// The slowest compilations: (time, name).
     pub(crate) slowest: Vec<(Duration, String)>,
+    /// The perf map could not be written and was given up.
+    pub(crate) perf_map_lost: bool,
 }
 
 impl Counts {
@@ -50,6 +52,7 @@ impl Counts {
             zone_bytes,
             zone_used,
             slowest: self.slowest.clone(),
+            perf_map_lost: self.perf_map_lost,
             functions: zone
                 .functions
                 .iter()
@@ -117,6 +120,9 @@ pub struct JitStats {
     pub slowest: Vec<(Duration, String)>,
     /// Every function in the zone, and those evicted or moved.
     pub functions: Vec<CompiledFunction>,
+    /// `--perf-map` was asked for but the map could not be written to the
+    /// end (it names the functions made before).
+    pub perf_map_lost: bool,
 }
 
 impl JitStats {
@@ -150,6 +156,9 @@ impl JitStats {
                 "jit: slowest compilation {:.1} us ({name})\n",
                 t.as_secs_f64() * 1e6
             );
+        }
+        if self.perf_map_lost {
+            s += "jit: the perf map could not be written to the end (it names the functions made before)\n";
         }
         s
     }

@@ -33,6 +33,9 @@ pub struct VmOptions {
     pub code_zone_bytes: usize,
     /// Name each compilation on standard error (`--jit-log`).
     pub jit_log: bool,
+    /// Write the JIT's functions to `/tmp/perf-PID.map` as they are made and
+    /// moved (`--perf-map`), so that Linux `perf` and samply name them.
+    pub perf_map: bool,
     /// Makes the JIT `Vm::new` installs (unless `jit` is off); `None`: no JIT,
     /// everything is interpreted. The `lupa` binary sets it to `lupa-jit`'s.
     pub jit_factory: Option<JitFactory>,
@@ -92,6 +95,7 @@ impl Default for VmOptions {
             jit_threshold: DEFAULT_JIT_THRESHOLD,
             code_zone_bytes: DEFAULT_CODE_ZONE_BYTES,
             jit_log: false,
+            perf_map: false,
             jit_factory: None,
         }
     }
