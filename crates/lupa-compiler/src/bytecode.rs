@@ -33,8 +33,8 @@
 //! Jump targets are absolute indices into `CompiledCode::code`. A backwards jump is
 //! always `JumpBack`: a safepoint, like the return to the interpreter's frame loop
 //! after every send and return. Collections and process switches happen only at
-//! safepoints, and so will the sampler's stack copies (ARCHITECTURE.md, "The
-//! sampling decision").
+//! safepoints (the sampler's stack copies are taken at sends instead:
+//! ARCHITECTURE.md, "The sampler (VMProfiler)").
 //!
 //! # Inlined control structures
 //! `ifTrue:` & co. compile to conditional jumps, `whileTrue:` & co. to a loop closed

@@ -6,9 +6,11 @@
 //! described in this crate's `README.md`.
 //!
 //! This crate is one of the two places in Lupa where `unsafe` is allowed (the
-//! other is the sampling profiler's signal code): the byte views of byte objects
-//! in [`Heap::bytes`] / [`Heap::bytes_mut`], in the module `bytes.rs`, which alone
-//! allows `unsafe_code` (denied for the workspace). Each block has a `SAFETY` comment.
+//! other is the sampling profiler's clock and signal code), in two modules
+//! that allow `unsafe_code` (denied for the workspace): `bytes.rs`, the byte
+//! views of byte objects ([`Heap::bytes`] / [`Heap::bytes_mut`]), and
+//! `pages.rs`, one `madvise` on new space's pages. Each block has a `SAFETY`
+//! comment.
 
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 

@@ -4,14 +4,13 @@
 //! They are plain indices (`.index()`), serialised as bare numbers (the JSON
 //! layout of a profile is unchanged), so that a node index can no longer be
 //! passed where a method index is expected. `profile.nodes[id]` and
-//! `profile.methods[id]` (and `method_stats()[id]`) index with them directly. Contract: an id is only
-//! meaningful for the profile (or builder) that answered it.
+//! `profile.methods[id]` (and `method_stats()[id]`) index with them directly
+//! (`profile.rs` declares which id indexes which table, with `index_by!`).
+//! Contract: an id is only meaningful for the profile (or builder) that
+//! answered it.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::ops::{Index, IndexMut};
-
-use crate::profile::{MethodInfo, MethodStats, Node};
 
 /// The index of a calling context in [`Profile::nodes`](crate::Profile::nodes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -23,10 +22,9 @@ pub struct NodeId(pub usize);
 #[serde(transparent)]
 pub struct MethodId(pub usize);
 
-/// `.index()`, `Display`, and indexing of the listed element types (slices and
-/// vectors) by one typed id.
+/// `.index()` and `Display` of a typed id.
 macro_rules! typed_id {
-    ($id:ident: $($elem:ty),+) => {
+    ($id:ident) => {
         impl $id {
             /// The plain index.
             #[inline]
@@ -40,9 +38,19 @@ macro_rules! typed_id {
                 self.0.fmt(f)
             }
         }
+    };
+}
 
+typed_id!(NodeId);
+typed_id!(MethodId);
+
+/// Indexing of the listed element types (slices and vectors) by one typed id.
+/// The module that owns the element types says which id indexes them
+/// (`profile.rs`), so this module depends on no model.
+macro_rules! index_by {
+    ($id:ty: $($elem:ty),+) => {
         $(
-            impl Index<$id> for [$elem] {
+            impl ::std::ops::Index<$id> for [$elem] {
                 type Output = $elem;
                 #[inline]
                 fn index(&self, id: $id) -> &$elem {
@@ -50,14 +58,14 @@ macro_rules! typed_id {
                 }
             }
 
-            impl IndexMut<$id> for [$elem] {
+            impl ::std::ops::IndexMut<$id> for [$elem] {
                 #[inline]
                 fn index_mut(&mut self, id: $id) -> &mut $elem {
                     &mut self[id.0]
                 }
             }
 
-            impl Index<$id> for Vec<$elem> {
+            impl ::std::ops::Index<$id> for Vec<$elem> {
                 type Output = $elem;
                 #[inline]
                 fn index(&self, id: $id) -> &$elem {
@@ -65,7 +73,7 @@ macro_rules! typed_id {
                 }
             }
 
-            impl IndexMut<$id> for Vec<$elem> {
+            impl ::std::ops::IndexMut<$id> for Vec<$elem> {
                 #[inline]
                 fn index_mut(&mut self, id: $id) -> &mut $elem {
                     &mut self[id.0]
@@ -75,5 +83,4 @@ macro_rules! typed_id {
     };
 }
 
-typed_id!(NodeId: Node);
-typed_id!(MethodId: MethodInfo, MethodStats);
+pub(crate) use index_by;

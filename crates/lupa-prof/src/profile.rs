@@ -42,6 +42,9 @@ use thiserror::Error;
 pub use crate::builder::ProfileBuilder;
 pub use crate::ids::{MethodId, NodeId};
 
+crate::ids::index_by!(NodeId: Node);
+crate::ids::index_by!(MethodId: MethodInfo, MethodStats);
+
 /// Name of the synthetic root method of profiles made by [`ProfileBuilder`].
 pub const ROOT_NAME: &str = "<root>";
 

@@ -4,14 +4,14 @@
 //! table); each part is a module:
 //!
 //! - `image`: the program's code and names: the class table with lookup and
-//!   the epoch, symbols, globals, the method table, the primitive table, the
-//!   class loader and bootstrap, the fast-path cache;
+//!   the epoch, symbols, globals, the method table, the primitive bindings,
+//!   the class loader and bootstrap, the fast-path cache, and the query API
+//!   profilers use (what a method id names, its instructions and lines);
 //! - `sched`: green-thread processes, semaphores, delays and the
 //!   deterministic scheduler, with the running process's state;
 //! - [`obs`]: the observation points (send counter, activation and GC hooks,
 //!   the sampling register and what the VM publishes for a sampler, line
-//!   coverage, the lifetime recorder of Illimani's VM mode, pretenuring), the
-//!   profiler door of the Smalltalk side and the query API profilers use;
+//!   coverage, the lifetime recorder of Illimani's VM mode, pretenuring);
 //! - `io`: the program's streams, open files, arguments and exit status;
 //! - `interp`: the non-recursive bytecode interpreter (process and frame
 //!   state, the dispatch loop, the send path, unwinding, the `Op::Special` fast
@@ -25,7 +25,9 @@
 //!   class descriptions, runtime method code);
 //! - [`sunit`]: running the bundled and user SUnit tests (`lupa test`,
 //!   per-suite Rust tests);
-//! - `vm`: the [`Vm`] itself, [`VmOptions`], [`VmError`] and the collection glue.
+//! - `vm`: the [`Vm`] itself, [`VmOptions`], [`VmError`], making a VM, the
+//!   collection glue, the observation API on the `Vm` (`observing.rs`) and
+//!   the profiler door of the Smalltalk side (`profiler_door.rs`).
 
 #![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]

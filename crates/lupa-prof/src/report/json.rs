@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::format::{ReportOptions, SamplingInfo, TimeEstimate};
+use super::options::{ReportOptions, SamplingInfo, TimeEstimate};
 use crate::profile::{NodeId, Profile};
 
 /// The schema identifier of this document.

@@ -16,7 +16,7 @@
 //! | [`speedscope`] | speedscope JSON ("evented" profile) | <https://www.speedscope.app>, `speedscope` CLI |
 //!
 //! Callers choose among them through one API ([`format`](mod@format)): a [`Format`], its
-//! [`ReportOptions`], and [`write()`] (or [`render`] for a `String`). A
+//! [`ReportOptions`] ([`options`]), and [`write()`] (or [`render`] for a `String`). A
 //! [`Profile`] is also a [`Report`] ([`api`]), the shape every model of this
 //! crate shares.
 
@@ -28,16 +28,15 @@ pub mod folded;
 pub mod format;
 pub mod html;
 pub mod json;
+pub mod options;
 pub mod pprof;
 pub mod ranking;
 pub mod speedscope;
 pub mod tree;
 
 pub use api::{DefaultFile, FormatInfo, Report, ReportFormat};
-pub use format::{
-    DEFAULT_TREE_DEPTH, Format, ReportOptions, SamplingInfo, TimeEstimate, UnknownFormat, render,
-    write,
-};
+pub use format::{Format, UnknownFormat, render, write};
+pub use options::{DEFAULT_TREE_DEPTH, ReportOptions, SamplingInfo, TimeEstimate};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::{NodeId, Profile};

@@ -2,8 +2,8 @@
 //! the clock is absent and [`ThreadCpuClock::of_current_thread`] answers
 //! `None`).
 //!
-//! This is the one module of the profiler layer allowed `unsafe` (ARCHITECTURE.md,
-//! "unsafe"): each block is a single libc call on memory it owns, with its
+//! This is one of the two modules of the profiler layer allowed `unsafe` (the
+//! other is `native.rs`; ARCHITECTURE.md, "Where `unsafe` lives"): each block is a single libc call on memory it owns, with its
 //! `SAFETY:` argument beside it.
 
 #![allow(unsafe_code)]

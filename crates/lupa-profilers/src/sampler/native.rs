@@ -7,8 +7,9 @@
 //! ([`super::symbols`]). A tick whose handler has not run by the next tick has
 //! no pc (counted).
 //!
-//! This is the sampler's signal code, one of the two places `unsafe` may live
-//! in the profiler layer (ARCHITECTURE.md, "unsafe"). The handler is
+//! This is the sampler's signal code, one of the two modules of the profiler
+//! layer allowed `unsafe` (the other is `clock.rs`; ARCHITECTURE.md, "Where
+//! `unsafe` lives"). The handler is
 //! async-signal-safe: it reads one register from the context the kernel passed
 //! and stores two atomics. It is installed once per process and never removed
 //! (a late signal must never meet the default action, which would end the

@@ -1,6 +1,6 @@
 //! Fixed class indices of the kernel classes (`objects::cls`).
 //!
-//! Contract: the bootstrap (`vm/loader.rs`) creates the kernel classes in exactly
+//! Contract: the bootstrap (`image/loader.rs`) creates the kernel classes in exactly
 //! this order, so class `i` of the class table is `NAMES[i]` for every `i < COUNT`;
 //! index 0 is never a class (it marks an empty inline cache). These constants are
 //! what the interpreter, the primitives and the collector test a receiver's class

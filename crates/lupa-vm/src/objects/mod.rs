@@ -1,5 +1,6 @@
 //! The object model on the Rust side: well-known classes, class descriptions,
-//! symbols and runtime method code, one file each:
+//! runtime method code, numbers and trivial methods, one file each (symbols
+//! are the image's, `image/symbols.rs`):
 //!
 //! - [`cls`] (`objects/cls.rs`): the fixed indices and names of the kernel classes;
 //! - `objects/classes.rs`: [`Shape`] and [`ClassInfo`], a class as the VM sees it;
@@ -9,8 +10,8 @@
 //! - `objects/numbers.rs`: large Integers and boxed Doubles, made and read with the heap;
 //! - `objects/trivial.rs`: [`Trivial`], methods that run without a frame;
 //!
-//! Every item is re-exported here, so `crate::objects::X` (and
-//! `lupa_vm::objects::X`) is the one path to use.
+//! Every item is re-exported here, so `crate::objects::X` is the one path to
+//! use inside the crate (outside it, only `lupa_vm::cls` can be named).
 
 mod classes;
 pub mod cls;

@@ -14,9 +14,8 @@
 //! are behind one predictable branch (`hooks_on`), and the sampling register is
 //! written (one relaxed atomic store) only while a sampler is attached — behind
 //! one predictable branch (`per_send`, which also serves counting sends per
-//! site) otherwise. What the register holds today
-//! and how the sampler will grow it (a state block, stack requests honoured at
-//! safepoints) is written down once, in ARCHITECTURE.md, "The sampling decision".
+//! site) otherwise. What the register holds and how the sampler reads it is
+//! written down once, in ARCHITECTURE.md, "The sampler (VMProfiler)".
 
 pub mod coverage;
 pub mod lifetimes;

@@ -1,5 +1,5 @@
 //! What the VM publishes for a sampling profiler, and the stacks it copies for
-//! it (ARCHITECTURE.md, "The sampling decision").
+//! it (ARCHITECTURE.md, "The sampler (VMProfiler)").
 //!
 //! Contract. While a sampler is attached ([`Vm::attach_sampler`](crate::Vm::attach_sampler)) the VM
 //! thread, and only it, writes the [`SampleRegister`]'s words with relaxed

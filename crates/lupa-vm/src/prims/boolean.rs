@@ -1,5 +1,5 @@
 //! Boolean primitives: `&&` and `||` with a Boolean argument, bound as
-//! intrinsics (`vm/methods.rs`) to `Boolean>>&&`/`||`, which SOM's core-lib
+//! intrinsics (`image/methods.rs`) to `Boolean>>&&`/`||`, which SOM's core-lib
 //! and Lupa's kernel write in Smalltalk as `^self and: x` / `^self or: x`.
 //! They answer what those bodies answer when the argument is already a
 //! Boolean (`true && b` is `b value`, which is `b`; `false && x` is `false`);

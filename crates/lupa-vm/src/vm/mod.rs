@@ -39,9 +39,10 @@ use lupa_heap::{Heap, OutOfMemory, Value};
 /// | `heap` | the object heap and its collector (lupa-heap) |
 /// | `image` | classes, symbols, globals, methods, primitives, loaded sources ([`Image`]) |
 /// | `sched` | the running process's stacks and frames, every other process, semaphores, delays ([`Scheduler`]) |
-/// | `obs` | the observation points: counters, hooks, sampling, coverage, lifetimes, pretenuring, the profiler door ([`Observation`]) |
+/// | `obs` | the observation points: counters, hooks, sampling, coverage, lifetimes, pretenuring ([`Observation`]) |
 /// | `io` | the program's streams, open files, arguments and exit status ([`Io`]) |
 /// | `limits` | the stack-depth limit and the stack budget |
+/// | `profilers` | the profiler door of the Smalltalk side (`profiler_door.rs`) |
 ///
 /// The interpreter and the primitives take the whole `&mut Vm`; everything
 /// else takes the parts it needs.
