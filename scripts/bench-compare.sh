@@ -3,6 +3,7 @@
 #   scripts/bench-compare.sh OLD NEW             wall time, best of ROUNDS (alternating)
 #   MODE=icount scripts/bench-compare.sh OLD NEW instructions executed (cachegrind; exact,
 #                                                insensitive to machine load)
+# OLD_ARGS / NEW_ARGS add arguments to one side's `bench` command (e.g. NEW_ARGS="--jit off").
 # Prints per-benchmark NEW/OLD ratios and their geometric mean. Build an old binary with e.g.
 #   git worktree add /tmp/old REV && cargo build --release -p lupa-cli --manifest-path /tmp/old/Cargo.toml
 old=$(realpath "${1:?usage: bench-compare.sh OLD_LUPA NEW_LUPA}")
@@ -23,8 +24,8 @@ for spec in $BENCHES; do
   IFS=: read -r name it inner <<< "$spec"
   a=999999999999999; b=999999999999999
   for _ in $(seq "$ROUNDS"); do # alternate, so that both see the same machine load
-    t=$(measure "$old" "$name" "$it" "$inner"); [ "$t" -lt "$a" ] && a=$t
-    t=$(measure "$new" "$name" "$it" "$inner"); [ "$t" -lt "$b" ] && b=$t
+    t=$(measure "$old" "$name" "$it" "$inner" "${OLD_ARGS:-}"); [ "$t" -lt "$a" ] && a=$t
+    t=$(measure "$new" "$name" "$it" "$inner" "${NEW_ARGS:-}"); [ "$t" -lt "$b" ] && b=$t
   done
   r=$(ratio "$a" "$b")
   geomean_add "$r"

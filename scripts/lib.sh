@@ -2,8 +2,8 @@
 # It moves to the repository root and defines:
 #   BENCH_SIZES_TIME / BENCH_SIZES_ICOUNT   the 14 bundled benchmarks as NAME:ITERATIONS:INNER
 #   avg_us CMD...                           the average iteration time (µs) a benchmark run prints
-#   bench_us LUPA NAME IT INNER             the same for `LUPA bench NAME IT INNER`
-#   bench_icount LUPA NAME IT INNER         instructions executed (cachegrind; exact, load-insensitive)
+#   bench_us LUPA NAME IT INNER [ARGS]             the same for `LUPA bench NAME IT INNER`
+#   bench_icount LUPA NAME IT INNER [ARGS]         instructions executed (cachegrind; exact, load-insensitive)
 #   best N CMD...                           the smallest of N outputs of CMD (a number per run)
 #   ratio A B                               B / A with 4 decimals
 #   geomean_add RATIO; geomean_print LABEL  geometric mean of the ratios added so far
@@ -17,12 +17,13 @@ avg_us() { # command...
   "$@" 2>/dev/null | sed -n 's/.*average: \([0-9]*\)us.*/\1/p' | tail -1
 }
 
-bench_us() { avg_us "$1" bench "$2" "$3" "$4"; }
+bench_us() { avg_us "$1" bench "$2" "$3" "$4" ${5:+$5}; }
 
-bench_icount() { # lupa name it inner
+bench_icount() { # lupa name it inner [extra-args]
   local out
   out=$(mktemp)
-  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$1" bench "$2" "$3" "$4" \
+  # shellcheck disable=SC2086 # extra arguments are words
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$1" bench "$2" "$3" "$4" ${5:-} \
     2>"$out" >/dev/null
   sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$out" | tr -d ,
   rm -f "$out"

@@ -13,7 +13,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use lupa_heap::units::size_label;
 use lupa_heap::{GcParam, GcSettings};
-use lupa_vm::{Vm, VmError, VmOptions};
+use lupa_vm::{JitMode, Vm, VmError, VmOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,6 +66,32 @@ pub(crate) struct VmArgs {
     /// Print garbage-collector and send statistics to stderr at exit.
     #[arg(long, global = true)]
     pub(crate) gc_stats: bool,
+    /// The JIT: `on` compiles methods and blocks to native code once they are hot (the
+    /// default), `always` at their first activation, `off` interprets everything.
+    #[arg(long, value_name = "MODE", global = true, value_parser = parse_jit_mode)]
+    pub(crate) jit: Option<JitMode>,
+    /// Activations plus backward jumps of a method or block before the JIT compiles it.
+    #[arg(long, value_name = "N", global = true)]
+    pub(crate) jit_threshold: Option<u32>,
+    /// Size of the JIT's code zone, e.g. 32MB (the default); when it is full, the quarter of
+    /// the code entered least is evicted.
+    #[arg(long, value_name = "SIZE", global = true, value_parser = lupa_heap::units::parse_size)]
+    pub(crate) code_zone: Option<usize>,
+    /// Print the JIT's statistics to stderr at exit (functions compiled, code size, compile
+    /// time, evictions).
+    #[arg(long, global = true)]
+    pub(crate) jit_stats: bool,
+    /// Name each compilation of the JIT on stderr.
+    #[arg(long, global = true)]
+    pub(crate) jit_log: bool,
+    /// Write /tmp/perf-PID.map, naming the JIT's native functions for Linux perf and samply.
+    #[arg(long, global = true)]
+    pub(crate) perf_map: bool,
+}
+
+/// `--jit off|on|always`.
+fn parse_jit_mode(s: &str) -> Result<JitMode, String> {
+    JitMode::from_name(s).ok_or_else(|| format!("'{s}' is not a JIT mode (off, on, always)"))
 }
 
 /// The GC parameters set by flags: one flag per parameter of lupa-heap's
@@ -155,7 +181,16 @@ pub(crate) fn options(a: &VmArgs) -> VmOptions {
     if let Some(d) = a.max_stack_depth {
         o.max_frames = d.max(100);
     }
-    o
+    o.jit = a.jit.unwrap_or_default();
+    if let Some(t) = a.jit_threshold {
+        o.jit_threshold = t;
+    }
+    if let Some(z) = a.code_zone {
+        o.code_zone_bytes = z;
+    }
+    o.jit_log = a.jit_log;
+    o.perf_map = a.perf_map;
+    lupa_jit::with_jit(o)
 }
 
 /// The process status for a program's `system exit: code`: 0..=255 as is; any other
@@ -194,6 +229,13 @@ pub(crate) fn report(e: &VmError) -> ExitCode {
 }
 
 fn print_stats(vm: &mut Vm, args: &VmArgs) {
+    if args.jit_stats {
+        match (lupa_jit::stats(vm), vm.jit_unavailable()) {
+            (Some(s), _) => eprint!("{}", s.report()),
+            (None, Some(why)) => eprintln!("jit: not installed: {why}"),
+            (None, None) => eprintln!("jit: off"),
+        }
+    }
     if !args.gc_stats {
         return;
     }
@@ -212,6 +254,14 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
+    if let Some(j) = lupa_jit::stats(vm) {
+        eprintln!(
+            "code zone:          {} of {} in use (native code, outside the heap), {} evictions",
+            size_label(j.zone_used),
+            size_label(j.zone_bytes),
+            j.evictions
+        );
+    }
     if args.pretenure.is_some() {
         let (objects, bytes) = vm.pretenured();
         eprintln!(
@@ -226,6 +276,11 @@ pub(crate) fn with_vm(args: &VmArgs, f: impl FnOnce(&mut Vm) -> Result<i32, VmEr
         Ok(vm) => vm,
         Err(e) => return report(&e),
     };
+    if args.perf_map
+        && let Some(why) = vm.jit_unavailable()
+    {
+        eprintln!("lupa: warning: --perf-map: no native code is made ({why})");
+    }
     // Smalltalk code may start profilers (`Compteur profile: aBlock`).
     lupa_profilers::install(&mut vm);
     let mut r = f(&mut vm);

@@ -8,8 +8,12 @@
 //! error of a program whose processes all wait) but must never panic, die of
 //! a signal, fail heap verification, hang or exit with any other status.
 //!
+//! - Programs run in turn with every method compiled at its first call
+//!   (`--jit always`), compiled after 3 calls (native and interpreted frames
+//!   mixed) and at the default threshold (mostly interpreted), so that the
+//!   JIT's code meets the same hostile programs as the interpreter.
 //! - Every program in `fuzz/corpus/` (everything the fuzzer ever found, kept
-//!   after the fix) is replayed first.
+//!   after the fix) is replayed first, interpreted and all compiled.
 //! - Then programs are generated for `LUPA_FUZZ_SECONDS` seconds (default 20;
 //!   `LUPA_FUZZ_SECONDS=3600` for a long local run), at most
 //!   `LUPA_FUZZ_PROGRAMS` of them, from `LUPA_FUZZ_SEED` (default: the clock;
@@ -406,12 +410,19 @@ fn judge(code: Option<i32>, stderr: &str, timed_out: bool) -> Option<String> {
     }
 }
 
-/// Run one program; `None` when it behaved.
-fn check(dir: &Path, source: &str) -> Option<String> {
+/// The JIT settings programs run under, in turn: every method compiled at
+/// its first call, compiled after 3 calls (mixed native and interpreted
+/// frames), and the default threshold.
+const JIT_OPTIONS: &[&[&str]] = &[&["--jit", "always"], &["--jit-threshold", "3"], &[], &[]];
+
+/// Run one program (with the `jit`-th of [`JIT_OPTIONS`]); `None` when it
+/// behaved.
+fn check(dir: &Path, source: &str, jit: usize) -> Option<String> {
     std::fs::write(dir.join("F.som"), source).ok()?;
     let mut child = Command::new(env!("CARGO_BIN_EXE_lupa"))
         .arg("run")
         .args(VM_OPTIONS)
+        .args(JIT_OPTIONS[jit % JIT_OPTIONS.len()])
         .args(["-cp", ".", "F"])
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -471,8 +482,15 @@ fn hostile_programs_never_crash_the_vm() {
                 continue;
             };
             replayed += 1;
-            if let Some(why) = check(dir.path(), &source) {
-                failures.push(format!("{}: {why}", path.display()));
+            // Interpreted as far as the default allows, and all compiled.
+            for jit in [2, 0] {
+                if let Some(why) = check(dir.path(), &source, jit) {
+                    failures.push(format!(
+                        "{} ({:?}): {why}",
+                        path.display(),
+                        JIT_OPTIONS[jit]
+                    ));
+                }
             }
         }
     }
@@ -507,11 +525,12 @@ fn hostile_programs_never_crash_the_vm() {
         let n = 4 + prng.below(12);
         let source = program(&mut prng, &prims, n);
         generated += 1;
-        if let Some(why) = check(dir.path(), &source) {
+        if let Some(why) = check(dir.path(), &source, generated as usize) {
             let findings = repo_root().join("fuzz/findings");
             let _ = std::fs::create_dir_all(&findings);
             let file = findings.join(format!("{program_seed}.som"));
-            let note = why.replace('"', "'");
+            let jit = JIT_OPTIONS[generated as usize % JIT_OPTIONS.len()].join(" ");
+            let note = format!("{} (flags: {jit})", why.replace('"', "'"));
             let _ = std::fs::write(&file, format!("\"{note}\"\n{source}"));
             eprintln!("fuzz: finding {}: {why}", file.display());
             failures.push(format!("{}: {why}", file.display()));

@@ -242,6 +242,14 @@ impl Heap {
         h as u32
     }
 
+    /// The address of the heap's first word, for native code (a JIT's): the
+    /// object a pointer `v` names starts at this address plus `v`'s bits. It
+    /// changes when the heap grows (any allocation may grow it); nothing
+    /// here reads or writes through it.
+    pub fn words_ptr(&mut self) -> *mut u64 {
+        self.mem.as_mut_ptr()
+    }
+
     /// The identity hash stored in the header, without assigning one (0 when
     /// none was assigned yet). Objects the VM made with an explicit hash
     /// (classes, methods, symbols, processes) always have theirs.

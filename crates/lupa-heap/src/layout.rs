@@ -78,6 +78,23 @@ pub(crate) const HEADER_WORDS: usize = 2;
 /// The first word index ever handed out (index 0 is never a valid object).
 pub(crate) const FIRST_INDEX: usize = 2;
 
+/// What native code (a JIT's) may rely on to read an object in place, given
+/// the heap's base address ([`Heap::words_ptr`](crate::Heap::words_ptr)): the
+/// object named by pointer `v` starts at `base + v`'s bits; its first header
+/// word's low [`native::CLASS_BITS`] bits are its class index, its second
+/// header word's low 32 bits its size (slots, words or bytes); slot `i` is at
+/// byte offset [`native::HEADER_BYTES`]` + 8 * i`.
+pub mod native {
+    /// Bytes of an object header (slots start after it).
+    pub const HEADER_BYTES: i32 = (super::HEADER_WORDS * 8) as i32;
+    /// Bits of the class index at the bottom of header word 0.
+    pub const CLASS_BITS: u32 = 22;
+    /// Mask of the class index in header word 0.
+    pub const CLASS_MASK: u64 = super::CLASS_MASK;
+    /// Mask of the size in header word 1.
+    pub const SIZE_MASK: u64 = super::SIZE_MASK;
+}
+
 /// The largest class index a header can hold.
 pub const MAX_CLASS_INDEX: u32 = CLASS_MASK as u32;
 

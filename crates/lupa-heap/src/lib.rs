@@ -40,7 +40,7 @@ pub use config::{
 };
 pub use gc::Collection;
 pub use heap::Heap;
-pub use layout::{Format, MAX_CLASS_INDEX};
+pub use layout::{Format, MAX_CLASS_INDEX, native as native_layout};
 pub use lifetime::Death;
 pub use sample_policy::{AllocationSample, SamplingPolicy};
 pub use stats::{CollectionKind, HeapStats};

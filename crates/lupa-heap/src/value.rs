@@ -73,6 +73,14 @@ impl Value {
         f64::from_bits(payload.wrapping_add(FLOAT_EXP_OFFSET).rotate_right(1))
     }
 
+    /// The value whose bits are `bits` (as native code holds values). Every
+    /// heap access checks its bounds, so wrong bits make a wrong value, never
+    /// an access outside the heap.
+    #[inline(always)]
+    pub fn from_raw(bits: u64) -> Value {
+        Value(bits)
+    }
+
     /// The raw bits (for hashing, identity and the sampling register).
     #[inline(always)]
     pub fn raw(self) -> u64 {

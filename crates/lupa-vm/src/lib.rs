@@ -45,10 +45,15 @@ mod vm;
 
 pub use image::{BUNDLED, ClassTable, Image, Lookup, package_of};
 pub use image::{InstructionInfo, MethodDescription};
+pub use interp::native::{Jit, MAX_NATIVE_DEPTH};
 pub use io::Io;
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
-pub use objects::cls;
+pub use objects::native::{
+    BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED, TRIVIAL_CONSTANT,
+    TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER,
+};
+pub use objects::{InlineCache, MethodCode, PIC_SIZE, Trivial, cls, layout};
 pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
 pub use obs::pretenure::PretenureSite;
 pub use obs::sampling::{
@@ -56,9 +61,11 @@ pub use obs::sampling::{
 };
 pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
-pub use sched::Scheduler;
+pub use sched::{Frame, Scheduler};
 pub use sunit::TestSummary;
 pub use vm::profiler_door::{
     CallGraph, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,
 };
-pub use vm::{Vm, VmError, VmOptions};
+pub use vm::{
+    DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, Vm, VmError, VmOptions,
+};

@@ -34,21 +34,21 @@
 //! The interpreter calls the helpers here on its hot paths; they are
 //! `#[inline(always)]` and compile to what was written there before.
 
-use crate::objects::{InlineCache, MethodCode, cls};
-use crate::sched::ProcessState;
+use crate::objects::{MethodCode, cls};
+use crate::sched::{Frame, ProcessState};
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use std::cell::Cell;
 use std::rc::Rc;
 
 impl ProcessState {
-    /// A frame of `m` is being pushed: count it if `m` is `<metaLevel>`; a
+    /// A frame with `flags` is being pushed: count it if its code is `<metaLevel>`; a
     /// `<baseLevel>` method puts the process back at the base level while it
     /// is active (the count is saved, and restored when its frame is popped).
     #[inline(always)]
-    pub fn enter_meta_level(&mut self, m: &MethodCode) {
-        if m.meta_level {
-            if m.base_level {
+    pub fn enter_meta_level(&mut self, flags: u32) {
+        if flags & Frame::META_LEVEL != 0 {
+            if flags & Frame::BASE_LEVEL != 0 {
                 self.base_saves.push(self.meta_depth);
                 self.meta_depth = 0;
             } else {
@@ -60,9 +60,9 @@ impl ProcessState {
     /// A frame of `m` is being popped (returned from or unwound): uncount it if
     /// `m` is `<metaLevel>`, restore the saved count if it is `<baseLevel>`.
     #[inline(always)]
-    pub fn leave_meta_level(&mut self, m: &MethodCode) {
-        if m.meta_level {
-            if m.base_level {
+    pub fn leave_meta_level(&mut self, flags: u32) {
+        if flags & Frame::META_LEVEL != 0 {
+            if flags & Frame::BASE_LEVEL != 0 {
                 self.meta_depth = self.base_saves.pop().unwrap_or(0);
             } else {
                 self.meta_depth = self.meta_depth.saturating_sub(1);
@@ -121,19 +121,18 @@ impl Vm {
             ops: m.ops.clone(),
             literals: m.literals.iter().map(|c| Cell::new(c.get())).collect(),
             sel_ids: m.sel_ids.iter().map(|c| Cell::new(c.get())).collect(),
-            caches: m
-                .caches
-                .iter()
-                .map(|_| Cell::new(InlineCache::default()))
-                .collect(),
+            caches: m.caches.iter().map(|_| Default::default()).collect(),
             blocks: m.blocks.clone(),
             trivial: m.trivial,
+            native: Cell::new(None),
+            hotness: Cell::new(m.hotness.get()),
             primitive: Cell::new(m.primitive.get()),
             primitive_only: m.primitive_only,
             unwind_protect: m.unwind_protect,
             exception_handler: m.exception_handler,
             meta_level: m.meta_level,
             base_level: m.base_level,
+            frame_flags: m.frame_flags,
             trap_shortcut: m.trap_shortcut,
             pragmas: m.pragmas.clone(),
             lines: m.lines.clone(),
@@ -190,8 +189,10 @@ impl Vm {
         }
         code.literals[i].set(v);
         code.sel_ids[i].set(self.symbol_id(v).unwrap_or(u32::MAX));
-        for c in code.caches.iter() {
-            c.set(Default::default());
+        for site in code.caches.iter() {
+            for c in site {
+                c.set(Default::default());
+            }
         }
         Ok(())
     }

@@ -47,6 +47,14 @@ impl FastPathCache {
         }
     }
 
+    /// The per-class entries of `path` (not `StringEq`), for native code:
+    /// their address and number (entry `c` equal to the epoch: the fast
+    /// path holds for class `c`).
+    pub(crate) fn table(&self, path: FastPath) -> (*const u32, usize) {
+        let v = &self.per_class[path as usize % 2];
+        (v.as_ptr(), v.len())
+    }
+
     /// Record that `path` holds for class `class` during epoch `epoch`.
     pub(crate) fn record(&mut self, path: FastPath, class: u32, epoch: u32) {
         if path == FastPath::StringEq {

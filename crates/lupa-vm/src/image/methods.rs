@@ -8,7 +8,7 @@
 //! epoch (see `class_table`).
 
 use super::{Image, Lookup};
-use crate::objects::{InlineCache, MethodCode, Shape, cls, numbers};
+use crate::objects::{MethodCode, Shape, cls, numbers};
 use lupa_compiler::{CodeKind, CompiledCode, Const};
 use lupa_heap::{Heap, OutOfMemory, Value};
 use std::cell::Cell;
@@ -64,7 +64,7 @@ impl Image {
             } else {
                 None
             };
-        let code = Rc::new(MethodCode {
+        let mut code = MethodCode {
             trivial,
             id,
             kind: cc.kind,
@@ -80,10 +80,10 @@ impl Image {
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
             sel_ids: sel_ids.into_boxed_slice(),
-            caches: (0..cc.num_send_sites)
-                .map(|_| Cell::new(InlineCache::default()))
-                .collect(),
+            caches: (0..cc.num_send_sites).map(|_| Default::default()).collect(),
             blocks: blocks.into_boxed_slice(),
+            native: Cell::new(None),
+            hotness: Cell::new(self.start_hotness),
             primitive: Cell::new(primitive),
             primitive_only: cc.is_primitive,
             unwind_protect: cc.pragmas.iter().any(|(p, _)| p == "unwindProtect"),
@@ -94,6 +94,7 @@ impl Image {
                 .iter()
                 .any(|(p, _)| p == "metaLevel" || p == "baseLevel"),
             base_level: cc.pragmas.iter().any(|(p, _)| p == "baseLevel"),
+            frame_flags: 0,
             pragmas: cc.pragmas.clone(),
             lines: cc.lines.clone(),
             line_by_pc: MethodCode::lines_by_pc(&cc.lines, cc.first_line, cc.code.len()),
@@ -103,7 +104,9 @@ impl Image {
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
             local_names: cc.local_names.clone(),
-        });
+        };
+        code.frame_flags = crate::sched::Frame::flags_of(&code);
+        let code = Rc::new(code);
         for b in code.blocks.iter() {
             set_home(b, id);
         }

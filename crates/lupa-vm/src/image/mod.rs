@@ -24,7 +24,7 @@ mod query;
 mod symbols;
 
 pub use class_table::{ClassTable, Lookup};
-pub(crate) use fast_path_cache::FastPathCache;
+pub(crate) use fast_path_cache::{FastPath, FastPathCache};
 pub use loader::{BUNDLED, package_of};
 pub use query::{InstructionInfo, MethodDescription};
 pub(crate) use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};
@@ -62,6 +62,8 @@ pub struct Image {
     pub(crate) class_path: Vec<std::path::PathBuf>,
     /// Search the bundled library after the class path.
     pub(crate) use_bundled: bool,
+    /// The hotness new methods and blocks start with (`interp/native.rs`).
+    pub(crate) start_hotness: u32,
 }
 
 impl Image {
@@ -89,6 +91,7 @@ impl Image {
             sym_cache: WellKnownSymbols::default(),
             class_path,
             use_bundled,
+            start_hotness: u32::MAX,
         }
     }
 
@@ -143,6 +146,12 @@ impl Image {
     pub fn symbol(&mut self, heap: &mut Heap, name: &str) -> Result<Value, OutOfMemory> {
         let id = self.intern(name);
         self.symbol_object(heap, id)
+    }
+
+    /// The code of method or block `id` (a frame's `method`).
+    #[inline(always)]
+    pub(crate) fn code(&self, id: u32) -> &Rc<MethodCode> {
+        &self.methods[id as usize]
     }
 
     /// The class object of a class index.

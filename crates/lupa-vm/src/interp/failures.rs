@@ -78,7 +78,7 @@ impl Vm {
     /// `Class>>selector (file:line)`, or `[] in Class>>selector (file:line)`.
     pub fn describe_frame(&self, i: usize) -> String {
         let f = &self.sched.running.frames[i];
-        let code = &f.code;
+        let code = self.image.code(f.method);
         let pc = f.pc.saturating_sub(1);
         let holder = self.image.class_name(code.holder.get());
         let prefix = if code.kind == CodeKind::Block {

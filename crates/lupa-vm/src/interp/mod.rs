@@ -12,6 +12,8 @@
 //! - `special`: the arithmetic and comparison fast paths of `Op::Special`;
 //! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
 //! - `failures`: stack overflow, out of memory, fatal errors and backtraces;
+//! - `native`: entering native code made by a JIT, hotness, and the runtime
+//!   calls native code makes;
 //! - `processes`: creating, blocking, switching, ending and terminating processes.
 
 macro_rules! pop {
@@ -21,6 +23,7 @@ macro_rules! pop {
 }
 
 mod failures;
+pub(crate) mod native;
 mod processes;
 mod run;
 pub(crate) mod runtime_limits;
@@ -35,11 +38,6 @@ pub(crate) use special::floor_div;
 /// VM without them, only to measure what they cost.
 pub(crate) const OBSERVE: bool = !cfg!(feature = "no-observe");
 
-/// Slots of a block closure.
-pub(crate) const BLOCK_CODE: usize = 0;
-pub(crate) const BLOCK_RECEIVER: usize = 1;
-pub(crate) const BLOCK_OUTER: usize = 2;
-/// Slots of an environment.
-pub(crate) const ENV_PARENT: usize = 0;
-pub(crate) const ENV_ALIVE: usize = 1;
-pub(crate) const ENV_VARS: usize = 2;
+pub(crate) use crate::objects::layout::{
+    BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_ALIVE, ENV_PARENT, ENV_VARS,
+};

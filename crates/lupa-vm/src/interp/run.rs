@@ -8,9 +8,9 @@
 //! every send and return) and at backward jumps, never inside an op.
 
 use super::{ENV_PARENT, ENV_VARS, OBSERVE};
-use crate::objects::cls;
+use crate::objects::{MethodCode, cls};
 use crate::vm::{Vm, VmError};
-use lupa_compiler::{Op, SpecialOp};
+use lupa_compiler::Op;
 use lupa_heap::Value;
 
 impl Vm {
@@ -115,6 +115,9 @@ impl Vm {
                 continue 'frame;
             }
             if self.sched.switch_pending {
+                if self.native.has_pending() {
+                    self.compile_pending();
+                }
                 if OBSERVE && self.obs.per_send != PER_SEND {
                     // The mode changed (Vm::observation_changed): the other loop
                     // takes over at this safepoint and looks at the scheduler.
@@ -124,9 +127,15 @@ impl Vm {
                 continue 'frame;
             }
             let (code, mut pc, bp) = match self.sched.running.frames.last() {
-                Some(f) => (f.code.clone(), f.pc, f.bp),
+                Some(f) => (self.image.code(f.method).clone(), f.pc, f.bp),
                 None => continue 'frame,
             };
+            if let Some(f) = code.native.get()
+                && self.native_allowed()
+                && let super::native::Entered::Ran = self.enter_native(f, &code, pc, bp)?
+            {
+                continue 'frame;
+            }
             loop {
                 let Some(&op) = code.ops.get(pc) else {
                     return Err(self.fatal("internal error: fell off the end of a method"));
@@ -210,31 +219,14 @@ impl Vm {
                         }
                     }
                     Op::PushBlock(i) => {
-                        let b = &code.blocks[i as usize];
-                        let c = match b.num_args {
-                            0 => cls::BLOCK1,
-                            1 => cls::BLOCK2,
-                            2 => cls::BLOCK3,
-                            3 => cls::BLOCK4,
-                            _ => cls::BLOCK,
-                        };
-                        let recv = self.sched.running.stack[bp];
-                        let env = self
-                            .sched
-                            .running
-                            .frames
-                            .last()
-                            .map(|f| f.env)
-                            .unwrap_or(Value::NIL);
-                        let id = Value::small(b.id as i64);
                         // Published as an allocation in the observing loop only
                         // (a sampler attached runs it), out of line: the plain
                         // loop tests nothing.
-                        let clo = if PER_SEND && self.obs.sampler_attached() {
-                            self.allocating_published(|h| h.alloc_with(c, &[id, recv, env]))?
-                        } else {
-                            self.heap.alloc_with(c, &[id, recv, env])?
-                        };
+                        let clo = self.make_closure(
+                            &code.blocks[i as usize],
+                            bp,
+                            PER_SEND && self.obs.sampler_attached(),
+                        )?;
                         self.sched.running.stack.push(clo);
                     }
                     Op::Pop => {
@@ -268,18 +260,7 @@ impl Vm {
                             continue;
                         }
                         self.save_pc(pc);
-                        let id = code.sel_ids[sel as usize].get();
-                        let argc = op.selector().1 as usize;
-                        // Blocks: activate directly.
-                        if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
-                            let r =
-                                self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
-                            if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
-                                self.activate_block(r, argc)?;
-                                continue 'frame;
-                            }
-                        }
-                        self.dispatch(id, argc, Some((&code, site as usize)))?;
+                        self.special_send(&code, op, sel, site)?;
                         continue 'frame;
                     }
                     Op::ReturnTop => {
@@ -305,6 +286,7 @@ impl Vm {
                     Op::JumpBack(t) => {
                         pc = t as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
+                        self.count_hotness(&code);
                         if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -424,6 +406,7 @@ impl Vm {
                         self.sched.running.stack[slot] = next;
                         pc = target as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
+                        self.count_hotness(&code);
                         if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -453,23 +436,33 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if PER_SEND {
-                if self.heap.has_allocation_samples() {
-                    self.take_allocation_samples(Some(pc), true);
-                }
-                if self.obs.requests_only {
-                    if self
-                        .obs
-                        .sample
-                        .request
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                        != 0
-                    {
-                        self.copy_sample_stack(pc);
-                    }
-                } else if self.obs.on_send(method, pc) {
-                    self.copy_sample_stack(pc);
-                }
+                self.observe_send(method, pc);
             }
+        }
+    }
+
+    /// The per-send observation of a send just counted (see
+    /// [`note_send`](Self::note_send)): the lifetime recorder's samples, and
+    /// a sampler's stack request or [`Observation::on_send`].
+    ///
+    /// [`Observation::on_send`]: crate::obs::Observation
+    #[inline(always)]
+    pub(super) fn observe_send(&mut self, method: u32, pc: usize) {
+        if self.heap.has_allocation_samples() {
+            self.take_allocation_samples(Some(pc), true);
+        }
+        if self.obs.requests_only {
+            if self
+                .obs
+                .sample
+                .request
+                .load(std::sync::atomic::Ordering::Relaxed)
+                != 0
+            {
+                self.copy_sample_stack(pc);
+            }
+        } else if self.obs.on_send(method, pc) {
+            self.copy_sample_stack(pc);
         }
     }
 
@@ -481,7 +474,7 @@ impl Vm {
         if OBSERVE {
             self.obs.sends += 1;
             if self.obs.per_send
-                && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.code.id, f.pc))
+                && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.method, f.pc))
                 && self.obs.on_send(id, pc)
             {
                 self.copy_sample_stack(pc);
@@ -503,7 +496,7 @@ impl Vm {
         let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
         let mut frames: Vec<(u32, u32)> = self.sched.running.frames[skip..]
             .iter()
-            .map(|f| (f.code.id, f.pc as u32))
+            .map(|f| (f.method, f.pc as u32))
             .collect();
         if let Some(top) = frames.last_mut() {
             top.1 = pc as u32;
@@ -524,6 +517,39 @@ impl Vm {
         if seq != 0 {
             sample.seq = seq;
             self.obs.push_stack(sample);
+        }
+    }
+
+    /// A closure of `block` (a block of the top frame's code, whose receiver
+    /// is at `bp`) over the frame's environment; `publish`: as an allocation
+    /// a sampler sees.
+    #[inline(always)]
+    pub(super) fn make_closure(
+        &mut self,
+        block: &MethodCode,
+        bp: usize,
+        publish: bool,
+    ) -> Result<Value, lupa_heap::OutOfMemory> {
+        let c = match block.num_args {
+            0 => cls::BLOCK1,
+            1 => cls::BLOCK2,
+            2 => cls::BLOCK3,
+            3 => cls::BLOCK4,
+            _ => cls::BLOCK,
+        };
+        let recv = self.sched.running.stack[bp];
+        let env = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| f.env)
+            .unwrap_or(Value::NIL);
+        let id = Value::small(block.id as i64);
+        if publish {
+            self.allocating_published(|h| h.alloc_with(c, &[id, recv, env]))
+        } else {
+            self.heap.alloc_with(c, &[id, recv, env])
         }
     }
 

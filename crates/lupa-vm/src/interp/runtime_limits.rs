@@ -119,6 +119,18 @@ impl RuntimeLimits {
         };
     }
 
+    /// Frames a process may hold now (the limit `allows_push` compares).
+    #[inline(always)]
+    pub(crate) fn frame_limit(&self) -> usize {
+        self.frame_limit
+    }
+
+    /// Is a stack-overflow error being handled (returns then watch the depth)?
+    #[inline(always)]
+    pub(crate) fn in_overflow(&self) -> bool {
+        self.in_overflow
+    }
+
     /// May a process with `depth` frames push one more?
     #[inline(always)]
     pub(crate) fn allows_push(&self, depth: usize) -> bool {

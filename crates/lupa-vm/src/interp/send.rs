@@ -46,16 +46,19 @@ impl Vm {
         let recv = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
         let c = self.class_of(recv);
         if let Some((code, site)) = cache {
-            let ic = code.caches[site].get();
-            if ic.class == c && ic.epoch == self.image.classes.epoch() {
-                if let Some(t) = self.image.methods[ic.method as usize].trivial
-                    && !self.obs.hooks_on
-                {
-                    self.run_trivial(ic.method as usize, t, argc);
-                    return Ok(());
+            let epoch = self.image.classes.epoch();
+            for entry in &code.caches[site] {
+                let ic = entry.get();
+                if ic.class == c && ic.epoch == epoch {
+                    if let Some(t) = self.image.methods[ic.method as usize].trivial
+                        && !self.obs.hooks_on
+                    {
+                        self.run_trivial(ic.method as usize, t, argc);
+                        return Ok(());
+                    }
+                    let m = self.image.methods[ic.method as usize].clone();
+                    return self.invoke(m, argc);
                 }
-                let m = self.image.methods[ic.method as usize].clone();
-                return self.invoke(m, argc);
             }
         }
         self.dispatch_in(c, sel, argc, cache)
@@ -81,9 +84,17 @@ impl Vm {
         match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
-                    code.caches[site].set(crate::objects::InlineCache {
+                    // The first entry of another epoch, or else one chosen by
+                    // class (a megamorphic site keeps changing its entries).
+                    let epoch = self.image.classes.epoch();
+                    let pic = &code.caches[site];
+                    let slot = pic
+                        .iter()
+                        .position(|e| e.get().epoch != epoch)
+                        .unwrap_or(c as usize % crate::objects::PIC_SIZE);
+                    pic[slot].set(crate::objects::InlineCache {
                         class: c,
-                        epoch: self.image.classes.epoch(),
+                        epoch,
                         method: id,
                     });
                 }
@@ -317,6 +328,32 @@ impl Vm {
         }
     }
 
+    /// The send of a special selector whose fast path did not apply (the
+    /// receiver and its arguments on the stack): a block's `value`/`value:`
+    /// activates it at once, anything else is a normal send.
+    #[inline(always)]
+    pub(super) fn special_send(
+        &mut self,
+        code: &MethodCode,
+        op: lupa_compiler::SpecialOp,
+        sel: u16,
+        site: u16,
+    ) -> Result<(), VmError> {
+        let id = code.sel_ids[sel as usize].get();
+        let argc = op.selector().1 as usize;
+        // Blocks: activate directly.
+        if matches!(
+            op,
+            lupa_compiler::SpecialOp::Value | lupa_compiler::SpecialOp::ValueWith
+        ) {
+            let r = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
+            if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
+                return self.activate_block(r, argc);
+            }
+        }
+        self.dispatch(id, argc, Some((code, site as usize)))
+    }
+
     /// Push a frame for `m`: receiver and arguments are already on the stack.
     /// `outer` is the closure's outer env for blocks.
     #[inline(always)]
@@ -330,6 +367,7 @@ impl Vm {
         if !self.limits.allows_push(self.sched.running.frames.len()) {
             return self.stack_overflow(argc);
         }
+        self.count_hotness(&m);
         let bp = self.sched.running.stack.len() - 1 - argc;
         if m.num_temps > 0 {
             self.sched
@@ -345,9 +383,10 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             self.observe_activation(&m, bp);
         }
-        self.sched.running.enter_meta_level(&m);
+        self.sched.running.enter_meta_level(m.frame_flags);
         self.sched.running.frames.push(Frame {
-            code: m,
+            method: m.id,
+            flags: m.frame_flags,
             pc: 0,
             bp,
             env,
@@ -379,7 +418,7 @@ impl Vm {
                 .running
                 .frames
                 .last()
-                .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
+                .map(|f| self.image.code(f.method).line_of(f.pc.saturating_sub(1)))
                 .unwrap_or(0),
         };
         self.obs.enter(ev);

@@ -17,8 +17,8 @@ impl Vm {
     #[inline(always)]
     pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
         let f = self.sched.running.frames.pop()?;
-        self.sched.running.leave_meta_level(&f.code);
-        if f.code.home_env {
+        self.sched.running.leave_meta_level(f.flags);
+        if f.flags & Frame::HOME_ENV != 0 {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
         if OBSERVE && self.obs.hooks_on && self.obs.has_hooks() {
@@ -45,7 +45,7 @@ impl Vm {
 
     pub(super) fn exit_event(&self, f: &Frame) -> crate::obs::Activation {
         crate::obs::Activation {
-            method: f.code.id,
+            method: f.method,
             receiver_class: self.class_of(
                 self.sched
                     .running
@@ -91,13 +91,17 @@ impl Vm {
             let top = n - 1;
             let (protect, bp, nargs) = {
                 let f = &self.sched.running.frames[top];
-                (f.code.unwind_protect, f.bp, f.code.num_args)
+                (
+                    self.image.code(f.method).unwind_protect,
+                    f.bp,
+                    self.image.code(f.method).num_args,
+                )
             };
             // <unwindProtect> frames (Pharo's convention): temp 1 holds the unwind
             // action (anything that understands `value`), temp 2 the completion flag.
             let flag = bp + 1 + nargs + 1;
             if protect
-                && has_unwind_temps(&self.sched.running.frames[top])
+                && has_unwind_temps(self.image.code(self.sched.running.frames[top].method))
                 && self.sched.running.stack[flag] == Value::NIL
             {
                 self.sched.running.stack[flag] = Value::TRUE;
@@ -129,7 +133,7 @@ impl Vm {
                     return Ok(());
                 };
                 f.pc = 0;
-                let code = f.code.clone();
+                let code = self.image.code(f.method).clone();
                 let bp = f.bp;
                 let outer = if code.has_env() && f.env.is_ptr() {
                     self.heap.slot(f.env, ENV_PARENT)
@@ -167,11 +171,9 @@ impl Vm {
         }
         let alive = home.is_ptr() && self.heap.slot(home, ENV_ALIVE) == Value::TRUE;
         let target = if alive {
-            self.sched
-                .running
-                .frames
-                .iter()
-                .rposition(|fr| fr.env == home && fr.code.kind == CodeKind::Method)
+            self.sched.running.frames.iter().rposition(|fr| {
+                fr.env == home && self.image.code(fr.method).kind == CodeKind::Method
+            })
         } else {
             None
         };
@@ -194,6 +196,6 @@ impl Vm {
     }
 }
 
-fn has_unwind_temps(f: &Frame) -> bool {
-    f.code.num_temps >= 2
+fn has_unwind_temps(code: &crate::objects::MethodCode) -> bool {
+    code.num_temps >= 2
 }

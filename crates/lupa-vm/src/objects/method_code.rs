@@ -25,7 +25,15 @@ pub struct PrimId {
     pub index: u16,
 }
 
-/// Inline cache of one send site: class index, method-dictionary epoch, method id.
+/// Entries of a send site's polymorphic inline cache: a site that sees more
+/// receiver classes (megamorphic) replaces entries and looks up through the
+/// class table's global cache.
+pub const PIC_SIZE: usize = 4;
+
+/// One entry of a send site's inline cache: class index, method-dictionary
+/// epoch, method id. `#[repr(C)]`, class then epoch: native code compares the
+/// two as one word.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InlineCache {
     /// Receiver class index (0 = empty).
@@ -69,12 +77,18 @@ pub struct MethodCode {
     /// Per literal: its symbol id if it is a Symbol (selectors, global names), else `u32::MAX`.
     /// Kept in step with `literals` by whoever patches them.
     pub sel_ids: Box<[Cell<u32>]>,
-    /// One inline cache per send site.
-    pub caches: Box<[Cell<InlineCache>]>,
+    /// One polymorphic inline cache per send site.
+    pub caches: Box<[[Cell<InlineCache>; PIC_SIZE]]>,
     /// Nested blocks.
     pub blocks: Box<[Rc<MethodCode>]>,
     /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
     pub trivial: Option<Trivial>,
+    /// Native code made by a JIT, once this code was compiled (see
+    /// `objects/native.rs`); cleared when the JIT evicts it.
+    pub native: Cell<Option<super::native::NativeFn>>,
+    /// Activations and backward jumps left before this code is hot enough to
+    /// compile (counted down by the interpreter; see `interp/native.rs`).
+    pub hotness: Cell<u32>,
     /// Native primitive, if any.
     pub primitive: Cell<Option<PrimId>>,
     /// Declared `= primitive` (no Smalltalk fallback).
@@ -90,6 +104,12 @@ pub struct MethodCode {
     /// method is active (it also sets `meta_level`, so that activation takes
     /// the one slow path that handles both).
     pub base_level: bool,
+    /// The flags of a frame running this code ([`Frame::flags_of`] of
+    /// `home_env`, `meta_level` and `base_level`), computed once: activation
+    /// copies them into the frame.
+    ///
+    /// [`Frame::flags_of`]: crate::sched::Frame::flags_of
+    pub frame_flags: u32,
     /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
     /// "instrumentation enabled" flag and literal 2 the hidden selector of the
     /// original. When instrumentation is disabled or the process is at the meta

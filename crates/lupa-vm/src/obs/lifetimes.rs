@@ -400,7 +400,7 @@ pub fn allocation_stack_from(
     for (k, f) in frames.iter().enumerate().rev() {
         if skipping && k > 0 {
             let receiver = running.stack.get(f.bp).copied().unwrap_or(Value::NIL);
-            match wrapper_kind(image, &f.code, receiver, class) {
+            match wrapper_kind(image, image.code(f.method), receiver, class) {
                 Some(Wrapper::Allocator) => continue,
                 Some(Wrapper::Constructor) if !constructor_skipped => {
                     constructor_skipped = true;
@@ -414,7 +414,7 @@ pub fn allocation_stack_from(
             Some(pc) if k == from => pc,
             _ => f.pc,
         };
-        out.push((f.code.id, pc.saturating_sub(1) as u32));
+        out.push((f.method, pc.saturating_sub(1) as u32));
         if out.len() >= depth {
             break;
         }

@@ -73,9 +73,11 @@ fn handler_frame_below(vm: &mut Vm, args: Args) -> PrimResult {
         v if v == Value::NIL => vm.sched.running.frames.len(),
         _ => frame(vm, args, 1)?,
     };
-    let found = (0..start)
-        .rev()
-        .find(|&i| vm.sched.running.frames[i].code.exception_handler);
+    let found = (0..start).rev().find(|&i| {
+        vm.image
+            .code(vm.sched.running.frames[i].method)
+            .exception_handler
+    });
     Ok(Answer(
         found.map(|i| frame_handle(vm, i)).unwrap_or(Value::NIL),
     ))
@@ -92,7 +94,7 @@ fn argument_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     let n = args.int(vm, 2)?;
     let fr = &vm.sched.running.frames[f];
-    if n < 1 || n as usize > fr.code.num_args {
+    if n < 1 || n as usize > vm.image.code(fr.method).num_args {
         return Err(PrimFailure::Fail);
     }
     Ok(Answer(vm.sched.running.stack[fr.bp + n as usize]))
@@ -103,10 +105,10 @@ fn temp_index(vm: &Vm, args: Args) -> Result<usize, PrimFailure> {
     let f = frame(vm, args, 1)?;
     let n = args.int(vm, 2)?;
     let fr = &vm.sched.running.frames[f];
-    if n < 1 || n as usize > fr.code.num_temps {
+    if n < 1 || n as usize > vm.image.code(fr.method).num_temps {
         return Err(PrimFailure::Fail);
     }
-    Ok(fr.bp + fr.code.num_args + n as usize)
+    Ok(fr.bp + vm.image.code(fr.method).num_args + n as usize)
 }
 
 fn temp_of(vm: &mut Vm, args: Args) -> PrimResult {
@@ -123,14 +125,14 @@ fn temp_of_put(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn method_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
-    let home = vm.sched.running.frames[f].code.home.get();
+    let home = vm.image.code(vm.sched.running.frames[f].method).home.get();
     Ok(Answer(vm.image.methods[home as usize].object.get()))
 }
 
 fn is_block_frame(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     Ok(Answer(Value::bool(
-        vm.sched.running.frames[f].code.kind == CodeKind::Block,
+        vm.image.code(vm.sched.running.frames[f].method).kind == CodeKind::Block,
     )))
 }
 
@@ -138,7 +140,7 @@ fn line_of(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     let fr = &vm.sched.running.frames[f];
     Ok(Answer(Value::small(
-        fr.code.line_of(fr.pc.saturating_sub(1)) as i64,
+        vm.image.code(fr.method).line_of(fr.pc.saturating_sub(1)) as i64,
     )))
 }
 

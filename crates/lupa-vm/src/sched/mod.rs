@@ -23,7 +23,8 @@
 mod state;
 
 use lupa_heap::Value;
-pub(crate) use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
+pub use state::Frame;
+pub(crate) use state::{PendingUnwind, ProcessState, UnwindAction};
 use std::collections::VecDeque;
 
 /// Scheduling state of a process.

@@ -1,20 +1,27 @@
 //! The state of running code: a [`Frame`] per activation, and a [`ProcessState`]
 //! per process (value stack, frames, interrupted unwinds, meta level).
 //!
-//! A frame is `(code, pc, bp, env, closure)`; at `bp` the value stack holds the
-//! receiver, the arguments, the stack-resident temporaries, then the operand
-//! stack. The running process's state is `Vm::running`; switching processes swaps
-//! it with the saved one, so nothing here is duplicated on the `Vm`.
+//! A frame is `(method, pc, bp, env, closure)`; at `bp` the value stack holds
+//! the receiver, the arguments, the stack-resident temporaries, then the
+//! operand stack. The running process's state is the scheduler's `running`;
+//! switching processes swaps it with the saved one.
+//!
+//! Frames and values are plain words, laid out `#[repr(C)]`: native code made
+//! by a JIT pushes and pops frames and writes stack slots in place, and the
+//! runtime sets the two stacks' lengths from what it did at each call
+//! native code makes (`objects/native.rs`).
 
-use crate::objects::MethodCode;
 use lupa_heap::Value;
-use std::rc::Rc;
 
 /// An activation of a method or block.
-#[derive(Debug, Clone)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Frame {
-    /// The code being run.
-    pub code: Rc<MethodCode>,
+    /// The code being run: its id in the image's method table (`Image::code`).
+    pub method: u32,
+    /// What popping the frame must do, from its code ([`Frame::flags_of`]):
+    /// [`Frame::HOME_ENV`], [`Frame::META_LEVEL`], [`Frame::BASE_LEVEL`].
+    pub flags: u32,
     /// Index of the next instruction (saved at sends).
     pub pc: usize,
     /// Stack index of the receiver slot.
@@ -23,6 +30,340 @@ pub struct Frame {
     pub env: Value,
     /// The block closure being run (nil for a method frame).
     pub closure: Value,
+}
+
+impl Frame {
+    /// The frame's environment is its method's own, marked dead when it returns.
+    pub const HOME_ENV: u32 = 1;
+    /// A `<metaLevel>` method (the process is at the meta level while it runs).
+    pub const META_LEVEL: u32 = 2;
+    /// A `<baseLevel>` method (it also has `META_LEVEL`).
+    pub const BASE_LEVEL: u32 = 4;
+
+    /// The flags of a frame running `m`.
+    #[inline(always)]
+    pub fn flags_of(m: &crate::objects::MethodCode) -> u32 {
+        (if m.home_env { Frame::HOME_ENV } else { 0 })
+            | (if m.meta_level { Frame::META_LEVEL } else { 0 })
+            | (if m.base_level { Frame::BASE_LEVEL } else { 0 })
+    }
+}
+
+/// A process's value stack: the slots `0..len()` are live (receivers,
+/// arguments, temporaries and operands of its frames). The slots above them
+/// are initialised memory that native code may write below an activation's
+/// extent (`objects/native.rs`) without the stack's length following each
+/// write: the runtime sets the length ([`ValueStack::set_len`]) at every
+/// call native code makes. Only `0..len()` is ever read as values (by the
+/// collector, the interpreter, the primitives).
+#[derive(Debug, Default)]
+pub struct ValueStack {
+    /// Every slot, live or not (all initialised).
+    slots: Box<[Value]>,
+    /// The number of live slots.
+    len: usize,
+}
+
+impl ValueStack {
+    /// An empty stack with room for `n` values.
+    pub fn with_capacity(n: usize) -> ValueStack {
+        ValueStack {
+            slots: vec![Value::NIL; n].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    /// Live slots.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No live slot?
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Slots allocated (live or not).
+    #[inline(always)]
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        let new = n.max(self.slots.len() * 2).max(64);
+        let mut v = std::mem::take(&mut self.slots).into_vec();
+        v.resize(new, Value::NIL);
+        self.slots = v.into_boxed_slice();
+    }
+
+    /// Make at least `n` slots allocated.
+    #[inline(always)]
+    pub fn reserve_slots(&mut self, n: usize) {
+        if n > self.slots.len() {
+            self.grow(n);
+        }
+    }
+
+    /// Push a value.
+    #[inline(always)]
+    pub fn push(&mut self, v: Value) {
+        match self.slots.get_mut(self.len) {
+            Some(slot) => {
+                *slot = v;
+                self.len += 1;
+            }
+            None => self.push_grown(v),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_grown(&mut self, v: Value) {
+        self.grow(self.len + 1);
+        self.slots[self.len] = v;
+        self.len += 1;
+    }
+
+    /// Pop the top value.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<Value> {
+        let i = self.len.wrapping_sub(1);
+        let v = *self.slots.get(i)?;
+        self.len = i;
+        Some(v)
+    }
+
+    /// The top value.
+    #[inline(always)]
+    pub fn last(&self) -> Option<&Value> {
+        self.slots.get(self.len.wrapping_sub(1))
+    }
+
+    /// Live slot `i`.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&Value> {
+        if i < self.len {
+            self.slots.get(i)
+        } else {
+            None
+        }
+    }
+
+    /// Keep the first `n` live slots.
+    #[inline(always)]
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.len {
+            self.len = n;
+        }
+    }
+
+    /// Drop every live slot.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Make `n` slots live; new ones hold `v`.
+    #[inline(always)]
+    pub fn resize(&mut self, n: usize, v: Value) {
+        if n > self.len {
+            self.reserve_slots(n);
+            self.slots[self.len..n].fill(v);
+        }
+        self.len = n;
+    }
+
+    /// Make `n` slots live, whatever the slots above the old length hold
+    /// (native code wrote them; see the type's documentation).
+    #[inline(always)]
+    pub fn set_len(&mut self, n: usize) {
+        self.reserve_slots(n);
+        self.len = n;
+    }
+
+    /// Push all of `values`.
+    pub fn extend_from_slice(&mut self, values: &[Value]) {
+        let n = self.len + values.len();
+        self.reserve_slots(n);
+        self.slots[self.len..n].copy_from_slice(values);
+        self.len = n;
+    }
+
+    /// Pop the values from index `at` up, answering them.
+    pub fn split_off(&mut self, at: usize) -> Vec<Value> {
+        let at = at.min(self.len);
+        let out = self.slots[at..self.len].to_vec();
+        self.len = at;
+        out
+    }
+
+    /// The live slots.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Value> {
+        self.slots[..self.len].iter_mut()
+    }
+
+    /// The address of the first slot, for native code (moves when the stack
+    /// grows; nothing here reads or writes through it).
+    pub fn as_mut_ptr(&mut self) -> *mut Value {
+        self.slots.as_mut_ptr()
+    }
+}
+
+/// Indexing checks the slots allocated (memory safety); that the index is
+/// live is the interpreter's invariant (checked in debug builds).
+impl std::ops::Index<usize> for ValueStack {
+    type Output = Value;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Value {
+        debug_assert!(i < self.len, "stack slot {i} read above the stack's top");
+        &self.slots[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for ValueStack {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut Value {
+        debug_assert!(i < self.len, "stack slot {i} written above the stack's top");
+        &mut self.slots[i]
+    }
+}
+
+/// A process's frames: like [`ValueStack`], the frames `0..len()` are live
+/// and the slots above them are native code's to write before the runtime
+/// sets the length ([`FrameStack::set_len`]).
+#[derive(Debug, Default)]
+pub struct FrameStack {
+    slots: Vec<Frame>,
+    len: usize,
+}
+
+impl FrameStack {
+    /// Room for `n` frames.
+    pub fn with_capacity(n: usize) -> FrameStack {
+        FrameStack {
+            slots: vec![Frame::default(); n],
+            len: 0,
+        }
+    }
+
+    /// Live frames.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No live frame?
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Frame slots allocated.
+    #[inline(always)]
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Make at least `n` frame slots allocated.
+    #[inline(always)]
+    pub fn reserve_slots(&mut self, n: usize) {
+        if n > self.slots.len() {
+            self.grow(n);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        let new = n.max(self.slots.len() * 2).max(64);
+        self.slots.resize(new, Frame::default());
+    }
+
+    /// Push a frame.
+    #[inline(always)]
+    pub fn push(&mut self, f: Frame) {
+        match self.slots.get_mut(self.len) {
+            Some(slot) => {
+                *slot = f;
+                self.len += 1;
+            }
+            None => self.push_grown(f),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_grown(&mut self, f: Frame) {
+        self.grow(self.len + 1);
+        self.slots[self.len] = f;
+        self.len += 1;
+    }
+
+    /// Pop the top frame.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<Frame> {
+        let i = self.len.wrapping_sub(1);
+        let f = *self.slots.get(i)?;
+        self.len = i;
+        Some(f)
+    }
+
+    /// The top frame.
+    #[inline(always)]
+    pub fn last(&self) -> Option<&Frame> {
+        self.slots.get(self.len.wrapping_sub(1))
+    }
+
+    /// The top frame, to change.
+    #[inline(always)]
+    pub fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.slots.get_mut(self.len.wrapping_sub(1))
+    }
+
+    /// Keep the first `n` frames.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.len {
+            self.len = n;
+        }
+    }
+
+    /// Make `n` frames live, whatever native code wrote above the old length.
+    #[inline(always)]
+    pub fn set_len(&mut self, n: usize) {
+        self.reserve_slots(n);
+        self.len = n;
+    }
+
+    /// The live frames, to change.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Frame> {
+        self.slots[..self.len].iter_mut()
+    }
+
+    /// The address of the first slot, for native code (moves when the
+    /// stack grows).
+    pub fn as_mut_ptr(&mut self) -> *mut Frame {
+        self.slots.as_mut_ptr()
+    }
+}
+
+/// The live frames, as a slice.
+impl std::ops::Deref for FrameStack {
+    type Target = [Frame];
+    #[inline(always)]
+    fn deref(&self) -> &[Frame] {
+        &self.slots[..self.len]
+    }
+}
+
+impl std::ops::DerefMut for FrameStack {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Frame] {
+        &mut self.slots[..self.len]
+    }
 }
 
 /// How an unwind ends.
@@ -66,9 +407,9 @@ impl PendingUnwind {
 #[derive(Debug)]
 pub struct ProcessState {
     /// Value stack.
-    pub stack: Vec<Value>,
+    pub stack: ValueStack,
     /// Frames.
-    pub frames: Vec<Frame>,
+    pub frames: FrameStack,
     /// Interrupted unwinds.
     pub pending_unwinds: Vec<PendingUnwind>,
     /// Frame index whose return resumes the innermost pending unwind
@@ -83,8 +424,8 @@ pub struct ProcessState {
 impl Default for ProcessState {
     fn default() -> Self {
         ProcessState {
-            stack: Vec::new(),
-            frames: Vec::new(),
+            stack: ValueStack::default(),
+            frames: FrameStack::default(),
             pending_unwinds: Vec::new(),
             unwind_watch: usize::MAX,
             meta_depth: 0,
@@ -105,8 +446,8 @@ impl ProcessState {
     /// An empty state with room for `stack` values and `frames` frames.
     pub fn with_capacity(stack: usize, frames: usize) -> Self {
         ProcessState {
-            stack: Vec::with_capacity(stack),
-            frames: Vec::with_capacity(frames),
+            stack: ValueStack::with_capacity(stack),
+            frames: FrameStack::with_capacity(frames),
             ..ProcessState::default()
         }
     }

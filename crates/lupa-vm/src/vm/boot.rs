@@ -34,9 +34,18 @@ impl Vm {
             handles: Vec::new(),
             rng_state: seed | 1,
             profilers: Default::default(),
+            native: Default::default(),
         };
         vm.obs.pretenuring = crate::obs::pretenure::Pretenuring::new(&vm.options.pretenure);
         vm.image.bootstrap(&mut vm.heap)?;
+        if vm.options.jit != crate::JitMode::Off
+            && let Some(factory) = vm.options.jit_factory
+        {
+            match factory(&vm.options) {
+                Ok(jit) => vm.install_jit(jit),
+                Err(why) => vm.native.unavailable = Some(why),
+            }
+        }
         vm.init_main_process()?;
         Ok(vm)
     }

@@ -23,7 +23,63 @@ pub struct VmOptions {
     /// Allocation sites whose objects are allocated in old space
     /// (`--pretenure FILE`; see `pretenure.rs`).
     pub pretenure: Vec<crate::obs::pretenure::PretenureSite>,
+    /// When methods and blocks are compiled to native code, if a JIT is
+    /// installed (`--jit`; see `interp/native.rs`).
+    pub jit: JitMode,
+    /// Activations plus backward jumps of a method or block before it is
+    /// compiled (`--jit-threshold`).
+    pub jit_threshold: u32,
+    /// Bytes of the JIT's code zone (`--code-zone`).
+    pub code_zone_bytes: usize,
+    /// Name each compilation on standard error (`--jit-log`).
+    pub jit_log: bool,
+    /// Write the JIT's functions to `/tmp/perf-PID.map` as they are made and
+    /// moved (`--perf-map`), so that Linux `perf` and samply name them.
+    pub perf_map: bool,
+    /// Makes the JIT `Vm::new` installs (unless `jit` is off); `None`: no JIT,
+    /// everything is interpreted. The `lupa` binary sets it to `lupa-jit`'s.
+    pub jit_factory: Option<JitFactory>,
 }
+
+/// Makes a JIT for a VM with these options, or says why it cannot.
+pub type JitFactory = fn(&VmOptions) -> Result<Box<dyn crate::Jit>, String>;
+
+/// When the interpreter asks an installed JIT to compile code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JitMode {
+    /// Never: everything is interpreted.
+    Off,
+    /// When a method or block is hot (`jit_threshold` activations and
+    /// backward jumps).
+    #[default]
+    On,
+    /// At its first activation.
+    Always,
+}
+
+impl JitMode {
+    /// The name `--jit` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            JitMode::Off => "off",
+            JitMode::On => "on",
+            JitMode::Always => "always",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<JitMode> {
+        [JitMode::Off, JitMode::On, JitMode::Always]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+/// The default `code_zone_bytes`.
+pub const DEFAULT_CODE_ZONE_BYTES: usize = 32 << 20;
+
+/// The default `jit_threshold`.
+pub const DEFAULT_JIT_THRESHOLD: u32 = 1000;
 
 impl Default for VmOptions {
     fn default() -> Self {
@@ -35,6 +91,12 @@ impl Default for VmOptions {
             verify_heap: cfg!(debug_assertions),
             quiet: false,
             pretenure: Vec::new(),
+            jit: JitMode::default(),
+            jit_threshold: DEFAULT_JIT_THRESHOLD,
+            code_zone_bytes: DEFAULT_CODE_ZONE_BYTES,
+            jit_log: false,
+            perf_map: false,
+            jit_factory: None,
         }
     }
 }

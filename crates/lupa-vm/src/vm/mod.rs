@@ -22,7 +22,7 @@ mod observing;
 pub(crate) mod profiler_door;
 
 pub(crate) use crate::image::Lookup;
-pub use config::VmOptions;
+pub use config::{DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, VmOptions};
 pub use error::VmError;
 
 use crate::image::Image;
@@ -66,6 +66,8 @@ pub struct Vm {
     pub(crate) rng_state: u64,
     /// The profiler door of the Smalltalk side (`profiler_door.rs`).
     pub(crate) profilers: profiler_door::ProfilerRegistry,
+    /// The native tier: the installed JIT and its compile queue (`interp/native.rs`).
+    pub(crate) native: crate::interp::native::NativeTier,
 }
 
 impl Vm {

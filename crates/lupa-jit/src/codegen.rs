@@ -1,0 +1,1820 @@
+//! From a method's or block's bytecode to Cranelift IR, one native function
+//! per code unit, keeping the contract of `lupa_vm`'s native boundary
+//! (`NativeCtx`, resume points, operands stored before every runtime call).
+//!
+//! Shape of a function `f(ctx, pc) -> status`:
+//! - the entry block loads the activation's `bp` and environment from the
+//!   context and switches on `pc` to a *resume block* per resume point (pc 0,
+//!   the pc after each send-like instruction, backward-jump targets, the
+//!   conditional jumps the interpreter re-executes), or answers `DECLINE`;
+//! - a resume block reads the operand stack of its pc from the value stack
+//!   into SSA variables (one per operand depth), then jumps to the block of
+//!   that instruction;
+//! - each instruction has a block; operands live in the variables, locals and
+//!   the receiver in the value stack (read and written in place);
+//! - a runtime call first stores every operand into its slot, passes the pc
+//!   to resume at and the operand stack's top, and afterwards reloads the
+//!   stack's and the heap's addresses and the operands;
+//! - a send the runtime completes goes on inline; one that activates a method
+//!   with native code calls that code directly (the runtime has pushed the
+//!   frame); anything else returns `BAIL`, leaving the frame to the
+//!   interpreter, which resumes it at a resume point.
+//!
+//! Inline paths (each counts its send as the interpreter does): SmallInteger
+//! `+ - * < > <= >= = ~= &` with overflow checks, conditional jumps on
+//! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
+//! reads with their bounds checks. Everything else goes through the runtime,
+//! which runs the interpreter's own code for it.
+//!
+//! Every instruction's native code carries its bytecode pc as source
+//! location, so the code zone can map any machine-code address back to a
+//! bytecode pc (the VM profiler's bytecode ranges).
+
+use cranelift_codegen::Context;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature, SourceLoc,
+    UserFuncName, Value, types,
+};
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use lupa_compiler::{Op, SpecialOp};
+use lupa_heap::native_layout::{CLASS_MASK, HEADER_BYTES, SIZE_MASK};
+use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
+use lupa_vm::{
+    BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
+    RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+};
+use std::mem::offset_of;
+
+/// The addresses of the runtime's entry points native code calls (the
+/// `extern "C"` functions of `zone.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entries {
+    /// `(ctx, pc, sp) -> status`: a send.
+    pub(crate) send: u64,
+    /// `(ctx, sp) -> status`: a return.
+    pub(crate) ret: u64,
+    /// `(ctx, pc, sp) -> BAIL`: leave to the interpreter.
+    pub(crate) bail: u64,
+    /// `(ctx, pc, sp, index) -> status`: a closure.
+    pub(crate) push_block: u64,
+    /// `(ctx, index) -> value or 0`: a global.
+    pub(crate) global: u64,
+    /// `(ctx, object, index, value)`: a store through the write barrier.
+    pub(crate) store: u64,
+    /// `(ctx, pc, sp)`: a sampler's stack request at an inline send.
+    pub(crate) sample: u64,
+    /// `(ctx, n)`: make the value stack hold `n` slots.
+    pub(crate) reserve: u64,
+}
+
+/// One compiled function: its machine code and its map from code offsets to
+/// bytecode pcs.
+pub(crate) struct Compiled {
+    /// The machine code (position independent: no relocations).
+    pub(crate) code: Vec<u8>,
+    /// `(start, end, pc)`: the code in `start..end` runs instruction `pc`.
+    pub(crate) pcs: Vec<(u32, u32, u32)>,
+}
+
+const NO: &[BlockArg] = &[];
+const NIL: i64 = 0x02;
+const TRUE: i64 = 0x0A;
+const FALSE: i64 = 0x12;
+
+/// The operand stack depth before each instruction (`None`: unreachable),
+/// whether each pc is a resume point, and whether it is a jump target.
+struct Analysis {
+    depth: Vec<Option<usize>>,
+    resume: Vec<bool>,
+    /// Reached otherwise than by falling through from the instruction before
+    /// (a jump target or a resume point).
+    join: Vec<bool>,
+}
+
+fn successors(op: &Op, pc: usize) -> Vec<usize> {
+    match *op {
+        Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal => vec![],
+        Op::Jump(t) | Op::JumpBack(t) => vec![t as usize],
+        Op::JumpIfTrue { target, .. }
+        | Op::JumpIfFalse { target, .. }
+        | Op::JumpIfNil { target, .. }
+        | Op::JumpIfNotNil { target, .. } => vec![pc + 1, target as usize],
+        Op::ForTest { exit, .. } => vec![pc + 1, exit as usize],
+        Op::ForIncr { target, .. } => vec![target as usize],
+        _ => vec![pc + 1],
+    }
+}
+
+/// Operands an instruction pops and pushes.
+fn effect(op: &Op) -> (usize, usize) {
+    match *op {
+        Op::PushSelf
+        | Op::PushNil
+        | Op::PushTrue
+        | Op::PushFalse
+        | Op::PushInt(_)
+        | Op::PushLiteral(_)
+        | Op::PushLocal(_)
+        | Op::PushEnv { .. }
+        | Op::PushField(_)
+        | Op::PushGlobal(_)
+        | Op::PushBlock(_) => (0, 1),
+        Op::Dup => (1, 2),
+        Op::StoreLocal(_) | Op::StoreEnv { .. } | Op::StoreField(_) => (1, 1),
+        Op::PopLocal(_) | Op::PopEnv { .. } | Op::PopField(_) | Op::Pop => (1, 0),
+        Op::CopyArgToEnv { .. } => (0, 0),
+        Op::Send { argc, .. } | Op::SuperSend { argc, .. } => (argc as usize + 1, 1),
+        Op::Special { op, .. } => (op.selector().1 as usize + 1, 1),
+        Op::ReturnTop | Op::ReturnNonLocal => (1, 0),
+        Op::ReturnSelf => (0, 0),
+        Op::Jump(_) | Op::JumpBack(_) => (0, 0),
+        Op::JumpIfTrue { .. }
+        | Op::JumpIfFalse { .. }
+        | Op::JumpIfNil { .. }
+        | Op::JumpIfNotNil { .. } => (1, 0),
+        Op::ForTest { .. } | Op::ForIncr { .. } => (0, 0),
+    }
+}
+
+fn analyse(ops: &[Op]) -> Result<Analysis, String> {
+    let n = ops.len();
+    let mut depth: Vec<Option<usize>> = vec![None; n + 1];
+    let mut resume = vec![false; n + 1];
+    let mut work = vec![(0usize, 0usize)];
+    while let Some((pc, d)) = work.pop() {
+        if pc >= n {
+            return Err(format!("control reaches pc {pc} past the code"));
+        }
+        match depth[pc] {
+            Some(e) if e == d => continue,
+            Some(e) => return Err(format!("pc {pc} is reached with depths {e} and {d}")),
+            None => depth[pc] = Some(d),
+        }
+        let (pop, push) = effect(&ops[pc]);
+        let after = d
+            .checked_sub(pop)
+            .ok_or_else(|| format!("pc {pc} pops more than the stack holds"))?
+            + push;
+        for s in successors(&ops[pc], pc) {
+            work.push((s, after));
+        }
+    }
+    resume[0] = true;
+    for (pc, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Send { .. }
+            | Op::SuperSend { .. }
+            | Op::Special { .. }
+            | Op::PushBlock(_)
+            | Op::PushGlobal(_) => resume[pc + 1] = true,
+            Op::JumpBack(t) | Op::ForIncr { target: t, .. } => resume[t as usize] = true,
+            Op::JumpIfTrue { .. } | Op::JumpIfFalse { .. } | Op::ForTest { .. } => {
+                resume[pc] = true;
+                resume[pc + 1] = true;
+            }
+            _ => {}
+        }
+    }
+    for (pc, r) in resume.iter_mut().enumerate() {
+        if depth.get(pc).copied().flatten().is_none() {
+            *r = false;
+        }
+    }
+    let mut join = resume.clone();
+    for (pc, op) in ops.iter().enumerate() {
+        let succ = successors(op, pc);
+        for s in succ {
+            if s != pc + 1 {
+                join[s] = true;
+            }
+        }
+        if matches!(
+            op,
+            Op::Jump(_) | Op::JumpBack(_) | Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal
+        ) || matches!(op, Op::ForIncr { .. })
+        {
+            // pc + 1 is not reached by falling through from here.
+            join[pc + 1] = true;
+        }
+    }
+    Ok(Analysis {
+        depth,
+        resume,
+        join,
+    })
+}
+
+/// The signatures of the calls native code makes.
+struct Sigs {
+    /// `(i64, i64) -> i64`: native functions, `ret`, `global`.
+    two: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64) -> i64`: `send`, `bail`.
+    three: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64) -> i64`: `push_block`.
+    four: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64)`: `store`.
+    four_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64)`: `sample`.
+    three_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64)`: `reserve`.
+    two_void: cranelift_codegen::ir::SigRef,
+}
+
+fn signature(isa: &dyn TargetIsa, params: usize, ret: bool) -> Signature {
+    let mut s = Signature::new(isa.default_call_conv());
+    for _ in 0..params {
+        s.params.push(AbiParam::new(types::I64));
+    }
+    if ret {
+        s.returns.push(AbiParam::new(types::I64));
+    }
+    s
+}
+
+/// The native function's signature, `(ctx, pc) -> status`.
+pub(crate) fn native_signature(isa: &dyn TargetIsa) -> Signature {
+    signature(isa, 2, true)
+}
+
+/// The code generator of one function.
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    code: &'a MethodCode,
+    entries: Entries,
+    sigs: Sigs,
+    flags: MemFlagsData,
+    /// Operand variables, by depth.
+    s: Vec<Variable>,
+    /// The value stack address of the activation's receiver slot.
+    fp: Variable,
+    /// The heap's first word.
+    heap: Variable,
+    ctx: Value,
+    bp: Value,
+    env: Value,
+    /// The block of each instruction.
+    blocks: Vec<Block>,
+    /// Slots before the operand stack: receiver, arguments, temporaries.
+    base: i64,
+    /// Blocks that leave to the interpreter, to fill: (block, pc, depth).
+    bails: Vec<(Block, usize, usize)>,
+    /// Per operand depth: its slot holds the variable's value (stored, or
+    /// read back, since the variable was last defined on this path).
+    clean: Vec<bool>,
+    /// The block that returns `BAIL` (after a callee or the runtime left).
+    leave: Block,
+}
+
+impl Gen<'_, '_> {
+    fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(types::I64, v)
+    }
+
+    fn load(&mut self, addr: Value, offset: i32) -> Value {
+        self.b.ins().load(types::I64, self.flags, addr, offset)
+    }
+
+    fn store(&mut self, v: Value, addr: Value, offset: i32) {
+        self.b.ins().store(self.flags, v, addr, offset);
+    }
+
+    fn ctx_field(&mut self, offset: usize) -> Value {
+        let ctx = self.ctx;
+        self.load(ctx, offset as i32)
+    }
+
+    fn set_ctx_field(&mut self, v: Value, offset: usize) {
+        let ctx = self.ctx;
+        self.store(v, ctx, offset as i32);
+    }
+
+    /// Add `n` to a counter of the context.
+    fn bump(&mut self, offset: usize) {
+        let c = self.ctx_field(offset);
+        let c = self.b.ins().iadd_imm_s(c, 1);
+        self.set_ctx_field(c, offset);
+    }
+
+    /// Reload the value stack's and the heap's addresses (after a call).
+    fn reload_bases(&mut self) {
+        let stack = self.ctx_field(offset_of!(NativeCtx, stack));
+        let bp8 = self.b.ins().ishl_imm_u(self.bp, 3);
+        let fp = self.b.ins().iadd(stack, bp8);
+        self.b.def_var(self.fp, fp);
+        let heap = self.ctx_field(offset_of!(NativeCtx, heap));
+        self.b.def_var(self.heap, heap);
+    }
+
+    /// Slot `i` of the activation (0: receiver, then arguments, temporaries,
+    /// operands), as a byte offset from `fp`.
+    fn slot_offset(i: i64) -> i32 {
+        (i * 8) as i32
+    }
+
+    fn read_slot(&mut self, i: i64) -> Value {
+        let fp = self.b.use_var(self.fp);
+        self.load(fp, Self::slot_offset(i))
+    }
+
+    fn write_slot(&mut self, i: i64, v: Value) {
+        let fp = self.b.use_var(self.fp);
+        self.store(v, fp, Self::slot_offset(i));
+    }
+
+    /// Store the operands `0..depth` whose slots do not hold them yet (on
+    /// the straight-line path of the code).
+    fn flush(&mut self, depth: usize) {
+        for k in 0..depth {
+            if !self.clean[k] {
+                let v = self.b.use_var(self.s[k]);
+                self.write_slot(self.base + k as i64, v);
+                self.clean[k] = true;
+            }
+        }
+    }
+
+    /// Store every operand `0..depth` (on a side path, where what is stored
+    /// on the main path is not known).
+    fn flush_all(&mut self, depth: usize) {
+        for k in 0..depth {
+            let v = self.b.use_var(self.s[k]);
+            self.write_slot(self.base + k as i64, v);
+        }
+    }
+
+    /// Read the operands `0..depth` from their slots.
+    fn reload(&mut self, depth: usize) {
+        for k in 0..depth {
+            let v = self.read_slot(self.base + k as i64);
+            self.b.def_var(self.s[k], v);
+        }
+    }
+
+    /// Read the top operand (at `depth - 1`, a call's answer) from its slot;
+    /// the operands below it are unchanged (a call that returns to native
+    /// code ran no collection and no process switch).
+    fn reload_top(&mut self, depth: usize) {
+        if depth > 0 {
+            let v = self.read_slot(self.base + depth as i64 - 1);
+            self.b.def_var(self.s[depth - 1], v);
+        }
+    }
+
+    /// The operand at `depth` was (re)defined.
+    fn dirty(&mut self, depth: usize) {
+        self.clean[depth] = false;
+    }
+
+    /// The operand stack's top index in the value stack, at `depth`.
+    fn sp(&mut self, depth: usize) -> Value {
+        self.b.ins().iadd_imm_s(self.bp, self.base + depth as i64)
+    }
+
+    fn call(
+        &mut self,
+        sig: cranelift_codegen::ir::SigRef,
+        addr: u64,
+        args: &[Value],
+    ) -> Option<Value> {
+        let f = self.iconst(addr as i64);
+        let inst = self.b.ins().call_indirect(sig, f, args);
+        self.b.inst_results(inst).first().copied()
+    }
+
+    /// Leave to the interpreter at `pc` with `depth` operands (stored first).
+    fn bail_here(&mut self, pc: usize, depth: usize) {
+        self.flush_all(depth);
+        let pc = self.iconst(pc as i64);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let bail = self.entries.bail;
+        let three = self.sigs.three;
+        self.call(three, bail, &[ctx, pc, sp]);
+        let r = self.iconst(BAIL as i64);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// A cold block that leaves at `pc` with `depth` operands (filled at the
+    /// end, with the operands' values where it is branched to).
+    fn bail_block(&mut self, pc: usize, depth: usize) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.bails.push((blk, pc, depth));
+        blk
+    }
+
+    fn is_int(&mut self, v: Value) -> Value {
+        self.b.ins().band_imm_s(v, 1)
+    }
+
+    fn both_int(&mut self, a: Value, b: Value) -> Value {
+        let x = self.b.ins().band(a, b);
+        self.b.ins().band_imm_s(x, 1)
+    }
+
+    /// Is `v` a heap pointer (low three bits 0, not 0)?
+    fn is_ptr(&mut self, v: Value) -> Value {
+        let low = self.b.ins().band_imm_s(v, 7);
+        let tag_ok = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+        self.b.ins().band(tag_ok, nonzero)
+    }
+
+    /// The address of object `v` (a pointer).
+    fn obj_addr(&mut self, v: Value) -> Value {
+        let heap = self.b.use_var(self.heap);
+        self.b.ins().iadd(heap, v)
+    }
+
+    /// Is slot `slot` inside pointer object `v`? (`v` must be a pointer.)
+    fn slot_in_bounds(&mut self, v: Value, slot: i64) -> Value {
+        let addr = self.obj_addr(v);
+        let h1 = self.load(addr, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
+    }
+
+    /// A value as `true`/`false` from a condition.
+    fn boolean(&mut self, c: Value) -> Value {
+        let t = self.iconst(TRUE);
+        let f = self.iconst(FALSE);
+        self.b.ins().select(c, t, f)
+    }
+
+    /// The sampler's stack request at an inline send (the interpreter tests
+    /// it at every send).
+    fn poll_request(&mut self, pc_after: usize, depth_after: usize) {
+        let req = self.ctx_field(offset_of!(NativeCtx, request));
+        let has = self.b.create_block();
+        let test = self.b.create_block();
+        let take = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(has);
+        self.b.set_cold_block(take);
+        self.b.ins().brif(req, has, NO, done, NO);
+        self.b.switch_to_block(has);
+        let r = self.load(req, 0);
+        self.b.ins().brif(r, take, NO, test, NO);
+        self.b.switch_to_block(take);
+        let pc = self.iconst(pc_after as i64);
+        let sp = self.sp(depth_after);
+        let ctx = self.ctx;
+        let (sig, addr) = (self.sigs.three_void, self.entries.sample);
+        self.call(sig, addr, &[ctx, pc, sp]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(test);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    /// After a send-like runtime call answered `r`: go on (`DONE`), call the
+    /// callee's native code (an address), or leave (`BAIL`). Continues in a
+    /// block where the operands `0..depth_after` are reloaded.
+    fn after_call(&mut self, r: Value, depth_after: usize) {
+        let done = self.b.create_block();
+        let not_done = self.b.create_block();
+        let call = self.b.create_block();
+        let leave = self.leave;
+        let cont = self.b.create_block();
+        self.b.ins().brif(r, not_done, NO, done, NO);
+        self.b.switch_to_block(not_done);
+        let is_bail = self.b.ins().icmp_imm_s(IntCC::Equal, r, BAIL as i64);
+        self.b.ins().brif(is_bail, leave, NO, call, NO);
+        self.b.switch_to_block(call);
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d1 = self.b.ins().iadd_imm_s(d, 1);
+        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        let ctx = self.ctx;
+        let zero = self.iconst(0);
+        let two = self.sigs.two;
+        let inst = self.b.ins().call_indirect(two, r, &[ctx, zero]);
+        let st = self.b.inst_results(inst)[0];
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d0 = self.b.ins().iadd_imm_s(d, -1);
+        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
+        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
+        self.b.ins().brif(returned, done, NO, leave, NO);
+        self.b.switch_to_block(done);
+        self.reload_bases();
+        self.reload_top(depth_after);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+    }
+
+    /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
+    /// inline path does not apply), with `depth` operands before it.
+    fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
+        self.flush_all(depth);
+        self.runtime_send_flushed(pc, depth, argc);
+    }
+
+    /// [`runtime_send`](Self::runtime_send) with the operands already in
+    /// their slots.
+    fn runtime_send_flushed(&mut self, pc: usize, depth: usize, argc: usize) {
+        let pc_after = self.iconst(pc as i64 + 1);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let (sig, addr) = (self.sigs.three, self.entries.send);
+        let r = self
+            .call(sig, addr, &[ctx, pc_after, sp])
+            .unwrap_or(pc_after);
+        self.after_call(r, depth - argc);
+    }
+
+    /// The address of slot `slot` of environment `e`, checking that `e` is an
+    /// environment holding it (otherwise leave at `pc`).
+    fn env_slot(&mut self, e: Value, slot: i64, pc: usize, depth: usize) -> Value {
+        let ok_ptr = self.is_ptr(e);
+        let bail = self.bail_block(pc, depth);
+        let checked = self.b.create_block();
+        self.b.ins().brif(ok_ptr, checked, NO, bail, NO);
+        self.b.switch_to_block(checked);
+        let addr = self.obj_addr(e);
+        let h0 = self.load(addr, 0);
+        let class = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let is_env = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, class, cls::ENV as i64);
+        let in_bounds = self.slot_in_bounds(e, slot);
+        let ok = self.b.ins().band(is_env, in_bounds);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, bail, NO);
+        self.b.switch_to_block(fine);
+        self.b
+            .ins()
+            .iadd_imm_s(addr, HEADER_BYTES as i64 + slot * 8)
+    }
+
+    /// The environment `depth` scopes out of the activation's.
+    fn env_at(&mut self, hops: u8, pc: usize, depth: usize) -> Value {
+        let mut e = self.env;
+        for _ in 0..hops {
+            let a = self.env_slot(e, ENV_PARENT as i64, pc, depth);
+            e = self.load(a, 0);
+        }
+        e
+    }
+
+    /// Store `v` at `addr` (slot `index` of `object`), through the write
+    /// barrier when `v` is a pointer.
+    fn barrier_store(&mut self, object: Value, index: i64, addr: Value, v: Value) {
+        let ptr = self.is_ptr(v);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(ptr, slow, NO, fast, NO);
+        self.b.switch_to_block(slow);
+        let i = self.iconst(index);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.four_void, self.entries.store);
+        self.call(sig, f, &[ctx, object, i, v]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(fast);
+        self.store(v, addr, 0);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    /// [`barrier_store`](Self::barrier_store) with the slot index a value.
+    fn barrier_store_dyn(&mut self, object: Value, index: Value, addr: Value, v: Value) {
+        let ptr = self.is_ptr(v);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(ptr, slow, NO, fast, NO);
+        self.b.switch_to_block(slow);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.four_void, self.entries.store);
+        self.call(sig, f, &[ctx, object, index, v]);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(fast);
+        self.store(v, addr, 0);
+        self.b.ins().jump(done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    fn push(&mut self, depth: &mut usize, v: Value) {
+        self.b.def_var(self.s[*depth], v);
+        self.clean[*depth] = false;
+        *depth += 1;
+    }
+
+    fn pop(&mut self, depth: &mut usize) -> Value {
+        *depth -= 1;
+        self.b.use_var(self.s[*depth])
+    }
+
+    fn top(&mut self, depth: usize) -> Value {
+        self.b.use_var(self.s[depth - 1])
+    }
+
+    /// A SmallInteger inline path of a binary special send; answers whether
+    /// it handled `op`.
+    fn inline_arith(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+        let cmp = match op {
+            SpecialOp::Lt => Some(IntCC::SignedLessThan),
+            SpecialOp::Gt => Some(IntCC::SignedGreaterThan),
+            SpecialOp::Le => Some(IntCC::SignedLessThanOrEqual),
+            SpecialOp::Ge => Some(IntCC::SignedGreaterThanOrEqual),
+            SpecialOp::Eq => Some(IntCC::Equal),
+            SpecialOp::Ne => Some(IntCC::NotEqual),
+            SpecialOp::Add | SpecialOp::Sub | SpecialOp::Mul | SpecialOp::BitAnd => None,
+            _ => return false,
+        };
+        let a = self.b.use_var(self.s[depth - 2]);
+        let bv = self.b.use_var(self.s[depth - 1]);
+        let ints = self.both_int(a, bv);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ints, fast, NO, slow, NO);
+        self.b.switch_to_block(fast);
+        let result = match (cmp, op) {
+            (Some(cc), _) => {
+                let c = self.b.ins().icmp(cc, a, bv);
+                Some(self.boolean(c))
+            }
+            (None, SpecialOp::Add) => {
+                let b1 = self.b.ins().iadd_imm_s(bv, -1);
+                let (r, of) = self.b.ins().sadd_overflow(a, b1);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(r)
+            }
+            (None, SpecialOp::Sub) => {
+                let (r, of) = self.b.ins().ssub_overflow(a, bv);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(self.b.ins().iadd_imm_s(r, 1))
+            }
+            (None, SpecialOp::Mul) => {
+                let x = self.b.ins().sshr_imm_u(a, 1);
+                let y = self.b.ins().iadd_imm_s(bv, -1);
+                let (r, of) = self.b.ins().smul_overflow(x, y);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                Some(self.b.ins().iadd_imm_s(r, 1))
+            }
+            (None, SpecialOp::BitAnd) => Some(self.b.ins().band(a, bv)),
+            _ => None,
+        };
+        let Some(result) = result else {
+            return false;
+        };
+        self.bump(offset_of!(NativeCtx, sends));
+        self.b.def_var(self.s[depth - 2], result);
+        self.poll_request(pc + 1, depth - 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(slow);
+        self.runtime_send(pc, depth, 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(join);
+        self.dirty(depth - 2);
+        true
+    }
+
+    fn load32(&mut self, addr: Value, offset: i32) -> Value {
+        self.b.ins().uload32(self.flags, addr, offset)
+    }
+
+    fn store32(&mut self, v: Value, addr: Value, offset: i32) {
+        self.b.ins().istore32(self.flags, v, addr, offset);
+    }
+
+    /// The address of frame `i` (a value).
+    fn frame_addr(&mut self, i: Value) -> Value {
+        let frames = self.ctx_field(offset_of!(NativeCtx, frames));
+        let off = self
+            .b
+            .ins()
+            .imul_imm_s(i, std::mem::size_of::<Frame>() as i64);
+        self.b.ins().iadd(frames, off)
+    }
+
+    /// The checks every fast call makes before pushing a frame: not nested
+    /// too deep, room for the frame, no activation hooks. Branches to `slow`
+    /// when one fails; answers the number of frames.
+    fn fast_call_room(&mut self, slow: Block) -> Value {
+        let depth = self.ctx_field(offset_of!(NativeCtx, depth));
+        let deep = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            depth,
+            MAX_NATIVE_DEPTH as i64,
+        );
+        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+        let cap = self.ctx_field(offset_of!(NativeCtx, frames_cap));
+        let full = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
+        let no = self.b.ins().bor(deep, full);
+        let hooks_on = self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0);
+        let no = self.b.ins().bor(no, hooks_on);
+        let ok = self.b.create_block();
+        self.b.ins().brif(no, slow, NO, ok, NO);
+        self.b.switch_to_block(ok);
+        fl
+    }
+
+    /// The fast-call table's entry of method `mid`, or a jump to `slow`.
+    fn fast_slot(&mut self, mid: Value, slow: Block) -> Value {
+        let len = self.ctx_field(offset_of!(NativeCtx, fast_len));
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, mid, len);
+        let in_table = self.b.create_block();
+        self.b.ins().brif(inside, in_table, NO, slow, NO);
+        self.b.switch_to_block(in_table);
+        let table = self.ctx_field(offset_of!(NativeCtx, fast));
+        let off = self
+            .b
+            .ins()
+            .imul_imm_s(mid, std::mem::size_of::<FastEntry>() as i64);
+        self.b.ins().iadd(table, off)
+    }
+
+    /// The native code of fast-call entry `e` taking `argc` arguments, or a
+    /// jump to `slow`.
+    fn fast_entry_of(&mut self, e: Value, argc: usize, slow: Block) -> Value {
+        let entry = self.load(e, offset_of!(FastEntry, entry) as i32);
+        let nargs = self.load(e, offset_of!(FastEntry, num_args) as i32);
+        let has = self.b.ins().icmp_imm_u(IntCC::NotEqual, entry, 0);
+        let arity = self.b.ins().icmp_imm_u(IntCC::Equal, nargs, argc as i64);
+        let ok = self.b.ins().band(has, arity);
+        let go = self.b.create_block();
+        self.b.ins().brif(ok, go, NO, slow, NO);
+        self.b.switch_to_block(go);
+        entry
+    }
+
+    /// The native code of method `mid` taking `argc` arguments, or a jump to
+    /// `slow`.
+    fn fast_entry(&mut self, mid: Value, argc: usize, slow: Block) -> Value {
+        let e = self.fast_slot(mid, slow);
+        self.fast_entry_of(e, argc, slow)
+    }
+
+    /// Run the trivial method of fast-call entry `e` (kind `kind`, not 0) on
+    /// `rcv` without a frame, as the interpreter does when no activation
+    /// hooks are installed; its answer replaces the receiver and the
+    /// arguments.
+    #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
+    fn trivial(
+        &mut self,
+        pc: usize,
+        e: Value,
+        kind: Value,
+        rcv: Value,
+        depth: usize,
+        argc: usize,
+        slow: Block,
+        cont: Block,
+    ) {
+        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let run = self.b.create_block();
+        self.b.ins().brif(hooks, slow, NO, run, NO);
+        self.b.switch_to_block(run);
+        self.bump(offset_of!(NativeCtx, sends));
+        self.poll_request(pc + 1, depth - argc);
+        let operand = self.load(e, offset_of!(FastEntry, operand) as i32);
+        let join = self.b.create_block();
+        let result = self.b.append_block_param(join, types::I64);
+        let nil = self.iconst(NIL);
+        // ^field
+        let getter = self.b.create_block();
+        let not_getter = self.b.create_block();
+        let is = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_GETTER as i64);
+        self.b.ins().brif(is, getter, NO, not_getter, NO);
+        self.b.switch_to_block(getter);
+        let p = self.is_ptr(rcv);
+        let check = self.b.create_block();
+        self.b
+            .ins()
+            .brif(p, check, NO, join, &[BlockArg::Value(nil)]);
+        self.b.switch_to_block(check);
+        let a = self.obj_addr(rcv);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
+        let load = self.b.create_block();
+        self.b
+            .ins()
+            .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
+        self.b.switch_to_block(load);
+        let off = self.b.ins().ishl_imm_u(operand, 3);
+        let fa = self.b.ins().iadd(a, off);
+        let v = self.load(fa, HEADER_BYTES);
+        self.b.ins().jump(join, &[BlockArg::Value(v)]);
+        // field := arg, ^self
+        self.b.switch_to_block(not_getter);
+        let setter = self.b.create_block();
+        let not_setter = self.b.create_block();
+        let is = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SETTER as i64);
+        self.b.ins().brif(is, setter, NO, not_setter, NO);
+        self.b.switch_to_block(setter);
+        let arg = self.b.use_var(self.s[depth - 1]);
+        let p = self.is_ptr(rcv);
+        let check = self.b.create_block();
+        self.b
+            .ins()
+            .brif(p, check, NO, join, &[BlockArg::Value(rcv)]);
+        self.b.switch_to_block(check);
+        let a = self.obj_addr(rcv);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
+        let store = self.b.create_block();
+        self.b
+            .ins()
+            .brif(inb, store, NO, join, &[BlockArg::Value(rcv)]);
+        self.b.switch_to_block(store);
+        let off = self.b.ins().ishl_imm_u(operand, 3);
+        let fa = self.b.ins().iadd(a, off);
+        let fa = self.b.ins().iadd_imm_s(fa, HEADER_BYTES as i64);
+        self.barrier_store_dyn(rcv, operand, fa, arg);
+        self.b.ins().jump(join, &[BlockArg::Value(rcv)]);
+        // ^self, ^constant, ^literal
+        self.b.switch_to_block(not_setter);
+        let is_self = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SELF as i64);
+        let not_self = self.b.create_block();
+        self.b
+            .ins()
+            .brif(is_self, join, &[BlockArg::Value(rcv)], not_self, NO);
+        self.b.switch_to_block(not_self);
+        let is_const = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_CONSTANT as i64);
+        let not_const = self.b.create_block();
+        self.b
+            .ins()
+            .brif(is_const, join, &[BlockArg::Value(operand)], not_const, NO);
+        self.b.switch_to_block(not_const);
+        let is_lit = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_LITERAL as i64);
+        let lit = self.b.create_block();
+        self.b.ins().brif(is_lit, lit, NO, slow, NO);
+        self.b.switch_to_block(lit);
+        let v = self.load(operand, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(join);
+        self.b.def_var(self.s[depth - argc - 1], result);
+        self.b.ins().jump(cont, NO);
+    }
+
+    /// Push the callee's frame (method `mid`, receiver slot `callee_bp`,
+    /// environment `env`, closure `closure`) after the caller's, save the
+    /// caller's pc, and call `entry`; continues where the callee returned,
+    /// with its answer in the receiver slot (`depth_after` operands).
+    #[allow(clippy::too_many_arguments)]
+    fn fast_call(
+        &mut self,
+        pc: usize,
+        fl: Value,
+        mid: Value,
+        callee_bp: Value,
+        env: Value,
+        closure: Value,
+        entry: Value,
+        depth_after: usize,
+        cont: Block,
+    ) {
+        // The send is counted, and a sampler's stack request honoured, before
+        // the callee's frame exists (as the interpreter does).
+        self.bump(offset_of!(NativeCtx, sends));
+        self.poll_request(pc + 1, depth_after);
+        let caller_idx = self.b.ins().iadd_imm_s(fl, -1);
+        let caller = self.frame_addr(caller_idx);
+        let pc_after = self.iconst(pc as i64 + 1);
+        self.store(pc_after, caller, offset_of!(Frame, pc) as i32);
+        let f = self.frame_addr(fl);
+        self.store32(mid, f, offset_of!(Frame, method) as i32);
+        let zero = self.iconst(0);
+        self.store32(zero, f, offset_of!(Frame, flags) as i32);
+        self.store(zero, f, offset_of!(Frame, pc) as i32);
+        self.store(callee_bp, f, offset_of!(Frame, bp) as i32);
+        self.store(env, f, offset_of!(Frame, env) as i32);
+        self.store(closure, f, offset_of!(Frame, closure) as i32);
+        let fl1 = self.b.ins().iadd_imm_s(fl, 1);
+        self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
+        self.set_ctx_field(callee_bp, offset_of!(NativeCtx, bp));
+        self.set_ctx_field(env, offset_of!(NativeCtx, env));
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d1 = self.b.ins().iadd_imm_s(d, 1);
+        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        let ctx = self.ctx;
+        let zero = self.iconst(0);
+        let two = self.sigs.two;
+        let inst = self.b.ins().call_indirect(two, entry, &[ctx, zero]);
+        let st = self.b.inst_results(inst)[0];
+        let d = self.ctx_field(offset_of!(NativeCtx, depth));
+        let d0 = self.b.ins().iadd_imm_s(d, -1);
+        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
+        let back = self.b.create_block();
+        let leave = self.leave;
+        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
+        self.b.ins().brif(returned, back, NO, leave, NO);
+        self.b.switch_to_block(back);
+        self.reload_bases();
+        self.reload_top(depth_after);
+        self.b.ins().jump(cont, NO);
+    }
+
+    /// The class index of `v`, or a jump to `slow` (immediates other than
+    /// SmallIntegers take the runtime's path).
+    fn class_of(&mut self, v: Value, slow: Block) -> Value {
+        let int_blk = self.b.create_block();
+        let not_int = self.b.create_block();
+        let ptr_blk = self.b.create_block();
+        let join = self.b.create_block();
+        let c = self.b.append_block_param(join, types::I64);
+        let i = self.is_int(v);
+        self.b.ins().brif(i, int_blk, NO, not_int, NO);
+        self.b.switch_to_block(int_blk);
+        let ci = self.iconst(cls::INTEGER as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(ci)]);
+        self.b.switch_to_block(not_int);
+        let p = self.is_ptr(v);
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(v);
+        let h0 = self.load(a, 0);
+        let cp = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(cp)]);
+        self.b.switch_to_block(join);
+        c
+    }
+
+    /// A send with a fast path: the inline cache of `site` names a method
+    /// the fast-call table has for the receiver's class; the runtime's send
+    /// otherwise.
+    fn send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
+        self.flush(depth);
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let rcv = self.b.use_var(self.s[depth - argc - 1]);
+        let c = self.class_of(rcv, slow);
+        // The polymorphic inline cache: (class, epoch) of each entry against
+        // the receiver's class and the epoch now, as one word.
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let hi = self.b.ins().ishl_imm_u(epoch, 32);
+        let key = self.b.ins().bor(hi, c);
+        let hit_blk = self.b.create_block();
+        let ic_param = self.b.append_block_param(hit_blk, types::I64);
+        let pic = &self.code.caches[site as usize];
+        for (k, entry) in pic.iter().enumerate() {
+            let addr = self.iconst(entry.as_ptr() as i64);
+            let word = self.load(addr, offset_of!(InlineCache, class) as i32);
+            let hit = self.b.ins().icmp(IntCC::Equal, word, key);
+            let next = if k + 1 == pic.len() {
+                slow
+            } else {
+                self.b.create_block()
+            };
+            self.b
+                .ins()
+                .brif(hit, hit_blk, &[BlockArg::Value(addr)], next, NO);
+            if next != slow {
+                self.b.switch_to_block(next);
+            }
+        }
+        self.b.switch_to_block(hit_blk);
+        let ic = ic_param;
+        let mid = self.load32(ic, offset_of!(InlineCache, method) as i32);
+        let e = self.fast_slot(mid, slow);
+        let kind = self.load(e, offset_of!(FastEntry, trivial) as i32);
+        let triv = self.b.create_block();
+        let call = self.b.create_block();
+        self.b.ins().brif(kind, triv, NO, call, NO);
+        self.b.switch_to_block(triv);
+        self.trivial(pc, e, kind, rcv, depth, argc, slow, cont);
+        self.b.switch_to_block(call);
+        let entry = self.fast_entry_of(e, argc, slow);
+        let fl = self.fast_call_room(slow);
+        let callee_bp = self
+            .b
+            .ins()
+            .iadd_imm_s(self.bp, self.base + (depth - argc - 1) as i64);
+        let nil = self.iconst(NIL);
+        self.fast_call(pc, fl, mid, callee_bp, nil, nil, entry, depth - argc, cont);
+        self.b.switch_to_block(slow);
+        self.runtime_send_flushed(pc, depth, argc);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+        self.dirty(depth - argc - 1);
+    }
+
+    /// `value`/`value:` with a fast path: a closure whose block the
+    /// fast-call table has, with that many arguments.
+    fn value(&mut self, pc: usize, depth: usize, argc: usize) {
+        self.flush(depth);
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let clo = self.b.use_var(self.s[depth - argc - 1]);
+        let p = self.is_ptr(clo);
+        let ptr_blk = self.b.create_block();
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(clo);
+        let h0 = self.load(a, 0);
+        let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let from_block = self.b.ins().iadd_imm_s(c, -(cls::BLOCK as i64));
+        let is_block = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedLessThanOrEqual,
+            from_block,
+            (cls::BLOCK4 - cls::BLOCK) as i64,
+        );
+        let fits = self.slot_in_bounds(clo, BLOCK_OUTER as i64);
+        let ok = self.b.ins().band(is_block, fits);
+        let blk = self.b.create_block();
+        self.b.ins().brif(ok, blk, NO, slow, NO);
+        self.b.switch_to_block(blk);
+        let code_id = self.load(a, HEADER_BYTES + 8 * BLOCK_CODE as i32);
+        let int = self.is_int(code_id);
+        let id_blk = self.b.create_block();
+        self.b.ins().brif(int, id_blk, NO, slow, NO);
+        self.b.switch_to_block(id_blk);
+        let mid = self.b.ins().sshr_imm_u(code_id, 1);
+        let entry = self.fast_entry(mid, argc, slow);
+        let fl = self.fast_call_room(slow);
+        let a = self.obj_addr(clo);
+        let recv = self.load(a, HEADER_BYTES + 8 * BLOCK_RECEIVER as i32);
+        let outer = self.load(a, HEADER_BYTES + 8 * BLOCK_OUTER as i32);
+        let slot = self.base + (depth - argc - 1) as i64;
+        self.write_slot(slot, recv);
+        let callee_bp = self.b.ins().iadd_imm_s(self.bp, slot);
+        self.fast_call(
+            pc,
+            fl,
+            mid,
+            callee_bp,
+            outer,
+            clo,
+            entry,
+            depth - argc,
+            cont,
+        );
+        self.b.switch_to_block(slow);
+        // The runtime sees the closure in the receiver slot again.
+        self.write_slot(slot, clo);
+        self.runtime_send_flushed(pc, depth, argc);
+        self.b.ins().jump(cont, NO);
+        self.b.switch_to_block(cont);
+        self.dirty(depth - argc - 1);
+    }
+
+    /// A return: inline when the sender is a native activation waiting for
+    /// the answer and nothing else must happen at the return (no hooks, no
+    /// unwind to resume, no home environment, not at the meta level);
+    /// through the runtime otherwise.
+    fn ret(&mut self, depth: usize) {
+        let v = self.b.use_var(self.s[depth - 1]);
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let inline = !self.code.has_env() && !self.code.meta_level;
+        if inline {
+            let d = self.ctx_field(offset_of!(NativeCtx, depth));
+            let top = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+            let sr = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+            let sr = self.b.ins().icmp_imm_u(IntCC::NotEqual, sr, 0);
+            let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+            let after = self.b.ins().iadd_imm_s(fl, -1);
+            let watch = self.ctx_field(offset_of!(NativeCtx, unwind_watch));
+            let watched = self.b.ins().icmp(IntCC::Equal, after, watch);
+            let no = self.b.ins().bor(top, sr);
+            let no = self.b.ins().bor(no, watched);
+            let fast = self.b.create_block();
+            self.b.ins().brif(no, slow, NO, fast, NO);
+            self.b.switch_to_block(fast);
+            self.write_slot(0, v);
+            self.set_ctx_field(after, offset_of!(NativeCtx, frames_len));
+            let r = self.iconst(RETURNED as i64);
+            self.b.ins().return_(&[r]);
+        } else {
+            self.b.ins().jump(slow, NO);
+        }
+        self.b.switch_to_block(slow);
+        self.flush_all(depth);
+        let sp = self.sp(depth);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.two, self.entries.ret);
+        let r = self.call(sig, f, &[ctx, sp]).unwrap_or(sp);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// The start of the code (pc 0): room for the activation's extent on
+    /// the value stack, temporaries nil.
+    fn prologue(&mut self) {
+        let extent = self
+            .b
+            .ins()
+            .iadd_imm_s(self.bp, self.base + self.code.max_stack as i64);
+        let cap = self.ctx_field(offset_of!(NativeCtx, stack_cap));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, extent, cap);
+        let grow = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(short, grow, NO, ok, NO);
+        self.b.switch_to_block(grow);
+        let ctx = self.ctx;
+        let (sig, f) = (self.sigs.two_void, self.entries.reserve);
+        self.call(sig, f, &[ctx, extent]);
+        self.reload_bases();
+        self.b.ins().jump(ok, NO);
+        self.b.switch_to_block(ok);
+        let nil = self.iconst(NIL);
+        for i in 0..self.code.num_temps {
+            self.write_slot(1 + self.code.num_args as i64 + i as i64, nil);
+        }
+    }
+
+    /// Is the fast path whose per-class table is at context fields
+    /// (`table`, `len`) valid for class `c` in the epoch now? A condition.
+    fn fast_path_holds(&mut self, c: Value, table: usize, len: usize) -> Value {
+        let n = self.ctx_field(len);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, c, n);
+        let in_table = self.b.create_block();
+        let out = self.b.create_block();
+        let join = self.b.create_block();
+        let r = self.b.append_block_param(join, types::I8);
+        self.b.ins().brif(inside, in_table, NO, out, NO);
+        self.b.switch_to_block(out);
+        let f = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(f)]);
+        self.b.switch_to_block(in_table);
+        let base = self.ctx_field(table);
+        let off = self.b.ins().ishl_imm_u(c, 2);
+        let a = self.b.ins().iadd(base, off);
+        let e = self.load32(a, 0);
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let same = self.b.ins().icmp(IntCC::Equal, e, epoch);
+        self.b.ins().jump(join, &[BlockArg::Value(same)]);
+        self.b.switch_to_block(join);
+        r
+    }
+
+    /// The class of `v` for the fast paths: SmallIntegers, heap objects and
+    /// nil; `slow` for the other immediates.
+    fn fast_class(&mut self, v: Value, slow: Block) -> Value {
+        let is_nil = self.b.ins().icmp_imm_u(IntCC::Equal, v, NIL);
+        let nil_blk = self.b.create_block();
+        let other = self.b.create_block();
+        let join = self.b.create_block();
+        let c = self.b.append_block_param(join, types::I64);
+        self.b.ins().brif(is_nil, nil_blk, NO, other, NO);
+        self.b.switch_to_block(nil_blk);
+        let cn = self.iconst(cls::NIL as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(cn)]);
+        self.b.switch_to_block(other);
+        let co = self.class_of(v, slow);
+        self.b.ins().jump(join, &[BlockArg::Value(co)]);
+        self.b.switch_to_block(join);
+        c
+    }
+
+    /// Is `v` an object of class `class` with more than `index` (a value)
+    /// slots or bytes? Answers the object's address, or jumps to `slow`.
+    fn checked_object(&mut self, v: Value, class: u32, slow: Block) -> Value {
+        let p = self.is_ptr(v);
+        let ptr_blk = self.b.create_block();
+        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.b.switch_to_block(ptr_blk);
+        let a = self.obj_addr(v);
+        let h0 = self.load(a, 0);
+        let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+        let ok = self.b.ins().icmp_imm_u(IntCC::Equal, c, class as i64);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, slow, NO);
+        self.b.switch_to_block(fine);
+        a
+    }
+
+    /// The 0-based slot of SmallInteger index `i` (1-based) in the object
+    /// at `a`, or a jump to `slow` when it is not an index into it.
+    fn checked_index(&mut self, a: Value, i: Value, slow: Block) -> Value {
+        let int = self.is_int(i);
+        let int_blk = self.b.create_block();
+        self.b.ins().brif(int, int_blk, NO, slow, NO);
+        self.b.switch_to_block(int_blk);
+        let k = self.b.ins().sshr_imm_u(i, 1);
+        let k0 = self.b.ins().iadd_imm_s(k, -1);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        // 1 <= k <= size, as one unsigned comparison of k - 1 < size.
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, k0, size);
+        let fine = self.b.create_block();
+        self.b.ins().brif(ok, fine, NO, slow, NO);
+        self.b.switch_to_block(fine);
+        k0
+    }
+
+    /// A special send other than arithmetic: an inline path when its
+    /// operands allow, the runtime's send otherwise. Answers false when `op`
+    /// has no inline path here.
+    fn inline_special(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+        let argc = op.selector().1 as usize;
+        if !matches!(
+            op,
+            SpecialOp::IsNil
+                | SpecialOp::NotNil
+                | SpecialOp::Not
+                | SpecialOp::IdentityEq
+                | SpecialOp::At
+                | SpecialOp::AtPut
+                | SpecialOp::Length
+                | SpecialOp::Div
+                | SpecialOp::Mod
+        ) {
+            return false;
+        }
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let rd = depth - argc - 1;
+        let r = self.b.use_var(self.s[rd]);
+        let result = match op {
+            SpecialOp::IsNil | SpecialOp::NotNil => {
+                let c = self.fast_class(r, slow);
+                let is_nil_class = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::NIL as i64);
+                let holds = self.fast_path_holds(
+                    c,
+                    offset_of!(NativeCtx, nil_test),
+                    offset_of!(NativeCtx, nil_test_len),
+                );
+                let ok = self.b.ins().bor(is_nil_class, holds);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let cc = if op == SpecialOp::IsNil {
+                    IntCC::Equal
+                } else {
+                    IntCC::NotEqual
+                };
+                let b = self.b.ins().icmp_imm_u(cc, r, NIL);
+                self.boolean(b)
+            }
+            SpecialOp::Not => {
+                let t = self.b.ins().icmp_imm_u(IntCC::Equal, r, TRUE);
+                let f = self.b.ins().icmp_imm_u(IntCC::Equal, r, FALSE);
+                let ok = self.b.ins().bor(t, f);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let tv = self.iconst(TRUE);
+                let fv = self.iconst(FALSE);
+                self.b.ins().select(t, fv, tv)
+            }
+            SpecialOp::IdentityEq => {
+                let other = self.b.use_var(self.s[depth - 1]);
+                let c = self.fast_class(r, slow);
+                let holds = self.fast_path_holds(
+                    c,
+                    offset_of!(NativeCtx, identity),
+                    offset_of!(NativeCtx, identity_len),
+                );
+                let fine = self.b.create_block();
+                self.b.ins().brif(holds, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let same = self.b.ins().icmp(IntCC::Equal, r, other);
+                self.boolean(same)
+            }
+            SpecialOp::At => {
+                let i = self.b.use_var(self.s[depth - 1]);
+                let a = self.checked_object(r, cls::ARRAY, slow);
+                let k = self.checked_index(a, i, slow);
+                let off = self.b.ins().ishl_imm_u(k, 3);
+                let sa = self.b.ins().iadd(a, off);
+                self.load(sa, HEADER_BYTES)
+            }
+            SpecialOp::AtPut => {
+                let i = self.b.use_var(self.s[depth - 2]);
+                let v = self.b.use_var(self.s[depth - 1]);
+                let a = self.checked_object(r, cls::ARRAY, slow);
+                let k = self.checked_index(a, i, slow);
+                let off = self.b.ins().ishl_imm_u(k, 3);
+                let sa = self.b.ins().iadd(a, off);
+                let sa = self.b.ins().iadd_imm_s(sa, HEADER_BYTES as i64);
+                self.barrier_store_dyn(r, k, sa, v);
+                v
+            }
+            SpecialOp::Length => {
+                let p = self.is_ptr(r);
+                let ptr_blk = self.b.create_block();
+                self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+                self.b.switch_to_block(ptr_blk);
+                let a = self.obj_addr(r);
+                let h0 = self.load(a, 0);
+                let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+                let is_a = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::ARRAY as i64);
+                let is_s = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::STRING as i64);
+                let is_y = self.b.ins().icmp_imm_u(IntCC::Equal, c, cls::SYMBOL as i64);
+                let ok = self.b.ins().bor(is_a, is_s);
+                let ok = self.b.ins().bor(ok, is_y);
+                let fine = self.b.create_block();
+                self.b.ins().brif(ok, fine, NO, slow, NO);
+                self.b.switch_to_block(fine);
+                let h1 = self.load(a, 8);
+                let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+                let t = self.b.ins().ishl_imm_u(size, 1);
+                self.b.ins().bor_imm_s(t, 1)
+            }
+            SpecialOp::Div | SpecialOp::Mod => {
+                let bv = self.b.use_var(self.s[depth - 1]);
+                let ints = self.both_int(r, bv);
+                let int_blk = self.b.create_block();
+                self.b.ins().brif(ints, int_blk, NO, slow, NO);
+                self.b.switch_to_block(int_blk);
+                let x = self.b.ins().sshr_imm_u(r, 1);
+                let y = self.b.ins().sshr_imm_u(bv, 1);
+                let nz = self.b.create_block();
+                self.b.ins().brif(y, nz, NO, slow, NO);
+                self.b.switch_to_block(nz);
+                // Floor division and modulo (the sign of the divisor), as
+                // the interpreter computes them; 63-bit operands never hit
+                // the one quotient a 64-bit division cannot represent.
+                let q = self.b.ins().sdiv(x, y);
+                let m = self.b.ins().srem(x, y);
+                let m_nz = self.b.ins().icmp_imm_u(IntCC::NotEqual, m, 0);
+                let xs = self.b.ins().bxor(m, y);
+                let diff = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, xs, 0);
+                let adjust = self.b.ins().band(m_nz, diff);
+                let v = if op == SpecialOp::Div {
+                    let q1 = self.b.ins().iadd_imm_s(q, -1);
+                    self.b.ins().select(adjust, q1, q)
+                } else {
+                    let my = self.b.ins().iadd(m, y);
+                    self.b.ins().select(adjust, my, m)
+                };
+                // Back to a SmallInteger, when it is one.
+                let t = self.b.ins().ishl_imm_u(v, 1);
+                let back = self.b.ins().sshr_imm_u(t, 1);
+                let fits = self.b.ins().icmp(IntCC::Equal, back, v);
+                let ok_blk = self.b.create_block();
+                self.b.ins().brif(fits, ok_blk, NO, slow, NO);
+                self.b.switch_to_block(ok_blk);
+                self.b.ins().bor_imm_s(t, 1)
+            }
+            _ => return false,
+        };
+        self.bump(offset_of!(NativeCtx, sends));
+        self.b.def_var(self.s[rd], result);
+        self.poll_request(pc + 1, rd + 1);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(slow);
+        self.runtime_send(pc, depth, argc);
+        self.b.ins().jump(join, NO);
+        self.b.switch_to_block(join);
+        self.dirty(rd);
+        true
+    }
+
+    /// One instruction, with `depth` operands before it; answers whether
+    /// control falls through to the next one.
+    fn op(&mut self, pc: usize, op: Op, depth: usize) -> bool {
+        let mut d = depth;
+        match op {
+            Op::PushSelf => {
+                let v = self.read_slot(0);
+                self.push(&mut d, v);
+            }
+            Op::PushNil => {
+                let v = self.iconst(NIL);
+                self.push(&mut d, v);
+            }
+            Op::PushTrue => {
+                let v = self.iconst(TRUE);
+                self.push(&mut d, v);
+            }
+            Op::PushFalse => {
+                let v = self.iconst(FALSE);
+                self.push(&mut d, v);
+            }
+            Op::PushInt(i) => {
+                let v = self.iconst(((i as i64) << 1) | 1);
+                self.push(&mut d, v);
+            }
+            Op::PushLiteral(i) => {
+                let cell = self.code.literals[i as usize].as_ptr() as i64;
+                let addr = self.iconst(cell);
+                let v = self.load(addr, 0);
+                self.push(&mut d, v);
+            }
+            Op::PushLocal(i) => {
+                let v = self.read_slot(1 + i as i64);
+                self.push(&mut d, v);
+            }
+            Op::StoreLocal(i) => {
+                let v = self.top(d);
+                self.write_slot(1 + i as i64, v);
+            }
+            Op::PopLocal(i) => {
+                let v = self.pop(&mut d);
+                self.write_slot(1 + i as i64, v);
+            }
+            Op::PushEnv { depth: hops, index } => {
+                let e = self.env_at(hops, pc, d);
+                let a = self.env_slot(e, (ENV_VARS + index as usize) as i64, pc, d);
+                let v = self.load(a, 0);
+                self.push(&mut d, v);
+            }
+            Op::StoreEnv { depth: hops, index } | Op::PopEnv { depth: hops, index } => {
+                let e = self.env_at(hops, pc, d);
+                let slot = (ENV_VARS + index as usize) as i64;
+                let a = self.env_slot(e, slot, pc, d);
+                let v = if matches!(op, Op::PopEnv { .. }) {
+                    self.pop(&mut d)
+                } else {
+                    self.top(d)
+                };
+                self.barrier_store(e, slot, a, v);
+            }
+            Op::CopyArgToEnv { arg, index } => {
+                let e = self.env;
+                let slot = (ENV_VARS + index as usize) as i64;
+                let a = self.env_slot(e, slot, pc, d);
+                let v = self.read_slot(1 + arg as i64);
+                self.barrier_store(e, slot, a, v);
+            }
+            Op::PushField(i) => {
+                let r = self.read_slot(0);
+                let ok = self.is_ptr(r);
+                let check = self.b.create_block();
+                let load = self.b.create_block();
+                let join = self.b.create_block();
+                let out = self.b.append_block_param(join, types::I64);
+                let nil = self.iconst(NIL);
+                self.b
+                    .ins()
+                    .brif(ok, check, NO, join, &[BlockArg::Value(nil)]);
+                self.b.switch_to_block(check);
+                let inb = self.slot_in_bounds(r, i as i64);
+                self.b
+                    .ins()
+                    .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
+                self.b.switch_to_block(load);
+                let addr = self.obj_addr(r);
+                let v = self.load(addr, HEADER_BYTES + 8 * i as i32);
+                self.b.ins().jump(join, &[BlockArg::Value(v)]);
+                self.b.switch_to_block(join);
+                self.push(&mut d, out);
+            }
+            Op::StoreField(i) | Op::PopField(i) => {
+                let v = if matches!(op, Op::PopField(_)) {
+                    self.pop(&mut d)
+                } else {
+                    self.top(d)
+                };
+                let r = self.read_slot(0);
+                let ok = self.is_ptr(r);
+                let check = self.b.create_block();
+                let store = self.b.create_block();
+                let join = self.b.create_block();
+                self.b.ins().brif(ok, check, NO, join, NO);
+                self.b.switch_to_block(check);
+                let inb = self.slot_in_bounds(r, i as i64);
+                self.b.ins().brif(inb, store, NO, join, NO);
+                self.b.switch_to_block(store);
+                let addr = self.obj_addr(r);
+                let a = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
+                self.barrier_store(r, i as i64, a, v);
+                self.b.ins().jump(join, NO);
+                self.b.switch_to_block(join);
+            }
+            Op::PushGlobal(i) => {
+                let ctx = self.ctx;
+                let idx = self.iconst(i as i64);
+                let (sig, f) = (self.sigs.two, self.entries.global);
+                let v = self.call(sig, f, &[ctx, idx]).unwrap_or(idx);
+                let bail = self.bail_block(pc, d);
+                let found = self.b.create_block();
+                self.b.ins().brif(v, found, NO, bail, NO);
+                self.b.switch_to_block(found);
+                self.push(&mut d, v);
+            }
+            Op::PushBlock(i) => {
+                self.flush(d);
+                let ctx = self.ctx;
+                let pc_after = self.iconst(pc as i64 + 1);
+                let sp = self.sp(d);
+                let idx = self.iconst(i as i64);
+                let (sig, f) = (self.sigs.four, self.entries.push_block);
+                let r = self.call(sig, f, &[ctx, pc_after, sp, idx]).unwrap_or(idx);
+                d += 1;
+                let ok = self.b.create_block();
+                let leave = self.b.create_block();
+                self.b.set_cold_block(leave);
+                let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE as i64);
+                self.b.ins().brif(is_done, ok, NO, leave, NO);
+                self.b.switch_to_block(leave);
+                let bail = self.iconst(BAIL as i64);
+                self.b.ins().return_(&[bail]);
+                self.b.switch_to_block(ok);
+                self.reload_bases();
+                self.reload_top(d);
+                self.clean[d - 1] = true;
+            }
+            Op::Pop => {}
+            Op::Dup => {
+                let v = self.top(d);
+                self.push(&mut d, v);
+            }
+            Op::Send { argc, site, .. } => {
+                self.send(pc, d, argc as usize, site);
+            }
+            Op::SuperSend { argc, .. } => {
+                self.runtime_send(pc, d, argc as usize);
+            }
+            Op::Special { op: sop, .. } => {
+                let argc = sop.selector().1 as usize;
+                if matches!(sop, SpecialOp::Value | SpecialOp::ValueWith) {
+                    self.value(pc, d, argc);
+                } else if self.inline_special(pc, sop, d)
+                    || (argc == 1 && self.inline_arith(pc, sop, d))
+                {
+                    // done inline, or by the runtime on its slow path
+                } else {
+                    self.runtime_send(pc, d, argc);
+                }
+            }
+            Op::ReturnTop | Op::ReturnSelf => {
+                if matches!(op, Op::ReturnSelf) {
+                    let r = self.read_slot(0);
+                    self.push(&mut d, r);
+                }
+                self.ret(d);
+                return false;
+            }
+            Op::ReturnNonLocal => {
+                self.bail_here(pc, d);
+                return false;
+            }
+            Op::Jump(t) | Op::JumpBack(t) => {
+                let target = self.blocks[t as usize];
+                self.b.ins().jump(target, NO);
+                return false;
+            }
+            Op::JumpIfTrue { target, inlined } | Op::JumpIfFalse { target, inlined } => {
+                let v = self.top(d);
+                let want = if matches!(op, Op::JumpIfTrue { .. }) {
+                    TRUE
+                } else {
+                    FALSE
+                };
+                let other = if want == TRUE { FALSE } else { TRUE };
+                let bail = self.bail_block(pc, d);
+                if inlined {
+                    self.bump(offset_of!(NativeCtx, inlined));
+                }
+                let jump = self.blocks[target as usize];
+                let next = self.blocks[pc + 1];
+                let is_want = self.b.ins().icmp_imm_s(IntCC::Equal, v, want);
+                let not_want = self.b.create_block();
+                self.b.ins().brif(is_want, jump, NO, not_want, NO);
+                self.b.switch_to_block(not_want);
+                let is_other = self.b.ins().icmp_imm_s(IntCC::Equal, v, other);
+                self.b.ins().brif(is_other, next, NO, bail, NO);
+                return false;
+            }
+            Op::JumpIfNil { target, inlined } | Op::JumpIfNotNil { target, inlined } => {
+                let v = self.pop(&mut d);
+                if inlined {
+                    self.bump(offset_of!(NativeCtx, inlined));
+                }
+                let cc = if matches!(op, Op::JumpIfNil { .. }) {
+                    IntCC::Equal
+                } else {
+                    IntCC::NotEqual
+                };
+                let c = self.b.ins().icmp_imm_s(cc, v, NIL);
+                let (jump, next) = (self.blocks[target as usize], self.blocks[pc + 1]);
+                self.b.ins().brif(c, jump, NO, next, NO);
+                return false;
+            }
+            Op::ForTest {
+                counter,
+                limit,
+                step,
+                exit,
+            } => {
+                self.bump(offset_of!(NativeCtx, inlined));
+                let c = self.read_slot(1 + counter as i64);
+                let l = self.read_slot(1 + limit as i64);
+                let ints = self.both_int(c, l);
+                let bail = self.bail_block(pc, d);
+                let fast = self.b.create_block();
+                self.b.ins().brif(ints, fast, NO, bail, NO);
+                self.b.switch_to_block(fast);
+                let cc = if step > 0 {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::SignedLessThan
+                };
+                let done = self.b.ins().icmp(cc, c, l);
+                let (jump, next) = (self.blocks[exit as usize], self.blocks[pc + 1]);
+                self.b.ins().brif(done, jump, NO, next, NO);
+                return false;
+            }
+            Op::ForIncr {
+                counter,
+                step,
+                target,
+            } => {
+                let c = self.read_slot(1 + counter as i64);
+                let int = self.is_int(c);
+                let bail = self.bail_block(pc, d);
+                let fast = self.b.create_block();
+                self.b.ins().brif(int, fast, NO, bail, NO);
+                self.b.switch_to_block(fast);
+                let inc = self.iconst((step as i64) << 1);
+                let (r, of) = self.b.ins().sadd_overflow(c, inc);
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, bail, NO, ok, NO);
+                self.b.switch_to_block(ok);
+                self.write_slot(1 + counter as i64, r);
+                let t = self.blocks[target as usize];
+                self.b.ins().jump(t, NO);
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Compile `code` for `isa`: its machine code and pc map, or why not.
+pub(crate) fn compile(
+    isa: &dyn TargetIsa,
+    ctx: &mut Context,
+    fctx: &mut FunctionBuilderContext,
+    code: &MethodCode,
+    entries: Entries,
+    counter: u64,
+) -> Result<Compiled, String> {
+    let ops = &code.ops;
+    let an = analyse(ops)?;
+    ctx.clear();
+    ctx.func = Function::with_name_signature(UserFuncName::user(0, code.id), native_signature(isa));
+    let flags = MemFlagsData::trusted();
+    let sigs = Sigs {
+        two: ctx.func.import_signature(signature(isa, 2, true)),
+        three: ctx.func.import_signature(signature(isa, 3, true)),
+        four: ctx.func.import_signature(signature(isa, 4, true)),
+        four_void: ctx.func.import_signature(signature(isa, 4, false)),
+        three_void: ctx.func.import_signature(signature(isa, 3, false)),
+        two_void: ctx.func.import_signature(signature(isa, 2, false)),
+    };
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (cctx, pc) = (params[0], params[1]);
+    let max = code.max_stack + 2;
+    let s: Vec<Variable> = (0..max).map(|_| b.declare_var(types::I64)).collect();
+    let fp = b.declare_var(types::I64);
+    let heap = b.declare_var(types::I64);
+    // Count the entry (the code zone evicts the functions entered least).
+    let counter = b.ins().iconst(types::I64, counter as i64);
+    let n = b.ins().load(types::I64, flags, counter, 0);
+    let n = b.ins().iadd_imm_s(n, 1);
+    b.ins().store(flags, n, counter, 0);
+    let bp = b
+        .ins()
+        .load(types::I64, flags, cctx, offset_of!(NativeCtx, bp) as i32);
+    let env = b
+        .ins()
+        .load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
+    let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
+    let decline_placeholder = blocks[ops.len()];
+    let mut g = Gen {
+        b,
+        code,
+        entries,
+        sigs,
+        flags,
+        s,
+        fp,
+        heap,
+        ctx: cctx,
+        bp,
+        env,
+        blocks,
+        base: 1 + code.num_args as i64 + code.num_temps as i64,
+        bails: Vec::new(),
+        clean: vec![false; max],
+        leave: decline_placeholder,
+    };
+    let leave = g.b.create_block();
+    g.b.set_cold_block(leave);
+    g.leave = leave;
+    // Dispatch on the resume pc.
+    let decline = g.b.create_block();
+    let mut switch = Switch::new();
+    let mut resumes = Vec::new();
+    for p in 0..ops.len() {
+        if an.resume[p] {
+            let r = g.b.create_block();
+            switch.set_entry(p as u128, r);
+            resumes.push((p, r));
+        }
+    }
+    switch.emit(&mut g.b, pc, decline);
+    g.b.switch_to_block(decline);
+    let dv = g.iconst(DECLINE as i64);
+    g.b.ins().return_(&[dv]);
+    for (p, r) in resumes {
+        g.b.switch_to_block(r);
+        g.reload_bases();
+        if p == 0 {
+            g.prologue();
+        }
+        let depth = an.depth[p].unwrap_or(0);
+        g.reload(depth);
+        let target = g.blocks[p];
+        g.b.ins().jump(target, NO);
+    }
+    // Straight-line code shares its block: a new block starts only where
+    // control joins (a jump target, a resume point) or after a branch.
+    let mut fell = false;
+    for (pc, &op) in ops.iter().enumerate() {
+        if an.join[pc] || !fell {
+            let blk = g.blocks[pc];
+            if fell {
+                g.b.ins().jump(blk, NO);
+            }
+            g.b.switch_to_block(blk);
+        }
+        g.b.set_srcloc(SourceLoc::new(pc as u32));
+        if an.join[pc] {
+            g.clean.iter_mut().for_each(|c| *c = false);
+        }
+        let Some(depth) = an.depth[pc] else {
+            // Unreachable code: never entered.
+            let dv = g.iconst(DECLINE as i64);
+            g.b.ins().return_(&[dv]);
+            fell = false;
+            continue;
+        };
+        fell = g.op(pc, op, depth);
+    }
+    if fell {
+        let end = g.blocks[ops.len()];
+        g.b.ins().jump(end, NO);
+    }
+    g.b.switch_to_block(g.leave);
+    let bv = g.iconst(BAIL as i64);
+    g.b.ins().return_(&[bv]);
+    for (blk, pc, depth) in std::mem::take(&mut g.bails) {
+        g.b.switch_to_block(blk);
+        g.b.set_srcloc(SourceLoc::new(pc as u32));
+        g.bail_here(pc, depth);
+    }
+    // The block past the end is never reached (every path returns).
+    let end = g.blocks[ops.len()];
+    g.b.switch_to_block(end);
+    let dv = g.iconst(DECLINE as i64);
+    g.b.ins().return_(&[dv]);
+    g.b.seal_all_blocks();
+    g.b.finalize(isa.frontend_config());
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let compiled = ctx
+        .compile(isa, &mut ctrl)
+        .map_err(|e| format!("cranelift: {:?}", e.inner))?;
+    if !compiled.buffer.relocs().is_empty() {
+        return Err("the code has relocations".to_string());
+    }
+    let pcs = compiled
+        .buffer
+        .get_srclocs_sorted()
+        .iter()
+        .filter(|s| !s.loc.is_default())
+        .map(|s| (s.start, s.end, s.loc.bits()))
+        .collect();
+    Ok(Compiled {
+        code: compiled.code_buffer().to_vec(),
+        pcs,
+    })
+}

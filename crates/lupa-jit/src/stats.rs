@@ -1,0 +1,165 @@
+//! What the JIT did: functions compiled (methods and blocks), their code
+//! size against their bytecode, compile time in total and per function,
+//! failures, evictions, and the code zone's use (`--jit-stats`), plus the
+//! description of every function in the code zone (name, address, pc map)
+//! that the VM profiler maps native pcs with.
+
+use crate::zone::CodeZone;
+use lupa_vm::{CodeKind, MethodCode, Vm};
+use std::time::Duration;
+
+/// Running counts.
+#[derive(Default)]
+pub(crate) struct Counts {
+    pub(crate) methods: u64,
+    pub(crate) blocks: u64,
+    pub(crate) code_bytes: u64,
+    pub(crate) bytecode_bytes: u64,
+    pub(crate) compile_time: Duration,
+    pub(crate) failed: u64,
+    /// The slowest compilations: (time, name).
+    pub(crate) slowest: Vec<(Duration, String)>,
+    /// The perf map could not be written and was given up.
+    pub(crate) perf_map_lost: bool,
+}
+
+impl Counts {
+    pub(crate) fn note(&mut self, code: &MethodCode, name: String, len: usize, t: Duration) {
+        match code.kind {
+            CodeKind::Method => self.methods += 1,
+            CodeKind::Block => self.blocks += 1,
+        }
+        self.code_bytes += len as u64;
+        self.bytecode_bytes += (code.ops.len() * std::mem::size_of::<lupa_compiler::Op>()) as u64;
+        self.compile_time += t;
+        self.slowest.push((t, name));
+        self.slowest.sort_by_key(|e| std::cmp::Reverse(e.0));
+        self.slowest.truncate(5);
+    }
+
+    pub(crate) fn report(&self, zone: &CodeZone, vm: &Vm) -> JitStats {
+        let _ = vm;
+        let (zone_bytes, zone_used) = zone.usage();
+        JitStats {
+            methods: self.methods,
+            blocks: self.blocks,
+            code_bytes: self.code_bytes,
+            bytecode_bytes: self.bytecode_bytes,
+            compile_time: self.compile_time,
+            failed: self.failed,
+            evictions: zone.evictions,
+            evicted: zone.evicted,
+            zone_bytes,
+            zone_used,
+            slowest: self.slowest.clone(),
+            perf_map_lost: self.perf_map_lost,
+            functions: zone
+                .functions
+                .iter()
+                .map(|f| CompiledFunction {
+                    name: f.name.clone(),
+                    start: zone.start() + f.offset,
+                    len: f.len,
+                    pcs: f.pcs.clone(),
+                    live: true,
+                })
+                .chain(zone.retired.iter().map(|r| CompiledFunction {
+                    name: r.name.clone(),
+                    start: r.start,
+                    len: r.len,
+                    pcs: r.pcs.clone(),
+                    live: false,
+                }))
+                .collect(),
+        }
+    }
+}
+
+/// One native function, as the code zone describes it (Cog's
+/// `primitiveCollectCogCodeConstituents`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledFunction {
+    /// `Class>>selector` or `[]#k in Class>>selector`.
+    pub name: String,
+    /// Its first address.
+    pub start: usize,
+    /// Its length in bytes.
+    pub len: usize,
+    /// `(start, end, pc)` offsets from `start`: the machine code running
+    /// bytecode instruction `pc`.
+    pub pcs: Vec<(u32, u32, u32)>,
+    /// Still in the zone (false: evicted or moved since; kept so that
+    /// samples taken there are still named).
+    pub live: bool,
+}
+
+/// The JIT's statistics (`--jit-stats`).
+#[derive(Debug, Clone)]
+pub struct JitStats {
+    /// Methods compiled.
+    pub methods: u64,
+    /// Blocks compiled.
+    pub blocks: u64,
+    /// Bytes of native code made.
+    pub code_bytes: u64,
+    /// Bytes of the bytecode compiled (instructions, as the VM holds them).
+    pub bytecode_bytes: u64,
+    /// Time spent compiling.
+    pub compile_time: Duration,
+    /// Compilations that failed (the code stays interpreted).
+    pub failed: u64,
+    /// Times the code zone was full.
+    pub evictions: u64,
+    /// Functions freed by them.
+    pub evicted: u64,
+    /// The code zone's size.
+    pub zone_bytes: usize,
+    /// Bytes of it in use.
+    pub zone_used: usize,
+    /// The slowest compilations, slowest first.
+    pub slowest: Vec<(Duration, String)>,
+    /// Every function in the zone, and those evicted or moved.
+    pub functions: Vec<CompiledFunction>,
+    /// `--perf-map` was asked for but the map could not be written to the
+    /// end (it names the functions made before).
+    pub perf_map_lost: bool,
+}
+
+impl JitStats {
+    /// The report `--jit-stats` prints.
+    pub fn report(&self) -> String {
+        let n = self.methods + self.blocks;
+        let mut s = format!(
+            "jit: compiled {} methods and {} blocks, {} bytes of native code for {} bytes of bytecode ({:.1}x)\n",
+            self.methods,
+            self.blocks,
+            self.code_bytes,
+            self.bytecode_bytes,
+            self.code_bytes as f64 / self.bytecode_bytes.max(1) as f64
+        );
+        s += &format!(
+            "jit: compile time {:.3} ms in total, {:.1} us per function{}\n",
+            self.compile_time.as_secs_f64() * 1e3,
+            self.compile_time.as_secs_f64() * 1e6 / n.max(1) as f64,
+            if self.failed > 0 {
+                format!(", {} failed (interpreted)", self.failed)
+            } else {
+                String::new()
+            }
+        );
+        s += &format!(
+            "jit: code zone {} of {} bytes in use, {} evictions freed {} functions\n",
+            self.zone_used, self.zone_bytes, self.evictions, self.evicted
+        );
+        if let Some((t, name)) = self.slowest.first() {
+            s += &format!(
+                "jit: slowest compilation {:.1} us ({name})\n",
+                t.as_secs_f64() * 1e6
+            );
+        }
+        if self.perf_map_lost {
+            s += "jit: the perf map could not be written to the end (it names the functions made before)\n";
+        }
+        s
+    }
+}

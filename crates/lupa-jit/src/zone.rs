@@ -1,0 +1,403 @@
+//! The code zone and the doors between Rust and native code: the only
+//! module of Lupa's JIT with `unsafe` (and, with lupa-heap's byte views and
+//! the sampler's signal code, one of the three places in the workspace).
+//!
+//! - **Executable memory, W^X.** One anonymous mapping of `size` bytes,
+//!   readable and executable; code is appended at its end. To write new code
+//!   the pages it covers are made readable and writable (not executable),
+//!   written, and made readable and executable again: no page is ever
+//!   writable and executable at once. Compilation, and therefore every write,
+//!   happens only at a safepoint of the interpreter's loop, when no native
+//!   code runs.
+//! - **Eviction.** When the zone is full, the quarter of the functions
+//!   entered least since the last eviction (each function's prologue counts
+//!   its entries in a slot of [`CodeZone::counters`]), and every function
+//!   whose method is gone, are freed: their methods lose their native code,
+//!   and the remaining functions are moved down to close the gaps (the code
+//!   has no relocations, so it runs anywhere) and their methods get their new
+//!   addresses. As for writes, no native code runs meanwhile, so no return
+//!   address points into moved code.
+//! - **Entering native code.** A function's address becomes a
+//!   [`NativeFn`] only here, after its code is in place.
+//! - **Leaving native code.** The runtime entry points native code calls
+//!   (`extern "C"` functions) turn the context's raw VM pointer back into
+//!   `&mut Vm` and call the VM's safe runtime calls.
+
+use lupa_vm::{MethodCode, NativeCtx, NativeFn, Value, Vm};
+use std::ptr::NonNull;
+use std::rc::Weak;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One function in the zone.
+pub(crate) struct Function {
+    /// Its offset in the zone.
+    pub(crate) offset: usize,
+    /// Its length in bytes.
+    pub(crate) len: usize,
+    /// The method or block it runs (gone: the function is dead).
+    pub(crate) method: Weak<MethodCode>,
+    /// Its slot in the entry counters.
+    pub(crate) counter: usize,
+    /// Its name (`Class>>selector`, `[] in Class>>selector`).
+    pub(crate) name: String,
+    /// `(start, end, pc)` relative to `offset`: the machine code running
+    /// bytecode instruction `pc`.
+    pub(crate) pcs: Vec<(u32, u32, u32)>,
+}
+
+/// A function that was evicted or moved (its old place), for reports.
+pub(crate) struct Retired {
+    /// Its address while it was there.
+    pub(crate) start: usize,
+    /// Its length.
+    pub(crate) len: usize,
+    /// Its name.
+    pub(crate) name: String,
+    /// Its pc map.
+    pub(crate) pcs: Vec<(u32, u32, u32)>,
+}
+
+/// The machine-code zone.
+pub(crate) struct CodeZone {
+    base: NonNull<u8>,
+    size: usize,
+    used: usize,
+    page: usize,
+    /// The functions, in address order.
+    pub(crate) functions: Vec<Function>,
+    /// Per function slot: entries since the last eviction (incremented by the
+    /// function's prologue).
+    counters: Box<[AtomicU64]>,
+    free_counters: Vec<usize>,
+    /// Evictions so far, and functions they freed.
+    pub(crate) evictions: u64,
+    pub(crate) evicted: u64,
+    /// Functions that were evicted or moved, with where they were.
+    pub(crate) retired: Vec<Retired>,
+}
+
+/// What the zone could not do.
+#[derive(Debug)]
+pub(crate) enum ZoneError {
+    /// The operating system refused the mapping or a protection change.
+    Os(String),
+    /// A function larger than the whole zone.
+    TooLarge(usize),
+}
+
+impl std::fmt::Display for ZoneError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ZoneError::Os(e) => write!(f, "code zone: {e}"),
+            ZoneError::TooLarge(n) => {
+                write!(f, "a function of {n} bytes does not fit in the code zone")
+            }
+        }
+    }
+}
+
+fn os_error(what: &str) -> ZoneError {
+    ZoneError::Os(format!("{what}: {}", std::io::Error::last_os_error()))
+}
+
+impl CodeZone {
+    /// A zone of `size` bytes (rounded up to whole pages).
+    pub(crate) fn new(size: usize) -> Result<CodeZone, ZoneError> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let size = size.max(page).div_ceil(page) * page;
+        // SAFETY: an anonymous private mapping at an address the kernel
+        // chooses; no existing memory is affected. Checked for failure below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_EXEC,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(os_error("mmap"));
+        }
+        let base = NonNull::new(p.cast::<u8>()).ok_or_else(|| os_error("mmap"))?;
+        let slots = (size / 64).max(16);
+        Ok(CodeZone {
+            base,
+            size,
+            used: 0,
+            page,
+            functions: Vec::new(),
+            counters: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            free_counters: (0..slots).rev().collect(),
+            evictions: 0,
+            evicted: 0,
+            retired: Vec::new(),
+        })
+    }
+
+    /// The zone's size and the bytes in use.
+    pub(crate) fn usage(&self) -> (usize, usize) {
+        (self.size, self.used)
+    }
+
+    /// The zone's first address.
+    pub(crate) fn start(&self) -> usize {
+        self.base.as_ptr() as usize
+    }
+
+    /// A free entry counter slot and its address (for the next function's
+    /// prologue), or `None` when every slot is taken.
+    pub(crate) fn take_counter(&mut self) -> Option<(usize, u64)> {
+        let slot = self.free_counters.pop()?;
+        self.counters[slot].store(0, Ordering::Relaxed);
+        Some((slot, self.counters[slot].as_ptr() as u64))
+    }
+
+    /// Give back a counter slot a compilation did not use.
+    pub(crate) fn return_counter(&mut self, slot: usize) {
+        self.free_counters.push(slot);
+    }
+
+    /// Make `[from, from + len)` of the zone writable (`true`) or executable.
+    fn protect(&self, from: usize, len: usize, writable: bool) -> Result<(), ZoneError> {
+        if len == 0 {
+            return Ok(());
+        }
+        let start = from / self.page * self.page;
+        let end = (from + len).div_ceil(self.page) * self.page;
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ | libc::PROT_EXEC
+        };
+        // SAFETY: the range is whole pages inside our own mapping (start and
+        // end are within 0..=size, as `from + len <= size` is checked by the
+        // callers). Changing protections affects only this mapping.
+        let r = unsafe { libc::mprotect(self.base.as_ptr().add(start).cast(), end - start, prot) };
+        if r != 0 {
+            return Err(os_error("mprotect"));
+        }
+        Ok(())
+    }
+
+    /// Copy `bytes` to `offset` of the zone (writable only meanwhile).
+    fn write(&mut self, offset: usize, bytes: &[u8]) -> Result<(), ZoneError> {
+        debug_assert!(offset + bytes.len() <= self.size);
+        self.protect(offset, bytes.len(), true)?;
+        // SAFETY: the destination lies inside the mapping (checked by the
+        // callers: offset + len <= size) and was just made writable; no
+        // native code runs while the zone is written (the interpreter
+        // compiles only at its safepoints), and the source is a Rust slice
+        // that cannot overlap the mapping.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.base.as_ptr().add(offset),
+                bytes.len(),
+            );
+        }
+        self.protect(offset, bytes.len(), false)
+    }
+
+    /// The native function at `offset`.
+    fn function_at(&self, offset: usize) -> NativeFn {
+        // SAFETY: `offset` is the start of a function that `install` copied
+        // into the zone, compiled by Cranelift for this machine with the
+        // `NativeFn` signature and calling convention (`codegen::
+        // native_signature`); its pages are executable. The code keeps the
+        // contract of lupa-vm's native boundary (objects/native.rs) and
+        // calls only the entry points of this module.
+        unsafe {
+            std::mem::transmute::<*const u8, NativeFn>(self.base.as_ptr().add(offset).cast_const())
+        }
+    }
+
+    /// Put `code` in the zone (evicting when full) for `method`; answers its
+    /// native function.
+    pub(crate) fn install(
+        &mut self,
+        code: &[u8],
+        method: Weak<MethodCode>,
+        counter: usize,
+        name: String,
+        pcs: Vec<(u32, u32, u32)>,
+    ) -> Result<NativeFn, ZoneError> {
+        let len = code.len().div_ceil(16) * 16;
+        if len > self.size {
+            return Err(ZoneError::TooLarge(len));
+        }
+        if self.used + len > self.size {
+            self.evict(len)?;
+        }
+        let offset = self.used;
+        self.write(offset, code)?;
+        self.used += len;
+        self.functions.push(Function {
+            offset,
+            len,
+            method,
+            counter,
+            name,
+            pcs,
+        });
+        Ok(self.function_at(offset))
+    }
+
+    /// Free at least `need` bytes: the dead functions, then the quarter
+    /// entered least since the last eviction (more until `need` fits), and
+    /// move the rest down.
+    fn evict(&mut self, need: usize) -> Result<(), ZoneError> {
+        self.evictions += 1;
+        let n = self.functions.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let uses = |f: &Function| {
+            if f.method.strong_count() == 0 {
+                0
+            } else {
+                1 + self.counters[f.counter].load(Ordering::Relaxed)
+            }
+        };
+        order.sort_by_key(|&i| uses(&self.functions[i]));
+        let mut evict = vec![false; n];
+        let mut freed = 0usize;
+        let quarter = n.div_ceil(4);
+        for (k, &i) in order.iter().enumerate() {
+            let f = &self.functions[i];
+            let dead = f.method.strong_count() == 0;
+            if !dead && k >= quarter && self.used - freed + need <= self.size {
+                break;
+            }
+            evict[i] = true;
+            freed += f.len;
+        }
+        // Everything moves: the zone is writable while it does, and no native
+        // code runs.
+        self.protect(0, self.used, true)?;
+        let mut to = 0usize;
+        let mut kept = Vec::with_capacity(n);
+        for (i, f) in std::mem::take(&mut self.functions).into_iter().enumerate() {
+            let start = self.start() + f.offset;
+            if evict[i] {
+                if let Some(m) = f.method.upgrade() {
+                    m.native.set(None);
+                    m.hotness.set(u32::MAX);
+                }
+                self.free_counters.push(f.counter);
+                self.evicted += 1;
+                self.retired.push(Retired {
+                    start,
+                    len: f.len,
+                    name: f.name,
+                    pcs: f.pcs,
+                });
+                continue;
+            }
+            if f.offset != to {
+                // SAFETY: both ranges are inside the mapping, which is
+                // writable now; `copy` allows them to overlap.
+                unsafe {
+                    std::ptr::copy(
+                        self.base.as_ptr().add(f.offset),
+                        self.base.as_ptr().add(to),
+                        f.len,
+                    );
+                }
+                self.retired.push(Retired {
+                    start,
+                    len: f.len,
+                    name: f.name.clone(),
+                    pcs: f.pcs.clone(),
+                });
+            }
+            kept.push(Function { offset: to, ..f });
+            to += kept.last().map_or(0, |f: &Function| f.len);
+        }
+        self.protect(0, self.used, false)?;
+        self.used = to;
+        for f in &kept {
+            self.counters[f.counter].store(0, Ordering::Relaxed);
+            if let Some(m) = f.method.upgrade() {
+                m.native.set(Some(self.function_at(f.offset)));
+            }
+        }
+        self.functions = kept;
+        Ok(())
+    }
+}
+
+impl Drop for CodeZone {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once; the zone is dropped
+        // with its JIT, whose VM runs no native code any more.
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), self.size);
+        }
+    }
+}
+
+/// The VM and the context of a runtime call.
+///
+/// # Safety
+/// `ctx` is the context the interpreter passed to native code
+/// (`Vm::enter_native`): valid for the call, not aliased by any Rust
+/// reference while native code runs, and its `vm` field points to the VM that
+/// entered native code, whose own `&mut` is not used until native code
+/// returns to it.
+unsafe fn parts<'a>(ctx: *mut NativeCtx) -> (&'a mut Vm, &'a mut NativeCtx) {
+    // SAFETY: as the function's contract says.
+    unsafe {
+        let ctx = &mut *ctx;
+        let vm = &mut *ctx.vm.cast::<Vm>();
+        (vm, ctx)
+    }
+}
+
+pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_send(ctx, pc, sp)
+}
+
+pub(crate) extern "C" fn rt_return(ctx: *mut NativeCtx, sp: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_return(ctx, sp)
+}
+
+pub(crate) extern "C" fn rt_bail(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_bail(ctx, pc, sp)
+}
+
+pub(crate) extern "C" fn rt_push_block(ctx: *mut NativeCtx, pc: u64, sp: u64, index: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_push_block(ctx, pc, sp, index)
+}
+
+pub(crate) extern "C" fn rt_global(ctx: *mut NativeCtx, index: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_global(ctx, index)
+}
+
+pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, value: u64) {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, _) = unsafe { parts(ctx) };
+    vm.native_store(Value::from_raw(object), index, Value::from_raw(value));
+}
+
+pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64, sp: u64) {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_sample(ctx, pc, sp);
+}
+
+pub(crate) extern "C" fn rt_reserve(ctx: *mut NativeCtx, n: u64) {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, ctx) = unsafe { parts(ctx) };
+    vm.native_reserve(ctx, n);
+}

@@ -1,0 +1,574 @@
+//! The interpreter's side of native code: when code gets compiled (hotness
+//! counters, the compile queue), entering native code from the dispatch loop,
+//! and the runtime calls native code makes (its sends, returns and slow
+//! paths), which run the interpreter's own send path, so that everything
+//! observable about a send (counts, activation hooks, the sampler's stacks,
+//! inline caches, the trap shortcut, primitives) is what the interpreter does.
+//! The boundary itself (context, status words, the invariants native code
+//! keeps) is `objects/native.rs`; the compiler and the code zone are the
+//! `lupa-jit` crate, installed with [`Vm::install_jit`].
+//!
+//! **When.** Every method and block counts down its `hotness` at each
+//! activation and each backward jump. At zero it is queued for compilation
+//! and the loop is asked for a safepoint (the scheduler's pending flag, which
+//! the loop tests anyway), where the queue is compiled; a backward jump that
+//! made its code hot leaves at the safepoint too, so the loop enters the new
+//! native code at the jump's target (the loop head). With `--jit always` the
+//! count starts at zero; without a JIT, or with `--jit off`, it never reaches
+//! it.
+//!
+//! **Where.** At the top of its loop (after every send and return, and after
+//! a safepoint), the interpreter enters the top frame's native code when it
+//! has some and the observation allows it (nothing observes per send, or
+//! only a sampler's stack requests, which native code tests at its sends).
+//! Native code then runs that activation and calls the native code of its
+//! callees directly, up to [`MAX_NATIVE_DEPTH`] nested activations; anything
+//! else — a callee without native code, a collection or a process switch
+//! due, a non-local return, an unwind, an error — leaves to the loop
+//! ([`BAIL`]), which goes on with the frames as they are.
+
+use crate::image::Image;
+use crate::objects::MethodCode;
+use crate::objects::native::{BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED};
+use crate::vm::{JitMode, Vm, VmError};
+use lupa_compiler::Op;
+use lupa_heap::Value;
+use std::rc::Rc;
+
+/// Native activations that may be nested before a call is left to the loop
+/// (which then starts a new chain): bounds the native stack whatever the
+/// depth of Smalltalk recursion.
+pub const MAX_NATIVE_DEPTH: u64 = 400;
+
+/// A compiler of native code for methods and blocks (the `lupa-jit` crate).
+pub trait Jit {
+    /// Compile `code`: its native function and a line naming the
+    /// compilation (`--jit-log`). It may make room by evicting other code
+    /// (clearing their `native`); it is only ever called from the dispatch
+    /// loop, when no native code is running.
+    fn compile(
+        &mut self,
+        code: &Rc<MethodCode>,
+        image: &Image,
+    ) -> Result<(NativeFn, String), String>;
+
+    /// The JIT itself, for its owner to read its statistics.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// The VM's native tier: the installed JIT, the methods waiting to be
+/// compiled, and an error raised inside a runtime call of native code.
+#[derive(Default)]
+pub(crate) struct NativeTier {
+    jit: Option<Box<dyn Jit>>,
+    /// Methods and blocks that got hot, to compile at the next safepoint.
+    pending: Vec<Rc<MethodCode>>,
+    /// An error a runtime call of native code could not return through it.
+    error: Option<VmError>,
+    /// Why the JIT the options asked for could not be installed.
+    pub(crate) unavailable: Option<String>,
+    /// Native code left the top frame at an instruction for the interpreter
+    /// to run: the loop interprets it before entering native code again.
+    pub(crate) interpret_next: bool,
+    /// The fast-call table native code reads (`objects/native.rs`).
+    fast: Vec<FastEntry>,
+}
+
+impl NativeTier {
+    /// Compile-queue entries waiting.
+    #[inline(always)]
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
+
+/// What entering native code at the top of the loop came to.
+pub(super) enum Entered {
+    /// Native code ran: go on with the frames as they are.
+    Ran,
+    /// Not a resume point of that code: interpret.
+    Declined,
+}
+
+impl Vm {
+    /// Install a JIT: from now on hot methods and blocks (per
+    /// [`VmOptions::jit`](crate::VmOptions::jit)) are compiled with it.
+    pub fn install_jit(&mut self, jit: Box<dyn Jit>) {
+        self.native.jit = Some(jit);
+        let start = match self.options.jit {
+            JitMode::Off => u32::MAX,
+            JitMode::On => self.options.jit_threshold,
+            JitMode::Always => 0,
+        };
+        self.image.start_hotness = start;
+        for m in self.image.methods.iter() {
+            if m.native.get().is_none() {
+                m.hotness.set(start);
+            }
+        }
+    }
+
+    /// The installed JIT, if any (for its statistics).
+    pub fn jit(&self) -> Option<&dyn Jit> {
+        self.native.jit.as_deref()
+    }
+
+    /// Why the JIT the options asked for is not installed, if it is not.
+    pub fn jit_unavailable(&self) -> Option<&str> {
+        self.native.unavailable.as_deref()
+    }
+
+    /// May native code run now? Not while sends are observed one by one
+    /// beyond a sampler's stack requests (counts by site, line coverage,
+    /// deterministic sampling: the observing loop does those), nor right
+    /// after native code left an instruction to the interpreter (which runs
+    /// it first).
+    #[inline(always)]
+    pub(super) fn native_allowed(&mut self) -> bool {
+        if std::mem::take(&mut self.native.interpret_next) {
+            return false;
+        }
+        !self.obs.per_send || (self.obs.requests_only && !self.recording_lifetimes())
+    }
+
+    /// `m`'s hotness reached zero: queue it for compilation at the next
+    /// safepoint (or, without a JIT, never count again).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn got_hot(&mut self, m: &Rc<MethodCode>) {
+        m.hotness.set(u32::MAX);
+        if self.native.jit.is_some() && self.options.jit != JitMode::Off {
+            self.native.pending.push(m.clone());
+            self.sched.switch_pending = true;
+        }
+    }
+
+    /// Count an activation or a backward jump of `m`; answers true when it
+    /// made `m` hot.
+    #[inline(always)]
+    pub(super) fn count_hotness(&mut self, m: &Rc<MethodCode>) -> bool {
+        let h = m.hotness.get();
+        if h == 0 {
+            self.got_hot(m);
+            true
+        } else {
+            m.hotness.set(h - 1);
+            false
+        }
+    }
+
+    /// Compile what got hot (at a safepoint of the loop: no native code runs).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn compile_pending(&mut self) {
+        let pending = std::mem::take(&mut self.native.pending);
+        let Some(mut jit) = self.native.jit.take() else {
+            return;
+        };
+        for m in pending {
+            if m.native.get().is_none() {
+                // A method the JIT declines stays interpreted (and is not
+                // asked again: its hotness stays at the maximum).
+                match jit.compile(&m, &self.image) {
+                    Ok((f, line)) => {
+                        m.native.set(Some(f));
+                        if self.options.jit_log {
+                            self.io.print_err(&format!("{line}\n"));
+                        }
+                    }
+                    Err(why) => {
+                        if self.options.jit_log {
+                            let name = self
+                                .image
+                                .describe_method(m.id)
+                                .map(|d| d.display_name())
+                                .unwrap_or_default();
+                            self.io
+                                .print_err(&format!("jit: {name} stays interpreted: {why}\n"));
+                        }
+                    }
+                }
+            }
+        }
+        self.native.jit = Some(jit);
+        self.rebuild_fast_table();
+    }
+
+    /// The fast-call table from the methods' native code now (compilation
+    /// adds entries, eviction removes and moves them).
+    fn rebuild_fast_table(&mut self) {
+        let fast = &mut self.native.fast;
+        fast.clear();
+        fast.extend(self.image.methods.iter().map(|m| {
+            use crate::objects::Trivial as T;
+            use crate::objects::native::{
+                TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER,
+            };
+            let (trivial, operand) = match m.trivial {
+                Some(T::Getter(i)) => (TRIVIAL_GETTER, i as u64),
+                Some(T::Setter(i)) => (TRIVIAL_SETTER, i as u64),
+                Some(T::ReturnSelf) => (TRIVIAL_SELF, 0),
+                Some(T::Literal(k)) => match m.literals.get(k as usize) {
+                    Some(cell) => (TRIVIAL_LITERAL, cell.as_ptr() as u64),
+                    None => (0, 0),
+                },
+                Some(T::Int(i)) => (TRIVIAL_CONSTANT, Value::small(i as i64).raw()),
+                Some(T::Nil) => (TRIVIAL_CONSTANT, Value::NIL.raw()),
+                Some(T::True) => (TRIVIAL_CONSTANT, Value::TRUE.raw()),
+                Some(T::False) => (TRIVIAL_CONSTANT, Value::FALSE.raw()),
+                None => (0, 0),
+            };
+            let direct = m.trivial.is_none()
+                && m.primitive.get().is_none()
+                && !m.trap_shortcut
+                && !m.meta_level
+                && !m.has_env();
+            let entry = match m.native.get() {
+                Some(f) if direct => f as usize as u64,
+                _ => 0,
+            };
+            FastEntry {
+                entry,
+                num_args: m.num_args as u64,
+                trivial,
+                operand,
+            }
+        }));
+    }
+
+    /// The stack slots an activation of `code` at `bp` uses, operand stack
+    /// included: native code reads and writes only below it.
+    #[inline(always)]
+    fn extent(code: &MethodCode, bp: usize) -> usize {
+        bp + 1 + code.num_args + code.num_temps + code.max_stack
+    }
+
+    /// Make the value stack `n` slots long for native code (the slots above
+    /// the live ones are native code's to write; see `ValueStack`).
+    #[inline(always)]
+    fn stack_to(&mut self, n: usize) {
+        self.sched.running.stack.set_len(n);
+    }
+
+    /// Take what native code did since it last called: its counts, and the
+    /// frames it pushed and popped itself.
+    #[inline(always)]
+    fn sync_in(&mut self, ctx: &mut NativeCtx) {
+        self.obs.sends += std::mem::take(&mut ctx.sends);
+        self.obs.inlined += std::mem::take(&mut ctx.inlined);
+        self.sched.running.frames.set_len(ctx.frames_len as usize);
+    }
+
+    /// Give native code what it reads and compares: the stacks' and the
+    /// heap's addresses and sizes, the epoch, whether returns are slow, the
+    /// fast-call table.
+    #[inline(always)]
+    fn sync_out(&mut self, ctx: &mut NativeCtx) {
+        let running = &mut self.sched.running;
+        ctx.stack = running.stack.as_mut_ptr();
+        ctx.stack_cap = running.stack.capacity() as u64;
+        ctx.frames = running.frames.as_mut_ptr().cast();
+        ctx.frames_len = running.frames.len() as u64;
+        ctx.frames_cap = self.limits.frame_limit().min(running.frames.capacity()) as u64;
+        ctx.unwind_watch = if running.unwind_watch == usize::MAX {
+            u64::MAX
+        } else {
+            running.unwind_watch as u64
+        };
+        ctx.heap = self.heap.words_ptr();
+        ctx.epoch = self.image.classes.epoch() as u64;
+        ctx.slow_returns = u64::from(self.obs.hooks_on || self.limits.in_overflow());
+        ctx.fast = self.native.fast.as_ptr();
+        ctx.fast_len = self.native.fast.len() as u64;
+        let (p, n) = self.image.fast_paths.table(crate::image::FastPath::NilTest);
+        ctx.nil_test = p;
+        ctx.nil_test_len = n as u64;
+        let (p, n) = self
+            .image
+            .fast_paths
+            .table(crate::image::FastPath::Identity);
+        ctx.identity = p;
+        ctx.identity_len = n as u64;
+    }
+
+    /// Must the loop see to something before native code goes on (a
+    /// collection, a process switch, a mode change, code to compile)?
+    #[inline(always)]
+    fn needs_attention(&self) -> bool {
+        self.heap.needs_gc() || self.sched.switch_pending
+    }
+
+    /// Enter native code `f` of the top frame (running `code` at `bp`) at
+    /// `pc`, from the dispatch loop.
+    #[inline(never)]
+    pub(super) fn enter_native(
+        &mut self,
+        f: NativeFn,
+        code: &MethodCode,
+        pc: usize,
+        bp: usize,
+    ) -> Result<Entered, VmError> {
+        let len = self.sched.running.stack.len();
+        self.stack_to(Self::extent(code, bp).max(len));
+        let env = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map_or(Value::NIL, |f| f.env);
+        let request = if self.obs.sampler_attached() {
+            &self.obs.sample.request as *const std::sync::atomic::AtomicU64
+        } else {
+            std::ptr::null()
+        };
+        let mut ctx = NativeCtx {
+            vm: (self as *mut Vm).cast(),
+            stack: std::ptr::null_mut(),
+            heap: std::ptr::null_mut(),
+            bp: bp as u64,
+            env,
+            sends: 0,
+            inlined: 0,
+            depth: 0,
+            attention: 0,
+            request,
+            frames: std::ptr::null_mut(),
+            frames_len: 0,
+            frames_cap: 0,
+            stack_cap: 0,
+            epoch: 0,
+            slow_returns: 0,
+            unwind_watch: u64::MAX,
+            fast: std::ptr::null(),
+            fast_len: 0,
+            nil_test: std::ptr::null(),
+            nil_test_len: 0,
+            identity: std::ptr::null(),
+            identity_len: 0,
+        };
+        self.sync_out(&mut ctx);
+        let status = f(&mut ctx, pc as u64);
+        // Native code always leaves through a runtime call, which took its
+        // frames; only the counts since are left.
+        self.obs.sends += ctx.sends;
+        self.obs.inlined += ctx.inlined;
+        if let Some(e) = self.native.error.take() {
+            return Err(e);
+        }
+        if status == DECLINE {
+            self.sched.running.stack.truncate(len);
+            return Ok(Entered::Declined);
+        }
+        Ok(Entered::Ran)
+    }
+
+    /// An error inside a runtime call: kept for the loop, which returns it
+    /// once native code has left.
+    #[cold]
+    fn native_failed(&mut self, e: VmError) -> u64 {
+        self.native.error = Some(e);
+        BAIL
+    }
+
+    /// After a send made by native code: the send completed (the sender's
+    /// frame is on top again with the answer pushed) and native code goes on
+    /// (`DONE`), a frame was pushed whose native code native code calls
+    /// itself (the function's address), or the loop takes over (`BAIL`).
+    fn after_native_send(&mut self, ctx: &mut NativeCtx, frames_before: usize, pc: usize) -> u64 {
+        let n = self.sched.running.frames.len();
+        if self.needs_attention() || self.native.error.is_some() {
+            return BAIL;
+        }
+        if n == frames_before {
+            // The same frame, at the same place (a primitive may have
+            // restarted it: the loop then goes on).
+            if let Some(f) = self.sched.running.frames.last()
+                && f.pc == pc
+            {
+                let extent = Self::extent(self.image.code(f.method), f.bp);
+                self.stack_to(extent);
+                self.sync_out(ctx);
+                return DONE;
+            }
+            return BAIL;
+        }
+        if n == frames_before + 1
+            && ctx.depth < MAX_NATIVE_DEPTH
+            && let Some(f) = self.sched.running.frames.last()
+            && let Some(native) = self.image.code(f.method).native.get()
+            && f.pc == 0
+        {
+            ctx.bp = f.bp as u64;
+            ctx.env = f.env;
+            let extent = Self::extent(self.image.code(f.method), f.bp);
+            self.stack_to(extent);
+            self.sync_out(ctx);
+            return native as usize as u64;
+        }
+        BAIL
+    }
+
+    /// Runtime call: the send (`Send`, `SuperSend` or the fallback of a
+    /// `Special` whose inline path did not apply) just before resume point
+    /// `pc` of the top frame, with the operand stack's top at `sp`. Answers
+    /// `DONE`, `BAIL` or the native code of the activated callee.
+    pub fn native_send(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64) -> u64 {
+        self.sync_in(ctx);
+        let pc = pc as usize;
+        self.sched.running.stack.set_len(sp as usize);
+        self.save_pc(pc);
+        let Some(code) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| self.image.code(f.method).clone())
+        else {
+            return BAIL;
+        };
+        let frames_before = self.sched.running.frames.len();
+        if self.obs.per_send {
+            self.note_send::<true>(code.id, pc);
+        } else {
+            self.note_send::<false>(code.id, pc);
+        }
+        let r = match code.ops.get(pc.wrapping_sub(1)) {
+            Some(&Op::Send { sel, argc, site }) => {
+                let id = code.sel_ids[sel as usize].get();
+                self.dispatch(id, argc as usize, Some((&code, site as usize)))
+            }
+            Some(&Op::SuperSend { sel, argc, .. }) => {
+                let id = code.sel_ids[sel as usize].get();
+                let start = self.image.classes[code.holder.get() as usize]
+                    .superclass
+                    .unwrap_or(0);
+                self.dispatch_in(start, id, argc as usize, None)
+            }
+            Some(&Op::Special { op, sel, site }) => match self.special(op) {
+                Ok(true) => Ok(()),
+                Ok(false) => self.special_send(&code, op, sel, site),
+                Err(e) => Err(e),
+            },
+            _ => Err(self.fatal("internal error: a native send at an instruction that is not one")),
+        };
+        if let Err(e) = r {
+            return self.native_failed(e);
+        }
+        self.after_native_send(ctx, frames_before, pc)
+    }
+
+    /// Runtime call: return the value at `sp - 1` from the top frame
+    /// (`ReturnTop`; `ReturnSelf` stores the receiver there first). Answers
+    /// `RETURNED` when the sender, a native activation waiting for the
+    /// answer, goes on; `BAIL` otherwise.
+    pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64) -> u64 {
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
+        let v = self.sched.running.stack.pop().unwrap_or(Value::NIL);
+        let n = self.sched.running.frames.len();
+        let unwinds = n.checked_sub(1) == Some(self.sched.running.unwind_watch);
+        if let Err(e) = self.return_from_top(v) {
+            return self.native_failed(e);
+        }
+        if ctx.depth == 0 {
+            // Entered by the loop: it goes on with the sender.
+            return RETURNED;
+        }
+        if unwinds || self.sched.running.frames.len() + 1 != n || self.needs_attention() {
+            return BAIL;
+        }
+        match self.sched.running.frames.last() {
+            Some(f) => {
+                let extent = Self::extent(self.image.code(f.method), f.bp);
+                self.stack_to(extent);
+                self.sync_out(ctx);
+                RETURNED
+            }
+            None => BAIL,
+        }
+    }
+
+    /// Runtime call: leave the top frame to the loop at `pc` with the operand
+    /// stack's top at `sp` (an instruction native code does not run, or a
+    /// case its inline path does not handle: the interpreter runs it).
+    pub fn native_bail(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64) -> u64 {
+        self.sync_in(ctx);
+        self.native.interpret_next = true;
+        self.save_pc(pc as usize);
+        self.sched.running.stack.set_len(sp as usize);
+        BAIL
+    }
+
+    /// Runtime call: push a closure of block `index` of the top frame's code
+    /// (`PushBlock`, just before resume point `pc`, the operand stack's top at
+    /// `sp`). Answers `DONE` (native code goes on) or `BAIL`.
+    pub fn native_push_block(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64, index: u64) -> u64 {
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
+        self.save_pc(pc as usize);
+        let Some((code, bp)) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| (self.image.code(f.method).clone(), f.bp))
+        else {
+            return BAIL;
+        };
+        let Some(block) = code.blocks.get(index as usize) else {
+            return BAIL;
+        };
+        let publish = self.obs.sampler_attached();
+        match self.make_closure(block, bp, publish) {
+            Ok(clo) => self.sched.running.stack.push(clo),
+            Err(e) => return self.native_failed(e.into()),
+        }
+        let frames = self.sched.running.frames.len();
+        self.after_native_send(ctx, frames, pc as usize)
+    }
+
+    /// Runtime call: the value of the global named by literal `index` of the
+    /// top frame's code, or 0 when there is none (native code then leaves to
+    /// the interpreter, which sends `unknownGlobal:`).
+    pub fn native_global(&mut self, ctx: &mut NativeCtx, index: u64) -> u64 {
+        self.sync_in(ctx);
+        let Some(code) = self
+            .sched
+            .running
+            .frames
+            .last()
+            .map(|f| self.image.code(f.method).clone())
+        else {
+            return 0;
+        };
+        let Some(id) = code.sel_ids.get(index as usize).map(|c| c.get()) else {
+            return 0;
+        };
+        self.image.globals.get(&id).map_or(0, |v| v.raw())
+    }
+
+    /// Runtime call: make the value stack hold at least `n` slots (an
+    /// activation's extent native code is about to use).
+    pub fn native_reserve(&mut self, ctx: &mut NativeCtx, n: u64) {
+        self.sched.running.stack.reserve_slots(n as usize);
+        ctx.stack = self.sched.running.stack.as_mut_ptr();
+        ctx.stack_cap = self.sched.running.stack.capacity() as u64;
+    }
+
+    /// Runtime call: store `value` into slot `index` of `object` through the
+    /// heap's write barrier (field and environment stores of pointers).
+    pub fn native_store(&mut self, object: Value, index: u64, value: Value) {
+        self.heap.set_slot(object, index as usize, value);
+    }
+
+    /// Runtime call: the stack copy a sampler's request asks for, at the send
+    /// just before `pc` that native code ran inline (it tests the request
+    /// word at such sends, as the interpreter's observing loop does).
+    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) {
+        self.sync_in(ctx);
+        if let Some(id) = self.sched.running.frames.last().map(|f| f.method) {
+            self.save_pc(pc as usize);
+            self.observe_send(id, pc as usize);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The boundary between the interpreter and native code made by a JIT (the
+//! `lupa-jit` crate): the context native code runs with ([`NativeCtx`]), the
+//! signature of a compiled method or block ([`NativeFn`]) and the status words
+//! both sides exchange.
+//!
+//! Contract (the JIT's code keeps it; `interp/native.rs` relies on it):
+//! - Native code runs one activation at a time on the interpreter's own frame
+//!   and value stack (the frame's pc, bp, env and closure are the
+//!   interpreter's; its receiver, arguments, temporaries and operand stack
+//!   are the slots `bp..` of the value stack). Any activation can therefore
+//!   be left at a *resume point* and continued by the interpreter, and the
+//!   interpreter can enter native code at one: pc 0, the pc after a send, a
+//!   backward jump's target.
+//! - On entry the value stack's length is the activation's *extent*
+//!   (`bp + 1 + arguments + temporaries + max operand stack`); native code reads and
+//!   writes only slots below it. Every call into the runtime passes the
+//!   operand stack's real top (`sp`), which the runtime makes the stack's
+//!   length for the duration of the call.
+//! - Native code holds no heap value in a register across a call into the
+//!   runtime: it stores its live operands into the value stack before the
+//!   call and reads them back (and the stack's and the heap's base
+//!   addresses, which calls may move) after it. Collections happen only at
+//!   the interpreter's safepoints, never while native code runs, so values
+//!   do not move between two calls into the runtime.
+//! - Native code counts the sends and inlined sends it executes in
+//!   [`NativeCtx::sends`] and [`NativeCtx::inlined`]; the runtime adds them to
+//!   the observation counters at each call, so the counts are those of the
+//!   interpreter.
+
+use lupa_heap::Value;
+use std::sync::atomic::AtomicU64;
+
+/// What native code runs with: given by the interpreter when it enters
+/// native code, updated by every call into the runtime. `#[repr(C)]`: the
+/// JIT reads its fields at fixed offsets (`std::mem::offset_of!`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct NativeCtx {
+    /// The VM (opaque to native code; the JIT's runtime entry points turn it
+    /// back into `&mut Vm`).
+    pub vm: *mut (),
+    /// The value stack's first slot (moves when the stack grows).
+    pub stack: *mut Value,
+    /// The heap's first word: a heap pointer's address is this plus the
+    /// pointer's bits (moves when the heap grows).
+    pub heap: *mut u64,
+    /// The entered activation's stack index of its receiver.
+    pub bp: u64,
+    /// The entered activation's environment (nil without one).
+    pub env: Value,
+    /// Sends executed by native code since the last call into the runtime.
+    pub sends: u64,
+    /// Inlined sends (control structures) executed likewise.
+    pub inlined: u64,
+    /// Native activations nested in the one the interpreter entered.
+    pub depth: u64,
+    /// Non-zero when the next safepoint of native code must leave to the
+    /// interpreter (a collection is due, a process switch, a change of the
+    /// observation mode, a method to compile).
+    pub attention: u64,
+    /// The sampler's stack-request word while a sampler is attached (null
+    /// otherwise): native code tests it at every send, as the interpreter's
+    /// observing loop does.
+    pub request: *const AtomicU64,
+    /// The running process's frames (`FrameStack`'s slots; moves when they
+    /// grow): native code pushes and pops frames there itself on its fast
+    /// paths.
+    pub frames: *mut u8,
+    /// Live frames (native code's count; the runtime takes it at each call).
+    pub frames_len: u64,
+    /// Frames native code may push before it must ask the runtime: the
+    /// stack-depth limit, and the frame slots allocated.
+    pub frames_cap: u64,
+    /// Value stack slots allocated (native code asks the runtime for more).
+    pub stack_cap: u64,
+    /// The class table's epoch (inline caches hold for it).
+    pub epoch: u64,
+    /// Non-zero when every return must go through the runtime (activation
+    /// hooks installed, a stack overflow being handled).
+    pub slow_returns: u64,
+    /// The frame index whose return resumes an interrupted unwind (its
+    /// return goes through the runtime), or `u64::MAX`.
+    pub unwind_watch: u64,
+    /// The fast-call table: per method id, the native code native code may
+    /// call directly after pushing the frame itself ([`FastEntry`]).
+    pub fast: *const FastEntry,
+    /// Entries in `fast`.
+    pub fast_len: u64,
+    /// Per class index, the epoch in which `isNil`/`notNil` were last found
+    /// to be Object's (the fast path holds when it is the epoch now).
+    pub nil_test: *const u32,
+    /// Entries in `nil_test`.
+    pub nil_test_len: u64,
+    /// Per class index, the epoch in which `==` was last found to be
+    /// Object's primitive.
+    pub identity: *const u32,
+    /// Entries in `identity`.
+    pub identity_len: u64,
+}
+
+/// What native code may do itself for a method or block, by method id: call
+/// its native code after pushing the frame (`entry`), or run it without a
+/// frame when it is trivial (`trivial`, `operand`), as the interpreter does.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FastEntry {
+    /// The native function's address, or 0.
+    pub entry: u64,
+    /// Arguments it takes.
+    pub num_args: u64,
+    /// [`TRIVIAL_NONE`], or how the method runs without a frame.
+    pub trivial: u64,
+    /// The field index, the constant's bits, or the literal's address.
+    pub operand: u64,
+}
+
+/// Not a trivial method.
+pub const TRIVIAL_NONE: u64 = 0;
+/// `^field` (`operand`: the field index).
+pub const TRIVIAL_GETTER: u64 = 1;
+/// `field := arg` answering self (`operand`: the field index).
+pub const TRIVIAL_SETTER: u64 = 2;
+/// `^self`.
+pub const TRIVIAL_SELF: u64 = 3;
+/// `^constant` (`operand`: the value's bits).
+pub const TRIVIAL_CONSTANT: u64 = 4;
+/// `^literal` (`operand`: the address of the literal's cell).
+pub const TRIVIAL_LITERAL: u64 = 5;
+
+/// A compiled method or block: `f(ctx, pc)` continues the top activation at
+/// resume point `pc` and answers [`RETURNED`], [`BAIL`] or [`DECLINE`].
+pub type NativeFn = extern "C" fn(*mut NativeCtx, u64) -> u64;
+
+/// The activation returned to its sender (through the runtime's return).
+pub const RETURNED: u64 = 0;
+/// Native code left the activation (or a callee's) to the interpreter, at a
+/// resume point or at an instruction it does not run itself; the frames, the
+/// value stack and the saved pcs say where to go on.
+pub const BAIL: u64 = 1;
+/// `pc` is not a resume point of this code: nothing was done.
+pub const DECLINE: u64 = 2;
+
+/// A runtime call completed the operation: native code continues.
+pub const DONE: u64 = 0;
