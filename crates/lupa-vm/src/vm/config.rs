@@ -78,8 +78,11 @@ impl JitMode {
 /// The default `code_zone_bytes`.
 pub const DEFAULT_CODE_ZONE_BYTES: usize = 32 << 20;
 
-/// The default `jit_threshold`.
-pub const DEFAULT_JIT_THRESHOLD: u32 = 1000;
+/// The default `jit_threshold`: a compilation costs about 4 ms, which native
+/// code wins back only over some ten thousand activations or loop
+/// iterations (at 1000, the short runs of DeltaBlue and Json were 1.8-2.6x
+/// slower than interpreted; `lupa bench NAME --jit-threshold N`).
+pub const DEFAULT_JIT_THRESHOLD: u32 = 10_000;
 
 impl Default for VmOptions {
     fn default() -> Self {
