@@ -264,14 +264,20 @@ impl Vm {
                     }
                     Op::Special { op, sel, site } => {
                         self.note_send::<PER_SEND>(code.id, pc);
-                        if self.special(op)? {
+                        // Observing, a send whose method is instrumented is
+                        // sent (the trap runs), never taken by its fast path.
+                        let instrumented = OBSERVE
+                            && PER_SEND
+                            && self.obs.guarding_traps
+                            && self.special_is_instrumented(&code, sel, site, op);
+                        if !instrumented && self.special(op)? {
                             continue;
                         }
                         self.save_pc(pc);
                         let id = code.sel_ids[sel as usize].get();
                         let argc = op.selector().1 as usize;
                         // Blocks: activate directly.
-                        if matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
+                        if !instrumented && matches!(op, SpecialOp::Value | SpecialOp::ValueWith) {
                             let r =
                                 self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
                             if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
@@ -438,7 +444,11 @@ impl Vm {
     /// `method` (only in the observing loop, only while covering lines).
     #[inline(always)]
     fn cover_branch<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
-        if OBSERVE && PER_SEND && self.obs.covering_lines() {
+        if OBSERVE
+            && PER_SEND
+            && self.obs.covering_lines()
+            && !self.sched.running.at_meta_level()
+        {
             self.obs.mark_run(method, pc);
         }
     }

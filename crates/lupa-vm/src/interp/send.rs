@@ -345,7 +345,9 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             self.observe_activation(&m, bp);
         }
-        self.sched.running.enter_meta_level(&m);
+        if m.meta_level {
+            self.enter_level(&m);
+        }
         self.sched.running.frames.push(Frame {
             code: m,
             pc: 0,
@@ -357,13 +359,16 @@ impl Vm {
     }
 
     /// An activation of `m` (receiver at `bp`) while activation hooks or line
-    /// coverage are on: line coverage needs only the method (a run starts at
-    /// its first instruction), hooks get the whole event. Out of line: the
-    /// activation path stays small.
+    /// coverage are on: line coverage needs only the method (an arrival at
+    /// its first instruction, when the frame runs at the base level), hooks
+    /// get the whole event. Out of line: the activation path stays small.
     #[inline(never)]
     fn observe_activation(&mut self, m: &MethodCode, bp: usize) {
+        let lines = self.obs.covering_lines() && !self.runs_at_meta_level(m);
         if !self.obs.has_hooks() {
-            self.obs.mark_run(m.id, 0);
+            if lines {
+                self.obs.mark_run(m.id, 0);
+            }
             return;
         }
         let rc = self.class_of(self.sched.running.stack[bp]);
@@ -382,7 +387,20 @@ impl Vm {
                 .map(|f| f.code.line_of(f.pc.saturating_sub(1)))
                 .unwrap_or(0),
         };
-        self.obs.enter(ev);
+        self.obs.enter(ev, lines);
+    }
+
+    /// Will an activation of `m` pushed now run at the meta level (`m` is
+    /// `<metaLevel>`, or the process is at the meta level and `m` is not
+    /// `<baseLevel>`)?
+    fn runs_at_meta_level(&self, m: &MethodCode) -> bool {
+        if m.base_level {
+            false
+        } else if m.meta_level && !m.trap_shortcut {
+            true
+        } else {
+            self.sched.running.at_meta_level()
+        }
     }
 
     /// A fresh environment for an activation of `m` (which [`MethodCode::has_env`]),

@@ -84,11 +84,13 @@ pub struct MethodCode {
     /// `<exceptionHandler>`
     pub exception_handler: bool,
     /// `<metaLevel>`: the running process is at the meta level while this method is
-    /// active (the VM maintains the count across returns and unwinds).
+    /// active (the VM maintains the count across returns and unwinds). Also
+    /// set for `<baseLevel>` and `<trapShortcut>` methods: activation and
+    /// frame pop take one slow path (`Vm::enter_level`) for all three, which
+    /// tells them apart by the other two flags.
     pub meta_level: bool,
     /// `<baseLevel>`: the running process is back at the base level while this
-    /// method is active (it also sets `meta_level`, so that activation takes
-    /// the one slow path that handles both).
+    /// method is active.
     pub base_level: bool,
     /// `<trapShortcut>` (MethodProxies trap methods): literal 1 is the proxy's
     /// "instrumentation enabled" flag and literal 2 the hidden selector of the

@@ -23,7 +23,7 @@
 mod state;
 
 use lupa_heap::Value;
-pub(crate) use state::{Frame, PendingUnwind, ProcessState, UnwindAction};
+pub(crate) use state::{BaseSave, Frame, PendingUnwind, ProcessState, UnwindAction};
 use std::collections::VecDeque;
 
 /// Scheduling state of a process.

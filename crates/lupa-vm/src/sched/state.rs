@@ -76,8 +76,27 @@ pub struct ProcessState {
     pub unwind_watch: usize,
     /// Number of active `<metaLevel>` frames (since the innermost `<baseLevel>` one).
     pub meta_depth: u32,
-    /// The counts saved by the active `<baseLevel>` frames, innermost last.
-    pub base_saves: Vec<u32>,
+    /// The level state saved by the active `<baseLevel>` frames, innermost last.
+    pub base_saves: Vec<BaseSave>,
+    /// Frames of instrumentation on the stack that do not count against
+    /// `--max-stack-depth` (trap frames and the meta-level stretches below
+    /// `<baseLevel>` frames; see `proxies.rs`).
+    pub uncounted: usize,
+    /// While at the meta level: the index of the frame that entered it.
+    pub meta_entry: usize,
+}
+
+/// What a `<baseLevel>` frame saved when it was pushed (restored when it is
+/// popped): the meta-level count, where the meta level was entered, and how
+/// many frames it added to [`ProcessState::uncounted`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BaseSave {
+    /// The meta-level count below the frame.
+    pub meta_depth: u32,
+    /// [`ProcessState::meta_entry`] below the frame.
+    pub meta_entry: usize,
+    /// Frames (the meta-level stretch and the frame itself) made uncounted.
+    pub uncounted: usize,
 }
 
 impl Default for ProcessState {
@@ -89,6 +108,8 @@ impl Default for ProcessState {
             unwind_watch: usize::MAX,
             meta_depth: 0,
             base_saves: Vec::new(),
+            uncounted: 0,
+            meta_entry: 0,
         }
     }
 }
