@@ -22,11 +22,11 @@
 //! of an instruction is the count of the one before it, when execution can
 //! fall through from there (it is not a jump, a branch or a return), plus
 //! its arrivals, minus the runs cut short at it ([`LineCoverage::lines_of`]);
-//! a line's count is the largest count of its instructions (unconditional
-//! jumps count only on a line that has no other code, so the jump at the end
-//! of an arm, written on the line of the arm it skips, does not make that arm
-//! look run; a conditional branch is the test of its line and counts); a
-//! method's lines include those of its blocks. Lines without code (comments,
+//! a line's count is the largest count of its instructions (jumps and
+//! branches count only on a line that has no other code: the jump at the end
+//! of an arm is written on the line of the arm it skips, and the branch of
+//! `ifTrue:` on the line of the arm it may skip, and neither may make that
+//! arm look run); a method's lines include those of its blocks. Lines without code (comments,
 //! declarations) are not lines.
 //!
 //! Only the program's own code is counted: nothing is marked while the
@@ -112,10 +112,10 @@ fn ends_flow(op: &Op) -> bool {
     )
 }
 
-/// Is `op` a jump that only moves elsewhere (no test): it counts on a line
-/// only when the line has no other code.
+/// Is `op` a jump or a branch (it only decides where to go): it counts on a
+/// line only when the line has no other code.
 fn is_plain_jump(op: &Op) -> bool {
-    matches!(op, Op::Jump(_) | Op::JumpBack(_) | Op::ForIncr { .. })
+    ends_flow(op) && !matches!(op, Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal)
 }
 
 /// The line counts of a line-coverage session ([`Vm::take_line_coverage`](crate::Vm::take_line_coverage)).
@@ -159,9 +159,8 @@ impl LineCoverage {
         while let Some(c) = todo.pop() {
             let counts = self.instruction_counts(c.id, &c.ops);
             // Per line: the largest count of its instructions other than
-            // plain jumps (the jump at the end of an arm is written on the
-            // line of the code it skips), or of its jumps when it has
-            // nothing else.
+            // jumps and branches (written on the line of an arm they may
+            // skip), or of its jumps when it has nothing else.
             for (i, (op, &n)) in c.ops.iter().zip(&counts).enumerate() {
                 let line = c.line_of(i);
                 if line == 0 {
