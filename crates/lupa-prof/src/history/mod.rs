@@ -102,6 +102,18 @@ pub struct VersionInfo {
     pub total_sends: Option<u64>,
 }
 
+/// The metric of a *broken* version: a revision of a git range whose
+/// program failed to load or run (`lupa history record --git` keeps going
+/// past it). It has no methods; its command says why it broke.
+pub const METRIC_BROKEN: &str = "broken";
+
+impl VersionInfo {
+    /// Is it a broken version ([`METRIC_BROKEN`])?
+    pub fn is_broken(&self) -> bool {
+        self.metric == METRIC_BROKEN
+    }
+}
+
 /// Which number of [`MethodMetrics`] a diff compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -488,6 +500,15 @@ pub fn series(
     let points = points
         .into_iter()
         .map(|(version, metrics)| {
+            if version.is_broken() {
+                // Nothing was measured there: no state, and the next
+                // version is compared with the one before it.
+                return SeriesPoint {
+                    version,
+                    metrics: None,
+                    state: None,
+                };
+            }
             let now = metrics.as_ref().map(|m| measure.of(m));
             let state = match (prev, now) {
                 (None, _) | (Some(None), None) => None,

@@ -44,6 +44,10 @@ pub(crate) fn percent(c: &Change) -> String {
 }
 
 /// `state (colour)`.
+/// The state cell of a broken version ([`super::METRIC_BROKEN`]): its own
+/// colour, none of the five states.
+pub(crate) const BROKEN_CELL: &str = "broken (grey)";
+
 pub(crate) fn state_cell(s: State) -> String {
     format!("{} ({})", s.name(), s.colour())
 }
@@ -229,7 +233,11 @@ pub fn log_text(versions: &[VersionInfo]) -> String {
                     .map(|r| r.get(..12).unwrap_or(r).to_string())
                     .unwrap_or_default(),
                 v.date.clone(),
-                v.total_sends.map(|t| t.to_string()).unwrap_or_default(),
+                if v.is_broken() {
+                    super::METRIC_BROKEN.to_string()
+                } else {
+                    v.total_sends.map(|t| t.to_string()).unwrap_or_default()
+                },
                 v.command.clone(),
             ]
         })
@@ -294,7 +302,11 @@ pub fn series_text(s: &Series, mark: Option<i64>) -> String {
                 value(m.map(|m| m.sends_total)),
                 value(m.map(|m| m.sends_self)),
                 value(m.map(|m| m.activations)),
-                p.state.map(state_cell).unwrap_or_default(),
+                if p.version.is_broken() {
+                    BROKEN_CELL.to_string()
+                } else {
+                    p.state.map(state_cell).unwrap_or_default()
+                },
             ]
         })
         .collect();
