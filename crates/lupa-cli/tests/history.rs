@@ -883,18 +883,31 @@ fn a_broken_commit_in_a_range_is_recorded_as_broken_and_the_range_goes_on() {
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.stdout.lines().count(), 3, "{}", r.stdout);
-    assert!(r.stdout.lines().nth(1).is_some_and(|l| l.ends_with(": broken")), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.ends_with(": broken")),
+        "{}",
+        r.stdout
+    );
     let trees = git(&repo, &["worktree", "list"]).expect("list");
     assert_eq!(trees.lines().count(), 1, "{trees}");
 
     let log = lupa_in(&work, &["history", "log", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&log.stdout).expect("JSON");
     let versions = doc["versions"].as_array().expect("versions");
-    let metrics: Vec<&str> = versions.iter().filter_map(|v| v["metric"].as_str()).collect();
+    let metrics: Vec<&str> = versions
+        .iter()
+        .filter_map(|v| v["metric"].as_str())
+        .collect();
     assert_eq!(metrics, vec!["sends", "broken", "sends"]);
     assert!(
-        versions[1]["command"].as_str().is_some_and(|c| c.contains("broken:")),
-        "{}", log.stdout
+        versions[1]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("broken:")),
+        "{}",
+        log.stdout
     );
     let text = lupa_in(&work, &["history", "log"]);
     assert!(text.stdout.contains("broken"), "{}", text.stdout);
@@ -909,8 +922,18 @@ fn a_broken_commit_in_a_range_is_recorded_as_broken_and_the_range_goes_on() {
     let stop = lupa_in(
         &work,
         &[
-            "history", "record", "--git", &repo_s, "--revs", range, "--replace",
-            "--stop-at-failure", "-cp", "src", "--", "Main",
+            "history",
+            "record",
+            "--git",
+            &repo_s,
+            "--revs",
+            range,
+            "--replace",
+            "--stop-at-failure",
+            "-cp",
+            "src",
+            "--",
+            "Main",
         ],
     );
     assert_eq!(stop.code, 65, "{}", stop.stderr);

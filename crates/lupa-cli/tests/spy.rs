@@ -264,9 +264,16 @@ fn an_unknown_package_is_a_usage_error_naming_the_packages() {
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("no package Nope"), "{}", r.stderr);
-    let r = lupa_in(dir.path(), &["count", "-cp", "Shapes", "--class", "Nope", "Main"]);
+    let r = lupa_in(
+        dir.path(),
+        &["count", "-cp", "Shapes", "--class", "Nope", "Main"],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("no method of class Nope ran"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no method of class Nope ran"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("Square"), "{}", r.stderr);
 }
 
@@ -287,7 +294,17 @@ fn a_package_named_like_a_bundled_folder_is_its_own() {
     .expect("write");
     let r = lupa_in(
         dir.path(),
-        &["coverage", "-cp", "Richards", "--package", "Richards", "--format", "json", "-o", "-"],
+        &[
+            "coverage",
+            "-cp",
+            "Richards",
+            "--package",
+            "Richards",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
@@ -321,6 +338,10 @@ fn instrumentation_does_not_change_the_depth_a_program_reaches() {
             &[command, "-cp", "Deep", "--max-stack-depth", "2000"],
         );
         assert_eq!(r.code, 0, "{command}: {}\n{}", r.stdout, r.stderr);
-        assert!(r.stdout.contains("1 passed, 0 failed"), "{command}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("1 passed, 0 failed"),
+            "{command}: {}",
+            r.stdout
+        );
     }
 }

@@ -409,8 +409,7 @@ pub fn record_git(
                     metric: METRIC_BROKEN.to_string(),
                     total_sends: None,
                 };
-                let stored =
-                    store.add_version_with(&v, &[], &VersionExtras::default(), replace)?;
+                let stored = store.add_version_with(&v, &[], &VersionExtras::default(), replace)?;
                 on_version(&stored);
                 out.push(stored);
                 continue;

@@ -179,12 +179,7 @@ pub fn unknown_packages(vm: &Vm, packages: &[String]) -> Option<String> {
     if unknown.is_empty() {
         return None;
     }
-    let mut known: Vec<String> = vm
-        .image
-        .packages()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
+    let mut known: Vec<String> = vm.image.packages().into_iter().map(|p| p.name).collect();
     known.sort();
     known.dedup();
     Some(format!(

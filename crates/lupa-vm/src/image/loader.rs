@@ -258,7 +258,9 @@ impl Image {
                 p.location == spec
                     || (p.bundled && bundled_path == Some(spec))
                     || (!p.bundled
-                        && std::path::Path::new(spec).components().eq(std::path::Path::new(&p.location).components()))
+                        && std::path::Path::new(spec)
+                            .components()
+                            .eq(std::path::Path::new(&p.location).components()))
             })
             .cloned()
             .collect();
@@ -286,7 +288,10 @@ impl Image {
         let mut names = Vec::new();
         for p in self.resolve_package(package) {
             let files = if p.bundled {
-                let folder = p.location.strip_prefix(BUNDLED_PREFIX).unwrap_or(&p.location);
+                let folder = p
+                    .location
+                    .strip_prefix(BUNDLED_PREFIX)
+                    .unwrap_or(&p.location);
                 BUNDLED
                     .iter()
                     .filter_map(|(path, _)| {

@@ -103,10 +103,9 @@ impl Vm {
                 Lookup::NotFound => return false,
             }
         };
-        self.image
-            .methods
-            .get(method as usize)
-            .is_some_and(|m| m.trap_shortcut && m.literals.first().is_some_and(|l| l.get() == Value::TRUE))
+        self.image.methods.get(method as usize).is_some_and(|m| {
+            m.trap_shortcut && m.literals.first().is_some_and(|l| l.get() == Value::TRUE)
+        })
     }
 
     /// A method dictionary changed under selector `sel`: when it is a special
