@@ -14,7 +14,7 @@
 //!   exception, a non-local return or a process termination, returned from
 //!   by a non-local return or an exception handler, restarted, or still
 //!   waiting when coverage stops) is cut short at its saved pc: the
-//!   instructions from there on did not run that time ([`Observation::mark_abort`]);
+//!   instructions from there on did not run that time (`Observation::mark_abort`);
 //! - when coverage starts, each frame already active arrives at its saved
 //!   pc (it goes on from there when its send returns).
 //!
