@@ -68,7 +68,7 @@ pub fn version_line(v: &VersionInfo) -> String {
 
 /// `2 higher (red), 1 new (yellow), ...` for one level of a diff.
 fn counts_line(d: &Diff, level: Level) -> String {
-    State::tally_line(&d.counts(level))
+    State::tally_line_painted(&d.counts(level), d.higher_is_better())
 }
 
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
@@ -99,7 +99,7 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
     let _ = writeln!(
         out,
         "metric: methods by {}; classes and packages by the {} of their methods",
-        d.measure.describe(),
+        d.measure_description(),
         match d.measure {
             super::Measure::Activations => "activations",
             _ => "self sends",
@@ -121,14 +121,22 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
     }
     let right = [2, 3, 4, 5];
     out.push_str("\nPackages\n");
-    let rows = d.packages.iter().map(|c| change_row(c, false)).collect();
+    let rows = d
+        .packages
+        .iter()
+        .map(|c| change_row(c, false, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &["State", "Package", "Before", "After", "Delta", "Delta %"],
         rows,
         &right,
     ));
     out.push_str("\nClasses\n");
-    let rows = d.classes.iter().map(|c| change_row(c, true)).collect();
+    let rows = d
+        .classes
+        .iter()
+        .map(|c| change_row(c, true, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &[
             "State", "Class", "Before", "After", "Delta", "Delta %", "Package",
@@ -143,7 +151,10 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
         .filter(|c| options.all || c.state != State::Unchanged)
         .collect();
     let limit = options.top.unwrap_or(usize::MAX).min(shown.len());
-    let rows = shown[..limit].iter().map(|c| change_row(c, true)).collect();
+    let rows = shown[..limit]
+        .iter()
+        .map(|c| change_row(c, true, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &[
             "State", "Method", "Before", "After", "Delta", "Delta %", "Package",
@@ -305,7 +316,12 @@ pub fn series_text(s: &Series, mark: Option<i64>) -> String {
                 if p.version.is_broken() {
                     BROKEN_CELL.to_string()
                 } else {
-                    p.state.map(state_cell).unwrap_or_default()
+                    p.state
+                        .map(|st| {
+                            let paint = st.painted(p.version.higher_is_better());
+                            format!("{} ({})", st.name(), paint.colour())
+                        })
+                        .unwrap_or_default()
                 },
             ]
         })
@@ -335,7 +351,7 @@ pub fn series_json(s: &Series) -> serde_json::Result<String> {
 /// or each method past the bound.
 pub fn check_text(d: &Diff, violations: &[Violation], max_increase: f64) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "history check: {}", d.measure.describe());
+    let _ = writeln!(out, "history check: {}", d.measure_description());
     let _ = writeln!(out, "baseline: {}", version_line(&d.from));
     let _ = writeln!(out, "against:  {}", version_line(&d.to));
     let _ = writeln!(out, "bound:    +{max_increase}% per method");
@@ -383,10 +399,14 @@ pub fn check_text(d: &Diff, violations: &[Violation], max_increase: f64) -> Stri
 }
 
 /// One row of a diff table: state, name, before, after, delta, delta %, and
-/// the package when `with_package`.
-fn change_row(c: &Change, with_package: bool) -> Vec<String> {
+/// the package when `with_package` (colours as [`State::painted`]).
+fn change_row(c: &Change, with_package: bool, higher_is_better: bool) -> Vec<String> {
     let mut row = vec![
-        state_cell(c.state),
+        format!(
+            "{} ({})",
+            c.state.name(),
+            c.state.painted(higher_is_better).colour()
+        ),
         c.name.clone(),
         value(c.before),
         value(c.after),
@@ -424,6 +444,23 @@ mod tests {
             },
         );
         assert!(all.contains("A>>same"), "{all}");
+    }
+
+    #[test]
+    fn coverage_diffs_say_executions_and_lower_is_red() {
+        let mut d = sample_diff();
+        d.from.metric = "coverage".to_string();
+        d.to.metric = "coverage".to_string();
+        let t = diff_text(&d, TextOptions::default());
+        assert!(
+            t.contains("methods by executions (coverage: higher is better)"),
+            "{t}"
+        );
+        assert!(!t.contains("total sends"), "{t}");
+        assert!(t.contains("| higher (green)"), "{t}");
+        assert!(t.contains("| lower (red)"), "{t}");
+        let svg = super::super::picture::svg(&d);
+        assert!(svg.contains("(executions)"), "{svg}");
     }
 
     #[test]
