@@ -22,7 +22,9 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
   0    success (run: the program ended normally or with `system exit: 0`)
   1    an uncaught Smalltalk error (with a backtrace), failed tests, or `system exit:`
        with a status outside 0..255 (reported); run: the program's own `system exit: N`
-  2    bad usage (unknown option, missing argument, argument that is not UTF-8)
+  2    bad usage (unknown option, missing argument, argument that is not UTF-8; a
+       --package that names no package, or for count a --class or --package no method
+       that ran is in)
   65   a syntax or compile error in a class file (file:line:col)
   66   a class that cannot be found
   70   a fatal runtime error (deadlock, error while handling an error); stability: the

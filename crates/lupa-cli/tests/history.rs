@@ -859,3 +859,83 @@ fn differential_flame_graph_and_folded_diff() {
         common::assert_screenshot_not_blank(chromium, root.path(), file);
     }
 }
+
+#[test]
+fn a_broken_commit_in_a_range_is_recorded_as_broken_and_the_range_goes_on() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let Some(repo) = two_commit_repo(root.path()) else {
+        return;
+    };
+    // Two more commits: one that does not compile, one that works again.
+    std::fs::write(repo.join("src/Work.som"), "Work = ( slow = ( ^ ) )\n").expect("write");
+    git(&repo, &["commit", "-q", "-a", "-m", "broken"]).expect("commit");
+    std::fs::write(repo.join("src/Work.som"), WORK_2).expect("write");
+    git(&repo, &["commit", "-q", "-a", "-m", "fixed"]).expect("commit");
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let repo_s = repo.display().to_string();
+    let range = "HEAD~3..HEAD";
+    let r = lupa_in(
+        &work,
+        &[
+            "history", "record", "--git", &repo_s, "--revs", range, "-cp", "src", "--", "Main",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout.lines().count(), 3, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.ends_with(": broken")),
+        "{}",
+        r.stdout
+    );
+    let trees = git(&repo, &["worktree", "list"]).expect("list");
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+
+    let log = lupa_in(&work, &["history", "log", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&log.stdout).expect("JSON");
+    let versions = doc["versions"].as_array().expect("versions");
+    let metrics: Vec<&str> = versions
+        .iter()
+        .filter_map(|v| v["metric"].as_str())
+        .collect();
+    assert_eq!(metrics, vec!["sends", "broken", "sends"]);
+    assert!(
+        versions[1]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("broken:")),
+        "{}",
+        log.stdout
+    );
+    let text = lupa_in(&work, &["history", "log"]);
+    assert!(text.stdout.contains("broken"), "{}", text.stdout);
+
+    // A diff with the broken version is refused; across it works.
+    let d = lupa_in(&work, &["history", "diff", "1", "2"]);
+    assert_clean_failure(&d, 2, "is broken");
+    let d = lupa_in(&work, &["history", "diff", "1", "3"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+
+    // --stop-at-failure stops at the broken revision (the one before stays).
+    let stop = lupa_in(
+        &work,
+        &[
+            "history",
+            "record",
+            "--git",
+            &repo_s,
+            "--revs",
+            range,
+            "--replace",
+            "--stop-at-failure",
+            "-cp",
+            "src",
+            "--",
+            "Main",
+        ],
+    );
+    assert_eq!(stop.code, 65, "{}", stop.stderr);
+    assert_eq!(stop.stdout.lines().count(), 1, "{}", stop.stdout);
+}

@@ -247,3 +247,101 @@ fn types_report_for_tests_and_for_a_program() {
         serde_json::json!(["Integer", "String | nil"])
     );
 }
+
+#[test]
+fn an_unknown_package_is_a_usage_error_naming_the_packages() {
+    let dir = project(false);
+    for command in ["coverage", "types"] {
+        let r = lupa_in(dir.path(), &[command, "-cp", "Shapes", "--package", "Nope"]);
+        assert_eq!(r.code, 2, "{command}: {}", r.stderr);
+        assert!(r.stderr.contains("no package Nope"), "{}", r.stderr);
+        assert!(r.stderr.contains("Shapes"), "{}", r.stderr);
+        assert!(r.stderr.contains("Kernel"), "{}", r.stderr);
+    }
+    let r = lupa_in(
+        dir.path(),
+        &["blueprint", "-cp", "Shapes", "--package", "Nope", "Main"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no package Nope"), "{}", r.stderr);
+    let r = lupa_in(
+        dir.path(),
+        &["count", "-cp", "Shapes", "--class", "Nope", "Main"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no method of class Nope ran"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("Square"), "{}", r.stderr);
+}
+
+#[test]
+fn a_package_named_like_a_bundled_folder_is_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let richards = dir.path().join("Richards");
+    std::fs::create_dir(&richards).expect("mkdir");
+    std::fs::write(
+        richards.join("Planner.som"),
+        "Planner = ( plan = ( ^3 ) )\n",
+    )
+    .expect("write");
+    std::fs::write(
+        richards.join("PlannerTest.som"),
+        "PlannerTest = TestCase (\n    testPlan = ( self assert: 3 equals: Planner new plan )\n)\n",
+    )
+    .expect("write");
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "coverage",
+            "-cp",
+            "Richards",
+            "--package",
+            "Richards",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let classes: Vec<&str> = json["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(classes, vec!["Planner"], "not Lupa's Richards classes");
+}
+
+#[test]
+fn instrumentation_does_not_change_the_depth_a_program_reaches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("Deep");
+    std::fs::create_dir(&deep).expect("mkdir");
+    std::fs::write(
+        deep.join("Deep.som"),
+        "Deep = ( down: n = ( n = 0 ifTrue: [ ^0 ]. ^(self down: n - 1) + 1 ) )\n",
+    )
+    .expect("write");
+    std::fs::write(
+        deep.join("DeepTest.som"),
+        "DeepTest = TestCase (\n    testDeep = ( self assert: 1900 equals: (Deep new down: 1900) )\n)\n",
+    )
+    .expect("write");
+    for command in ["test", "coverage", "types"] {
+        let r = lupa_in(
+            dir.path(),
+            &[command, "-cp", "Deep", "--max-stack-depth", "2000"],
+        );
+        assert_eq!(r.code, 0, "{command}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("1 passed, 0 failed"),
+            "{command}: {}",
+            r.stdout
+        );
+    }
+}

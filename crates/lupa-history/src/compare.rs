@@ -15,11 +15,22 @@ pub fn diff(
     to: &str,
     options: DiffOptions,
 ) -> Result<Diff, HistoryError> {
-    let a = store.version(from)?;
-    let b = store.version(to)?;
+    let a = whole(store.version(from)?)?;
+    let b = whole(store.version(to)?)?;
     let before = store.methods(a.id)?;
     let after = store.methods(b.id)?;
     Ok(model::diff(a, &before, b, &after, options))
+}
+
+/// `v`, refused when it is broken (nothing was measured there).
+fn whole(v: VersionInfo) -> Result<VersionInfo, HistoryError> {
+    if v.is_broken() {
+        return Err(HistoryError::Incomparable(format!(
+            "`{}` is broken (its program failed to load or run: {}): nothing to compare",
+            v.label, v.command
+        )));
+    }
+    Ok(v)
 }
 
 /// Is `metric` a version's sampled time ([`METRIC_TIME`],
@@ -35,8 +46,8 @@ pub fn comparable(
     from: &str,
     to: &str,
 ) -> Result<(VersionInfo, VersionInfo), HistoryError> {
-    let a = store.version(from)?;
-    let b = store.version(to)?;
+    let a = whole(store.version(from)?)?;
+    let b = whole(store.version(to)?)?;
     if a.metric != b.metric {
         return Err(HistoryError::Incomparable(format!(
             "`{}` was recorded with the metric {} and `{}` with {}: record both with the same --metric",

@@ -53,6 +53,7 @@ pub const METRIC_TIME: &str = "time";
 pub const METRIC_TIME_SAMPLES: &str = "time-samples";
 /// The `metric` of a coverage version (values: executions).
 pub const METRIC_COVERAGE: &str = "coverage";
+pub use lupa_prof::history::METRIC_BROKEN;
 
 /// Open the store `db`: a PostgreSQL database when it is a `postgres://` or
 /// `postgresql://` URL (`store_pg`, with the `postgres` feature; without it,

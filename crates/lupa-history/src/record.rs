@@ -9,7 +9,9 @@
 
 use crate::git;
 use crate::store::{NewVersion, ProfileStore, VersionExtras};
-use crate::{HistoryError, METRIC_COVERAGE, METRIC_SENDS, METRIC_TIME, METRIC_TIME_SAMPLES};
+use crate::{
+    HistoryError, METRIC_BROKEN, METRIC_COVERAGE, METRIC_SENDS, METRIC_TIME, METRIC_TIME_SAMPLES,
+};
 use lupa_prof::Profile;
 use lupa_prof::coverage::Coverage;
 use lupa_prof::history::timed::{self, RunValue};
@@ -357,8 +359,13 @@ pub fn record(
 /// `repo` (always the last), each checked out in a temporary worktree and run
 /// with `program`'s class path moved into it ([`git::class_path_in`]);
 /// labels are the short hash and subject. `on_version` is told of each
-/// version once stored. Stops at the first failure (the versions stored
-/// before it stay).
+/// version once stored. A revision whose program fails to load or run
+/// (a compile error, an uncaught error, a non-zero exit) is recorded as a
+/// broken version ([`METRIC_BROKEN`], no methods, the failure in its command)
+/// when `keep_going`, and the range goes on; otherwise the range stops there
+/// (the versions stored before it stay). Other failures (git, the store)
+/// always stop it.
+#[allow(clippy::too_many_arguments)]
 pub fn record_git(
     store: &mut dyn ProfileStore,
     program: &Program,
@@ -366,6 +373,7 @@ pub fn record_git(
     range: &str,
     every: usize,
     replace: bool,
+    keep_going: bool,
     on_version: &mut dyn FnMut(&VersionInfo),
 ) -> Result<Vec<VersionInfo>, HistoryError> {
     let top = git::toplevel(repo)?;
@@ -383,8 +391,31 @@ pub fn record_git(
         let tree = git::Worktree::add(&top, rev)?;
         let mut options = program.options.clone();
         options.class_path = git::class_path_in(&program.options.class_path, &top, tree.path());
-        let run = profile_with(options, &program.args, &label, &program.metric)?;
+        let run = profile_with(options, &program.args, &label, &program.metric);
         drop(tree);
+        let run = match run {
+            Ok(run) => run,
+            Err(e @ (HistoryError::Program { .. } | HistoryError::ProgramExit { .. }))
+                if keep_going =>
+            {
+                let v = NewVersion {
+                    label,
+                    git_rev: Some(rev.hash.clone()),
+                    date: None,
+                    command: format!(
+                        "{} (broken: {e})",
+                        program.command(&program.options.class_path)
+                    ),
+                    metric: METRIC_BROKEN.to_string(),
+                    total_sends: None,
+                };
+                let stored = store.add_version_with(&v, &[], &VersionExtras::default(), replace)?;
+                on_version(&stored);
+                out.push(stored);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let v = NewVersion {
             label,
             git_rev: Some(rev.hash.clone()),

@@ -56,6 +56,51 @@ impl View {
                 .any(|p| m.category == *p || m.category.starts_with(&format!("{p}/")))
     }
 
+    /// The packages and classes of the view that match no method of
+    /// `profile`, with the message that says so and names the packages
+    /// (or classes) the profile has; `None` when each matches some method.
+    /// A filter that matches nothing is a usage error, not an empty report.
+    pub fn unmatched(&self, profile: &Profile) -> Option<String> {
+        let methods = || profile.methods.iter().filter(|m| !m.is_synthetic_root());
+        let in_package = |m: &lupa_prof::MethodInfo, p: &str| {
+            m.category == p || m.category.starts_with(&format!("{p}/"))
+        };
+        let packages: Vec<&str> = self
+            .packages
+            .iter()
+            .filter(|p| !methods().any(|m| in_package(m, p)))
+            .map(String::as_str)
+            .collect();
+        let classes: Vec<&str> = self
+            .classes
+            .iter()
+            .filter(|c| !methods().any(|m| m.class == **c))
+            .map(String::as_str)
+            .collect();
+        let mut problems = Vec::new();
+        if !packages.is_empty() {
+            let mut known: Vec<&str> = methods().map(|m| m.category.as_str()).collect();
+            known.sort_unstable();
+            known.dedup();
+            problems.push(format!(
+                "no method of package {} ran (the packages that ran: {})",
+                packages.join(", "),
+                known.join(", ")
+            ));
+        }
+        if !classes.is_empty() {
+            let mut known: Vec<&str> = methods().map(|m| m.class.as_str()).collect();
+            known.sort_unstable();
+            known.dedup();
+            problems.push(format!(
+                "no method of class {} ran (the classes that ran: {})",
+                classes.join(", "),
+                known.join(", ")
+            ));
+        }
+        (!problems.is_empty()).then(|| problems.join("; "))
+    }
+
     /// The profile with only the methods the view keeps.
     pub fn apply(&self, profile: Profile) -> Profile {
         if !self.filters() {
@@ -114,6 +159,27 @@ mod tests {
         b.exit();
         b.exit();
         b.finish()
+    }
+
+    #[test]
+    fn a_filter_that_matches_nothing_says_what_there_is() {
+        let view = View {
+            packages: vec!["Apps".to_string(), "Nope".to_string()],
+            classes: vec!["Ghost".to_string()],
+            ..View::default()
+        };
+        let message = view.unmatched(&profile()).unwrap_or_default();
+        assert_eq!(
+            message,
+            "no method of package Nope ran (the packages that ran: Apps/Mine, Kernel); \
+             no method of class Ghost ran (the classes that ran: App, Array)"
+        );
+        let fine = View {
+            packages: vec!["Apps".to_string()],
+            classes: vec!["Array".to_string()],
+            ..View::default()
+        };
+        assert_eq!(fine.unmatched(&profile()), None);
     }
 
     #[test]

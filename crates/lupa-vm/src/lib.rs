@@ -43,7 +43,7 @@ pub(crate) mod sched;
 pub mod sunit;
 mod vm;
 
-pub use image::{BUNDLED, ClassTable, Image, Lookup, package_of};
+pub use image::{BUNDLED, BUNDLED_PREFIX, ClassTable, Image, Lookup, PackageInfo, package_of};
 pub use image::{InstructionInfo, MethodDescription};
 pub use interp::native::{Jit, MAX_NATIVE_DEPTH};
 pub use io::Io;

@@ -18,13 +18,23 @@
 //!   literal frame, inline caches and Method object, for another class or
 //!   selector; and **literal patching** ([`Vm::patch_literal`]), which keeps a
 //!   patched selector literal's symbol id in step and flushes the inline caches;
-//! - **the meta level** ([`ProcessState::enter_meta_level`],
-//!   [`ProcessState::leave_meta_level`]): each process counts its active
+//! - **the meta level** ([`ProcessState::enter_level`],
+//!   [`ProcessState::leave_level`]): each process counts its active
 //!   `<metaLevel>` frames; activation increments, every frame pop (return or
 //!   unwind) decrements, and a process switch swaps the count with the rest of
 //!   the process state; a `<baseLevel>` method runs at the base level again
 //!   (the count is saved when its frame is pushed and restored when it is
 //!   popped), so a hook can run the code it wraps as the program's own;
+//! - **instrumentation does not count against the stack depth**: trap
+//!   frames, and the meta-level frames between a trap and the `<baseLevel>`
+//!   frame that runs the original for it, are counted apart
+//!   ([`ProcessState::uncounted`]) and raise the running process's frame
+//!   limit by as much (`RuntimeLimits::set_allowance`; the stack budget still
+//!   bounds them), so a program reaches the same depth instrumented or not;
+//!   at the meta level, instrumentation code may nest `--max-stack-depth`
+//!   frames above where it started. All of it happens on the one slow path
+//!   that activation and frame pop take for methods flagged
+//!   [`MethodCode::meta_level`];
 //! - **the trap shortcut** ([`Vm::trap_shortcut_applies`], `Vm::send_to_original`):
 //!   a `<trapShortcut>` method whose proxy is disabled (literal 1 is not `true`),
 //!   or that is called at the meta level, is not activated: the VM sends the
@@ -35,38 +45,79 @@
 //! `#[inline(always)]` and compile to what was written there before.
 
 use crate::objects::{MethodCode, cls};
-use crate::sched::{Frame, ProcessState};
+use crate::sched::{BaseSave, Frame, ProcessState};
 use crate::vm::{Vm, VmError};
 use lupa_heap::{OutOfMemory, Value};
 use std::cell::Cell;
 use std::rc::Rc;
 
 impl ProcessState {
-    /// A frame with `flags` is being pushed: count it if its code is `<metaLevel>`; a
-    /// `<baseLevel>` method puts the process back at the base level while it
-    /// is active (the count is saved, and restored when its frame is popped).
-    #[inline(always)]
-    pub fn enter_meta_level(&mut self, flags: u32) {
-        if flags & Frame::META_LEVEL != 0 {
-            if flags & Frame::BASE_LEVEL != 0 {
-                self.base_saves.push(self.meta_depth);
-                self.meta_depth = 0;
+    /// A frame of `m` is being pushed at frame index `depth`; `m` takes the
+    /// level path ([`MethodCode::meta_level`]): a `<baseLevel>` method puts
+    /// the process back at the base level while it is active (the level
+    /// state is saved, and restored when its frame is popped), a trap frame
+    /// (`<trapShortcut>`, pushed at the base level only) is counted as
+    /// instrumentation, any other such method is `<metaLevel>` and counts one
+    /// more meta-level frame.
+    ///
+    /// Instrumentation does not count against `--max-stack-depth`
+    /// ([`ProcessState::uncounted`]): trap frames, and every frame of a
+    /// meta-level stretch below a `<baseLevel>` frame (the hooks and the
+    /// handler a spy's `run:with:in:` goes through to run the method), the
+    /// `<baseLevel>` frame included. Answers whether the frame allowance
+    /// changed.
+    #[inline]
+    pub(crate) fn enter_level(&mut self, m: &MethodCode, depth: usize) -> bool {
+        if m.base_level {
+            let uncounted = if self.meta_depth > 0 {
+                depth + 1 - self.meta_entry.min(depth)
             } else {
-                self.meta_depth += 1;
+                1
+            };
+            self.base_saves.push(BaseSave {
+                meta_depth: self.meta_depth,
+                meta_entry: self.meta_entry,
+                uncounted,
+            });
+            self.uncounted += uncounted;
+            self.meta_depth = 0;
+            true
+        } else if m.trap_shortcut {
+            if self.meta_depth == 0 {
+                self.uncounted += 1;
+                return true;
             }
+            false
+        } else {
+            self.meta_depth += 1;
+            if self.meta_depth == 1 {
+                self.meta_entry = depth;
+                return true;
+            }
+            false
         }
     }
 
-    /// A frame of `m` is being popped (returned from or unwound): uncount it if
-    /// `m` is `<metaLevel>`, restore the saved count if it is `<baseLevel>`.
-    #[inline(always)]
-    pub fn leave_meta_level(&mut self, flags: u32) {
-        if flags & Frame::META_LEVEL != 0 {
-            if flags & Frame::BASE_LEVEL != 0 {
-                self.meta_depth = self.base_saves.pop().unwrap_or(0);
-            } else {
-                self.meta_depth = self.meta_depth.saturating_sub(1);
+    /// A frame of `m` (which takes the level path) is being popped, returned
+    /// from or unwound: undo what [`ProcessState::enter_level`] did. Answers
+    /// whether the frame allowance changed.
+    #[inline]
+    pub(crate) fn leave_level(&mut self, m: &MethodCode) -> bool {
+        if m.base_level {
+            let saved = self.base_saves.pop().unwrap_or_default();
+            self.meta_depth = saved.meta_depth;
+            self.meta_entry = saved.meta_entry;
+            self.uncounted = self.uncounted.saturating_sub(saved.uncounted);
+            true
+        } else if m.trap_shortcut {
+            if self.meta_depth == 0 {
+                self.uncounted = self.uncounted.saturating_sub(1);
+                return true;
             }
+            false
+        } else {
+            self.meta_depth = self.meta_depth.saturating_sub(1);
+            self.meta_depth == 0
         }
     }
 
@@ -75,9 +126,75 @@ impl ProcessState {
     pub fn at_meta_level(&self) -> bool {
         self.meta_depth > 0
     }
+
+    /// How many frames the process may hold beyond `--max-stack-depth` now
+    /// ([`FrameAllowance`]).
+    pub(crate) fn frame_allowance(&self) -> FrameAllowance {
+        if self.meta_depth > 0 {
+            FrameAllowance::MetaFrom(self.meta_entry)
+        } else {
+            FrameAllowance::Uncounted(self.uncounted)
+        }
+    }
+
+    /// For each frame, bottom first: does it run at the meta level? (The
+    /// level inside the frame: a `<metaLevel>` frame is, a `<baseLevel>` one
+    /// is not, any other frame is at its caller's level.)
+    pub(crate) fn frame_levels(&self) -> Vec<bool> {
+        let mut meta = 0u32;
+        let mut saved = Vec::new();
+        self.frames
+            .iter()
+            .map(|f| {
+                if f.flags & Frame::META_LEVEL != 0 {
+                    if f.flags & Frame::BASE_LEVEL != 0 {
+                        saved.push(meta);
+                        meta = 0;
+                    } else if f.flags & Frame::TRAP_SHORTCUT == 0 {
+                        meta += 1;
+                    }
+                }
+                meta > 0
+            })
+            .collect()
+    }
+}
+
+/// What the running process may hold beyond `--max-stack-depth`
+/// (`RuntimeLimits::set_allowance`): at the base level, its uncounted
+/// instrumentation frames; at the meta level, `--max-stack-depth` frames
+/// above the frame that entered it (instrumentation code is bounded on its
+/// own, not by the program's depth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameAllowance {
+    /// At the base level, with this many uncounted frames.
+    Uncounted(usize),
+    /// At the meta level, entered at this frame index.
+    MetaFrom(usize),
 }
 
 impl Vm {
+    /// A frame of `m` (which takes the level path: [`MethodCode::meta_level`])
+    /// is being pushed: update the process's level and, when it changed, the
+    /// frame limit. Out of line: the activation path tests one flag.
+    #[inline(never)]
+    pub(crate) fn enter_level(&mut self, m: &MethodCode) {
+        let depth = self.sched.running.frames.len();
+        if self.sched.running.enter_level(m, depth) {
+            self.limits
+                .set_allowance(self.sched.running.frame_allowance());
+        }
+    }
+
+    /// A frame of `m` (which takes the level path) was popped.
+    #[inline(never)]
+    pub(crate) fn leave_level(&mut self, m: &MethodCode) {
+        if self.sched.running.leave_level(m) {
+            self.limits
+                .set_allowance(self.sched.running.frame_allowance());
+        }
+    }
+
     /// Should the `<trapShortcut>` method `m` be bypassed: is its proxy disabled
     /// (literal 1 not `true`), or is the running process at the meta level?
     #[inline(always)]

@@ -54,6 +54,10 @@ pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
         eprintln!("lupa: no package to profile: name one with --package P");
         return Ok(2);
     }
+    if let Some(message) = lupa_profilers::spy::unknown_packages(vm, &packages) {
+        eprintln!("lupa: {message}");
+        return Ok(2);
+    }
     let mut command = String::from("lupa blueprint");
     for p in &packages {
         command.push_str(&format!(" --package {p}"));

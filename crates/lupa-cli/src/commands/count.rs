@@ -41,7 +41,13 @@ pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     let run = ProfileMode::COMPTEUR.run(vm, Workload::Program(&args))?;
     let code = run.result?;
     let view = a.view.view();
-    let profile = view.apply(Profile::try_from(run.output)?);
+    let profile = Profile::try_from(run.output)?;
+    if let Some(message) = view.unmatched(&profile) {
+        vm.io.flush()?;
+        eprintln!("lupa: {message}");
+        return Ok(2);
+    }
+    let profile = view.apply(profile);
     let command = format!("lupa count {}", args.join(" "));
     let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
     let mut options = view.report_options(a.report.format, command, header);

@@ -46,6 +46,10 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
     } else {
         a.packages.clone()
     };
+    if let Some(message) = lupa_profilers::spy::unknown_packages(vm, &packages) {
+        eprintln!("lupa: {message}");
+        return Ok(2);
+    }
     // With `-o -` the tests' output goes to standard error.
     let dest = a.report.prepare(vm, "coverage")?;
     let classes = match find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {

@@ -22,7 +22,9 @@ use crate::vm_args::{VmArgs, options};
 pub(crate) const EXIT_CODES: &str = "Exit codes (lupa history):
   0    success; check: no method grew past the bound
   1    check: a method grew past the bound (each one is named); record: the program
-       failed (an uncaught error or a non-zero exit status; nothing is recorded)
+       failed (an uncaught error or a non-zero exit status; nothing is recorded; with
+       --git a failing revision is recorded as broken and the range goes on, unless
+       --stop-at-failure)
   2    bad usage: unknown option or argument, unknown version or method, a label that
        exists already (record --replace), REPO not a git repository, unknown revision
   65   record: a syntax or compile error in the program
@@ -96,6 +98,15 @@ struct RecordArgs {
     /// Record every K-th revision of the range (the last one always).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     every: Option<u64>,
+    /// With --git (the default for a range A..B): a revision whose program fails to load
+    /// or run is recorded as a broken version (shown in log; diff refuses it) and the
+    /// range goes on.
+    #[arg(long, requires = "git", overrides_with = "stop_at_failure")]
+    keep_going: bool,
+    /// With --git: stop at the first revision whose program fails (exit as for one
+    /// version; the versions before it stay recorded).
+    #[arg(long, requires = "git", overrides_with = "keep_going")]
+    stop_at_failure: bool,
     /// Replace a version of the same label instead of refusing.
     #[arg(long)]
     replace: bool,
@@ -410,6 +421,7 @@ fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
     };
     let mut store = hip::open_store(db, true)?;
     let say = |v: &model::VersionInfo| match v.total_sends {
+        _ if v.is_broken() => println!("recorded {} : broken", text::version_line(v)),
         Some(n) => println!("recorded {} : {n} sends", text::version_line(v)),
         None => println!("recorded {} : {}", text::version_line(v), v.metric),
     };
@@ -424,6 +436,7 @@ fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
                 revs,
                 every,
                 r.replace,
+                r.keep_going || (!r.stop_at_failure && revs.contains("..")),
                 &mut on_version,
             )?;
         }

@@ -56,6 +56,10 @@ pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
         );
         return Ok(2);
     }
+    if let Some(message) = lupa_profilers::spy::unknown_packages(vm, &packages) {
+        eprintln!("lupa: {message}");
+        return Ok(2);
+    }
     let mut command = String::from("lupa types");
     for p in &packages {
         command.push_str(&format!(" --package {p}"));

@@ -38,7 +38,8 @@ fn count(lines: &BTreeMap<u32, u64>) -> (usize, usize) {
     (lines.values().filter(|&&h| h > 0).count(), lines.len())
 }
 
-/// Write `coverage` as Cobertura XML; `timestamp` in seconds since the epoch.
+/// Write `coverage` as Cobertura XML; `timestamp` in milliseconds since the
+/// epoch (Cobertura's unit).
 pub fn write<W: Write + ?Sized>(coverage: &Coverage, timestamp: u64, w: &mut W) -> io::Result<()> {
     let all: Vec<BTreeMap<u32, u64>> = coverage.classes.iter().map(class_lines).collect();
     let (covered, valid) = all

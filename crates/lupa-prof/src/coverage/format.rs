@@ -86,7 +86,8 @@ impl ReportFormat for CoverageFormat {
 /// What a coverage report says besides the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CoverageOptions {
-    /// Cobertura's timestamp: seconds since the Unix epoch.
+    /// Cobertura's timestamp: milliseconds since the Unix epoch (as
+    /// Cobertura writes it).
     pub timestamp: u64,
 }
 
@@ -96,7 +97,7 @@ impl CoverageOptions {
         CoverageOptions {
             timestamp: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
                 .unwrap_or(0),
         }
     }

@@ -102,6 +102,24 @@ pub struct VersionInfo {
     pub total_sends: Option<u64>,
 }
 
+/// The metric of a *broken* version: a revision of a git range whose
+/// program failed to load or run (`lupa history record --git` keeps going
+/// past it). It has no methods; its command says why it broke.
+pub const METRIC_BROKEN: &str = "broken";
+
+impl VersionInfo {
+    /// Is it a broken version ([`METRIC_BROKEN`])?
+    pub fn is_broken(&self) -> bool {
+        self.metric == METRIC_BROKEN
+    }
+
+    /// Is a higher value better in it: a coverage version (metric
+    /// `coverage`, values: executions), where lower means less covered?
+    pub fn higher_is_better(&self) -> bool {
+        self.metric == "coverage"
+    }
+}
+
 /// Which number of [`MethodMetrics`] a diff compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -210,11 +228,33 @@ impl State {
 
     /// `2 higher (red), 1 new (yellow), ...`: a [`tally`](Self::tally) in words.
     pub fn tally_line(counts: &[(State, usize)]) -> String {
+        State::tally_line_painted(counts, false)
+    }
+
+    /// [`State::tally_line`] with the colours of [`State::painted`].
+    pub fn tally_line_painted(counts: &[(State, usize)], higher_is_better: bool) -> String {
         counts
             .iter()
-            .map(|(s, n)| format!("{n} {} ({})", s.name(), s.colour()))
+            .map(|(s, n)| {
+                format!(
+                    "{n} {} ({})",
+                    s.name(),
+                    s.painted(higher_is_better).colour()
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// The state whose colour this one is drawn in: itself, except where a
+    /// higher value is better (coverage), where higher takes lower's colour
+    /// (green, good) and lower higher's (red, bad).
+    pub fn painted(self, higher_is_better: bool) -> State {
+        match (self, higher_is_better) {
+            (State::Higher, true) => State::Lower,
+            (State::Lower, true) => State::Higher,
+            (s, _) => s,
+        }
     }
 
     /// Its name (`higher`, `new`, ...).
@@ -359,6 +399,22 @@ pub struct Diff {
 }
 
 impl Diff {
+    /// Is a higher value better in the compared versions (coverage)? Then
+    /// the colours of higher and lower swap ([`State::painted`]).
+    pub fn higher_is_better(&self) -> bool {
+        self.to.higher_is_better()
+    }
+
+    /// What the methods are compared by, for report headers: the measure,
+    /// or the executions of coverage versions.
+    pub fn measure_description(&self) -> &'static str {
+        if self.higher_is_better() {
+            "executions (coverage: higher is better)"
+        } else {
+            self.measure.describe()
+        }
+    }
+
     /// How many changes of `level` are in each state, in [`State::ALL`] order.
     pub fn counts(&self, level: Level) -> [(State, usize); 5] {
         State::tally(self.level(level).iter().map(|c| c.state))
@@ -488,6 +544,15 @@ pub fn series(
     let points = points
         .into_iter()
         .map(|(version, metrics)| {
+            if version.is_broken() {
+                // Nothing was measured there: no state, and the next
+                // version is compared with the one before it.
+                return SeriesPoint {
+                    version,
+                    metrics: None,
+                    state: None,
+                };
+            }
             let now = metrics.as_ref().map(|m| measure.of(m));
             let state = match (prev, now) {
                 (None, _) | (Some(None), None) => None,

@@ -141,7 +141,7 @@ pub fn svg(diff: &Diff) -> String {
                 y += row_h + GAP;
                 row_h = 0.0;
             }
-            draw_class(&mut body, &b, x, y);
+            draw_class(&mut body, &b, x, y, diff.higher_is_better());
             x += b.w + GAP;
             max_x = max_x.max(x);
             row_h = row_h.max(b.h);
@@ -181,21 +181,26 @@ pub fn svg(diff: &Diff) -> String {
             diff.from.label,
             diff.to.id,
             diff.to.label,
-            diff.measure.name()
+            if diff.higher_is_better() {
+                "executions"
+            } else {
+                diff.measure.name()
+            }
         ))
     );
     let mut lx = MARGIN;
     let ly = MARGIN + title_h + 4.0;
     for s in State::ALL {
+        let paint = s.painted(diff.higher_is_better());
         let _ = writeln!(
             out,
             "<rect class=\"legend\" x=\"{lx:.1}\" y=\"{ly:.1}\" width=\"{SQUARE}\" height=\"{SQUARE}\" \
 fill=\"{}\" stroke=\"#666\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({})</text>",
-            s.fill(),
+            paint.fill(),
             lx + SQUARE + 4.0,
             ly + 10.0,
             s.name(),
-            s.colour()
+            paint.colour()
         );
         lx += LEGEND;
     }
@@ -205,8 +210,9 @@ fill=\"{}\" stroke=\"#666\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({})</text>",
 }
 
 /// Draw one class box at (x, y).
-fn draw_class(out: &mut String, b: &ClassBox<'_>, x: f64, y: f64) {
+fn draw_class(out: &mut String, b: &ClassBox<'_>, x: f64, y: f64, higher_is_better: bool) {
     let state = b.class.map_or(State::Unchanged, |c| c.state);
+    let paint = state.painted(higher_is_better);
     let title = b.class.map_or_else(|| b.name.to_string(), tooltip);
     let _ = writeln!(
         out,
@@ -223,10 +229,10 @@ height=\"{:.1}\" fill=\"#ffffff\" stroke=\"#888\" data-state=\"{}\"><title>{}</t
         "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{HEAD}\" fill=\"{}\" stroke=\"#888\"/>\
 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text>",
         b.w,
-        state.fill(),
+        paint.fill(),
         x + 4.0,
         y + 12.0,
-        state.ink(),
+        paint.ink(),
         escape_xml(b.name)
     );
     for (i, m) in b.methods.iter().enumerate() {
@@ -238,7 +244,7 @@ height=\"{:.1}\" fill=\"#ffffff\" stroke=\"#888\" data-state=\"{}\"><title>{}</t
             out,
             "<rect class=\"method\" x=\"{mx:.1}\" y=\"{my:.1}\" width=\"{SQUARE}\" height=\"{SQUARE}\" \
 fill=\"{}\" stroke=\"#666\" data-method=\"{}\" data-state=\"{}\"><title>{}</title></rect>",
-            m.state.fill(),
+            m.state.painted(higher_is_better).fill(),
             escape_xml(&m.name),
             m.state.name(),
             escape_xml(&tooltip(m))
@@ -249,7 +255,7 @@ fill=\"{}\" stroke=\"#666\" data-method=\"{}\" data-state=\"{}\"><title>{}</titl
 
 /// One sortable table of changes (with a package column unless they are
 /// packages).
-fn html_table(out: &mut String, title: &str, first: &str, rows: &[Change]) {
+fn html_table(out: &mut String, title: &str, first: &str, rows: &[Change], higher_is_better: bool) {
     let packages = first == "Package";
     let _ = writeln!(out, "<h2>{}</h2>", escape_xml(title));
     let mut columns = vec![
@@ -271,10 +277,10 @@ fn html_table(out: &mut String, title: &str, first: &str, rows: &[Change]) {
             out,
             "<tr class=\"{}\"><td style=\"background:{};color:{}\">{} ({})</td><td>{}</td>{}{}{}{}",
             c.state.name(),
-            c.state.fill(),
-            c.state.ink(),
+            c.state.painted(higher_is_better).fill(),
+            c.state.painted(higher_is_better).ink(),
             c.state.name(),
-            c.state.colour(),
+            c.state.painted(higher_is_better).colour(),
             escape_xml(&c.name),
             number_cell(sort(c.before), &v(c.before)),
             number_cell(sort(c.after), &v(c.after)),
@@ -306,14 +312,32 @@ pub fn html(diff: &Diff) -> String {
         diff.to.id,
         escape_xml(&diff.to.label),
         escape_xml(&diff.to.date),
-        escape_xml(diff.measure.describe())
+        escape_xml(diff.measure_description())
     );
     out.push_str("<div class=\"picture\">\n");
     out.push_str(&svg(diff));
     out.push_str("</div>\n");
-    html_table(&mut out, "Packages", "Package", &diff.packages);
-    html_table(&mut out, "Classes", "Class", &diff.classes);
-    html_table(&mut out, "Methods", "Method", &diff.methods);
+    html_table(
+        &mut out,
+        "Packages",
+        "Package",
+        &diff.packages,
+        diff.higher_is_better(),
+    );
+    html_table(
+        &mut out,
+        "Classes",
+        "Class",
+        &diff.classes,
+        diff.higher_is_better(),
+    );
+    html_table(
+        &mut out,
+        "Methods",
+        "Method",
+        &diff.methods,
+        diff.higher_is_better(),
+    );
     page(&title, "", &out, "")
 }
 

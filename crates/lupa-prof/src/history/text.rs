@@ -44,6 +44,10 @@ pub(crate) fn percent(c: &Change) -> String {
 }
 
 /// `state (colour)`.
+/// The state cell of a broken version ([`super::METRIC_BROKEN`]): its own
+/// colour, none of the five states.
+pub(crate) const BROKEN_CELL: &str = "broken (grey)";
+
 pub(crate) fn state_cell(s: State) -> String {
     format!("{} ({})", s.name(), s.colour())
 }
@@ -64,7 +68,7 @@ pub fn version_line(v: &VersionInfo) -> String {
 
 /// `2 higher (red), 1 new (yellow), ...` for one level of a diff.
 fn counts_line(d: &Diff, level: Level) -> String {
-    State::tally_line(&d.counts(level))
+    State::tally_line_painted(&d.counts(level), d.higher_is_better())
 }
 
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
@@ -95,7 +99,7 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
     let _ = writeln!(
         out,
         "metric: methods by {}; classes and packages by the {} of their methods",
-        d.measure.describe(),
+        d.measure_description(),
         match d.measure {
             super::Measure::Activations => "activations",
             _ => "self sends",
@@ -117,14 +121,22 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
     }
     let right = [2, 3, 4, 5];
     out.push_str("\nPackages\n");
-    let rows = d.packages.iter().map(|c| change_row(c, false)).collect();
+    let rows = d
+        .packages
+        .iter()
+        .map(|c| change_row(c, false, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &["State", "Package", "Before", "After", "Delta", "Delta %"],
         rows,
         &right,
     ));
     out.push_str("\nClasses\n");
-    let rows = d.classes.iter().map(|c| change_row(c, true)).collect();
+    let rows = d
+        .classes
+        .iter()
+        .map(|c| change_row(c, true, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &[
             "State", "Class", "Before", "After", "Delta", "Delta %", "Package",
@@ -139,7 +151,10 @@ pub fn diff_text(d: &Diff, options: TextOptions) -> String {
         .filter(|c| options.all || c.state != State::Unchanged)
         .collect();
     let limit = options.top.unwrap_or(usize::MAX).min(shown.len());
-    let rows = shown[..limit].iter().map(|c| change_row(c, true)).collect();
+    let rows = shown[..limit]
+        .iter()
+        .map(|c| change_row(c, true, d.higher_is_better()))
+        .collect();
     out.push_str(&table(
         &[
             "State", "Method", "Before", "After", "Delta", "Delta %", "Package",
@@ -229,7 +244,11 @@ pub fn log_text(versions: &[VersionInfo]) -> String {
                     .map(|r| r.get(..12).unwrap_or(r).to_string())
                     .unwrap_or_default(),
                 v.date.clone(),
-                v.total_sends.map(|t| t.to_string()).unwrap_or_default(),
+                if v.is_broken() {
+                    super::METRIC_BROKEN.to_string()
+                } else {
+                    v.total_sends.map(|t| t.to_string()).unwrap_or_default()
+                },
                 v.command.clone(),
             ]
         })
@@ -294,7 +313,16 @@ pub fn series_text(s: &Series, mark: Option<i64>) -> String {
                 value(m.map(|m| m.sends_total)),
                 value(m.map(|m| m.sends_self)),
                 value(m.map(|m| m.activations)),
-                p.state.map(state_cell).unwrap_or_default(),
+                if p.version.is_broken() {
+                    BROKEN_CELL.to_string()
+                } else {
+                    p.state
+                        .map(|st| {
+                            let paint = st.painted(p.version.higher_is_better());
+                            format!("{} ({})", st.name(), paint.colour())
+                        })
+                        .unwrap_or_default()
+                },
             ]
         })
         .collect();
@@ -323,7 +351,7 @@ pub fn series_json(s: &Series) -> serde_json::Result<String> {
 /// or each method past the bound.
 pub fn check_text(d: &Diff, violations: &[Violation], max_increase: f64) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "history check: {}", d.measure.describe());
+    let _ = writeln!(out, "history check: {}", d.measure_description());
     let _ = writeln!(out, "baseline: {}", version_line(&d.from));
     let _ = writeln!(out, "against:  {}", version_line(&d.to));
     let _ = writeln!(out, "bound:    +{max_increase}% per method");
@@ -371,10 +399,14 @@ pub fn check_text(d: &Diff, violations: &[Violation], max_increase: f64) -> Stri
 }
 
 /// One row of a diff table: state, name, before, after, delta, delta %, and
-/// the package when `with_package`.
-fn change_row(c: &Change, with_package: bool) -> Vec<String> {
+/// the package when `with_package` (colours as [`State::painted`]).
+fn change_row(c: &Change, with_package: bool, higher_is_better: bool) -> Vec<String> {
     let mut row = vec![
-        state_cell(c.state),
+        format!(
+            "{} ({})",
+            c.state.name(),
+            c.state.painted(higher_is_better).colour()
+        ),
         c.name.clone(),
         value(c.before),
         value(c.after),
@@ -412,6 +444,23 @@ mod tests {
             },
         );
         assert!(all.contains("A>>same"), "{all}");
+    }
+
+    #[test]
+    fn coverage_diffs_say_executions_and_lower_is_red() {
+        let mut d = sample_diff();
+        d.from.metric = "coverage".to_string();
+        d.to.metric = "coverage".to_string();
+        let t = diff_text(&d, TextOptions::default());
+        assert!(
+            t.contains("methods by executions (coverage: higher is better)"),
+            "{t}"
+        );
+        assert!(!t.contains("total sends"), "{t}");
+        assert!(t.contains("| higher (green)"), "{t}");
+        assert!(t.contains("| lower (red)"), "{t}");
+        let svg = super::super::picture::svg(&d);
+        assert!(svg.contains("(executions)"), "{svg}");
     }
 
     #[test]

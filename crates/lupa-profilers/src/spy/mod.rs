@@ -167,3 +167,25 @@ pub(crate) fn string_array(vm: &mut Vm, h: &Handles, items: &[String]) -> Result
     h.truncate(vm, start + 1);
     Ok(start)
 }
+
+/// The packages of `packages` that name no package the VM can load classes
+/// from ([`lupa_vm::Image::resolve_package`]), with the message that says so
+/// and names the packages there are; `None` when every one exists.
+pub fn unknown_packages(vm: &Vm, packages: &[String]) -> Option<String> {
+    let unknown: Vec<&str> = packages
+        .iter()
+        .filter(|p| vm.image.resolve_package(p).is_empty())
+        .map(String::as_str)
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let mut known: Vec<String> = vm.image.packages().into_iter().map(|p| p.name).collect();
+    known.sort();
+    known.dedup();
+    Some(format!(
+        "no package {} (the packages are: {})",
+        unknown.join(", "),
+        known.join(", ")
+    ))
+}

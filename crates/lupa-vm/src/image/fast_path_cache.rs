@@ -132,6 +132,22 @@ impl Image {
         ok
     }
 
+    /// Is a trap (a `<trapShortcut>` method) or an object installed under a
+    /// selector the interpreter has a fast path for, in any class? (Then
+    /// the observing loop must look before it takes a fast path.)
+    pub(crate) fn special_selector_instrumented(&self, heap: &Heap) -> bool {
+        self.classes.iter().any(|info| {
+            info.methods.iter().any(|(&sel, &v)| {
+                let instrumented = match super::methods::method_id_of(heap, &self.methods, v) {
+                    Some(id) => self.methods[id as usize].trap_shortcut,
+                    None => true,
+                };
+                instrumented
+                    && lupa_compiler::SpecialOp::for_selector(self.symbols.name(sel)).is_some()
+            })
+        })
+    }
+
     /// The class holding the method `sel` finds for class `c` (if it is a
     /// method, and a primitive when `primitive` is asked).
     fn method_holder(&mut self, heap: &Heap, c: u32, sel: u32, primitive: bool) -> Option<u32> {

@@ -173,7 +173,11 @@ impl Image {
                         .rsplit_once('/')
                         .map(|(d, _)| d.to_string())
                         .unwrap_or_default();
-                    return Ok(Some((format!("<lupa>/{path}"), (*text).to_string(), cat)));
+                    return Ok(Some((
+                        format!("{BUNDLED_PREFIX}{path}"),
+                        (*text).to_string(),
+                        cat,
+                    )));
                 }
             }
         }
@@ -199,29 +203,155 @@ impl Image {
         names
     }
 
-    /// Names of the classes of package `package` (the directories named so:
-    /// class-path directories by [`package_of`], bundled folders by their last
-    /// component), sorted, without duplicates.
-    pub fn package_class_names(&self, package: &str) -> Vec<String> {
-        let mut names = Vec::new();
+    /// Every package the VM can load classes from, class-path directories
+    /// (those holding class files) first, then the bundled library's
+    /// folders (when it is searched), each once.
+    pub fn packages(&self) -> Vec<PackageInfo> {
+        let mut out: Vec<PackageInfo> = Vec::new();
         for dir in &self.class_path {
-            if package_of(dir) == package {
-                names.extend(class_files_in(dir));
+            if class_files_in(dir).is_empty() {
+                continue;
+            }
+            let p = PackageInfo {
+                name: package_of(dir),
+                location: dir_location(dir),
+                bundled: false,
+            };
+            if !out.contains(&p) {
+                out.push(p);
             }
         }
         if self.use_bundled {
             for (path, _) in BUNDLED {
-                let Some((dir, file)) = path.rsplit_once('/') else {
+                let Some((dir, _)) = path.rsplit_once('/') else {
                     continue;
                 };
-                if dir.rsplit('/').next() == Some(package) {
-                    names.push(file.trim_end_matches(".som").to_string());
+                let p = PackageInfo {
+                    name: dir.rsplit('/').next().unwrap_or(dir).to_string(),
+                    location: format!("{BUNDLED_PREFIX}{dir}"),
+                    bundled: true,
+                };
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// The packages `spec` names (empty: none). A package is the directory
+    /// its classes are loaded from, so two directories of the same last name
+    /// are two packages: a name (`Richards`) names the class-path directories
+    /// of that name when there are any (the class path comes first, as it
+    /// does for classes), else the bundled folders of that last name; a path
+    /// (it has a `/`) names one directory: a bundled folder (`Benchmarks/Richards`, or
+    /// `<lupa>/Benchmarks/Richards` as reports write it) or a class-path
+    /// directory as given on the class path.
+    pub fn resolve_package(&self, spec: &str) -> Vec<PackageInfo> {
+        let all = self.packages();
+        let is_path = spec.contains('/') || spec.contains(std::path::MAIN_SEPARATOR);
+        let by_path: Vec<PackageInfo> = all
+            .iter()
+            .filter(|_| is_path)
+            .filter(|p| {
+                let bundled_path = p.location.strip_prefix(BUNDLED_PREFIX);
+                p.location == spec
+                    || (p.bundled && bundled_path == Some(spec))
+                    || (!p.bundled
+                        && std::path::Path::new(spec)
+                            .components()
+                            .eq(std::path::Path::new(&p.location).components()))
+            })
+            .cloned()
+            .collect();
+        if !by_path.is_empty() {
+            return by_path;
+        }
+        let user: Vec<PackageInfo> = all
+            .iter()
+            .filter(|p| !p.bundled && p.name == spec)
+            .cloned()
+            .collect();
+        if !user.is_empty() {
+            return user;
+        }
+        all.into_iter()
+            .filter(|p| p.bundled && p.name == spec)
+            .collect()
+    }
+
+    /// Names of the classes of the packages `package` names
+    /// ([`Image::resolve_package`]) that load from there (a class of the same
+    /// name earlier on the search path is another package's), sorted,
+    /// without duplicates.
+    pub fn package_class_names(&self, package: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for p in self.resolve_package(package) {
+            let files = if p.bundled {
+                let folder = p
+                    .location
+                    .strip_prefix(BUNDLED_PREFIX)
+                    .unwrap_or(&p.location);
+                BUNDLED
+                    .iter()
+                    .filter_map(|(path, _)| {
+                        let (dir, file) = path.rsplit_once('/')?;
+                        (dir == folder).then(|| file.trim_end_matches(".som").to_string())
+                    })
+                    .collect()
+            } else {
+                self.class_path
+                    .iter()
+                    .filter(|d| dir_location(d) == p.location)
+                    .flat_map(|d| class_files_in(d))
+                    .collect::<Vec<_>>()
+            };
+            for name in files {
+                if self.location_of_class_named(&name).as_deref() == Some(p.location.as_str()) {
+                    names.push(name);
                 }
             }
         }
         names.sort();
         names.dedup();
         names
+    }
+
+    /// Where class `name` comes from: the package location of the loaded
+    /// class, or of the file the search would load it from.
+    fn location_of_class_named(&self, name: &str) -> Option<String> {
+        if let Some(c) = self.classes.index_of(name)
+            && self.classes[c as usize].loaded
+        {
+            return Some(self.package_location(c));
+        }
+        let file = format!("{name}.som");
+        for dir in &self.class_path {
+            if dir.join(&file).is_file() {
+                return Some(dir_location(dir));
+            }
+        }
+        if self.use_bundled {
+            for (path, _) in BUNDLED {
+                if let Some((dir, f)) = path.rsplit_once('/')
+                    && f == file
+                {
+                    return Some(format!("{BUNDLED_PREFIX}{dir}"));
+                }
+            }
+        }
+        None
+    }
+
+    /// The package location of class (or metaclass) `c`: the directory its
+    /// source file is in (`<lupa>/Benchmarks/Richards` for a bundled class,
+    /// the class-path directory for the program's own; empty when it has no
+    /// file).
+    pub fn package_location(&self, c: u32) -> String {
+        let Some(info) = self.classes.get(c as usize) else {
+            return String::new();
+        };
+        location_of_source(&info.source)
     }
 
     /// Load (if needed) and answer the class index of `name`.
@@ -484,6 +614,37 @@ pub fn package_of(dir: &std::path::Path) -> String {
     named(dir)
         .or_else(|| dir.canonicalize().ok().as_deref().and_then(named))
         .unwrap_or_default()
+}
+
+/// How reports and [`PackageInfo::location`] name the bundled library's
+/// folders: the prefix of its source files' names.
+pub const BUNDLED_PREFIX: &str = "<lupa>/";
+
+/// A package: the directory classes are loaded from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageInfo {
+    /// Its name: the directory's last component (`Richards`).
+    pub name: String,
+    /// Where it is: `<lupa>/` and the bundled folder (`<lupa>/Benchmarks/Richards`),
+    /// or the class-path directory as given (`./Richards`).
+    pub location: String,
+    /// Is it a folder of the bundled library?
+    pub bundled: bool,
+}
+
+/// The package location of a source file: its directory (empty for a file
+/// without one, e.g. `<synthetic>`).
+pub(crate) fn location_of_source(source: &str) -> String {
+    match source.rsplit_once('/') {
+        Some((dir, _)) => dir.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The package location of a class-path directory: the directory of the
+/// files found in it, as their names are built (`dir/Name.som`).
+fn dir_location(dir: &std::path::Path) -> String {
+    location_of_source(&dir.join("X.som").display().to_string())
 }
 
 /// The class names of the `.som` files directly in `dir` (none if it cannot be read).

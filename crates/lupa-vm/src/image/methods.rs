@@ -92,7 +92,7 @@ impl Image {
             meta_level: cc
                 .pragmas
                 .iter()
-                .any(|(p, _)| p == "metaLevel" || p == "baseLevel"),
+                .any(|(p, _)| p == "metaLevel" || p == "baseLevel" || p == "trapShortcut"),
             base_level: cc.pragmas.iter().any(|(p, _)| p == "baseLevel"),
             frame_flags: 0,
             pragmas: cc.pragmas.clone(),

@@ -25,7 +25,7 @@ mod symbols;
 
 pub use class_table::{ClassTable, Lookup};
 pub(crate) use fast_path_cache::{FastPath, FastPathCache};
-pub use loader::{BUNDLED, package_of};
+pub use loader::{BUNDLED, BUNDLED_PREFIX, PackageInfo, package_of};
 pub use query::{InstructionInfo, MethodDescription};
 pub(crate) use symbols::{HIDDEN_PREFIX, Symbols, WellKnownSymbols, selector_arity};
 

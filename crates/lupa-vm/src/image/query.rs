@@ -17,6 +17,10 @@ pub struct MethodDescription {
     pub selector: String,
     /// The class's package: the directory of its source file (`Benchmarks/Richards`).
     pub category: String,
+    /// Where the class's package is: the directory of its source file as
+    /// reports name it (`<lupa>/Benchmarks/Richards`, or the class-path
+    /// directory `./Richards`): two packages of one name are told apart by it.
+    pub package_location: String,
     /// Source file of the definition.
     pub file: String,
     /// Line of the definition in `file` (1-based).
@@ -72,6 +76,7 @@ impl Image {
                 .get(holder as usize)
                 .map(|c| c.category.to_string())
                 .unwrap_or_default(),
+            package_location: self.package_location(holder),
             file: code.file.to_string(),
             first_line: code.first_line,
             kind: code.kind,

@@ -128,7 +128,7 @@ impl Vm {
         if std::mem::take(&mut self.native.interpret_next) {
             return false;
         }
-        !self.obs.per_send || (self.obs.requests_only && !self.recording_lifetimes())
+        self.obs.native_may_run()
     }
 
     /// `m`'s hotness reached zero: queue it for compilation at the next
@@ -446,7 +446,8 @@ impl Vm {
             }
             Some(&Op::Special { op, sel, site }) => match self.special(op) {
                 Ok(true) => Ok(()),
-                Ok(false) => self.special_send(&code, op, sel, site),
+                // Native code runs only while no trap guards special sends.
+                Ok(false) => self.special_send(&code, op, sel, site, true),
                 Err(e) => Err(e),
             },
             _ => Err(self.fatal("internal error: a native send at an instruction that is not one")),

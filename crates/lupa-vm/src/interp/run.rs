@@ -256,11 +256,17 @@ impl Vm {
                     }
                     Op::Special { op, sel, site } => {
                         self.note_send::<PER_SEND>(code.id, pc);
-                        if self.special(op)? {
+                        // Observing, a send whose method is instrumented is
+                        // sent (the trap runs), never taken by its fast path.
+                        let instrumented = OBSERVE
+                            && PER_SEND
+                            && self.obs.guarding_traps
+                            && self.special_is_instrumented(&code, sel, site, op);
+                        if !instrumented && self.special(op)? {
                             continue;
                         }
                         self.save_pc(pc);
-                        self.special_send(&code, op, sel, site)?;
+                        self.special_send(&code, op, sel, site, !instrumented)?;
                         continue 'frame;
                     }
                     Op::ReturnTop => {
@@ -421,7 +427,7 @@ impl Vm {
     /// `method` (only in the observing loop, only while covering lines).
     #[inline(always)]
     fn cover_branch<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
-        if OBSERVE && PER_SEND && self.obs.covering_lines() {
+        if OBSERVE && PER_SEND && self.obs.covering_lines() && !self.sched.running.at_meta_level() {
             self.obs.mark_run(method, pc);
         }
     }

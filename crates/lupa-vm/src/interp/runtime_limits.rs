@@ -20,7 +20,14 @@
 //!   `--max-stack-depth` is a stack-overflow error and a fork bomb an
 //!   out-of-memory error, never an allocation failure that aborts the VM.
 //!   The budget changes only at process switches, creation and termination:
-//!   the activation path still compares one number.
+//!   the activation path still compares one number;
+//! - instrumentation does not count ([`RuntimeLimits::set_allowance`]): the
+//!   running process may hold its uncounted instrumentation frames beyond
+//!   `max_frames` (trap frames and the meta-level frames that run an
+//!   original; `proxies.rs` counts them), and at the meta level `max_frames`
+//!   frames above where it entered it; the stack budget bounds both.
+
+use crate::proxies::FrameAllowance;
 
 /// Frames of headroom granted to handle a stack-overflow error.
 pub(crate) const OVERFLOW_HEADROOM: usize = 10_000;
@@ -50,6 +57,8 @@ pub(crate) struct RuntimeLimits {
     budget_bytes: usize,
     /// Bytes charged to the processes that are not running.
     others_bytes: usize,
+    /// What the running process may hold beyond `max_frames`.
+    allowance: FrameAllowance,
 }
 
 impl RuntimeLimits {
@@ -62,6 +71,7 @@ impl RuntimeLimits {
             in_overflow: false,
             budget_bytes: max_heap_bytes / STACK_SHARE,
             others_bytes: 0,
+            allowance: FrameAllowance::Uncounted(0),
         };
         limits.recompute();
         limits
@@ -72,17 +82,39 @@ impl RuntimeLimits {
         self.max_frames
     }
 
-    /// The frames the running process may hold now: `max_frames`, or fewer when
-    /// the stack budget left by the other processes is smaller.
+    /// The frames the running process may hold now: `max_frames` (plus its
+    /// instrumentation's allowance), or fewer when the stack budget left by
+    /// the other processes is smaller.
     pub(crate) fn effective_max_frames(&self) -> usize {
-        let left = self.budget_bytes.saturating_sub(self.others_bytes);
-        self.max_frames.min(left / FRAME_COST)
+        self.allowed_frames().min(self.budget_frames())
     }
 
-    /// Is the running process's limit lower than `--max-stack-depth` because of
-    /// the stack budget?
+    /// The frames the stack budget left by the other processes pays for.
+    fn budget_frames(&self) -> usize {
+        self.budget_bytes.saturating_sub(self.others_bytes) / FRAME_COST
+    }
+
+    /// `max_frames` plus the running process's allowance.
+    fn allowed_frames(&self) -> usize {
+        match self.allowance {
+            FrameAllowance::Uncounted(n) => self.max_frames.saturating_add(n),
+            FrameAllowance::MetaFrom(entry) => entry.saturating_add(self.max_frames),
+        }
+    }
+
+    /// The running process's instrumentation frames changed (it holds
+    /// `allowance` beyond `max_frames`): a trap frame was pushed or popped,
+    /// or the process entered or left the meta level, or another process
+    /// runs now.
+    pub(crate) fn set_allowance(&mut self, allowance: FrameAllowance) {
+        self.allowance = allowance;
+        self.recompute();
+    }
+
+    /// Is the running process's limit lower than `--max-stack-depth` (and
+    /// its allowance) because of the stack budget?
     pub(crate) fn limited_by_budget(&self) -> bool {
-        self.effective_max_frames() < self.max_frames
+        self.budget_frames() < self.allowed_frames()
     }
 
     /// The stack budget in bytes.

@@ -84,19 +84,8 @@ impl Vm {
         match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
-                    // The first entry of another epoch, or else one chosen by
-                    // class (a megamorphic site keeps changing its entries).
                     let epoch = self.image.classes.epoch();
-                    let pic = &code.caches[site];
-                    let slot = pic
-                        .iter()
-                        .position(|e| e.get().epoch != epoch)
-                        .unwrap_or(c as usize % crate::objects::PIC_SIZE);
-                    pic[slot].set(crate::objects::InlineCache {
-                        class: c,
-                        epoch,
-                        method: id,
-                    });
+                    crate::objects::pic_fill(&code.caches[site], c, epoch, id);
                 }
                 let m = self.image.methods[id as usize].clone();
                 self.invoke(m, argc)
@@ -330,7 +319,8 @@ impl Vm {
 
     /// The send of a special selector whose fast path did not apply (the
     /// receiver and its arguments on the stack): a block's `value`/`value:`
-    /// activates it at once, anything else is a normal send.
+    /// activates it at once (with `direct_blocks`: not while a trap is
+    /// installed under the selector), anything else is a normal send.
     #[inline(always)]
     pub(super) fn special_send(
         &mut self,
@@ -338,14 +328,17 @@ impl Vm {
         op: lupa_compiler::SpecialOp,
         sel: u16,
         site: u16,
+        direct_blocks: bool,
     ) -> Result<(), VmError> {
         let id = code.sel_ids[sel as usize].get();
         let argc = op.selector().1 as usize;
         // Blocks: activate directly.
-        if matches!(
-            op,
-            lupa_compiler::SpecialOp::Value | lupa_compiler::SpecialOp::ValueWith
-        ) {
+        if direct_blocks
+            && matches!(
+                op,
+                lupa_compiler::SpecialOp::Value | lupa_compiler::SpecialOp::ValueWith
+            )
+        {
             let r = self.sched.running.stack[self.sched.running.stack.len() - 1 - argc];
             if self.closure_code(r).is_some_and(|c| c.num_args == argc) {
                 return self.activate_block(r, argc);
@@ -383,7 +376,9 @@ impl Vm {
         if OBSERVE && self.obs.hooks_on {
             self.observe_activation(&m, bp);
         }
-        self.sched.running.enter_meta_level(m.frame_flags);
+        if m.meta_level {
+            self.enter_level(&m);
+        }
         self.sched.running.frames.push(Frame {
             method: m.id,
             flags: m.frame_flags,
@@ -396,13 +391,16 @@ impl Vm {
     }
 
     /// An activation of `m` (receiver at `bp`) while activation hooks or line
-    /// coverage are on: line coverage needs only the method (a run starts at
-    /// its first instruction), hooks get the whole event. Out of line: the
-    /// activation path stays small.
+    /// coverage are on: line coverage needs only the method (an arrival at
+    /// its first instruction, when the frame runs at the base level), hooks
+    /// get the whole event. Out of line: the activation path stays small.
     #[inline(never)]
     fn observe_activation(&mut self, m: &MethodCode, bp: usize) {
+        let lines = self.obs.covering_lines() && !self.runs_at_meta_level(m);
         if !self.obs.has_hooks() {
-            self.obs.mark_run(m.id, 0);
+            if lines {
+                self.obs.mark_run(m.id, 0);
+            }
             return;
         }
         let rc = self.class_of(self.sched.running.stack[bp]);
@@ -421,7 +419,20 @@ impl Vm {
                 .map(|f| self.image.code(f.method).line_of(f.pc.saturating_sub(1)))
                 .unwrap_or(0),
         };
-        self.obs.enter(ev);
+        self.obs.enter(ev, lines);
+    }
+
+    /// Will an activation of `m` pushed now run at the meta level (`m` is
+    /// `<metaLevel>`, or the process is at the meta level and `m` is not
+    /// `<baseLevel>`)?
+    fn runs_at_meta_level(&self, m: &MethodCode) -> bool {
+        if m.base_level {
+            false
+        } else if m.meta_level && !m.trap_shortcut {
+            true
+        } else {
+            self.sched.running.at_meta_level()
+        }
     }
 
     /// A fresh environment for an activation of `m` (which [`MethodCode::has_env`]),

@@ -3,7 +3,8 @@
 //! String `=`. Each answers false when it does not apply, and the interpreter
 //! then sends the message normally; either way it counts as one send.
 
-use crate::objects::cls;
+use crate::image::Lookup;
+use crate::objects::{MethodCode, cls};
 use crate::vm::{Vm, VmError};
 use lupa_compiler::SpecialOp;
 use lupa_heap::Value;
@@ -50,6 +51,68 @@ impl Vm {
             (i >= 1 && (i as usize) <= self.heap.size(a)).then(|| i as usize - 1)
         } else {
             None
+        }
+    }
+
+    /// Is the method the special send `op` of `code` (selector literal
+    /// `sel`, send site `site`) would run on the receiver on the stack
+    /// instrumented: an enabled trap (a MethodProxies trap its fast path
+    /// would skip) or an object (`run:with:in:`)? Only asked by the
+    /// observing loop while a trap is installed under a special selector
+    /// ([`Observation::guarding_traps`](crate::obs::Observation)); at the
+    /// meta level traps do not fire, so the fast path stands. The lookup
+    /// fills the site's inline cache, which the send then uses.
+    #[inline(never)]
+    pub(super) fn special_is_instrumented(
+        &mut self,
+        code: &MethodCode,
+        sel: u16,
+        site: u16,
+        op: SpecialOp,
+    ) -> bool {
+        if self.sched.running.at_meta_level() {
+            return false;
+        }
+        let argc = op.selector().1 as usize;
+        let stack = &self.sched.running.stack;
+        let Some(&receiver) = stack.len().checked_sub(1 + argc).and_then(|i| stack.get(i)) else {
+            return false;
+        };
+        let class = self.class_of(receiver);
+        let epoch = self.image.classes.epoch();
+        let Some(cache) = code.caches.get(site as usize) else {
+            return false;
+        };
+        let method = if let Some(m) = crate::objects::pic_lookup(cache, class, epoch) {
+            m
+        } else {
+            let Some(selector) = code.sel_ids.get(sel as usize).map(|c| c.get()) else {
+                return false;
+            };
+            match self.image.lookup(&self.heap, class, selector) {
+                Lookup::Method(id) => {
+                    crate::objects::pic_fill(cache, class, epoch, id);
+                    id
+                }
+                Lookup::Object(_) => return true,
+                Lookup::NotFound => return false,
+            }
+        };
+        self.image.methods.get(method as usize).is_some_and(|m| {
+            m.trap_shortcut && m.literals.first().is_some_and(|l| l.get() == Value::TRUE)
+        })
+    }
+
+    /// A method dictionary changed under selector `sel`: when it is a special
+    /// selector, recompute whether a trap (or an object) is installed under
+    /// one, and guard the special sends accordingly.
+    pub(crate) fn special_selector_changed(&mut self, sel: u32) {
+        if SpecialOp::for_selector(self.image.symbols.name(sel)).is_none() {
+            return;
+        }
+        let on = self.image.special_selector_instrumented(&self.heap);
+        if self.obs.set_guarding_traps(on) {
+            self.observation_changed();
         }
     }
 

@@ -17,15 +17,46 @@ impl Vm {
     #[inline(always)]
     pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
         let f = self.sched.running.frames.pop()?;
-        self.sched.running.leave_meta_level(f.flags);
+        if OBSERVE && self.obs.hooks_on {
+            self.observe_exit(&f, unwinding);
+        }
+        if f.flags & Frame::META_LEVEL != 0 {
+            let code = self.image.code(f.method).clone();
+            self.leave_level(&code);
+        }
         if f.flags & Frame::HOME_ENV != 0 {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
         }
-        if OBSERVE && self.obs.hooks_on && self.obs.has_hooks() {
-            let ev = self.exit_event(&f);
+        Some(f)
+    }
+
+    /// A frame popped while activation hooks or line coverage are on (before
+    /// its level is left): the hooks see the exit; an unwound frame at the
+    /// base level is a run cut short for line coverage. Out of line: the
+    /// return path stays small.
+    #[inline(never)]
+    fn observe_exit(&mut self, f: &Frame, unwinding: bool) {
+        if unwinding && self.obs.covering_lines() && !self.sched.running.at_meta_level() {
+            self.obs.mark_abort(f.method, f.pc);
+        }
+        if self.obs.has_hooks() {
+            let ev = self.exit_event(f);
             self.obs.exit(ev, unwinding);
         }
-        Some(f)
+    }
+
+    /// Line coverage: the top frame does not go on from its saved pc (a
+    /// non-local return or an exception handler returns from it, or it
+    /// restarts).
+    fn cut_top_frame_short(&mut self) {
+        if OBSERVE
+            && self.obs.covering_lines()
+            && !self.sched.running.at_meta_level()
+            && let Some(f) = self.sched.running.frames.last()
+        {
+            let (id, pc) = (f.method, f.pc);
+            self.obs.mark_abort(id, pc);
+        }
     }
 
     /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
@@ -127,8 +158,20 @@ impl Vm {
         }
         self.limits.note_depth(self.sched.running.frames.len());
         match action {
-            UnwindAction::Return(v) => self.return_from_top(v),
+            UnwindAction::Return(v) => {
+                self.cut_top_frame_short();
+                self.return_from_top(v)
+            }
             UnwindAction::Restart => {
+                self.cut_top_frame_short();
+                if OBSERVE
+                    && self.obs.covering_lines()
+                    && !self.sched.running.at_meta_level()
+                    && let Some(f) = self.sched.running.frames.last()
+                {
+                    let id = f.method;
+                    self.obs.mark_run(id, 0);
+                }
                 let Some(f) = self.sched.running.frames.last_mut() else {
                     return Ok(());
                 };

@@ -44,6 +44,33 @@ pub struct InlineCache {
     pub method: u32,
 }
 
+/// A send site's polymorphic inline cache: [`PIC_SIZE`] entries.
+pub(crate) type Pic = [Cell<InlineCache>; PIC_SIZE];
+
+/// The method `pic` holds for receivers of `class` in `epoch`, if any.
+#[inline(always)]
+pub(crate) fn pic_lookup(pic: &Pic, class: u32, epoch: u32) -> Option<u32> {
+    pic.iter()
+        .map(Cell::get)
+        .find(|ic| ic.class == class && ic.epoch == epoch)
+        .map(|ic| ic.method)
+}
+
+/// Remember in `pic` that receivers of `class` run `method` in `epoch`: in
+/// the first entry of another epoch, or else in one chosen by class (a
+/// megamorphic site keeps replacing its entries).
+pub(crate) fn pic_fill(pic: &Pic, class: u32, epoch: u32, method: u32) {
+    let slot = pic
+        .iter()
+        .position(|e| e.get().epoch != epoch)
+        .unwrap_or(class as usize % PIC_SIZE);
+    pic[slot].set(InlineCache {
+        class,
+        epoch,
+        method,
+    });
+}
+
 /// A method or block ready to run.
 #[derive(Debug)]
 pub struct MethodCode {
@@ -78,7 +105,7 @@ pub struct MethodCode {
     /// Kept in step with `literals` by whoever patches them.
     pub sel_ids: Box<[Cell<u32>]>,
     /// One polymorphic inline cache per send site.
-    pub caches: Box<[[Cell<InlineCache>; PIC_SIZE]]>,
+    pub caches: Box<[Pic]>,
     /// Nested blocks.
     pub blocks: Box<[Rc<MethodCode>]>,
     /// Runs without a frame (see [`Trivial`]); never set for primitives and blocks.
@@ -98,11 +125,13 @@ pub struct MethodCode {
     /// `<exceptionHandler>`
     pub exception_handler: bool,
     /// `<metaLevel>`: the running process is at the meta level while this method is
-    /// active (the VM maintains the count across returns and unwinds).
+    /// active (the VM maintains the count across returns and unwinds). Also
+    /// set for `<baseLevel>` and `<trapShortcut>` methods: activation and
+    /// frame pop take one slow path (`Vm::enter_level`) for all three, which
+    /// tells them apart by the other two flags.
     pub meta_level: bool,
     /// `<baseLevel>`: the running process is back at the base level while this
-    /// method is active (it also sets `meta_level`, so that activation takes
-    /// the one slow path that handles both).
+    /// method is active.
     pub base_level: bool,
     /// The flags of a frame running this code ([`Frame::flags_of`] of
     /// `home_env`, `meta_level` and `base_level`), computed once: activation

@@ -24,4 +24,5 @@ mod trivial;
 pub(crate) use classes::{ClassInfo, Shape};
 pub(crate) use method_code::PrimId;
 pub use method_code::{InlineCache, MethodCode, PIC_SIZE};
+pub(crate) use method_code::{pic_fill, pic_lookup};
 pub use trivial::Trivial;

@@ -1,55 +1,101 @@
 //! Line coverage: which source lines of which methods ran, and how often,
 //! measured by the interpreter (cost only while on).
 //!
-//! While line coverage is on ([`Vm::start_line_coverage`](crate::Vm::start_line_coverage)) the VM counts the
-//! *starts of straight-line runs* of bytecode, per method and instruction:
-//! an activation starts a run at instruction 0 (activation hooks are on, so
-//! trivial methods are activated too), a send starts one at the instruction
-//! after it (counted when the send is made: a send that never returns, being
-//! unwound, still counts the rest of its run), and every jump or conditional
-//! branch starts one at the instruction it goes to, taken or not (the
-//! observing interpreter loop marks it). Every executed instruction lies in a
-//! run that started at the nearest run start before it with no send, branch
-//! or return in between, so the count of an instruction is the count of that
-//! run start, and a line's count is the largest count of its instructions
-//! ([`LineCoverage::lines_of`]: jumps count only on a line that has no
-//! other code, so a branch written on the line of the code it skips does not
-//! make that code look run); a method's lines include those of its blocks. Lines without code (comments, declarations) are not lines.
+//! While line coverage is on ([`Vm::start_line_coverage`](crate::Vm::start_line_coverage))
+//! the VM counts, per method and instruction, how many times execution
+//! *arrived* at an instruction other than by falling through from the one
+//! before it, and how many times a run of instructions was *cut short*:
 //!
-//! Cost: per-send observation (the observing loop, `on_send`) and activation
-//! hooks while on; nothing while off.
+//! - an activation arrives at instruction 0 (activation hooks are on, so
+//!   trivial methods are activated too);
+//! - every jump or conditional branch arrives at the instruction it goes to,
+//!   taken or not (the observing interpreter loop marks it);
+//! - a frame that does not go on after its pending send (unwound by an
+//!   exception, a non-local return or a process termination, returned from
+//!   by a non-local return or an exception handler, restarted, or still
+//!   waiting when coverage stops) is cut short at its saved pc: the
+//!   instructions from there on did not run that time (`Observation::mark_abort`);
+//! - when coverage starts, each frame already active arrives at its saved
+//!   pc (it goes on from there when its send returns).
+//!
+//! Sends do not start anything: execution falls through them. So the count
+//! of an instruction is the count of the one before it, when execution can
+//! fall through from there (it is not a jump, a branch or a return), plus
+//! its arrivals, minus the runs cut short at it ([`LineCoverage::lines_of`]);
+//! a line's count is the largest count of its instructions (jumps and
+//! branches count only on a line that has no other code: the jump at the end
+//! of an arm is written on the line of the arm it skips, and the branch of
+//! `ifTrue:` on the line of the arm it may skip, and neither may make that
+//! arm look run); a method's lines include those of its blocks. Lines without code (comments,
+//! declarations) are not lines.
+//!
+//! Only the program's own code is counted: nothing is marked while the
+//! process runs at the meta level (instrumentation hooks, a profiler's own
+//! work), so the lines a tool runs for itself never look covered.
+//!
+//! Cost: the observing loop in its light mode (branch marks, no per-send
+//! call) and activation hooks while on; nothing while off.
 
 use lupa_compiler::Op;
 
 use crate::image::Image;
 use crate::obs::Observation;
 
+/// Counts of one line-coverage session, per method id then instruction
+/// index (grown on demand).
+#[derive(Debug, Clone, Default)]
+pub struct LineCounts {
+    /// Arrivals at an instruction other than by falling through.
+    arrivals: Vec<Vec<u64>>,
+    /// Runs cut short at an instruction (it and the rest of its run did not
+    /// run that time).
+    aborts: Vec<Vec<u64>>,
+}
+
+/// Add one to `table[method][pc]`.
+#[inline]
+fn bump(table: &mut Vec<Vec<u64>>, method: u32, pc: usize) {
+    let m = method as usize;
+    if table.len() <= m {
+        table.resize_with(m + 1, Vec::new);
+    }
+    let counts = &mut table[m];
+    if counts.len() <= pc {
+        counts.resize(pc + 1, 0);
+    }
+    counts[pc] = counts[pc].saturating_add(1);
+}
+
 impl Observation {
-    /// Count a run starting at instruction `pc` of `method`.
+    /// Count an arrival at instruction `pc` of `method` (the caller checked
+    /// that the process runs at the base level).
     #[inline]
     pub(crate) fn mark_run(&mut self, method: u32, pc: usize) {
-        if let Some(runs) = self.runs.as_mut() {
-            let m = method as usize;
-            if runs.len() <= m {
-                runs.resize_with(m + 1, Vec::new);
-            }
-            let counts = &mut runs[m];
-            if counts.len() <= pc {
-                counts.resize(pc + 1, 0);
-            }
-            counts[pc] = counts[pc].saturating_add(1);
+        if let Some(lines) = self.lines.as_mut() {
+            bump(&mut lines.arrivals, method, pc);
+        }
+    }
+
+    /// Count a run of `method` cut short at instruction `pc`: a frame at the
+    /// base level that does not go on from its saved pc.
+    #[inline]
+    pub(crate) fn mark_abort(&mut self, method: u32, pc: usize) {
+        if let Some(lines) = self.lines.as_mut() {
+            bump(&mut lines.aborts, method, pc);
         }
     }
 
     /// Is line coverage on?
     #[inline(always)]
     pub(crate) fn covering_lines(&self) -> bool {
-        self.runs.is_some()
+        self.lines.is_some()
     }
 }
 
-/// Is `op` a jump (a branch or a loop test, which only decides where to go)?
-fn is_jump(op: &Op) -> bool {
+/// Does execution never fall through from `op` to the next instruction by
+/// itself (a jump, a branch, a loop test or step, a return)? After a branch
+/// both ways are marked as arrivals.
+fn ends_flow(op: &Op) -> bool {
     matches!(
         op,
         Op::Jump(_)
@@ -60,16 +106,48 @@ fn is_jump(op: &Op) -> bool {
             | Op::JumpIfNotNil { .. }
             | Op::ForTest { .. }
             | Op::ForIncr { .. }
+            | Op::ReturnTop
+            | Op::ReturnSelf
+            | Op::ReturnNonLocal
     )
 }
 
-/// The run starts counted by a line-coverage session ([`Vm::take_line_coverage`](crate::Vm::take_line_coverage)).
+/// Is `op` a jump or a branch (it only decides where to go): it counts on a
+/// line only when the line has no other code.
+fn is_plain_jump(op: &Op) -> bool {
+    ends_flow(op) && !matches!(op, Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal)
+}
+
+/// The line counts of a line-coverage session ([`Vm::take_line_coverage`](crate::Vm::take_line_coverage)).
 #[derive(Debug, Clone, Default)]
 pub struct LineCoverage {
-    pub(crate) runs: Vec<Vec<u64>>,
+    pub(crate) counts: LineCounts,
 }
 
 impl LineCoverage {
+    /// How many times each instruction of method (or block) `id` ran,
+    /// `len` instructions.
+    fn instruction_counts(&self, id: u32, ops: &[Op]) -> Vec<u64> {
+        let get = |t: &Vec<Vec<u64>>, i: usize| {
+            t.get(id as usize)
+                .and_then(|c| c.get(i))
+                .copied()
+                .unwrap_or(0)
+        };
+        let mut out = Vec::with_capacity(ops.len());
+        let mut current = 0u64;
+        let mut falls_through = false;
+        for (i, op) in ops.iter().enumerate() {
+            let before = if falls_through { current } else { 0 };
+            current = before
+                .saturating_add(get(&self.counts.arrivals, i))
+                .saturating_sub(get(&self.counts.aborts, i));
+            out.push(current);
+            falls_through = !ends_flow(op);
+        }
+        out
+    }
+
     /// The lines with code of method `id` and its blocks, ascending, with how
     /// many times each ran (0: missed). Empty for an unknown id.
     pub fn lines_of(&self, image: &Image, id: u32) -> Vec<(u32, u64)> {
@@ -79,52 +157,20 @@ impl LineCoverage {
         let mut lines: std::collections::BTreeMap<u32, (Option<u64>, u64)> = Default::default();
         let mut todo = vec![code.clone()];
         while let Some(c) = todo.pop() {
-            let runs = self
-                .runs
-                .get(c.id as usize)
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            let n = c.ops.len();
-            // Run starts: 0, after a send, branch or return, and branch targets.
-            let mut starts = vec![false; n + 1];
-            starts[0] = true;
-            for (i, op) in c.ops.iter().enumerate() {
-                let (ends, target) = match *op {
-                    Op::Send { .. } | Op::SuperSend { .. } | Op::Special { .. } => (true, None),
-                    Op::Jump(t) | Op::JumpBack(t) => (true, Some(t)),
-                    Op::JumpIfTrue { target, .. }
-                    | Op::JumpIfFalse { target, .. }
-                    | Op::JumpIfNil { target, .. }
-                    | Op::JumpIfNotNil { target, .. }
-                    | Op::ForIncr { target, .. } => (true, Some(target)),
-                    Op::ForTest { exit, .. } => (true, Some(exit)),
-                    Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal => (true, None),
-                    _ => (false, None),
-                };
-                if ends {
-                    starts[i + 1] = true;
-                }
-                if let Some(t) = target {
-                    starts[(t as usize).min(n)] = true;
-                }
-            }
+            let counts = self.instruction_counts(c.id, &c.ops);
             // Per line: the largest count of its instructions other than
-            // jumps (a branch on the line of the code it skips must not make
-            // that code look run), or of its jumps when it has nothing else.
-            let mut current = 0u64;
-            for (i, &start) in starts.iter().take(n).enumerate() {
-                if start {
-                    current = runs.get(i).copied().unwrap_or(0);
-                }
+            // jumps and branches (written on the line of an arm they may
+            // skip), or of its jumps when it has nothing else.
+            for (i, (op, &n)) in c.ops.iter().zip(&counts).enumerate() {
                 let line = c.line_of(i);
-                if line > 0 {
-                    let jump = is_jump(&c.ops[i]);
-                    let e = lines.entry(line).or_insert((None, 0));
-                    if jump {
-                        e.1 = e.1.max(current);
-                    } else {
-                        e.0 = Some(e.0.unwrap_or(0).max(current));
-                    }
+                if line == 0 {
+                    continue;
+                }
+                let e = lines.entry(line).or_insert((None, 0));
+                if is_plain_jump(op) {
+                    e.1 = e.1.max(n);
+                } else {
+                    e.0 = Some(e.0.unwrap_or(0).max(n));
                 }
             }
             todo.extend(c.blocks.iter().cloned());
@@ -137,7 +183,8 @@ impl LineCoverage {
 
     /// The ids of the methods and blocks that ran while covering.
     pub fn methods_run(&self) -> Vec<u32> {
-        self.runs
+        self.counts
+            .arrivals
             .iter()
             .enumerate()
             .filter(|(_, r)| r.iter().any(|&n| n > 0))

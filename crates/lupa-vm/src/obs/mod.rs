@@ -147,9 +147,14 @@ pub struct Observation {
     next_every: u64,
     /// Stacks copied for samples, oldest first.
     stacks: Vec<crate::obs::sampling::StackSample>,
-    /// Line coverage: per method id, per instruction index, how many times a
-    /// straight-line run of code started there (see `coverage.rs`).
-    pub(crate) runs: Option<Vec<Vec<u64>>>,
+    /// Line coverage: per method id and instruction index, arrivals and runs
+    /// cut short (see `coverage.rs`).
+    pub(crate) lines: Option<crate::obs::coverage::LineCounts>,
+    /// Is a trap (or an object) installed under a selector the interpreter
+    /// has a fast path for? Then the observing loop runs and a special send
+    /// whose method is instrumented is sent, not taken by its fast path
+    /// (`Vm::special_is_instrumented`).
+    pub(crate) guarding_traps: bool,
     /// Collections and process switches while a sampler thread is attached.
     events: Vec<crate::obs::sampling::VmEvent>,
     /// Events not kept (more than [`MAX_EVENTS`](crate::obs::sampling::MAX_EVENTS)).
@@ -182,7 +187,8 @@ impl Default for Observation {
             every: 0,
             next_every: 0,
             stacks: Vec::new(),
-            runs: None,
+            lines: None,
+            guarding_traps: false,
             events: Vec::new(),
             events_dropped: 0,
             gc_time_ns: 0,
@@ -224,12 +230,30 @@ impl Observation {
     }
 
     fn update_per_send(&mut self) {
-        let full = self.sites.is_some() || self.every > 0 || self.runs.is_some();
+        let full = self.sites.is_some() || self.every > 0;
         // A lifetime recording needs the observing loop (its looks at the
-        // heap's samples), not `on_send`.
-        let light = self.sampler_attached || self.lifetimes.is_some();
+        // heap's samples), line coverage its branch marks, guarded traps its
+        // special sends; none of them `on_send`.
+        let light = self.sampler_attached
+            || self.lifetimes.is_some()
+            || self.lines.is_some()
+            || self.guarding_traps;
         self.per_send = full || light;
         self.requests_only = light && !full;
+    }
+
+    /// May native code (a JIT's) run now? It counts sends and tests a
+    /// sampler's stack requests at its sends, nothing else: not while
+    /// activation hooks are on or while anything else observes sends one by
+    /// one (exact counts, line coverage's branch marks, guarded traps, a
+    /// lifetime recording), which the interpreter's observing loop does.
+    pub fn native_may_run(&self) -> bool {
+        !self.hooks_on
+            && (!self.per_send
+                || (self.requests_only
+                    && self.lifetimes.is_none()
+                    && self.lines.is_none()
+                    && !self.guarding_traps))
     }
 
     /// Is a sampler attached, or deterministic sampling on? (One sampler at a
@@ -273,14 +297,23 @@ impl Observation {
 
     /// Install activation hooks (replacing any).
     pub fn set_hooks(&mut self, hooks: Option<Box<dyn ActivationHooks>>) {
-        self.hooks_on = hooks.is_some() || self.runs.is_some();
+        self.hooks_on = hooks.is_some() || self.lines.is_some();
         self.hooks = hooks;
     }
 
     /// Remove and answer the hooks.
     pub fn take_hooks(&mut self) -> Option<Box<dyn ActivationHooks>> {
-        self.hooks_on = self.runs.is_some();
+        self.hooks_on = self.lines.is_some();
         self.hooks.take()
+    }
+
+    /// Guard the special sends whose method is instrumented (see
+    /// [`Observation::guarding_traps`]); answers whether that changed.
+    pub(crate) fn set_guarding_traps(&mut self, on: bool) -> bool {
+        let changed = self.guarding_traps != on;
+        self.guarding_traps = on;
+        self.update_per_send();
+        changed
     }
 
     /// Install GC hooks (replacing any).
@@ -304,9 +337,11 @@ impl Observation {
         }
     }
 
+    /// An activation; `lines`: count it for line coverage (it runs at the
+    /// base level).
     #[inline]
-    pub(crate) fn enter(&mut self, ev: Activation) {
-        if self.runs.is_some() {
+    pub(crate) fn enter(&mut self, ev: Activation, lines: bool) {
+        if lines {
             self.mark_run(ev.method, 0);
         }
         if let Some(h) = self.hooks.as_mut() {
@@ -344,10 +379,6 @@ impl Observation {
         }
         if self.every > 0 && self.sends >= self.next_every {
             due = true;
-        }
-        if self.runs.is_some() {
-            // The code after the send starts a run (when the send returns).
-            self.mark_run(method, pc);
         }
         if let Some(sites) = self.sites.as_mut() {
             let (m, i) = (method as usize, pc.saturating_sub(1));

@@ -101,6 +101,7 @@ fn class_at_put(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(PrimFailure::Error(format!("methodAt:put: {problem}")));
     }
     vm.image.classes.put_method(c, id, m);
+    vm.special_selector_changed(id);
     Ok(Answer(m))
 }
 
@@ -109,9 +110,9 @@ fn class_remove(vm: &mut Vm, args: Args) -> PrimResult {
     let Ok(id) = args.symbol(vm, 1) else {
         return Ok(Answer(Value::NIL));
     };
-    Ok(Answer(
-        vm.image.classes.remove_method(c, id).unwrap_or(Value::NIL),
-    ))
+    let removed = vm.image.classes.remove_method(c, id).unwrap_or(Value::NIL);
+    vm.special_selector_changed(id);
+    Ok(Answer(removed))
 }
 
 fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
@@ -119,7 +120,11 @@ fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
     let src = args.string(vm, 1).or_error("compile: needs a String")?;
     let file = format!("<compiled in {}>", vm.image.class_name(c));
     match vm.image.compile_and_install(&mut vm.heap, c, &src, &file) {
-        Ok(id) => Ok(Answer(vm.image.methods[id as usize].object.get())),
+        Ok(id) => {
+            let sel = vm.image.methods[id as usize].selector;
+            vm.special_selector_changed(sel);
+            Ok(Answer(vm.image.methods[id as usize].object.get()))
+        }
         Err(e) => Err(PrimFailure::Error(format!("compile error: {e}"))),
     }
 }
@@ -135,6 +140,12 @@ fn class_category(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     let cat = vm.image.classes[c as usize].category.to_string();
     Ok(Answer(vm.new_string(&cat)?))
+}
+
+fn class_package_location(vm: &mut Vm, args: Args) -> PrimResult {
+    let c = args.class(vm, 0)?;
+    let location = vm.image.package_location(c);
+    Ok(Answer(vm.new_string(&location)?))
 }
 
 fn class_subclasses(vm: &mut Vm, args: Args) -> PrimResult {
@@ -183,6 +194,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Class"], "compile:", class_compile),
     Primitive::new(&["Class"], "instanceFieldCount", class_field_count),
     Primitive::new(&["Class"], "category", class_category),
+    Primitive::new(&["Class"], "packageLocation", class_package_location),
     Primitive::new(&["Class"], "subclasses", class_subclasses),
     Primitive::new(&["Class"], "isIndexable", class_is_indexable),
     Primitive::new(&["Class class"], "allClasses", all_classes),

@@ -24,7 +24,7 @@ mod state;
 
 use lupa_heap::Value;
 pub use state::Frame;
-pub(crate) use state::{PendingUnwind, ProcessState, UnwindAction};
+pub(crate) use state::{BaseSave, PendingUnwind, ProcessState, UnwindAction};
 use std::collections::VecDeque;
 
 /// Scheduling state of a process.

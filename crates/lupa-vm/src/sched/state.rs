@@ -20,7 +20,8 @@ pub struct Frame {
     /// The code being run: its id in the image's method table (`Image::code`).
     pub method: u32,
     /// What popping the frame must do, from its code ([`Frame::flags_of`]):
-    /// [`Frame::HOME_ENV`], [`Frame::META_LEVEL`], [`Frame::BASE_LEVEL`].
+    /// [`Frame::HOME_ENV`], [`Frame::META_LEVEL`], [`Frame::BASE_LEVEL`],
+    /// [`Frame::TRAP_SHORTCUT`].
     pub flags: u32,
     /// Index of the next instruction (saved at sends).
     pub pc: usize,
@@ -39,6 +40,9 @@ impl Frame {
     pub const META_LEVEL: u32 = 2;
     /// A `<baseLevel>` method (it also has `META_LEVEL`).
     pub const BASE_LEVEL: u32 = 4;
+    /// A `<trapShortcut>` method, a MethodProxies trap (it also has
+    /// `META_LEVEL`: it takes the level path).
+    pub const TRAP_SHORTCUT: u32 = 8;
 
     /// The flags of a frame running `m`.
     #[inline(always)]
@@ -46,6 +50,11 @@ impl Frame {
         (if m.home_env { Frame::HOME_ENV } else { 0 })
             | (if m.meta_level { Frame::META_LEVEL } else { 0 })
             | (if m.base_level { Frame::BASE_LEVEL } else { 0 })
+            | (if m.trap_shortcut {
+                Frame::TRAP_SHORTCUT
+            } else {
+                0
+            })
     }
 }
 
@@ -417,8 +426,27 @@ pub struct ProcessState {
     pub unwind_watch: usize,
     /// Number of active `<metaLevel>` frames (since the innermost `<baseLevel>` one).
     pub meta_depth: u32,
-    /// The counts saved by the active `<baseLevel>` frames, innermost last.
-    pub base_saves: Vec<u32>,
+    /// The level state saved by the active `<baseLevel>` frames, innermost last.
+    pub base_saves: Vec<BaseSave>,
+    /// Frames of instrumentation on the stack that do not count against
+    /// `--max-stack-depth` (trap frames and the meta-level stretches below
+    /// `<baseLevel>` frames; see `proxies.rs`).
+    pub uncounted: usize,
+    /// While at the meta level: the index of the frame that entered it.
+    pub meta_entry: usize,
+}
+
+/// What a `<baseLevel>` frame saved when it was pushed (restored when it is
+/// popped): the meta-level count, where the meta level was entered, and how
+/// many frames it added to [`ProcessState::uncounted`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BaseSave {
+    /// The meta-level count below the frame.
+    pub meta_depth: u32,
+    /// [`ProcessState::meta_entry`] below the frame.
+    pub meta_entry: usize,
+    /// Frames (the meta-level stretch and the frame itself) made uncounted.
+    pub uncounted: usize,
 }
 
 impl Default for ProcessState {
@@ -430,6 +458,8 @@ impl Default for ProcessState {
             unwind_watch: usize::MAX,
             meta_depth: 0,
             base_saves: Vec::new(),
+            uncounted: 0,
+            meta_entry: 0,
         }
     }
 }

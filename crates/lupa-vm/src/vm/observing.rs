@@ -69,21 +69,53 @@ impl Vm {
         self.sched.switch_pending = true;
     }
 
-    /// Start measuring line coverage (restarting it when on).
+    /// Start measuring line coverage (restarting it when on). The frames
+    /// already active go on from their saved pcs when their sends return:
+    /// each is counted as an arrival there (see `obs/coverage.rs`).
     pub fn start_line_coverage(&mut self) {
-        self.obs.runs = Some(Vec::new());
+        self.obs.lines = Some(Default::default());
         self.obs.hooks_on = true;
+        for (id, pc) in self.base_level_positions() {
+            self.obs.mark_run(id, pc);
+        }
         self.obs.refresh_per_send();
         self.observation_changed();
     }
 
-    /// Stop measuring line coverage and answer what it counted.
+    /// Stop measuring line coverage and answer what it counted. The frames
+    /// still active have not gone on from their saved pcs: each is counted
+    /// as a run cut short there.
     pub fn take_line_coverage(&mut self) -> LineCoverage {
-        let runs = self.obs.runs.take().unwrap_or_default();
+        for (id, pc) in self.base_level_positions() {
+            self.obs.mark_abort(id, pc);
+        }
+        let counts = self.obs.lines.take().unwrap_or_default();
         self.obs.hooks_on = self.obs.has_hooks();
         self.obs.refresh_per_send();
         self.observation_changed();
-        LineCoverage { runs }
+        LineCoverage { counts }
+    }
+
+    /// The method id and saved pc of every frame of every process that runs
+    /// at the base level.
+    fn base_level_positions(&self) -> Vec<(u32, usize)> {
+        let states = std::iter::once(&self.sched.running).chain(
+            self.sched
+                .procs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != self.sched.current)
+                .map(|(_, p)| &p.saved),
+        );
+        let mut out = Vec::new();
+        for state in states {
+            for (f, meta) in state.frames.iter().zip(state.frame_levels()) {
+                if !meta {
+                    out.push((f.method, f.pc));
+                }
+            }
+        }
+        out
     }
 
     /// Start recording object lifetimes (restarting when on). See
