@@ -212,6 +212,9 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
         c.tenuring_threshold
     );
     eprint!("{}", st.report());
+    if let Some((minor, major)) = lupa_heap::page_faults() {
+        eprintln!("page faults:        {minor} minor, {major} major (the whole process)");
+    }
     if args.pretenure.is_some() {
         let (objects, bytes) = vm.pretenured();
         eprintln!(
