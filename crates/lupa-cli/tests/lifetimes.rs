@@ -431,6 +431,31 @@ const DROP: &str = "Drop = (
 )
 ";
 
+/// `lupa lifetimes` of `Drop` at rate 1 on `Temp`s in `mode`, its JSON.
+fn drop_json(dir: &std::path::Path, mode: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "lifetimes",
+        "-cp",
+        ".",
+        "--mode",
+        mode,
+        "--rate",
+        "1",
+        "--only",
+        "Temp",
+        "--format",
+        "json",
+        "-o",
+        "l.json",
+    ];
+    args.extend_from_slice(extra);
+    args.push("Drop");
+    let r = lupa_in(dir, &args);
+    assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+    let json = std::fs::read_to_string(dir.join("l.json")).expect("written");
+    serde_json::from_str(&json).expect("JSON")
+}
+
 /// Issue 28, points 1 and 2: a final full GC by default finds who is really
 /// alive at the end (both modes); `--no-final-gc` skips it and the report
 /// says so; the objects alive at the end are classified immortal even in a
@@ -439,29 +464,7 @@ const DROP: &str = "Drop = (
 fn a_final_full_gc_finds_who_is_alive_at_the_end() {
     let dir = common::classes(&[("Drop.som", DROP), ("Temp.som", TEMP)]);
     for mode in ["vm", "faithful"] {
-        let run = |extra: &[&str]| {
-            let mut args = vec![
-                "lifetimes",
-                "-cp",
-                ".",
-                "--mode",
-                mode,
-                "--rate",
-                "1",
-                "--only",
-                "Temp",
-                "--format",
-                "json",
-                "-o",
-                "l.json",
-            ];
-            args.extend_from_slice(extra);
-            args.push("Drop");
-            let r = lupa_in(dir.path(), &args);
-            assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
-            let json = std::fs::read_to_string(dir.path().join("l.json")).expect("written");
-            serde_json::from_str::<serde_json::Value>(&json).expect("JSON")
-        };
+        let run = |extra: &[&str]| drop_json(dir.path(), mode, extra);
         let v = run(&[]);
         assert_eq!(v["records"], 600, "{mode}");
         assert_eq!(v["censored"], 100, "{mode}: only the kept ones are alive");
@@ -520,28 +523,7 @@ fn faithful_mode_runs_with_a_programs_own_classes() {
         ("Temp.som", TEMP),
         ("Vector.som", OWN_VECTOR),
     ]);
-    let r = lupa_in(
-        dir.path(),
-        &[
-            "lifetimes",
-            "-cp",
-            ".",
-            "--mode",
-            "faithful",
-            "--rate",
-            "1",
-            "--only",
-            "Temp",
-            "--format",
-            "json",
-            "-o",
-            "l.json",
-            "Drop",
-        ],
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let json = std::fs::read_to_string(dir.path().join("l.json")).expect("written");
-    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let v = drop_json(dir.path(), "faithful", &[]);
     assert_eq!(v["records"], 600);
     assert_eq!(v["censored"], 100);
     let Some(som) = common::som_dir() else {

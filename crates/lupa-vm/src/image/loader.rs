@@ -322,7 +322,7 @@ impl Image {
             let Some((path, lupa)) = bundled_class(&n) else {
                 break;
             };
-            let src = Rc::new(SourceFile::new(&format!("<lupa>/{path}"), lupa.1));
+            let src = Rc::new(SourceFile::new(format!("<lupa>/{path}"), lupa.1));
             let lupa = lupa.0;
             let sides = [
                 (c, &def.instance_methods, &lupa.instance_methods),
