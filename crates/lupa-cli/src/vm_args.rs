@@ -264,6 +264,9 @@ fn print_stats(vm: &mut Vm, args: &VmArgs) {
             j.evictions
         );
     }
+    if let Some((minor, major)) = lupa_heap::page_faults() {
+        eprintln!("page faults:        {minor} minor, {major} major (the whole process)");
+    }
     if args.pretenure.is_some() {
         let (objects, bytes) = vm.pretenured();
         eprintln!(

@@ -6,8 +6,9 @@
 mod common;
 use common::{lupa_in, scrub};
 
-/// Keeps 50 `Node`s in a list (long-lived: they survive the collections),
-/// makes 200 `Temp`s that die at once, and forces two scavenges.
+/// Keeps 50 `Node`s in a list (long-lived: they survive the collections and
+/// stay alive to the end, in a global), makes 200 `Temp`s that die at once,
+/// and forces two scavenges.
 const CHURN: &str = "Churn = (
     run = (
         | head |
@@ -17,6 +18,7 @@ const CHURN: &str = "Churn = (
         system scavenge.
         1 to: 100 do: [ :i | Temp new ].
         system scavenge.
+        system global: #Head put: head.
         head value println
     )
 )
@@ -410,4 +412,131 @@ fn advice_pretenures_the_long_lived_site_only() {
         "{}",
         r.stderr
     );
+}
+
+/// Keeps 100 `Temp`s to the end (in a global) and drops 500 before it, with
+/// no collection in the run: only a collection at the stop can tell them
+/// apart.
+const DROP: &str = "Drop = (
+    run = (
+        | keep drop |
+        keep := Array new: 100.
+        drop := Array new: 500.
+        1 to: 100 do: [ :i | keep at: i put: Temp new ].
+        1 to: 500 do: [ :i | drop at: i put: Temp new ].
+        drop := nil.
+        system global: #Kept put: keep.
+        keep length println
+    )
+)
+";
+
+/// `lupa lifetimes` of `Drop` at rate 1 on `Temp`s in `mode`, its JSON.
+fn drop_json(dir: &std::path::Path, mode: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "lifetimes",
+        "-cp",
+        ".",
+        "--mode",
+        mode,
+        "--rate",
+        "1",
+        "--only",
+        "Temp",
+        "--format",
+        "json",
+        "-o",
+        "l.json",
+    ];
+    args.extend_from_slice(extra);
+    args.push("Drop");
+    let r = lupa_in(dir, &args);
+    assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+    let json = std::fs::read_to_string(dir.join("l.json")).expect("written");
+    serde_json::from_str(&json).expect("JSON")
+}
+
+/// Issue 28, points 1 and 2: a final full GC by default finds who is really
+/// alive at the end (both modes); `--no-final-gc` skips it and the report
+/// says so; the objects alive at the end are classified immortal even in a
+/// run far shorter than one eden, the dropped ones short.
+#[test]
+fn a_final_full_gc_finds_who_is_alive_at_the_end() {
+    let dir = common::classes(&[("Drop.som", DROP), ("Temp.som", TEMP)]);
+    for mode in ["vm", "faithful"] {
+        let run = |extra: &[&str]| drop_json(dir.path(), mode, extra);
+        let v = run(&[]);
+        assert_eq!(v["records"], 600, "{mode}");
+        assert_eq!(v["censored"], 100, "{mode}: only the kept ones are alive");
+        assert_eq!(v["final_gc"], true);
+        assert_eq!(
+            v["totals"]["full_gcs"], 0,
+            "{mode}: the final GC is not the run's"
+        );
+        let demography = |v: &serde_json::Value, line: u64| {
+            v["sites"]
+                .as_array()
+                .and_then(|s| s.iter().find(|g| g["line"] == line))
+                .map(|g| g["demography"].clone())
+        };
+        assert_eq!(demography(&v, 6), Some("immortal".into()), "{mode}: {v}");
+        assert_eq!(demography(&v, 7), Some("short".into()), "{mode}");
+        let v = run(&["--no-final-gc"]);
+        assert_eq!(v["censored"], 600, "{mode}: nothing was found dead");
+        assert_eq!(v["final_gc"], false);
+    }
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "lifetimes",
+            "-cp",
+            ".",
+            "--rate",
+            "1",
+            "--no-final-gc",
+            "Drop",
+        ],
+    );
+    assert!(
+        r.stdout.contains("no final full GC: some may be dead"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A program's own `Vector` (AWFY's has `forEach:`, not `do:`).
+const OWN_VECTOR: &str = "Vector = (
+    | last |
+    append: anObject = ( last := anObject )
+    forEach: aBlock = ( aBlock value: last )
+)
+";
+
+/// Issue 28, point 3: faithful mode runs with a program's classes that
+/// shadow Lupa's (a `Vector` without `do:`, as AWFY's), and on SOM's own
+/// core-lib when a checkout is at hand (`LUPA_SOM_DIR`): its `System` lacks
+/// Lupa's primitives (`totalAllocatedBytes`...), which the VM adds.
+#[test]
+fn faithful_mode_runs_with_a_programs_own_classes() {
+    let dir = common::classes(&[
+        ("Drop.som", DROP),
+        ("Temp.som", TEMP),
+        ("Vector.som", OWN_VECTOR),
+    ]);
+    let v = drop_json(dir.path(), "faithful", &[]);
+    assert_eq!(v["records"], 600);
+    assert_eq!(v["censored"], 100);
+    let Some(som) = common::som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping the SOM core-lib part");
+        return;
+    };
+    let probe = "Probe = ( run = (
+        (system totalAllocatedBytes > 0) println.
+        ((system gcStatAt: #scavenges) >= 0) println ) )
+";
+    std::fs::write(dir.path().join("Probe.som"), probe).expect("written");
+    let cp = format!("{}:.", som.join("Smalltalk").display());
+    let r = lupa_in(dir.path(), &["run", "-cp", &cp, "Probe"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "true\ntrue\n");
 }

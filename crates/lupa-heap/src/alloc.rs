@@ -86,7 +86,10 @@ impl Heap {
         }
         if total <= self.large_words {
             let new_top = self.top + total;
-            if new_top > self.eden_threshold {
+            if new_top > self.populated_end {
+                self.populate_eden(new_top);
+            }
+            if new_top > self.scavenge_threshold {
                 self.gc_requested = true;
             }
             if new_top <= self.eden_end {
@@ -99,6 +102,12 @@ impl Heap {
     }
 
     /// Allocate `total` words in old space (the mutator's path: may fail).
+    ///
+    /// Spur's rule for an allocation that finds the free old space exhausted
+    /// (its primitive fails, and the image's `handleFailingBasicNew:` runs a
+    /// full GC, then grows memory by at least the request if the GC freed too
+    /// little): the heap grows by a segment at once (allocation never
+    /// collects) and the full GC runs at the next safepoint.
     pub(crate) fn alloc_old(&mut self, total: usize) -> Result<usize, OutOfMemory> {
         if let Some(index) = self.alloc_in_holes(total) {
             self.note_old_alloc(total);
@@ -115,6 +124,9 @@ impl Heap {
                     requested: total.saturating_mul(8),
                 });
             }
+            if end > self.mem.capacity() {
+                self.request_full_gc_for(FullReason::Exhausted);
+            }
             self.grow_to(end, limit);
         }
         self.old_top = end;
@@ -122,30 +134,55 @@ impl Heap {
         Ok(index)
     }
 
+    /// Account for `total` words allocated by the program in old space. (The
+    /// GC ratio is not checked here: as in Spur, it is checked after each
+    /// scavenge.)
     pub(crate) fn note_old_alloc(&mut self, total: usize) {
         self.stats.old_allocated_bytes += (total * 8) as u64;
         self.stats.old_used_bytes += (total * 8) as u64;
         self.stats.old_free_bytes = self.stats.old_free_bytes.saturating_sub((total * 8) as u64);
-        if self.old_used_words() > self.full_gc_threshold {
-            self.request_full_gc();
-        }
     }
 
-    /// Make words up to `end` usable. Old space grows (its capacity: memory
-    /// requested from the system, untouched until used) by the growth headroom
-    /// at least, not past `limit` words unless `end` itself is; the words are
-    /// initialised a little ahead of use, so that a large headroom costs nothing
-    /// until it is used.
+    /// Make words up to `end` usable. Past the capacity (memory requested
+    /// from the system, untouched until used), old space grows by one segment
+    /// ([`Heap::segment_words`]), not past `limit` words unless `end` itself
+    /// is; the words are initialised a little ahead of use, so that a large
+    /// headroom costs nothing until it is used.
     pub(crate) fn grow_to(&mut self, end: usize, limit: usize) {
         let cap = self.mem.capacity();
         if end > cap {
-            let want = (cap + self.config.growth_headroom / 8).min(limit).max(end);
+            let want = (cap + self.segment_words(end - cap)).min(limit).max(end);
             self.mem.reserve_exact(want - self.mem.len());
             self.stats.growths += 1;
             self.stats.heap_bytes = (self.mem.capacity() * 8) as u64;
         }
         let len = (end + GROW_CHUNK_WORDS).min(self.mem.capacity()).max(end);
         self.mem.resize(len, 0);
+    }
+
+    /// The size of a new segment of old space for a need of `need` words:
+    /// Spur's `growOldSpaceByAtLeast:`, the need rounded up to a power of two,
+    /// and at least the growth headroom.
+    pub(crate) fn segment_words(&self, need: usize) -> usize {
+        need.next_power_of_two()
+            .max(self.config.growth_headroom / 8)
+    }
+
+    /// After a scavenge that did not call for a full GC: make sure the free
+    /// room at the end of old space is at least the growth headroom, growing
+    /// by a segment if not (Spur's `sufficientSpaceAfterGC:`), so that the
+    /// program's next allocations in old space find room.
+    pub(crate) fn ensure_headroom(&mut self) {
+        let headroom = self.config.growth_headroom / 8;
+        let room = self.mem.capacity().saturating_sub(self.old_top);
+        if room < headroom {
+            let limit = self.limit_words();
+            let want = (self.mem.capacity() + self.segment_words(0)).min(limit);
+            if want > self.mem.capacity() {
+                self.mem.reserve_exact(want - self.mem.len());
+                self.stats.growths += 1;
+            }
+        }
     }
 
     pub(crate) fn header(class: u32, format: Format) -> u64 {

@@ -13,7 +13,7 @@
 //!   space out again after the compacted objects.
 
 use crate::config::RESERVE_BYTES;
-use crate::heap::Heap;
+use crate::heap::{FullReason, Heap};
 use crate::layout::{
     AGE_MASK, AGE_SHIFT, CLASS_MASK, FIRST_INDEX, FORMAT_MASK, FORMAT_SHIFT, FORWARDED,
     FREE_FORMAT, FWD_SHIFT, Format, HASH_MASK, HASH_SHIFT, HEADER_WORDS, MARK_BIT, PIN_BIT,
@@ -29,6 +29,8 @@ use std::time::Instant;
 pub struct Collection<'h> {
     heap: &'h mut Heap,
     kind: CollectionKind,
+    /// Why a full GC runs (`None` for a scavenge).
+    reason: Option<FullReason>,
     /// A full GC (old objects are marked, not assumed alive).
     full: bool,
     /// Tenure every survivor (a full GC that re-lays out new space).
@@ -58,7 +60,11 @@ pub struct Collection<'h> {
 }
 
 impl<'h> Collection<'h> {
-    pub(crate) fn new(heap: &'h mut Heap, kind: CollectionKind) -> Collection<'h> {
+    pub(crate) fn new(heap: &'h mut Heap, reason: Option<FullReason>) -> Collection<'h> {
+        let kind = match reason {
+            Some(_) => CollectionKind::Full,
+            None => CollectionKind::Scavenge,
+        };
         let full = kind == CollectionKind::Full;
         let tenure_all = full
             && (heap.tenure_all_requested
@@ -66,6 +72,7 @@ impl<'h> Collection<'h> {
         let future_start = heap.future_start;
         Collection {
             kind,
+            reason,
             full,
             tenure_all,
             start: Instant::now(),
@@ -148,11 +155,17 @@ impl<'h> Collection<'h> {
         } else {
             self.follow_tracked_scavenge(gc);
             self.flip();
-            // Tenuring went past --max-heap: a full GC at once. (Past the full-GC
-            // ratio, the next collection is a full GC: it scavenges new space too,
-            // so it replaces the next scavenge.)
-            if self.heap.old_top * 8 > self.heap.config.max_heap {
-                self.heap.request_full_gc();
+            // Spur's check after a scavenge: tenuring went past --max-heap, or
+            // old space grew by the GC ratio since the last full GC: a full GC
+            // at once (at the safepoint right after this one). Otherwise the
+            // free room is topped up to the growth headroom.
+            let heap = &mut *self.heap;
+            if heap.old_top * 8 > heap.config.max_heap {
+                heap.request_full_gc();
+            } else if heap.old_used_words() > heap.full_gc_threshold {
+                heap.request_full_gc_for(FullReason::Ratio);
+            } else {
+                heap.ensure_headroom();
             }
         }
         self.heap.gc_requested = self.heap.full_requested;
@@ -171,6 +184,11 @@ impl<'h> Collection<'h> {
         s.copied_bytes += (self.copied_words * 8) as u64;
         if self.full {
             s.full_gcs += 1;
+            match self.reason {
+                Some(FullReason::Ratio) => s.ratio_full_gcs += 1,
+                Some(FullReason::Exhausted) => s.exhaustion_full_gcs += 1,
+                _ => {}
+            }
             s.full_gc_time += pause;
             s.max_full_gc_pause = s.max_full_gc_pause.max(pause);
         } else {
@@ -183,14 +201,21 @@ impl<'h> Collection<'h> {
         heap.stats.live_bytes_after_last_gc =
             heap.stats.old_used_bytes + heap.stats.survivor_used_bytes;
         if heap.trace {
+            let reason = match self.reason {
+                Some(FullReason::Ratio) => " (ratio)",
+                Some(FullReason::Exhausted) => " (exhausted)",
+                Some(FullReason::Requested) => " (requested)",
+                None => "",
+            };
             let line = format!(
-                "{:?} {:?} young {}..{} old_top {} len {} used {} holes {} threshold {} tenured {} surv {}",
+                "{:?}{reason} {:?} young {}..{} old_top {} len {} cap {} used {} holes {} threshold {} tenured {} surv {}",
                 self.kind,
                 pause,
                 heap.young_start,
                 heap.young_end(),
                 heap.old_top,
                 heap.mem.len(),
+                heap.mem.capacity(),
                 heap.old_used_words(),
                 heap.hole_words,
                 heap.full_gc_threshold,
@@ -813,10 +838,10 @@ impl Heap {
     /// then call [`Collection::finish`](crate::Collection::finish). The heap
     /// decides whether it is a scavenge or a full GC (see [`Collection::kind`](crate::Collection::kind)).
     pub fn start_collection(&mut self) -> Collection<'_> {
-        let kind = self.next_collection_kind();
+        let reason = self.full_gc_reason();
         if self.config.stress {
             self.stress_count += 1;
         }
-        Collection::new(self, kind)
+        Collection::new(self, reason)
     }
 }

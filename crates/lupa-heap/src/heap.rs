@@ -21,8 +21,21 @@ use crate::value::Value;
 
 /// Old space is initialised (zeroed) this many words ahead of use.
 pub(crate) const GROW_CHUNK_WORDS: usize = 128 << 10;
+/// How far ahead of allocation a large eden's pages are mapped (8 MB).
+pub(crate) const POPULATE_CHUNK_WORDS: usize = 1 << 20;
 /// Entries of the write barrier's store buffer.
 pub(crate) const STORE_BUFFER_ENTRIES: usize = 16 * 1024;
+/// Why a full GC runs (the statistics count the last two by rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FullReason {
+    /// `request_full_gc` (the program, the VM), stress mode, `--max-heap`.
+    Requested,
+    /// Old space grew by the GC ratio since the last full GC.
+    Ratio,
+    /// An allocation in old space found the free old space exhausted.
+    Exhausted,
+}
+
 /// The object heap.
 ///
 /// Memory is one vector of words laid out as
@@ -35,8 +48,16 @@ pub struct Heap {
     pub(crate) young_start: usize,
     pub(crate) young_words: usize,
     pub(crate) eden_end: usize,
-    /// Allocation past this sets `needs_gc` (0 in stress mode: always).
+    /// Allocation past this takes the slow path (0 in stress mode: always):
+    /// the lower of `scavenge_threshold` and `populated_end`.
     pub(crate) eden_threshold: usize,
+    /// Allocation past this sets `needs_gc`: a little before eden's end.
+    pub(crate) scavenge_threshold: usize,
+    /// New space's pages are mapped up to here (`pages.rs`): a large eden is
+    /// mapped a chunk at a time as allocation reaches it, never ahead of use
+    /// by more than [`POPULATE_CHUNK_WORDS`] (`usize::MAX`: not populated,
+    /// small new spaces fault their pages in one by one).
+    pub(crate) populated_end: usize,
     /// Eden's bump pointer.
     pub(crate) top: usize,
     pub(crate) survivor_words: usize,
@@ -75,6 +96,8 @@ pub struct Heap {
     pub(crate) config: HeapConfig,
     pub(crate) gc_requested: bool,
     pub(crate) full_requested: bool,
+    /// Why the requested full GC runs (counted by rule in the statistics).
+    pub(crate) full_reason: FullReason,
     /// The next full GC tenures every survivor.
     pub(crate) tenure_all_requested: bool,
     /// Old-space words (used) beyond which the next collection is a full GC.
@@ -116,6 +139,8 @@ impl Heap {
             young_words: 0,
             eden_end: FIRST_INDEX,
             eden_threshold: FIRST_INDEX,
+            scavenge_threshold: FIRST_INDEX,
+            populated_end: usize::MAX,
             top: FIRST_INDEX,
             survivor_words: 0,
             past_start: FIRST_INDEX,
@@ -137,6 +162,7 @@ impl Heap {
             config,
             gc_requested: false,
             full_requested: false,
+            full_reason: FullReason::Requested,
             tenure_all_requested: false,
             full_gc_threshold: 0,
             last_full_used: None,
@@ -159,11 +185,6 @@ impl Heap {
         let len = heap.young_end() + heap.config.growth_headroom / 8;
         let len = len.min(heap.limit_words().max(heap.young_end() + 1024));
         heap.mem = vec![0; len];
-        // A large new space gets its pages mapped in one call (`pages.rs`).
-        let (a, b) = (heap.young_start, heap.young_end().min(heap.mem.len()));
-        if (b - a) * 8 >= crate::pages::PREFAULT_MIN_BYTES {
-            crate::pages::populate(&mut heap.mem[a..b]);
-        }
         heap.old_top = heap.young_end();
         // Before the first full GC, old space may grow to one headroom's worth.
         heap.full_gc_threshold = (heap.config.growth_headroom / 8).max(1024);
@@ -187,13 +208,48 @@ impl Heap {
         // Leave some slack between the scavenge threshold and the end of eden, so
         // that what is allocated before the next safepoint still fits (as in Spur).
         let slack = (eden / 32).min(32 << 10);
-        self.eden_threshold = self.eden_end - slack;
+        self.scavenge_threshold = self.eden_end - slack;
+        // A large new space gets its pages mapped a chunk at a time, as
+        // allocation reaches them (`pages.rs`, `populate_eden`).
+        self.populated_end = if self.young_words * 8 >= crate::pages::PREFAULT_MIN_BYTES {
+            start
+        } else {
+            usize::MAX
+        };
+        self.refresh_eden_threshold();
         // Large objects go to old space; never more than a quarter of eden.
         self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
         self.tenure_next = false;
-        if self.config.stress {
-            self.eden_threshold = 0;
+    }
+
+    /// The slow-path bound of eden allocation from the scavenge threshold,
+    /// the mapped pages and stress mode.
+    pub(crate) fn refresh_eden_threshold(&mut self) {
+        self.eden_threshold = if self.config.stress {
+            0
+        } else {
+            self.scavenge_threshold.min(self.populated_end)
+        };
+    }
+
+    /// Allocation in eden reached `new_top`, past the pages mapped so far:
+    /// map the next chunk (one system call instead of a page fault per page),
+    /// so that the pages of an eden are mapped only once allocation gets to
+    /// them: a large eden a run never fills costs nothing.
+    pub(crate) fn populate_eden(&mut self, new_top: usize) {
+        let from = self.populated_end.max(self.young_start);
+        let to = (new_top.max(from) + POPULATE_CHUNK_WORDS)
+            .min(self.eden_end)
+            .min(self.mem.len());
+        if to > from {
+            crate::pages::populate(&mut self.mem[from..to]);
         }
+        self.populated_end = if to >= self.eden_end {
+            usize::MAX
+        } else {
+            to.max(new_top)
+        };
+        self.refresh_eden_threshold();
     }
 
     /// Eden size in words from the configuration.
@@ -281,8 +337,7 @@ impl Heap {
     /// Turn stress mode on or off.
     pub fn set_stress(&mut self, on: bool) {
         self.config.stress = on;
-        let slack = ((self.eden_end - self.young_start) / 32).min(32 << 10);
-        self.eden_threshold = if on { 0 } else { self.eden_end - slack };
+        self.refresh_eden_threshold();
     }
 
     /// Statistics so far.
@@ -315,6 +370,15 @@ impl Heap {
 
     /// Ask for a full GC at the next safepoint.
     pub fn request_full_gc(&mut self) {
+        self.request_full_gc_for(FullReason::Requested);
+    }
+
+    /// Ask for a full GC at the next safepoint, for `reason` (the first
+    /// reason given is the one counted).
+    pub(crate) fn request_full_gc_for(&mut self, reason: FullReason) {
+        if !self.full_requested {
+            self.full_reason = reason;
+        }
         self.gc_requested = true;
         self.full_requested = true;
     }
@@ -341,15 +405,27 @@ impl Heap {
     /// The kind the next collection will be (what [`Heap::start_collection`]
     /// decides now).
     pub fn next_collection_kind(&self) -> CollectionKind {
+        match self.full_gc_reason() {
+            Some(_) => CollectionKind::Full,
+            None => CollectionKind::Scavenge,
+        }
+    }
+
+    /// Why the next collection is a full GC, if it is one: requested (by the
+    /// program, the VM, stress mode or `--max-heap`), old space grown by the
+    /// GC ratio, or exhausted by an allocation.
+    pub(crate) fn full_gc_reason(&self) -> Option<FullReason> {
         let stress_full = self.config.stress && self.stress_count % 4 == 3;
-        if self.full_requested
-            || stress_full
-            || self.old_used_words() > self.full_gc_threshold
-            || self.old_top > self.config.max_heap / 8
-        {
-            CollectionKind::Full
+        if self.full_requested {
+            Some(self.full_reason)
+        } else if stress_full || self.old_top > self.config.max_heap / 8 {
+            Some(FullReason::Requested)
+        } else if self.old_used_words() > self.full_gc_threshold {
+            // Past the ratio before the scavenge that would have found it: the
+            // full GC takes that scavenge's place (it evacuates new space too).
+            Some(FullReason::Ratio)
         } else {
-            CollectionKind::Scavenge
+            None
         }
     }
 
@@ -379,5 +455,35 @@ impl Heap {
     /// Number of tracked objects alive.
     pub fn tracked_count(&self) -> usize {
         self.tracked.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large eden's pages are mapped as allocation reaches them, never more
+    /// than a chunk ahead: an eden a run never fills costs nothing.
+    #[test]
+    fn a_large_eden_is_mapped_a_chunk_at_a_time() {
+        let mut h = Heap::new(HeapConfig {
+            eden_size: 64 << 20,
+            ..HeapConfig::default()
+        });
+        assert_eq!(h.populated_end, h.young_start, "nothing mapped before use");
+        let mut mapped = Vec::new();
+        while h.top < h.young_start + 3 * POPULATE_CHUNK_WORDS {
+            h.alloc_pointers(1, 100).expect("room");
+            assert!(h.populated_end >= h.top, "allocated words are mapped");
+            assert!(h.populated_end <= h.top + POPULATE_CHUNK_WORDS + 102);
+            if mapped.last() != Some(&h.populated_end) {
+                mapped.push(h.populated_end);
+            }
+        }
+        assert_eq!(mapped.len(), 3, "one call per chunk: {mapped:?}");
+        // A small eden is not populated at all (its pages fault in one by one).
+        let small = Heap::new(HeapConfig::default());
+        assert_eq!(small.populated_end, usize::MAX);
+        assert_eq!(small.eden_threshold, small.scavenge_threshold);
     }
 }

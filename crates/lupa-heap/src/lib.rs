@@ -42,6 +42,7 @@ pub use gc::Collection;
 pub use heap::Heap;
 pub use layout::{Format, MAX_CLASS_INDEX, native as native_layout};
 pub use lifetime::Death;
+pub use pages::page_faults;
 pub use sample_policy::{AllocationSample, SamplingPolicy};
 pub use stats::{CollectionKind, HeapStats};
 pub use units::Unit;

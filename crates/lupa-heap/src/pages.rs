@@ -47,3 +47,19 @@ pub(crate) fn populate(mem: &mut [u64]) {
     #[cfg(not(target_os = "linux"))]
     let _ = mem;
 }
+
+/// The page faults of this process so far, `(minor, major)`, from
+/// `/proc/self/stat` (Linux; `None` elsewhere or when it cannot be read):
+/// what `--gc-stats` and the experiments report, to tell the cost of mapping
+/// memory from the collector's.
+pub fn page_faults() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: the
+    // fields counted from 3 follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // minflt is field 10, majflt field 12 (proc(5)).
+    let minor = fields.get(7)?.parse().ok()?;
+    let major = fields.get(9)?.parse().ok()?;
+    Some((minor, major))
+}

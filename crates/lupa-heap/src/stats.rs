@@ -40,6 +40,13 @@ pub struct HeapStats {
     pub max_scavenge_pause: Duration,
     /// Number of full GCs.
     pub full_gcs: u64,
+    /// Full GCs that ran because old space grew by the GC ratio since the
+    /// last full GC (checked after each scavenge, as Spur does).
+    pub ratio_full_gcs: u64,
+    /// Full GCs that ran because a program's allocation in old space found
+    /// the free old space exhausted (Spur's failing allocation: a full GC,
+    /// then growth by a segment if it freed too little).
+    pub exhaustion_full_gcs: u64,
     /// Total time in full GCs.
     pub full_gc_time: Duration,
     /// Longest full GC.
@@ -88,6 +95,8 @@ impl HeapStats {
             ("meanScavengeUs", us(self.mean_scavenge())),
             ("maxScavengeUs", us(self.max_scavenge_pause)),
             ("fullGCs", self.full_gcs),
+            ("ratioFullGCs", self.ratio_full_gcs),
+            ("exhaustionFullGCs", self.exhaustion_full_gcs),
             ("fullGCTimeUs", us(self.full_gc_time)),
             ("meanFullGCUs", us(self.mean_full_gc())),
             ("maxFullGCUs", us(self.max_full_gc_pause)),
@@ -130,11 +139,13 @@ impl HeapStats {
             ms(self.max_scavenge_pause)
         ));
         s.push_str(&format!(
-            "full GCs:           {} ({:.3} ms total, {:.3} ms mean, {:.3} ms max)\n",
+            "full GCs:           {} ({:.3} ms total, {:.3} ms mean, {:.3} ms max; {} by the GC ratio, {} on exhausted old space)\n",
             self.full_gcs,
             ms(self.full_gc_time),
             ms(self.mean_full_gc()),
-            ms(self.max_full_gc_pause)
+            ms(self.max_full_gc_pause),
+            self.ratio_full_gcs,
+            self.exhaustion_full_gcs
         ));
         s.push_str(&format!(
             "gc time:            {:.3} ms total, {:.3} ms max pause\n",

@@ -24,6 +24,9 @@ pub struct Measurement {
     pub heap_before: HeapStats,
     /// Heap statistics just after the run.
     pub heap_after: HeapStats,
+    /// Page faults of the process during the run (minor and major; 0 where
+    /// the system does not say).
+    pub page_faults: u64,
     /// Everything the program printed, when [`Capture::Output`] was asked.
     pub output: Option<String>,
 }
@@ -54,9 +57,12 @@ pub fn measure(
         vm.io.capture_output();
     }
     let heap_before = vm.heap.stats().clone();
+    let faults = || lupa_heap::page_faults().map_or(0, |(minor, major)| minor + major);
+    let faults_before = faults();
     let t0 = Instant::now();
     let result = vm.run_main(args);
     let elapsed = t0.elapsed();
+    let page_faults = faults().saturating_sub(faults_before);
     let heap_after = vm.heap.stats().clone();
     let output = (capture == Capture::Output).then(|| vm.io.take_captured());
     Ok(Measurement {
@@ -65,6 +71,7 @@ pub fn measure(
         sends: vm.obs.sends,
         heap_before,
         heap_after,
+        page_faults,
         output,
     })
 }

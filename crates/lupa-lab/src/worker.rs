@@ -66,6 +66,9 @@ pub struct RunStats {
     pub growths: u64,
     /// Times memory was given back.
     pub shrinks: u64,
+    /// Page faults of the worker during the run.
+    #[serde(default)]
+    pub page_faults: u64,
     /// The GC parameters the run started with, every one of lupa-heap's
     /// table by its name (`eden-size`...): what the worker made of its flags.
     #[serde(default)]
@@ -95,6 +98,7 @@ impl RunStats {
             old_used_bytes: a.old_used_bytes,
             growths: a.growths.saturating_sub(b.growths),
             shrinks: a.shrinks.saturating_sub(b.shrinks),
+            page_faults: m.page_faults,
             gc: BTreeMap::new(),
         }
     }

@@ -11,6 +11,9 @@
 //!   the program has finished, it hands its records to the VM
 //!   (`System>>recordLifetimes:totals:`), in the VM mode's shapes.
 //!
+//! Both run a full GC at the stop unless [`LifetimeConfig::final_gc`] is off,
+//! so that the censored records are the objects really alive at the end.
+//!
 //! Both give a [`lupa_vm::LifetimeRecording`], which [`to_model`] names
 //! (classes, methods, lines) into the report model.
 
@@ -60,10 +63,16 @@ pub struct LifetimeConfig {
     pub only: Vec<String>,
     /// Never objects of these classes.
     pub ignore: Vec<String>,
+    /// Run a full GC at the stop (the default), so that the records still
+    /// alive are the objects really alive at the end (`--no-final-gc`:
+    /// without it, the objects that died after the last collection are
+    /// reported alive).
+    pub final_gc: bool,
 }
 
 impl LifetimeConfig {
-    /// The defaults: VM mode, 1% by bytes, seed 42, 8 frames, every class.
+    /// The defaults: VM mode, 1% by bytes, seed 42, 8 frames, every class,
+    /// a final full GC.
     pub const DEFAULT: LifetimeConfig = LifetimeConfig {
         mode: LifetimeMode::Vm,
         rate: 0.01,
@@ -72,6 +81,7 @@ impl LifetimeConfig {
         stack_depth: 8,
         only: Vec::new(),
         ignore: Vec::new(),
+        final_gc: true,
     };
 }
 
@@ -152,9 +162,17 @@ impl Recording {
     /// left empty).
     pub(crate) fn finish(self, vm: &mut Vm) -> Result<Lifetimes, ProfilerError> {
         let recording = match self.faithful {
-            None => vm.stop_lifetimes(),
+            None => {
+                if self.config.final_gc {
+                    // Who is really alive at the end: the deaths this full
+                    // GC finds are recorded at the stop's clocks.
+                    vm.request_final_lifetimes_gc();
+                    vm.collect_garbage()?;
+                }
+                vm.stop_lifetimes()
+            }
             Some((h, p)) => {
-                let done = finish_faithful(vm, &h, p);
+                let done = finish_faithful(vm, &h, p, self.config.final_gc);
                 h.release(vm);
                 done?
             }
@@ -185,6 +203,13 @@ fn start_faithful(
     send(vm, h, p, "seed:", &[seed])?;
     let depth = lupa_vm::Value::small(config.stack_depth.clamp(1, 256) as i64);
     send(vm, h, p, "stackDepth:", &[depth])?;
+    send(
+        vm,
+        h,
+        p,
+        "finalGC:",
+        &[lupa_vm::Value::bool(config.final_gc)],
+    )?;
     if !only.is_empty() {
         let a = class_array(vm, h, only)?;
         let a = h.get(vm, a);
@@ -207,12 +232,20 @@ fn start_faithful(
 }
 
 /// Stop the faithful profiler in `p` and take its records from the VM.
-fn finish_faithful(vm: &mut Vm, h: &Handles, p: usize) -> Result<LifetimeRecording, VmError> {
-    send(vm, h, p, "stopProfiling", &[])?;
+/// The collections are logged up to the stop: the profiler's final full
+/// GC (in `stopProfiling`) is not part of the run.
+fn finish_faithful(
+    vm: &mut Vm,
+    h: &Handles,
+    p: usize,
+    final_gc: bool,
+) -> Result<LifetimeRecording, VmError> {
     let log = vm.stop_lifetimes();
+    send(vm, h, p, "stopProfiling", &[])?;
     send(vm, h, p, "handOverToVm", &[])?;
     let mut recording = vm.take_last_lifetimes().unwrap_or_default();
     recording.collections = log.collections;
+    recording.final_gc = final_gc;
     Ok(recording)
 }
 
@@ -279,6 +312,7 @@ pub fn to_model(
         command: command.to_string(),
         program: program.to_string(),
         mode: config.mode.name().to_string(),
+        final_gc: rec.final_gc,
         sampling: Sampling {
             rate: config.rate,
             every_nth: config.every_nth,

@@ -49,6 +49,10 @@ pub(crate) struct LifetimesArgs {
     /// Never objects of this class (repeatable).
     #[arg(long = "ignore", value_name = "CLASS")]
     ignore: Vec<String>,
+    /// Skip the full GC at the stop: objects that died after the last collection are then
+    /// reported alive at the end (censored), and the report says so.
+    #[arg(long)]
+    no_final_gc: bool,
     #[command(flatten)]
     report: ReportArgs<Lifetimes>,
     /// Sites and classes listed in the text report.
@@ -85,6 +89,7 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
         stack_depth: a.stack_depth,
         only: a.only.clone(),
         ignore: a.ignore.clone(),
+        final_gc: !a.no_final_gc,
     };
     let command = format!("lupa lifetimes {}", args.join(" "));
     let progress = crate::progress::Ticker::start("lupa lifetimes", &a.class);

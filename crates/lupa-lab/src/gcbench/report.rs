@@ -239,7 +239,7 @@ pub fn size_table(b: &Bench) -> Table {
 }
 
 /// The columns of the raw runs (one row per run).
-const CSV_COLUMNS: [&str; 19] = [
+const CSV_COLUMNS: [&str; 20] = [
     "config",
     "eden_bytes",
     "growth_headroom_bytes",
@@ -258,6 +258,7 @@ const CSV_COLUMNS: [&str; 19] = [
     "heap_bytes",
     "growths",
     "shrinks",
+    "page_faults",
     "checksum",
 ];
 
@@ -293,6 +294,7 @@ pub fn runs_csv<'a>(benches: impl IntoIterator<Item = (Option<&'a str>, &'a Benc
                     st.heap_bytes.to_string(),
                     st.growths.to_string(),
                     st.shrinks.to_string(),
+                    st.page_faults.to_string(),
                     s.checksum.clone().unwrap_or_default(),
                 ]);
                 t.push(row);

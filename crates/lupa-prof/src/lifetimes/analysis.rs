@@ -9,7 +9,10 @@
 //!
 //! **Long-lived** means: outlived the nursery. On the bytes clock, an object
 //! lived longer than [`Analysis::threshold_bytes`] (one eden of allocation,
-//! what a scavenge cycle gives an object to die), or survived a collection.
+//! what a scavenge cycle gives an object to die), or survived a collection,
+//! or is censored: still alive at the end, its lifetime is a lower bound, so
+//! it is not known to die young (a short run ends before one eden of
+//! allocation, and what it keeps is not short-lived).
 //! A site is *immortal* when at least [`IMMORTAL_SHARE`] of its bytes were
 //! long-lived and still alive at the end, *long* when at least
 //! [`LONG_SHARE`] of its bytes were long-lived, and *short* otherwise.
@@ -361,8 +364,9 @@ impl Analysis {
     /// Analyse a profile.
     pub fn of(profile: &Lifetimes) -> Analysis {
         let threshold = profile.totals.eden_bytes;
-        let long =
-            |r: &Record| r.survived() > 0 || (threshold > 0 && r.lifetime_bytes() > threshold);
+        let long = |r: &Record| {
+            r.censored || r.survived() > 0 || (threshold > 0 && r.lifetime_bytes() > threshold)
+        };
         let mut all = Acc::default();
         let mut sites: Vec<(Option<u32>, Acc)> = Vec::new();
         let mut site_index: std::collections::HashMap<Option<u32>, usize> = Default::default();
@@ -433,5 +437,55 @@ impl Analysis {
             self.long_bytes_share * 100.0,
             format_bytes(self.threshold_bytes as f64)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifetimes::{Site, Totals};
+
+    /// A short run (far less than one eden allocated, no collection): the
+    /// site whose objects are alive at the end is immortal (their lifetime is
+    /// a lower bound, not a short one), the site whose objects died is short.
+    #[test]
+    fn censored_lifetimes_are_lower_bounds() {
+        let mut l = Lifetimes {
+            totals: Totals {
+                eden_bytes: 15 << 20,
+                ..Totals::default()
+            },
+            final_gc: true,
+            ..Lifetimes::default()
+        };
+        let class = l.intern_class("Thing");
+        let mut clock = 0;
+        for (method, censored) in [("Keep>>run", true), ("Drop>>run", false)] {
+            let site = l.intern_site(Site {
+                method: method.into(),
+                pc: 1,
+                line: 1,
+            });
+            let stack = l.intern_stack(vec![site]);
+            for _ in 0..100 {
+                clock += 32;
+                l.records.push(Record {
+                    class,
+                    size_bytes: 32,
+                    stack,
+                    birth_bytes: clock,
+                    death_bytes: clock + 1000,
+                    censored,
+                    probability: 1.0,
+                    ..Record::default()
+                });
+            }
+        }
+        let a = Analysis::of(&l);
+        let demography = |m: &str| a.sites.iter().find(|g| g.method == m).map(|g| g.demography);
+        assert_eq!(demography("Keep>>run"), Some(Demography::Immortal));
+        assert_eq!(demography("Drop>>run"), Some(Demography::Short));
+        assert_eq!(a.censored, 100);
+        assert!((a.long_objects_share - 0.5).abs() < 1e-9);
     }
 }

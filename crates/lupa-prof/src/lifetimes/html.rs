@@ -178,9 +178,10 @@ pub fn write<W: Write + ?Sized>(profile: &Lifetimes, w: &mut W) -> io::Result<()
     dl(
         "Records",
         format!(
-            "{} ({} censored: alive at the end); estimated {:.0} objects, {}",
+            "{} ({} censored: {}); estimated {:.0} objects, {}",
             profile.records.len(),
             a.censored,
+            profile.censored_meaning(),
             finite(a.estimated_objects),
             format_bytes(finite(a.estimated_bytes))
         ),

@@ -16,7 +16,9 @@
 //!
 //! Contract:
 //! - a record's death clocks are never before its birth clocks; a censored
-//!   record (still alive at the stop) has the stop's clocks as death;
+//!   record (still alive at the stop) has the stop's clocks as death, and its
+//!   lifetime is a lower bound; with [`Lifetimes::final_gc`], a full GC at
+//!   the stop found every other record dead;
 //! - `probability` is in (0, 1]: a record stands for `1 / probability`
 //!   allocations, so weighted sums estimate the run's totals without bias
 //!   ([`analysis::Analysis`]);
@@ -51,6 +53,11 @@ pub struct Lifetimes {
     pub mode: String,
     /// How allocations were sampled.
     pub sampling: Sampling,
+    /// A full GC ran at the stop (the default), so that the censored
+    /// records are the objects really alive at the end; without it, objects
+    /// that died after the last collection are censored too.
+    #[serde(default)]
+    pub final_gc: bool,
     /// The run's exact totals (from the VM, not the sample).
     pub totals: Totals,
     /// Class names, once each.
@@ -138,7 +145,8 @@ pub struct Record {
     pub survived_scavenges: u32,
     /// Full GCs that did not find it dead.
     pub survived_full_gcs: u32,
-    /// Alive at the stop (its death is the stop).
+    /// Alive at the stop (its death is the stop, its lifetime a lower
+    /// bound; see [`Lifetimes::final_gc`]).
     pub censored: bool,
     /// The probability it was sampled, in (0, 1].
     pub probability: f64,
@@ -181,6 +189,17 @@ pub struct Collection {
 }
 
 impl Lifetimes {
+    /// What a censored record is in this profile, for the reports: alive at
+    /// the end (a final full GC found the others dead), or only not found
+    /// dead by the last collection (`--no-final-gc`).
+    pub fn censored_meaning(&self) -> &'static str {
+        if self.final_gc {
+            "alive at the end, after a final full GC"
+        } else {
+            "not found dead, no final full GC: some may be dead"
+        }
+    }
+
     /// Check the contract (see the module doc); answers the first violation.
     pub fn check(&self) -> Result<(), String> {
         for (i, r) in self.records.iter().enumerate() {
@@ -294,6 +313,7 @@ impl Lifetimes {
             },
             "records": self.records.len(),
             "censored": a.censored,
+            "final_gc": self.final_gc,
             "estimated": { "objects": a.estimated_objects, "bytes": a.estimated_bytes },
             "summary": a.summary_line(),
             "long_lived_threshold_bytes": a.threshold_bytes,

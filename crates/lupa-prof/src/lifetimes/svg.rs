@@ -526,6 +526,7 @@ pub(crate) mod tests {
                 seed: 7,
                 mean_interval_bytes: 64.0,
             },
+            final_gc: true,
             totals: Totals {
                 duration_us: 1000,
                 allocated_bytes: 100_000,

@@ -69,9 +69,10 @@ pub fn write<W: Write + ?Sized>(
     )?;
     writeln!(
         w,
-        "Records: {} ({} censored: alive at the end); estimated {:.0} objects, {}",
+        "Records: {} ({} censored: {}); estimated {:.0} objects, {}",
         profile.records.len(),
         a.censored,
+        profile.censored_meaning(),
         a.estimated_objects,
         format_bytes(a.estimated_bytes)
     )?;

@@ -413,7 +413,78 @@ impl Image {
             )));
         }
         self.sources.insert(Rc::from(path), src.clone());
-        self.define_class(heap, &def, &src, category)
+        let c = self.define_class(heap, &def, &src, category)?;
+        if !path.starts_with("<lupa>/") {
+            self.add_missing_primitives(heap, c, &def)?;
+        }
+        Ok(c)
+    }
+
+    /// A user's class that shadows one of Lupa's (a core-lib of its own:
+    /// SOM's `System`, `Class`, `Method`...) gets the primitives Lupa's
+    /// declares and it lacks, so that the VM's services (the collector's
+    /// statistics, lifetimes, method proxies) work on any core-lib: every
+    /// primitive (`= primitive`, or `<primitive>` with its fallback code),
+    /// and, for the kernel classes (`Object`, `Class`, `Method`, `String`,
+    /// `System`...), the Smalltalk methods the class does not understand at
+    /// all (never one it defines or inherits).
+    fn add_missing_primitives(
+        &mut self,
+        heap: &mut Heap,
+        c: u32,
+        def: &ClassDef,
+    ) -> Result<(), VmError> {
+        if !self.use_bundled {
+            return Ok(());
+        }
+        let kernel = c < cls::COUNT;
+        let theirs_super = def.superclass.as_ref().map(|s| s.name.clone());
+        let partner = self.classes[c as usize].partner;
+        // Lupa's class of that name, then (kernel classes only) its
+        // superclasses up to the user's class's superclass: Lupa's `Array`
+        // inherits `includes:` from `Collection`, SOM's from nothing.
+        let mut name = Some(def.name.name.clone());
+        let mut first = true;
+        while let Some(n) = name.take() {
+            if !first && (Some(&n) == theirs_super.as_ref() || n == "Object") {
+                break;
+            }
+            let Some((path, lupa)) = bundled_class(&n) else {
+                break;
+            };
+            let src = Rc::new(SourceFile::new(format!("<lupa>/{path}"), lupa.1));
+            let lupa = lupa.0;
+            let sides = [
+                (c, &def.instance_methods, &lupa.instance_methods),
+                (partner, &def.class_methods, &lupa.class_methods),
+            ];
+            for (target, theirs, ours) in sides {
+                for md in ours {
+                    if theirs.iter().any(|m| m.selector == md.selector) {
+                        continue;
+                    }
+                    let primitive = matches!(md.body, lupa_syntax::MethodBody::Primitive)
+                        || md.pragmas.iter().any(|p| p.selector == "primitive");
+                    let sel = self.intern(&md.selector);
+                    let understood =
+                        !matches!(self.lookup(heap, target, sel), super::Lookup::NotFound);
+                    if primitive && first && !understood {
+                        self.compile_def_and_install(heap, target, md, &src)?;
+                    } else if kernel && !understood {
+                        // A kernel class's Smalltalk method the class does not
+                        // understand at all (not even inherited); one that
+                        // does not compile against the user's class is left out.
+                        let _ = self.compile_def_and_install(heap, target, md, &src);
+                    }
+                }
+            }
+            if !kernel {
+                break;
+            }
+            first = false;
+            name = lupa.superclass.as_ref().map(|s| s.name.clone());
+        }
+        Ok(())
     }
 
     fn define_class(
@@ -605,6 +676,17 @@ impl Image {
     pub fn source(&self, name: &str) -> Option<Rc<SourceFile>> {
         self.sources.get(name).cloned()
     }
+}
+
+/// Lupa's bundled class `name`: its path and its parsed definition with
+/// its text.
+fn bundled_class(name: &str) -> Option<(&'static str, (ClassDef, &'static str))> {
+    let file = format!("{name}.som");
+    let (path, text) = BUNDLED
+        .iter()
+        .find(|(p, _)| p.rsplit('/').next() == Some(file.as_str()))?;
+    let def = lupa_syntax::parse_class(text).ok()?;
+    Some((path, (def, text)))
 }
 
 /// The package of the classes of a class-path directory: its last path

@@ -21,6 +21,39 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+/// The UTF-8 byte-order mark, which `read_line` skips at the start of a file.
+const UTF8_BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Read one line into `buf` without its end: a line ends at `\n`, `\r\n` or
+/// a lone `\r` (old Mac files: without it, such a file is one line). False
+/// at the end of the input.
+fn read_line_into(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let mut any = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        match chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) => {
+                let cr = chunk[i] == b'\r';
+                buf.extend_from_slice(&chunk[..i]);
+                input.consume(i + 1);
+                if cr && input.fill_buf()?.first() == Some(&b'\n') {
+                    input.consume(1);
+                }
+                return Ok(true);
+            }
+            None => {
+                let n = chunk.len();
+                buf.extend_from_slice(chunk);
+                input.consume(n);
+            }
+        }
+    }
+}
+
 /// Buffer size of readers and writers.
 const BUFFER: usize = 1 << 16;
 
@@ -126,17 +159,14 @@ impl OpenFiles {
         match self.get(handle)? {
             OpenFile::Reader { input, path, line } => {
                 let mut buf = Vec::new();
-                let n = input
-                    .read_until(b'\n', &mut buf)
-                    .map_err(|e| describe(path, "read", &e))?;
-                if n == 0 {
+                let read =
+                    read_line_into(input, &mut buf).map_err(|e| describe(path, "read", &e))?;
+                if !read {
                     return Ok(None);
                 }
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
-                    if buf.last() == Some(&b'\r') {
-                        buf.pop();
-                    }
+                // A UTF-8 byte-order mark starts the text, not its first line.
+                if *line == 0 && buf.starts_with(&UTF8_BOM) {
+                    buf.drain(..UTF8_BOM.len());
                 }
                 *line += 1;
                 Ok(Some(buf))
@@ -285,6 +315,33 @@ mod tests {
             "a,b\r\n1,2\n3"
         );
         assert_eq!(std::fs::read_dir(&dir).expect("works").count(), 1);
+        std::fs::remove_dir_all(&dir).expect("works");
+    }
+
+    /// Issue 28, point 8: a byte-order mark is not part of the first line, and
+    /// a lone CR ends a line as LF and CRLF do (even across buffer refills).
+    #[test]
+    fn lines_end_at_lf_crlf_or_cr_and_a_bom_is_skipped() {
+        let mut buf = Vec::new();
+        let mut input =
+            std::io::BufReader::with_capacity(3, &b"\xEF\xBB\xBFid,name\r1,a\r\n2,b\n\r3,c"[..]);
+        let mut lines = Vec::new();
+        while read_line_into(&mut input, &mut buf).expect("reads") {
+            lines.push(String::from_utf8_lossy(&std::mem::take(&mut buf)).into_owned());
+        }
+        assert_eq!(lines, ["\u{feff}id,name", "1,a", "2,b", "", "3,c"]);
+        let dir = std::env::temp_dir().join(format!("lupa-files-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("works");
+        let path = dir.join("bom.csv");
+        std::fs::write(&path, b"\xEF\xBB\xBFid\r1\r2").expect("works");
+        let mut files = OpenFiles::default();
+        let r = files
+            .open_read(path.to_str().expect("works"))
+            .expect("works");
+        assert_eq!(files.read_line(r).expect("works"), Some(b"id".to_vec()));
+        assert_eq!(files.read_line(r).expect("works"), Some(b"1".to_vec()));
+        assert_eq!(files.read_line(r).expect("works"), Some(b"2".to_vec()));
+        assert_eq!(files.read_line(r).expect("works"), None);
         std::fs::remove_dir_all(&dir).expect("works");
     }
 

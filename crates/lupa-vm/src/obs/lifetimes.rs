@@ -116,6 +116,11 @@ pub struct LifetimeRecording {
     /// Records whose site was taken late (after a send or a safepoint rather
     /// than at the primitive's return).
     pub late_sites: u64,
+    /// A full GC ran at the stop ([`crate::Vm::request_final_lifetimes_gc`]):
+    /// the censored records are the objects really alive at the end. That
+    /// collection is the stop's measurement, not part of the run: it is not
+    /// in `collections`, `full_gcs`, `gc_us` nor the records' survival counts.
+    pub final_gc: bool,
 }
 
 impl LifetimeRecording {
@@ -167,6 +172,10 @@ pub(crate) struct LifetimeRecorder {
     stacks: StackTable,
     collections: Vec<CollectionMark>,
     late_sites: u64,
+    /// The next full GC is the final one (asked for at the stop).
+    final_pending: bool,
+    /// The final full GC ran and took this many µs.
+    final_gc_us: Option<u64>,
     /// The samples being looked at (kept to reuse its buffer).
     scratch: Vec<AllocationSample>,
 }
@@ -254,6 +263,8 @@ impl LifetimeRecorder {
             stacks: StackTable::default(),
             collections: Vec::new(),
             late_sites: 0,
+            final_pending: false,
+            final_gc_us: None,
             scratch: Vec::new(),
         }
     }
@@ -271,15 +282,18 @@ impl LifetimeRecorder {
         }
         self.note_deaths(heap, now);
         let stats = heap.stats().clone();
+        // The final full GC is not one the object survived in the run.
+        let final_gcs = u32::from(self.final_gc_us.is_some());
         for (tag, scavenges, full_gcs) in heap.untrack_samples() {
             if let Some(r) = self.by_tag(tag) {
                 r.death_bytes = stats.allocated_bytes;
                 r.death_us = now_us;
                 r.survived_scavenges = scavenges;
-                r.survived_full_gcs = full_gcs;
+                r.survived_full_gcs = full_gcs.saturating_sub(final_gcs);
                 r.censored = true;
             }
         }
+        let final_us = self.final_gc_us.unwrap_or(0);
         let st0 = &self.start_stats;
         LifetimeRecording {
             policy: Some(self.options.policy),
@@ -287,10 +301,12 @@ impl LifetimeRecorder {
             allocated_bytes: stats.allocated_bytes - st0.allocated_bytes,
             allocated_objects: stats.allocated_objects - st0.allocated_objects,
             scavenges: stats.scavenges - st0.scavenges,
-            full_gcs: stats.full_gcs - st0.full_gcs,
-            gc_us: stats.gc_time.saturating_sub(st0.gc_time).as_micros() as u64,
+            full_gcs: (stats.full_gcs - st0.full_gcs).saturating_sub(u64::from(final_gcs)),
+            gc_us: (stats.gc_time.saturating_sub(st0.gc_time).as_micros() as u64)
+                .saturating_sub(final_us),
             start_bytes: st0.allocated_bytes,
             late_sites: self.late_sites,
+            final_gc: self.final_gc_us.is_some(),
             collections: self.collections,
             stacks: self.stacks.stacks,
             records: self.records,
@@ -354,6 +370,14 @@ impl LifetimeRecorder {
         duration: std::time::Duration,
         full: bool,
     ) {
+        if self.final_pending && full {
+            // The final full GC: its deaths are recorded, the collection is
+            // not part of the run.
+            self.final_pending = false;
+            self.final_gc_us = Some(duration.as_micros() as u64);
+            self.note_deaths(heap, gc_start);
+            return;
+        }
         self.collections.push(CollectionMark {
             start_us: self.micros(gc_start),
             duration_us: duration.as_micros() as u64,
@@ -361,6 +385,12 @@ impl LifetimeRecorder {
             allocated_bytes: heap.stats().allocated_bytes,
         });
         self.note_deaths(heap, gc_start);
+    }
+
+    /// The next full GC is the final one, which finds who is really alive
+    /// at the stop ([`LifetimeRecording::final_gc`]).
+    pub(crate) fn expect_final_gc(&mut self) {
+        self.final_pending = true;
     }
 
     fn note_deaths(&mut self, heap: &mut Heap, at: Instant) {

@@ -45,6 +45,14 @@ fn start(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(args.get(vm, 0)))
 }
 
+/// `lifetimesFinalGC`: a full GC at the next safepoint, the recording's final
+/// one (it finds who is really alive before `stopLifetimes`); answers the
+/// receiver.
+fn final_gc(vm: &mut Vm, args: Args) -> PrimResult {
+    vm.request_final_lifetimes_gc();
+    Ok(Answer(args.get(vm, 0)))
+}
+
 /// `stopLifetimes`: the number of records.
 fn stop(vm: &mut Vm, _args: Args) -> PrimResult {
     let rec = vm.stop_lifetimes();
@@ -283,6 +291,8 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         collections: Vec::new(),
         stacks: stacks.stacks,
         late_sites: t[9],
+        // The faithful profiler's own final GC is known to its caller.
+        final_gc: false,
     });
     Ok(Answer(args.get(vm, 0)))
 }
@@ -299,6 +309,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
         "startLifetimes:everyNth:seed:stackDepth:only:ignore:",
         start,
     ),
+    Primitive::new(&["System"], "lifetimesFinalGC", final_gc),
     Primitive::new(&["System"], "stopLifetimes", stop),
     Primitive::new(&["System"], "lifetimeRecordFrom:count:", records),
     Primitive::new(&["System"], "lifetimeTotals", totals),

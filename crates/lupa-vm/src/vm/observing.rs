@@ -141,6 +141,18 @@ impl Vm {
         self.obs.lifetimes.is_some()
     }
 
+    /// Ask for the final full GC of a lifetime recording, at the next
+    /// safepoint (or the next [`Vm::collect_garbage`]): it finds which of the
+    /// sampled objects are really alive at the stop, so that
+    /// [`Vm::stop_lifetimes`] right after it censors only those
+    /// ([`LifetimeRecording::final_gc`]). Nothing when no recording is on.
+    pub fn request_final_lifetimes_gc(&mut self) {
+        if let Some(rec) = self.obs.lifetimes.as_mut() {
+            rec.expect_final_gc();
+            self.heap.request_full_gc();
+        }
+    }
+
     /// Stop recording and answer the records: objects still alive are
     /// censored at the stop's clocks (and no longer followed).
     pub fn stop_lifetimes(&mut self) -> LifetimeRecording {
