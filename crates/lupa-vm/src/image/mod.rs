@@ -62,6 +62,11 @@ pub struct Image {
     pub(crate) class_path: Vec<std::path::PathBuf>,
     /// Search the bundled library after the class path.
     pub(crate) use_bundled: bool,
+    /// The kernel (`Object`) is not Lupa's but a class path's, e.g. SOM's
+    /// core-lib, whose `Object>>error:` prints and exits rather than signal
+    /// a catchable `Error`: primitive errors are then reported by the VM, as
+    /// SOM VMs do (see `Vm::send_error`).
+    pub(crate) foreign_kernel: bool,
 }
 
 impl Image {
@@ -89,6 +94,7 @@ impl Image {
             sym_cache: WellKnownSymbols::default(),
             class_path,
             use_bundled,
+            foreign_kernel: false,
         }
     }
 
@@ -195,6 +201,7 @@ impl Image {
         }
         for info in self.classes.iter_mut() {
             root(&mut info.object);
+            root(&mut info.methods_array);
             for v in info.methods.values_mut() {
                 root(v);
             }
