@@ -205,7 +205,7 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
         Op::Shl | Op::Shr | Op::Sar if y.is_negative() && !matches!(op, Op::Sar) => {
             return Err(PrimFailure::error("Negative shift."));
         }
-        Op::Shl | Op::Shr | Op::Sar if y.to_u64().is_none_or(|s| s > u64::from(u32::MAX)) => {
+        Op::Shl | Op::Shr | Op::Sar if y.to_u64().is_none() => {
             if matches!(op, Op::Shl) || y.is_negative() {
                 return Err(PrimFailure::error("Shift too big."));
             }

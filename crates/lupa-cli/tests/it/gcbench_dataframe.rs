@@ -5,8 +5,7 @@
 //! Timings vary from run to run: only the structure of the tables, the counts
 //! that do not depend on time and the files are checked.
 
-mod common;
-use common::{lupa, lupa_in};
+use crate::common::{lupa, lupa_in};
 
 /// The cells of a table line: columns are separated by at least two spaces.
 fn cells(line: &str) -> Vec<String> {

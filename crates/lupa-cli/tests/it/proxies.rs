@@ -1,8 +1,7 @@
 //! `lupa proxies-bench` end to end, on a small configuration: the tables are
 //! printed, every row verified its workload and the exact uninstall.
 
-mod common;
-use common::lupa;
+use crate::common::lupa;
 
 #[test]
 fn proxies_bench_prints_the_three_tables_and_verifies_every_run() {

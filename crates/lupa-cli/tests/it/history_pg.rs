@@ -19,10 +19,8 @@
 // The PostgreSQL store is built with the `postgres` feature (the default).
 #![cfg(feature = "postgres")]
 
-mod common;
-
-use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
-use common::{Run, lupa_in};
+use crate::common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
+use crate::common::{Run, lupa_in};
 use lupa_history::store::{NewVersion, ProfileStore, VersionExtras};
 use lupa_history::store_pg::{self, PgStore};
 use lupa_history::{self as hip, HistoryError};

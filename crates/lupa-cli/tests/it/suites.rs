@@ -2,8 +2,7 @@
 //! (normally and under GC stress) and, when a checkout is available, SOM's own
 //! TestSuite and the Are-We-Fast-Yet benchmarks on SOM's core-lib.
 
-mod common;
-use common::{classes, lupa, lupa_in, som_dir};
+use crate::common::{classes, lupa, lupa_in, som_dir};
 
 fn summary_line(out: &str) -> Option<(u32, u32)> {
     let line = out.lines().rev().find(|l| l.contains(" passed, "))?;
@@ -63,7 +62,7 @@ fn benchmarks_verify_under_gc_stress() {
 
 #[test]
 fn failing_test_is_reported_and_exit_is_non_zero() {
-    let dir = common::classes(&[(
+    let dir = crate::common::classes(&[(
         "FailingTest.som",
         "FailingTest = TestCase (\n  testGood = ( self assert: 1 + 1 equals: 2 )\n  testBad = ( self assert: 1 + 1 equals: 3 )\n)\n",
     )]);

@@ -3,8 +3,7 @@
 //! the JSON model's shape and exact counts, both SVG pictures read back with
 //! quick-xml, and the HTML page and the SVG in headless Chromium.
 
-mod common;
-use common::lupa_in;
+use crate::common::lupa_in;
 use quick_xml::events::Event;
 
 const MAIN: &str = "Main = (
@@ -254,19 +253,24 @@ fn pictures_read_back_and_open_in_chromium() {
     assert_eq!(census(&read("structural.svg")), (10, 4, 0, 1, 3));
     // The 8 methods that ran and the 8 calls between them.
     assert_eq!(census(&read("behavioral.svg")), (8, 0, 8, 0, 3));
-    let Some(chromium) = common::chromium() else {
+    let Some(chromium) = crate::common::chromium() else {
         return;
     };
     for (page, methods) in [("structural.html", 10), ("behavioral.html", 8)] {
-        let dom = common::assert_page_ready(chromium, dir.path(), page, "data-page-ready=\"true\"");
+        let dom = crate::common::assert_page_ready(
+            chromium,
+            dir.path(),
+            page,
+            "data-page-ready=\"true\"",
+        );
         assert!(
             dom.contains(&format!("data-methods=\"{methods}\"")),
             "{dom}"
         );
-        common::assert_screenshot_not_blank(chromium, dir.path(), page);
+        crate::common::assert_screenshot_not_blank(chromium, dir.path(), page);
     }
-    common::assert_screenshot_not_blank(chromium, dir.path(), "structural.svg");
-    common::assert_screenshot_not_blank(chromium, dir.path(), "behavioral.svg");
+    crate::common::assert_screenshot_not_blank(chromium, dir.path(), "structural.svg");
+    crate::common::assert_screenshot_not_blank(chromium, dir.path(), "behavioral.svg");
 }
 
 #[test]

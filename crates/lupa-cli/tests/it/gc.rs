@@ -1,8 +1,7 @@
 //! The collector through the `lupa` command: parameters on the command line and
 //! from Smalltalk, `--gc-stats`, ephemerons mourned after a scavenge, errors.
 
-mod common;
-use common::{classes, lupa_in, scrub};
+use crate::common::{classes, lupa_in, scrub};
 
 const PARAMS: &str = "Params = (
   run = (

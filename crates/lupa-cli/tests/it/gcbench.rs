@@ -3,8 +3,7 @@
 //! Timings vary from run to run, so only the structure of the table, the
 //! configuration columns and the workload's (deterministic) results are checked.
 
-mod common;
-use common::{classes, lupa, lupa_in, scrub};
+use crate::common::{classes, lupa, lupa_in, scrub};
 
 /// GcLoad's checksum for 2000 rows (also in GcLoad>>knownChecksumFor:).
 const CHECKSUM_2000: &str = "986692020";

@@ -5,8 +5,7 @@
 //! recommends (which must parse back as `lupa run` flags) and the exit codes
 //! are checked, never a time.
 
-mod common;
-use common::{classes, lupa};
+use crate::common::{classes, lupa};
 
 /// The cells of a table line: columns are separated by at least two spaces.
 fn cells(line: &str) -> Vec<String> {

@@ -2,8 +2,7 @@
 //! deterministic mode is a golden snapshot; the thread's reports are checked
 //! for their shape only (their numbers depend on the machine).
 
-mod common;
-use common::{classes, lupa_in};
+use crate::common::{classes, lupa_in};
 
 const BUSY: &str = "Busy = (
   leaf: i = ( ^ i + 1 )
@@ -179,7 +178,7 @@ fn sampled_pprof_opens_in_go_tool_pprof() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Samples and the sends charged to them travel together.
     for index in ["samples", "sends"] {
-        if let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) {
+        if let Some(stdout) = crate::common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) {
             assert!(stdout.contains("Busy>>loop:"), "{stdout}");
             assert!(stdout.contains(&format!("Type: {index}")), "{stdout}");
         }

@@ -3,8 +3,7 @@
 //! Rust panic, an abort, a corrupted heap or a hang. Every program runs under
 //! `--verify-heap`, so a heap the program managed to corrupt fails the run.
 
-mod common;
-use common::{Run, classes, lupa_in};
+use crate::common::{Run, classes, lupa_in};
 
 /// Run class `name` (defined by `source`) with `extra` options under
 /// `--verify-heap`, next to a `Pair` class with two fields.

@@ -3,8 +3,7 @@
 //! by RFC 4180 and its header, JSON, the Chrome trace events), the pictures
 //! and page in headless Chromium, both modes on one program, and bad input.
 
-mod common;
-use common::{lupa_in, scrub};
+use crate::common::{lupa_in, scrub};
 
 /// Keeps 50 `Node`s in a list (long-lived: they survive the collections),
 /// makes 200 `Temp`s that die at once, and forces two scavenges.
@@ -33,10 +32,10 @@ const TEMP: &str = "Temp = ( | a b c | )
 ";
 
 fn project() -> tempfile::TempDir {
-    common::classes(&[("Churn.som", CHURN), ("Node.som", NODE), ("Temp.som", TEMP)])
+    crate::common::classes(&[("Churn.som", CHURN), ("Node.som", NODE), ("Temp.som", TEMP)])
 }
 
-fn lifetimes(dir: &std::path::Path, extra: &[&str]) -> common::Run {
+fn lifetimes(dir: &std::path::Path, extra: &[&str]) -> crate::common::Run {
     let mut args = vec!["lifetimes", "-cp", "."];
     args.extend_from_slice(extra);
     args.push("Churn");
@@ -223,13 +222,13 @@ fn pictures_and_page_render_in_chromium() {
         assert!(text.contains("class=\"bar\""), "{format}: no bars");
         assert!(!text.contains("NaN"));
     }
-    let Some(chromium) = common::chromium() else {
+    let Some(chromium) = crate::common::chromium() else {
         return;
     };
     for file in ["l.svg", "l.html"] {
-        common::assert_screenshot_not_blank(chromium, dir.path(), file);
+        crate::common::assert_screenshot_not_blank(chromium, dir.path(), file);
     }
-    let out = common::browse(chromium, dir.path(), &["--dump-dom"], "l.html");
+    let out = crate::common::browse(chromium, dir.path(), &["--dump-dom"], "l.html");
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(dom.contains("<svg"), "{log}");

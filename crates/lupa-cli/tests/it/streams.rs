@@ -2,8 +2,7 @@
 //! closed pipe stops the program with exit status 74 and a message, instead of
 //! losing the output silently or running forever.
 
-mod common;
-use common::classes;
+use crate::common::classes;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,8 +3,7 @@
 //! its consumer: JSON, LCOV (and genhtml, Debian lcov), Cobertura XML, the
 //! blueprint SVG and its HTML page (headless Chromium).
 
-mod common;
-use common::{lupa_in, scrub};
+use crate::common::{lupa_in, scrub};
 
 const SHAPE: &str = "Shape = (
     | name |
@@ -203,18 +202,18 @@ fn coverage_blueprint_opens_in_chromium() {
     // One box per method: Main has 1, Shape 5, Square 3 instance side and 1 class side.
     assert_eq!(svg.matches("class=\"method\"").count(), 10, "{svg}");
     assert_eq!(svg.matches("class=\"class\"").count(), 3, "{svg}");
-    let Some(chromium) = common::chromium() else {
+    let Some(chromium) = crate::common::chromium() else {
         return;
     };
-    let dom = common::assert_page_ready(
+    let dom = crate::common::assert_page_ready(
         chromium,
         dir.path(),
         "coverage.html",
         "data-page-ready=\"true\"",
     );
     assert!(dom.contains("data-methods=\"10\""), "{dom}");
-    common::assert_screenshot_not_blank(chromium, dir.path(), "coverage.html");
-    common::assert_screenshot_not_blank(chromium, dir.path(), "coverage.svg");
+    crate::common::assert_screenshot_not_blank(chromium, dir.path(), "coverage.html");
+    crate::common::assert_screenshot_not_blank(chromium, dir.path(), "coverage.svg");
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! End-to-end tests of the `lupa` command.
 
-mod common;
-use common::{classes, lupa, lupa_in, scrub};
+use crate::common::{classes, lupa, lupa_in, scrub};
 
 #[test]
 fn hello_runs_from_the_bundled_library() {
@@ -586,7 +585,8 @@ fn pprof_export_opens_in_go_tool_pprof() {
     let bytes = std::fs::read(dir.path().join("p.pb.gz")).expect("written");
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
     for index in ["sends", "activations"] {
-        let Some(stdout) = common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) else {
+        let Some(stdout) = crate::common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index)
+        else {
             return;
         };
         assert!(stdout.contains("Counted>>fib:"), "{stdout}");
@@ -610,12 +610,13 @@ fn html_and_svg_reports_open_in_chromium() {
     }
     let html = std::fs::read_to_string(dir.path().join("p.html")).expect("page");
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Counted&gt;&gt;fib:"));
-    let Some(chromium) = common::chromium() else {
+    let Some(chromium) = crate::common::chromium() else {
         return;
     };
-    let browse = |args: &[&str], file: &str| common::browse(chromium, dir.path(), args, file);
-    common::assert_page_ready(chromium, dir.path(), "p.html", "data-page-ready=\"true\"");
-    common::assert_page_ready(chromium, dir.path(), "p.svg", "data-ready=\"true\"");
+    let browse =
+        |args: &[&str], file: &str| crate::common::browse(chromium, dir.path(), args, file);
+    crate::common::assert_page_ready(chromium, dir.path(), "p.html", "data-page-ready=\"true\"");
+    crate::common::assert_page_ready(chromium, dir.path(), "p.svg", "data-ready=\"true\"");
     // Interaction: a click zooms a frame to the full width and hides the
     // frames outside it; a search reports the share of the matched frames.
     let svg = std::fs::read_to_string(dir.path().join("p.svg")).expect("svg");
@@ -640,7 +641,7 @@ fn html_and_svg_reports_open_in_chromium() {
         "zoom or search did not work:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    common::assert_screenshot_not_blank(chromium, dir.path(), "p.html");
+    crate::common::assert_screenshot_not_blank(chromium, dir.path(), "p.html");
 }
 
 /// A callgrind file's bundled sources are written beside it, so

@@ -20,8 +20,6 @@
 //! Failures are compared with [`KNOWN_FAILURES`]: the test fails if a test not
 //! listed there fails, and also if a listed test now passes.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -457,7 +455,7 @@ fn clip(s: &str) -> String {
 
 #[test]
 fn som_integration_tests() {
-    let Some(som) = common::som_dir() else {
+    let Some(som) = crate::common::som_dir() else {
         eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's IntegrationTests");
         return;
     };

@@ -3,10 +3,8 @@
 //! series, `check` exit codes, and bad input (unknown version, missing or
 //! corrupt database, not a repository, unknown revision).
 
-mod common;
-
-use common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
-use common::{Run, lupa_in};
+use crate::common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};
+use crate::common::{Run, lupa_in};
 use lupa_history::{self as hip, NewVersion, ProfileStore, SqliteStore};
 use lupa_prof::history::{DiffOptions, MethodMetrics};
 use std::path::Path;
@@ -847,15 +845,15 @@ fn differential_flame_graph_and_folded_diff() {
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
-    let Some(chromium) = common::chromium() else {
+    let Some(chromium) = crate::common::chromium() else {
         return;
     };
-    let dom = common::assert_page_ready(chromium, root.path(), "semaphore.html", "<svg");
+    let dom = crate::common::assert_page_ready(chromium, root.path(), "semaphore.html", "<svg");
     assert!(
         dom.contains("Work&gt;&gt;fresh") || dom.contains("Work>>fresh"),
         "{dom}"
     );
     for file in ["semaphore.html", "semaphore.svg", "diff.svg"] {
-        common::assert_screenshot_not_blank(chromium, root.path(), file);
+        crate::common::assert_screenshot_not_blank(chromium, root.path(), file);
     }
 }
