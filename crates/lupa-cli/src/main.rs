@@ -15,17 +15,21 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use vm_args::{EXIT_CODES, with_vm};
 
+/// `lupa --version`: the crate's version and the git revision it was built from.
+pub(crate) const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("LUPA_GIT_REV"), ")");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "lupa",
     after_help = EXIT_CODES,
-    version,
+    version = VERSION,
     about = "Lupa: a SOM Smalltalk VM built to observe programs",
     long_about = "Lupa runs SOM Smalltalk programs. Classes are looked up along the class path \
 (-cp DIR:DIR, searched in order) and then in Lupa's bundled class library.\n\n\
 `lupa -cp DIR Foo a b` is short for `lupa run -cp DIR Foo a b`."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -108,6 +112,12 @@ enum Command {
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     #[command(after_help = EXIT_CODES)]
     Bench(commands::bench::BenchArgs),
+    /// Write the shell completion script for bash, zsh or fish to standard output
+    /// (`source <(lupa completions bash)`).
+    Completions(commands::completions::CompletionsArgs),
+    /// Write the manual page (roff) of lupa, or of one command, to standard output
+    /// (`lupa man | man -l -`, `lupa man count | man -l -`).
+    Man(commands::man::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -164,5 +174,7 @@ fn main() -> ExitCode {
         Command::GcTune(g) => commands::gctune::main(&g),
         Command::History(h) => commands::history::main(&h),
         Command::Bench(b) => commands::bench::main(&b),
+        Command::Completions(c) => commands::completions::main(&c),
+        Command::Man(m) => commands::man::main(&m),
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::run::program_args;
 use super::view::{FlameArgs, ViewArgs, deliver_profile};
-use crate::report_args::ReportArgs;
+use crate::report_args::{ReportArgs, run_stem};
 use crate::vm_args::VmArgs;
 
 /// `lupa count` arguments.
@@ -37,7 +37,9 @@ pub(crate) struct CountArgs {
 
 /// Run `lupa count`.
 pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
-    let dest = a.report.prepare(vm, &a.class)?;
+    let dest = a
+        .report
+        .prepare(vm, &run_stem(&program_args(&a.class, &a.args)))?;
     let calibration = match &a.calibration {
         Some(c) => Some(c.clone()),
         None => default_calibration()?,

@@ -779,7 +779,7 @@ fn differential_flame_graph_and_folded_diff() {
     }
     let slow = titles
         .iter()
-        .find(|t| t.starts_with("Work>>slow:"))
+        .find(|t| t.starts_with("Work>>slow - "))
         .expect("slow's frame");
     assert!(
         slow.contains("before ") && slow.contains("after "),
@@ -788,12 +788,12 @@ fn differential_flame_graph_and_folded_diff() {
     assert!(slow.contains("delta +"), "{slow}");
     let fast = titles
         .iter()
-        .find(|t| t.starts_with("Work>>fast:"))
+        .find(|t| t.starts_with("Work>>fast - "))
         .expect("fast's frame");
     assert!(fast.contains("delta -"), "{fast}");
     let fresh = titles
         .iter()
-        .find(|t| t.starts_with("Work>>fresh:"))
+        .find(|t| t.starts_with("Work>>fresh - "))
         .expect("fresh's frame");
     assert!(fresh.contains("(new)"), "{fresh}");
     // Red frames (more) and blue frames (fewer).

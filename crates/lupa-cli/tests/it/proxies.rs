@@ -52,7 +52,18 @@ fn proxies_bench_prints_the_three_tables_and_verifies_every_run() {
 
 #[test]
 fn proxies_bench_rejects_an_unknown_project() {
-    let r = lupa(&["proxies-bench", "--runs", "1", "--projects", "Nope"]);
-    assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("unknown project Nope"), "{}", r.stderr);
+    // A usage error, at once (exit 2), before any baseline is measured.
+    for (flag, name) in [
+        ("--projects", "Nope"),
+        ("--handlers", "bogus"),
+        ("--techniques", "x"),
+    ] {
+        let r = lupa(&["proxies-bench", "--runs", "1", flag, name]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("unknown name '{name}'")),
+            "{}",
+            r.stderr
+        );
+    }
 }
