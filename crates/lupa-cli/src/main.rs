@@ -120,6 +120,37 @@ enum Command {
     Man(commands::man::ManArgs),
 }
 
+/// The command line as `--help`, the completions and the man page show it:
+/// in every command, the command's own options first ("Options") and the
+/// VM flags it shares with the other commands after them, under their own
+/// heading ([`vm_args::VM_HEADING`]). (clap carries the heading of a
+/// flattened group over to the options declared after it; they get theirs
+/// back here.)
+pub(crate) fn command() -> clap::Command {
+    let vm = <vm_args::VmArgs as clap::Args>::augment_args(clap::Command::new("vm"));
+    let ids: Vec<clap::Id> = vm.get_arguments().map(|a| a.get_id().clone()).collect();
+    own_options_first(<Cli as clap::CommandFactory>::command(), &ids)
+}
+
+fn own_options_first(mut cmd: clap::Command, vm: &[clap::Id]) -> clap::Command {
+    let strays: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| a.get_help_heading() == Some(vm_args::VM_HEADING) && !vm.contains(a.get_id()))
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in strays {
+        cmd = cmd.mut_arg(id, |a| a.help_heading(None::<&str>));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |c| own_options_first(c, vm));
+    }
+    cmd
+}
+
 fn main() -> ExitCode {
     // SOM VMs spell the class path option `-cp`; clap would read it as `-c p`.
     // Arguments must be text: Smalltalk receives them as Strings, class paths name files.
@@ -140,14 +171,17 @@ fn main() -> ExitCode {
     // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
     if argv.len() > 1 {
         let first = argv[1].as_str();
-        let cmd = <Cli as clap::CommandFactory>::command();
+        let cmd = command();
         let known = cmd.get_subcommands().any(|c| c.get_name() == first)
             || ["help", "-h", "--help", "-V", "--version"].contains(&first);
         if !known {
             argv.insert(1, "run".into());
         }
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let parsed = command()
+        .try_get_matches_from(&argv)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

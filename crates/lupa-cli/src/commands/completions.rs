@@ -2,7 +2,7 @@
 //! command line (clap_complete), generated from the same definitions as
 //! `--help`, so that it never lists an option that does not exist.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 
 /// The shells a completion script is written for.
@@ -26,7 +26,7 @@ pub(crate) struct CompletionsArgs {
 
 /// Write the completion script to standard output.
 pub(crate) fn main(a: &CompletionsArgs) -> ExitCode {
-    let mut cmd = crate::Cli::command();
+    let mut cmd = crate::command();
     let shell = match a.shell {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,

@@ -2,7 +2,7 @@
 //! from the clap definitions by clap_mangen: lupa(1), or lupa-COMMAND(1) for
 //! one command.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use std::process::ExitCode;
 
 /// `lupa man` arguments.
@@ -14,7 +14,7 @@ pub(crate) struct ManArgs {
 
 /// Write the page to standard output (exit 2 for an unknown command).
 pub(crate) fn main(a: &ManArgs) -> ExitCode {
-    let lupa = crate::Cli::command();
+    let lupa = crate::command();
     let cmd = match &a.command {
         None => lupa,
         Some(name) => match lupa.find_subcommand(name) {
