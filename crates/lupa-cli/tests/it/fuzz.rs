@@ -10,8 +10,10 @@
 //!
 //! - Every program in `fuzz/corpus/` (everything the fuzzer ever found, kept
 //!   after the fix) is replayed first.
-//! - Then programs are generated for `LUPA_FUZZ_SECONDS` seconds (default 20;
-//!   `LUPA_FUZZ_SECONDS=3600` for a long local run), at most
+//! - Then programs are generated for `LUPA_FUZZ_SECONDS` seconds (default 20
+//!   with the slow tests, `CI=true` or `LUPA_SLOW_TESTS=1`, else 0: a local
+//!   `cargo test` replays the corpus only; `LUPA_FUZZ_SECONDS=3600` for a
+//!   long local run), at most
 //!   `LUPA_FUZZ_PROGRAMS` of them, from `LUPA_FUZZ_SEED` (default: the clock;
 //!   printed, so a run can be repeated). CI fixes the seed and the number of
 //!   programs, so that it runs the same programs every time (never flaky);
@@ -449,7 +451,13 @@ fn seconds() -> u64 {
     std::env::var("LUPA_FUZZ_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(20)
+        .unwrap_or_else(|| {
+            if crate::common::slow_tests("the fuzzer's generated programs") {
+                20
+            } else {
+                0
+            }
+        })
 }
 
 #[test]

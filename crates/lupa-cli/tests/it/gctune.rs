@@ -29,6 +29,9 @@ fn flags_of(line: &str, prefix: &str) -> Vec<String> {
 
 #[test]
 fn gc_tune_profiles_proposes_searches_and_verifies() {
+    if !crate::common::slow_tests("the gc-tune search") {
+        return;
+    }
     let r = lupa(&[
         "gc-tune", "--budget", "5s", "--runs", "2", "--jobs", "2", "GcLoad", "2000",
     ]);

@@ -27,6 +27,20 @@ pub(crate) fn lupa_in(dir: &Path, args: &[&str]) -> Run {
     }
 }
 
+/// Whether the slow tests run (a long gc-tune search, the fuzzer's
+/// generated programs): under `CI=true` (`.ci/run`) or `LUPA_SLOW_TESTS=1`;
+/// otherwise they say that they skipped, so that a local `cargo test` takes
+/// minutes.
+#[allow(clippy::print_stderr)] // a test's note that it was skipped
+pub(crate) fn slow_tests(what: &str) -> bool {
+    let on = |var: &str, value: &str| std::env::var(var).is_ok_and(|v| v == value);
+    let run = on("CI", "true") || on("LUPA_SLOW_TESTS", "1");
+    if !run {
+        eprintln!("skipped {what}: a slow test (LUPA_SLOW_TESTS=1 or CI=true runs it)");
+    }
+    run
+}
+
 /// Run `lupa` with `args` in a scratch directory.
 pub(crate) fn lupa(args: &[&str]) -> Run {
     lupa_in(&std::env::temp_dir(), args)
