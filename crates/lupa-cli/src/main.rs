@@ -15,17 +15,21 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use vm_args::{EXIT_CODES, with_vm};
 
+/// `lupa --version`: the crate's version and the git revision it was built from.
+pub(crate) const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("LUPA_GIT_REV"), ")");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "lupa",
     after_help = EXIT_CODES,
-    version,
+    version = VERSION,
     about = "Lupa: a SOM Smalltalk VM built to observe programs",
     long_about = "Lupa runs SOM Smalltalk programs. Classes are looked up along the class path \
 (-cp DIR:DIR, searched in order) and then in Lupa's bundled class library.\n\n\
 `lupa -cp DIR Foo a b` is short for `lupa run -cp DIR Foo a b`."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -108,6 +112,43 @@ enum Command {
     /// Mandelbrot, Permute, Queens, Sieve, Storage, Towers, or All) [ITERATIONS [INNER]].
     #[command(after_help = EXIT_CODES)]
     Bench(commands::bench::BenchArgs),
+    /// Write the shell completion script for bash, zsh or fish to standard output
+    /// (`source <(lupa completions bash)`).
+    Completions(commands::completions::CompletionsArgs),
+    /// Write the manual page (roff) of lupa, or of one command, to standard output
+    /// (`lupa man | man -l -`, `lupa man count | man -l -`).
+    Man(commands::man::ManArgs),
+}
+
+/// The command line as `--help`, the completions and the man page show it:
+/// in every command, the command's own options first ("Options") and the
+/// VM flags it shares with the other commands after them, under their own
+/// heading ([`vm_args::VM_HEADING`]). (clap carries the heading of a
+/// flattened group over to the options declared after it; they get theirs
+/// back here.)
+pub(crate) fn command() -> clap::Command {
+    let vm = <vm_args::VmArgs as clap::Args>::augment_args(clap::Command::new("vm"));
+    let ids: Vec<clap::Id> = vm.get_arguments().map(|a| a.get_id().clone()).collect();
+    own_options_first(<Cli as clap::CommandFactory>::command(), &ids)
+}
+
+fn own_options_first(mut cmd: clap::Command, vm: &[clap::Id]) -> clap::Command {
+    let strays: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| a.get_help_heading() == Some(vm_args::VM_HEADING) && !vm.contains(a.get_id()))
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in strays {
+        cmd = cmd.mut_arg(id, |a| a.help_heading(None::<&str>));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |c| own_options_first(c, vm));
+    }
+    cmd
 }
 
 fn main() -> ExitCode {
@@ -130,14 +171,17 @@ fn main() -> ExitCode {
     // `lupa -cp DIR Class args` / `lupa Class` without a subcommand means `run`.
     if argv.len() > 1 {
         let first = argv[1].as_str();
-        let cmd = <Cli as clap::CommandFactory>::command();
+        let cmd = command();
         let known = cmd.get_subcommands().any(|c| c.get_name() == first)
             || ["help", "-h", "--help", "-V", "--version"].contains(&first);
         if !known {
             argv.insert(1, "run".into());
         }
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let parsed = command()
+        .try_get_matches_from(&argv)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -164,5 +208,7 @@ fn main() -> ExitCode {
         Command::GcTune(g) => commands::gctune::main(&g),
         Command::History(h) => commands::history::main(&h),
         Command::Bench(b) => commands::bench::main(&b),
+        Command::Completions(c) => commands::completions::main(&c),
+        Command::Man(m) => commands::man::main(&m),
     }
 }

@@ -70,6 +70,30 @@ impl Destination {
     }
 }
 
+/// The name a run's report files take by default: the class and its
+/// arguments joined by `-` (`Harness-Richards-10`), so that runs of one class
+/// with other arguments do not overwrite each other's reports. Characters
+/// other than letters, digits, `.`, `_` and `-` become `_`; at most 100.
+pub(crate) fn run_stem(program: &[String]) -> String {
+    let joined = program.join("-");
+    let clean: String = joined
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if clean.is_empty() {
+        "lupa".to_string()
+    } else {
+        clean
+    }
+}
+
 /// The `-o` help of a report: where each format goes without `-o`.
 fn output_help<R: Report>() -> String {
     let mut terminal = Vec::new();
@@ -78,7 +102,7 @@ fn output_help<R: Report>() -> String {
         let i = f.info();
         match i.default_file {
             DefaultFile::Stdout => terminal.push(i.name),
-            file => files.push(format!("{} to {}", i.name, file.describe("CLASS"))),
+            file => files.push(format!("{} to {}", i.name, file.describe("CLASS-ARGS"))),
         }
     }
     let mut without = Vec::new();
@@ -321,7 +345,7 @@ mod tests {
             assert!(help.contains(i.name), "{help}");
             assert!(help.contains(i.description), "{help}");
         }
-        assert!(help.contains("brand-new to CLASS.new"), "{help}");
+        assert!(help.contains("brand-new to CLASS-ARGS.new"), "{help}");
         assert!(help.contains("fancy to fancy.out"), "{help}");
         assert!(help.contains("[default: plain]"), "{help}");
         let a = parse::<Fake>(&["lupa", "--format", "brand-new"]).expect("parses");

@@ -49,6 +49,20 @@ pub(crate) fn save_with(
     Ok(())
 }
 
+/// Write `bytes` to standard output: exit 0, or 74 when it cannot be
+/// written (a closed pipe, a full disk).
+pub(crate) fn write_stdout(bytes: &[u8]) -> std::process::ExitCode {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lupa: cannot write to standard output: {e}");
+            std::process::ExitCode::from(74)
+        }
+    }
+}
+
 /// Does `path` exist and is it something other than a regular file or a
 /// directory (a device, a FIFO, a socket)?
 fn is_special(path: &Path) -> bool {

@@ -34,9 +34,15 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
   134  a bug in the VM: a Rust panic prints its message and aborts (SIGABRT; a debug
        build unwinds and exits with 101)";
 
+/// The heading of the VM flags in every command's `--help`, after the
+/// command's own options.
+pub(crate) const VM_HEADING: &str = "VM options (shared by the commands that run a VM)";
+
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = VM_HEADING)]
 pub(crate) struct VmArgs {
-    /// Class path: directories separated by ':' searched before the bundled library.
+    /// Class path (also spelled -cp, as SOM VMs do): directories separated by ':' searched
+    /// before the bundled library.
     #[arg(
         long = "cp",
         alias = "classpath",
@@ -117,6 +123,7 @@ impl GcFlags {
             .long(flag.trim_start_matches('-'))
             .value_name(info.unit.value_name())
             .help(info.help)
+            .help_heading(VM_HEADING)
             .global(true)
             .action(ArgAction::Set)
             .value_parser(move |s: &str| p.parse(s))

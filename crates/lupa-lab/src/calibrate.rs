@@ -78,8 +78,11 @@ pub struct Calibrated {
     /// What `lupa count` reads (`--save`).
     pub calibration: Calibration,
     /// The samples per program, the fitted rate, the stability of both
-    /// measures.
+    /// measures (and the problems, as warnings).
     pub report: Document,
+    /// What makes the calibration a poor basis for estimates
+    /// ([`Calibration::quality_problems`]); empty when it is good.
+    pub problems: Vec<String>,
 }
 
 /// Run the basket `runs` times (the hash seed varying between runs with
@@ -183,12 +186,21 @@ pub fn calibrate(
     if !vary_seed {
         d.line("  (identity-hash seed fixed: sends cannot vary; run without --fixed-seed to vary it between runs)");
     }
+    let calibration = Calibration {
+        rate,
+        programs: measured,
+        lupa_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let problems = calibration.quality_problems();
+    for p in &problems {
+        d.line(format!("warning: {p}"));
+    }
+    if !problems.is_empty() {
+        d.line("  time estimates from this calibration are unreliable: calibrate again on an idle machine, or with more --runs");
+    }
     Ok(Calibrated {
-        calibration: Calibration {
-            rate,
-            programs: measured,
-            lupa_version: env!("CARGO_PKG_VERSION").to_string(),
-        },
+        calibration,
+        problems,
         report: d,
     })
 }

@@ -33,6 +33,43 @@ pub struct ProxiesOptions {
     pub handlers: Option<String>,
 }
 
+/// The projects the driver knows (`MpBenchmark>>projectNamed:`); every one
+/// but Havlak by default.
+pub const PROJECTS: &[&str] = &[
+    "Richards",
+    "DeltaBlue",
+    "Json",
+    "CD",
+    "Havlak",
+    "Collections",
+];
+/// The instrumentation techniques (`MpBenchmark>>techniqueNamed:`).
+pub const TECHNIQUES: &[&str] = &["trap", "runWithIn", "source", "trapUnsafe"];
+/// The handlers (`MpBenchmark>>handlerNamed:`): `emptyHooks` has hooks that
+/// do nothing (the paper's no-action tool), `noAction` none at all.
+pub const HANDLERS: &[&str] = &[
+    "noAction",
+    "emptyHooks",
+    "counting",
+    "callGraph",
+    "coverage",
+];
+
+/// Check a comma-separated list of names against `known` (what `--projects`,
+/// `--techniques` and `--handlers` take): the list as given, or the unknown
+/// name with the known ones.
+pub fn check_names(list: &str, known: &[&str]) -> Result<String, String> {
+    for name in list.split(',') {
+        if !known.contains(&name) {
+            return Err(format!(
+                "unknown name '{name}' (known: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(list.to_string())
+}
+
 impl ProxiesOptions {
     /// The driver's arguments: `runs=5 scale=1 bestOf=3 progress=true ...`.
     pub fn to_args(&self) -> Vec<String> {
@@ -292,6 +329,29 @@ fn ordered(items: impl Iterator<Item = String>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn names_are_checked_against_the_drivers() {
+        assert_eq!(
+            check_names("Richards,Json", PROJECTS),
+            Ok("Richards,Json".to_string())
+        );
+        let e = check_names("Richards,Nope", PROJECTS).expect_err("unknown");
+        assert!(e.contains("'Nope'") && e.contains("Collections"), "{e}");
+        assert!(check_names("bogus", HANDLERS).is_err());
+        // The lists are the Smalltalk driver's.
+        let driver = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../smalltalk/Profiling/MethodProxies/MpBenchmark.som"
+        ))
+        .expect("the driver's source");
+        for name in PROJECTS.iter().chain(TECHNIQUES).chain(HANDLERS) {
+            assert!(
+                driver.contains(&format!("'{name}'")),
+                "{name} is not in MpBenchmark.som"
+            );
+        }
+    }
+
     use super::*;
 
     const OUTPUT: &str = "# config

@@ -92,6 +92,9 @@ pub fn stability(
         "{} : {} runs, first {} methods of {} ranked by self value",
         p.name, runs, n, methods
     ));
+    d.line(format!(
+        "  instability psi_{n} (lower is more stable; 0: the same ranking at every run):"
+    ));
     d.line(format!("  psi_{n} counted (sends):      {:.3}", psi_c.psi));
     d.line(format!("  psi_{n} timed (wall clock):   {:.3}", psi_t.psi));
     d.line(format!(

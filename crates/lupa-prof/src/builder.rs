@@ -2,7 +2,9 @@
 //! one `enter`/`exit`/`add_self` per event, in O(1) each (see the type's doc).
 
 use crate::ids::{MethodId, NodeId};
-use crate::profile::{MethodInfo, Metric, Node, Profile, ROOT_METHOD, ROOT_NAME, ROOT_NODE};
+use crate::profile::{
+    CallSite, MethodInfo, Metric, Node, Profile, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
+};
 use rustc_hash::FxHashMap;
 
 /// Children per node up to which [`ProfileBuilder::enter`] scans linearly; nodes
@@ -29,8 +31,13 @@ const LINEAR_CHILDREN: usize = 8;
 #[derive(Debug, Clone)]
 pub struct ProfileBuilder {
     profile: Profile,
-    /// Parents of the current context (the current one is `current`).
-    stack: Vec<NodeId>,
+    /// The open activations, innermost last: each one's parent context
+    /// (the current one is `current`), with the value charged in all before
+    /// it began and the caller's line when known (0: unknown), from which its
+    /// [`CallSite`] is counted when it ends.
+    stack: Vec<Open>,
+    /// Everything charged so far (by `add_self`).
+    charged: u64,
     current: NodeId,
     /// Per node, its children with their methods, side by side: `enter` scans
     /// these pairs (contiguous) instead of loading each child node (one cache
@@ -46,6 +53,14 @@ pub struct ProfileBuilder {
 
 const NO_METHOD: MethodId = MethodId(usize::MAX);
 
+/// An open activation of [`ProfileBuilder`].
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    parent: NodeId,
+    charged_before: u64,
+    line: u32,
+}
+
 impl ProfileBuilder {
     /// A builder for a profile of this metric, positioned at the synthetic root.
     pub fn new(metric: Metric) -> ProfileBuilder {
@@ -55,6 +70,7 @@ impl ProfileBuilder {
         ProfileBuilder {
             profile,
             stack: Vec::with_capacity(256),
+            charged: 0,
             current: ROOT_NODE,
             kids: vec![Vec::new()],
             wide: FxHashMap::default(),
@@ -105,6 +121,9 @@ impl ProfileBuilder {
     #[inline]
     pub fn enter_from(&mut self, method: MethodId, line: Option<u32>) {
         self.enter(method);
+        if let Some(open) = self.stack.last_mut() {
+            open.line = line.unwrap_or(0);
+        }
         let node = &mut self.profile.nodes[self.current];
         if node.call_line.is_none() {
             node.call_line = line;
@@ -122,7 +141,11 @@ impl ProfileBuilder {
         let parent = self.current;
         let child = self.child_of(parent, method);
         self.profile.nodes[child].activations += 1;
-        self.stack.push(parent);
+        self.stack.push(Open {
+            parent,
+            charged_before: self.charged,
+            line: 0,
+        });
         self.current = child;
     }
 
@@ -151,6 +174,7 @@ impl ProfileBuilder {
             activations: 0,
             self_value: 0,
             call_line: None,
+            sites: Vec::new(),
         });
         self.kids.push(Vec::new());
         self.kids[parent.0].push((method, id));
@@ -172,9 +196,21 @@ impl ProfileBuilder {
     #[inline]
     pub fn exit(&mut self) {
         match self.stack.pop() {
-            Some(parent) => self.current = parent,
+            Some(open) => {
+                if open.line != 0 {
+                    self.close_site(open);
+                }
+                self.current = open.parent;
+            }
             None => self.unbalanced_exits += 1,
         }
+    }
+
+    /// Count the activation `open` of the current context at its call site.
+    fn close_site(&mut self, open: Open) {
+        let total = self.charged.wrapping_sub(open.charged_before);
+        let node = &mut self.profile.nodes[self.current];
+        CallSite::add(&mut node.sites, open.line, 1, total);
     }
 
     /// Leave the current context by unwinding (exception, non-local return,
@@ -190,6 +226,7 @@ impl ProfileBuilder {
     pub fn add_self(&mut self, value: u64) {
         let n = &mut self.profile.nodes[self.current];
         n.self_value = n.self_value.wrapping_add(value);
+        self.charged = self.charged.wrapping_add(value);
     }
 
     /// Charge the growth of a monotonic counter (e.g. the VM's send counter) since
@@ -233,7 +270,11 @@ impl ProfileBuilder {
 
     /// The profile. Open activations need not be closed: their values are
     /// already charged.
-    pub fn finish(self) -> Profile {
+    pub fn finish(mut self) -> Profile {
+        // Activations still open are counted at their call sites as they are.
+        while !self.stack.is_empty() {
+            self.exit();
+        }
         self.profile
     }
 }

@@ -26,6 +26,7 @@ impl Profile {
             activations: 0,
             self_value: 0,
             call_line: None,
+            sites: Vec::new(),
         });
         self.nodes[ROOT_NODE].children.push(label_node);
         // Methods of `other`, by name, in `self`.
@@ -63,6 +64,7 @@ impl Profile {
                 activations: n.activations,
                 self_value: n.self_value,
                 call_line: n.call_line,
+                sites: n.sites.clone(),
             });
         }
     }

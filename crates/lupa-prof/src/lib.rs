@@ -64,8 +64,8 @@ pub use builder::ProfileBuilder;
 pub use merge::MergeError;
 pub use processes::{ProcessTree, process_label, process_number};
 pub use profile::{
-    CallEdge, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile, ProfileError,
-    ROOT_METHOD, ROOT_NAME, ROOT_NODE,
+    CallEdge, CallSite, MethodId, MethodInfo, MethodStats, Metric, Node, NodeId, Profile,
+    ProfileError, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };
 pub use report::{Report, ReportFormat};
 pub use timeline::{Marker, MarkerKind, TimedSample, Timeline};

@@ -93,6 +93,9 @@ impl Profile {
                     if node.call_line.is_none() {
                         node.call_line = theirs.call_line;
                     }
+                    for s in &theirs.sites {
+                        crate::profile::CallSite::add(&mut node.sites, s.line, s.calls, s.total);
+                    }
                     c
                 }
                 None => {
@@ -104,6 +107,7 @@ impl Profile {
                         activations: theirs.activations,
                         self_value: theirs.self_value,
                         call_line: theirs.call_line,
+                        sites: theirs.sites.clone(),
                     });
                     if let Some(p) = parent {
                         self.nodes[p].children.push(id);

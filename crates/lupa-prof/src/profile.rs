@@ -236,6 +236,38 @@ pub struct Node {
     /// method from its parent; callgrind places the call cost on this line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_line: Option<u32>,
+    /// The calls into this context per source line of the parent's method
+    /// (when the profiler records them: Compteur), each with its calls and
+    /// the inclusive value of those activations, in the order first seen;
+    /// their calls add up to `activations`, their values to the context's
+    /// total. Callgrind writes each call site on its own line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<CallSite>,
+}
+
+/// The calls into a context from one source line of its parent's method
+/// ([`Node::sites`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    /// The line of the send in the parent's method.
+    pub line: u32,
+    /// Activations from that line.
+    pub calls: u64,
+    /// The inclusive value of those activations.
+    pub total: u64,
+}
+
+impl CallSite {
+    /// Add `calls` calls of inclusive value `total` from `line` to `sites`.
+    pub fn add(sites: &mut Vec<CallSite>, line: u32, calls: u64, total: u64) {
+        match sites.iter_mut().find(|s| s.line == line) {
+            Some(s) => {
+                s.calls = s.calls.saturating_add(calls);
+                s.total = s.total.saturating_add(total);
+            }
+            None => sites.push(CallSite { line, calls, total }),
+        }
+    }
 }
 
 /// A profile: methods, a calling-context tree and the metric of its values.
@@ -340,6 +372,7 @@ impl Profile {
                 activations: 0,
                 self_value: 0,
                 call_line: None,
+                sites: Vec::new(),
             }],
         }
     }
@@ -649,6 +682,7 @@ impl Profile {
                             activations: 0,
                             self_value: 0,
                             call_line: None,
+                            sites: Vec::new(),
                         });
                         if let Some(a) = anc {
                             out.nodes[a].children.push(id);
@@ -913,6 +947,7 @@ pub(crate) mod tests {
             activations: 1,
             self_value,
             call_line: None,
+            sites: Vec::new(),
         };
         let p = Profile {
             metric: Metric::Sends,

@@ -8,8 +8,7 @@
 
 use lupa_prof::Profile;
 use lupa_prof::calibration::Calibration;
-use lupa_prof::report::TimeEstimate;
-use std::path::Path;
+use lupa_prof::report::{TimeEstimate, group_digits};
 
 /// How Compteur counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,37 +33,42 @@ impl Default for CompteurConfig {
     }
 }
 
-/// The header of a Compteur report: the command, the totals, and the time
-/// estimate of the calibration at `calibration` (a line `(why)` when the file
-/// exists but cannot be used, nothing when it does not exist).
-pub fn header(profile: &Profile, command: &str, inlined: u64, calibration: &Path) -> Vec<String> {
+/// The header of a Compteur report: the command, the totals (digits
+/// grouped by thousands, as in the tables) and the time estimate of
+/// `calibration`, if any.
+pub fn header(
+    profile: &Profile,
+    command: &str,
+    inlined: u64,
+    calibration: Option<&Calibration>,
+) -> Vec<String> {
     let total = profile.grand_total();
     let activations: u64 = profile.nodes.iter().map(|n| n.activations).sum();
     let mut lines = vec![
         command.to_string(),
         format!(
-            "{total} message sends ({inlined} inlined control-structure sends not included), \
-{activations} activations of {} methods and blocks",
-            profile.methods.len().saturating_sub(1)
+            "{} message sends ({} inlined control-structure sends not included), \
+{} activations of {} methods and blocks",
+            group_digits(total),
+            group_digits(inlined),
+            group_digits(activations),
+            group_digits(profile.methods.len().saturating_sub(1) as u64)
         ),
     ];
-    match Calibration::load(calibration) {
-        Ok(cal) => lines.push(cal.estimate(total)),
-        Err(e) if calibration.exists() => lines.push(format!("({e})")),
-        Err(_) => {}
+    if let Some(cal) = calibration {
+        lines.push(cal.estimate(total));
     }
     lines
 }
 
-/// The time estimate of a run that sent `sends` messages, from the
-/// calibration at `calibration` (none when it is missing or unusable).
-pub fn estimate(sends: u64, calibration: &Path) -> Option<TimeEstimate> {
-    let cal = Calibration::load(calibration).ok()?;
-    let e = cal.rate.predict_time(sends as f64, 0.95).ok()?;
-    Some(TimeEstimate {
+/// The time estimate of a run that sent `sends` messages, from
+/// `calibration` ([`Calibration::time_estimate`]: a 95% prediction interval).
+pub fn estimate(sends: u64, calibration: &Calibration) -> TimeEstimate {
+    let e = calibration.time_estimate(sends, 0.95);
+    TimeEstimate {
         milliseconds: e.estimate,
-        lower: e.lower,
-        upper: e.upper,
+        lower: e.bounds.map(|b| b.0),
+        upper: e.bounds.map(|b| b.1),
         confidence: 0.95,
-    })
+    }
 }

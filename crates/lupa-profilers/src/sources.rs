@@ -7,9 +7,10 @@
 //! ([`SourceFiles`]: a profile as callgrind, a coverage as LCOV or
 //! Cobertura).
 //!
-//! Contract: only files named `<lupa>/...` are written and renamed; files of
-//! the class path keep their paths; the written text is exactly what the VM
-//! compiled.
+//! Contract: only files named `<lupa>/...` are written; files of the class
+//! path are named by their absolute paths (a relative `-cp .` would name them
+//! from the run's directory, which a tool run elsewhere cannot resolve); the
+//! written text is exactly what the VM compiled.
 
 use lupa_prof::coverage::{Coverage, CoverageFormat};
 use lupa_prof::report::Format;
@@ -47,7 +48,7 @@ impl SourceFiles for Coverage {
 
 /// When `report` is written in `format` to the file `path` and names source
 /// files, write the bundled ones under `PATH.sources/` and point the report
-/// at them (the files of the class path are named as they are).
+/// at them (the files of the class path by their absolute paths).
 pub fn export_beside<R: SourceFiles>(
     vm: &Vm,
     report: &mut R,
@@ -74,7 +75,8 @@ const BUNDLED: &str = "<lupa>/";
 
 /// Each `<lupa>/...` name among `files` is written under `dir` (created if
 /// needed) once and replaced by the written file's absolute path; other
-/// names are left as they are. Answers how many files were written.
+/// names of existing files (the class path's) are made absolute. Answers how many files
+/// were written.
 pub fn export_bundled_files<'a>(
     vm: &Vm,
     files: impl Iterator<Item = &'a mut String>,
@@ -83,6 +85,10 @@ pub fn export_bundled_files<'a>(
     let mut written = std::collections::BTreeMap::new();
     for file in files {
         let Some(rel) = file.strip_prefix(BUNDLED) else {
+            let path = Path::new(file.as_str());
+            if let Ok(absolute) = std::fs::canonicalize(path) {
+                *file = absolute.display().to_string();
+            }
             continue;
         };
         if !written.contains_key(file.as_str()) {

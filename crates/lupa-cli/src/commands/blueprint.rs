@@ -10,7 +10,7 @@ use lupa_profilers::{ProfileMode, Workload};
 use lupa_vm::{Vm, VmError};
 
 use super::types::package_of_class;
-use crate::report_args::ReportArgs;
+use crate::report_args::{ReportArgs, run_stem};
 use crate::vm_args::VmArgs;
 
 /// Which picture.
@@ -45,7 +45,7 @@ pub(crate) struct BlueprintArgs {
 
 /// Run `lupa blueprint`.
 pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
-    let dest = a.report.prepare(vm, &a.program[0])?;
+    let dest = a.report.prepare(vm, &run_stem(&a.program))?;
     let mut packages = a.packages.clone();
     if packages.is_empty() {
         packages.push(package_of_class(vm, &a.program[0])?);

@@ -53,6 +53,10 @@ fn run(c: &CalibrateArgs) -> Result<String, LabError> {
     )?;
     let mut out = done.report.to_text();
     if !c.no_save {
+        // Said before the file is written, so that a poor calibration is never saved unannounced.
+        for p in &done.problems {
+            eprintln!("lupa calibrate: warning: {p}; saving it anyway");
+        }
         let json = done
             .calibration
             .to_json()

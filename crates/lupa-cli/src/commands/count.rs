@@ -3,13 +3,14 @@
 
 use clap::Args;
 use lupa_prof::Profile;
+use lupa_prof::calibration::Calibration;
 use lupa_profilers::{ProfileMode, Workload, compteur};
 use lupa_vm::{Vm, VmError};
-use std::path::PathBuf;
+use std::path::Path;
 
 use super::run::program_args;
 use super::view::{FlameArgs, ViewArgs, deliver_profile};
-use crate::report_args::ReportArgs;
+use crate::report_args::{ReportArgs, run_stem};
 use crate::vm_args::VmArgs;
 
 /// `lupa count` arguments.
@@ -23,9 +24,10 @@ pub(crate) struct CountArgs {
     flame: FlameArgs,
     #[command(flatten)]
     view: ViewArgs,
-    /// Calibration used to estimate time from the count (see `lupa calibrate`).
-    #[arg(long, value_name = "FILE", default_value = "lupa-calibration.json")]
-    calibration: PathBuf,
+    /// Calibration used to estimate time from the count (see `lupa calibrate`); default:
+    /// lupa-calibration.json when it exists. A FILE that cannot be read is an error.
+    #[arg(long, value_name = "FILE", value_parser = parse_calibration)]
+    calibration: Option<Calibration>,
     /// The class to run.
     class: String,
     /// Arguments passed to `run:`.
@@ -35,7 +37,13 @@ pub(crate) struct CountArgs {
 
 /// Run `lupa count`.
 pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
-    let dest = a.report.prepare(vm, &a.class)?;
+    let dest = a
+        .report
+        .prepare(vm, &run_stem(&program_args(&a.class, &a.args)))?;
+    let calibration = match &a.calibration {
+        Some(c) => Some(c.clone()),
+        None => default_calibration()?,
+    };
     vm.load_class_by_name(&a.class)?;
     let args = program_args(&a.class, &a.args);
     let run = ProfileMode::COMPTEUR.run(vm, Workload::Program(&args))?;
@@ -49,9 +57,32 @@ pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     }
     let profile = view.apply(profile);
     let command = format!("lupa count {}", args.join(" "));
-    let header = compteur::header(&profile, &command, run.inlined, &a.calibration);
+    let header = compteur::header(&profile, &command, run.inlined, calibration.as_ref());
     let mut options = view.report_options(a.report.format, command, header);
-    options.estimate = compteur::estimate(profile.grand_total(), &a.calibration);
+    options.estimate = calibration
+        .as_ref()
+        .map(|c| compteur::estimate(profile.grand_total(), c));
     deliver_profile(vm, &a.report, &a.flame, &dest, profile, options)?;
     Ok(code)
+}
+
+/// The calibration `lupa calibrate` saves by default.
+const DEFAULT_CALIBRATION: &str = "lupa-calibration.json";
+
+/// `--calibration FILE`: read and checked before the program runs.
+fn parse_calibration(path: &str) -> Result<Calibration, String> {
+    Calibration::load(Path::new(path)).map_err(|e| e.to_string())
+}
+
+/// The default calibration, when `lupa-calibration.json` exists in the
+/// current directory; one that exists but cannot be read is an error (exit
+/// 74) rather than a silent run without an estimate.
+fn default_calibration() -> Result<Option<Calibration>, VmError> {
+    let path = Path::new(DEFAULT_CALIBRATION);
+    if !path.exists() {
+        return Ok(None);
+    }
+    Calibration::load(path)
+        .map(Some)
+        .map_err(|e| VmError::Io(e.to_string()))
 }

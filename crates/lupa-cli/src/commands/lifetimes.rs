@@ -10,7 +10,7 @@ use lupa_profilers::{ProfileMode, Workload};
 use lupa_vm::{Vm, VmError};
 
 use super::run::program_args;
-use crate::report_args::ReportArgs;
+use crate::report_args::{ReportArgs, run_stem};
 use crate::vm_args::VmArgs;
 
 /// How the lifetimes are recorded.
@@ -75,9 +75,9 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
         eprintln!("lupa: --every takes a positive number");
         return Ok(2);
     }
-    let dest = a.report.prepare(vm, &a.class)?;
-    vm.load_class_by_name(&a.class)?;
     let args = program_args(&a.class, &a.args);
+    let dest = a.report.prepare(vm, &run_stem(&args))?;
+    vm.load_class_by_name(&a.class)?;
     let config = LifetimeConfig {
         mode: match a.mode {
             ModeArg::Vm => LifetimeMode::Vm,

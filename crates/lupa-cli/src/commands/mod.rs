@@ -6,12 +6,14 @@
 pub(crate) mod bench;
 pub(crate) mod blueprint;
 pub(crate) mod calibrate;
+pub(crate) mod completions;
 pub(crate) mod count;
 pub(crate) mod coverage;
 pub(crate) mod gcbench;
 pub(crate) mod gctune;
 pub(crate) mod history;
 pub(crate) mod lifetimes;
+pub(crate) mod man;
 pub(crate) mod profile;
 pub(crate) mod proxies_bench;
 pub(crate) mod run;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::run::program_args;
 use super::view::{FlameArgs, ViewArgs, deliver_profile};
-use crate::report_args::ReportArgs;
+use crate::report_args::{ReportArgs, run_stem};
 use crate::vm_args::{VmArgs, options};
 
 /// `lupa profile` arguments.
@@ -81,7 +81,7 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         (None, Some(class)) => program_args(class, &a.args),
         (None, None) => return Err(VmError::Fatal("no class to run".to_string())),
     };
-    let dest = a.report.prepare(vm, &args[0])?;
+    let dest = a.report.prepare(vm, &run_stem(&args))?;
     vm.load_class_by_name(&args[0])?;
     let run = ProfileMode::Sampling(config).run(vm, Workload::Program(&args))?;
     let code = run.result?;

@@ -20,14 +20,16 @@ pub(crate) struct ProxiesArgs {
     /// Repetitions of every measurement.
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// Projects, comma-separated (Richards, DeltaBlue, Json, CD, Havlak, Collections).
-    #[arg(long)]
+    /// Projects, comma-separated: Richards, DeltaBlue, Json, CD, Havlak, Collections (default:
+    /// all but Havlak).
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| proxies::check_names(s, proxies::PROJECTS))]
     projects: Option<String>,
-    /// Techniques, comma-separated (trap, runWithIn, source, trapUnsafe).
-    #[arg(long)]
+    /// Techniques, comma-separated: trap, runWithIn, source, trapUnsafe (default: all).
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| proxies::check_names(s, proxies::TECHNIQUES))]
     techniques: Option<String>,
-    /// Handlers, comma-separated (noAction, counting, callGraph, coverage).
-    #[arg(long)]
+    /// Handlers, comma-separated: noAction (no hooks), emptyHooks (hooks that do nothing: the
+    /// paper's no-action tool), counting, callGraph, coverage (default: all).
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| proxies::check_names(s, proxies::HANDLERS))]
     handlers: Option<String>,
     /// Workload scale factor.
     #[arg(long, default_value_t = 1)]

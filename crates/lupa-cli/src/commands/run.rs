@@ -29,12 +29,36 @@ pub(crate) fn main(a: &RunArgs) -> ExitCode {
     if a.stats_json {
         return worker(a);
     }
-    let args = program_args(&a.class, &a.args);
-    with_vm(&a.vm, |vm| {
+    let (vm_args, class) = class_file(&a.vm, &a.class);
+    let args = program_args(&class, &a.args);
+    with_vm(&vm_args, |vm| {
         // Load the class first so that a missing class is a clear error.
-        vm.load_class_by_name(&a.class)?;
+        vm.load_class_by_name(&class)?;
         vm.run_main(&args)
     })
+}
+
+/// A class given as a file, `DIR/Foo.som` (as SOM VMs and SOM's test runner
+/// take it): the class `Foo`, with `DIR` searched after the class path. Any
+/// other CLASS is a class name, as it is.
+fn class_file(vm: &VmArgs, class: &str) -> (VmArgs, String) {
+    let path = std::path::Path::new(class);
+    let stem = path.file_stem().and_then(|s| s.to_str());
+    match (class.strip_suffix(".som"), stem) {
+        (Some(_), Some(stem)) => {
+            let mut vm = vm.clone();
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
+                _ => ".".to_string(),
+            };
+            vm.class_path = Some(match &vm.class_path {
+                Some(cp) => format!("{cp}:{dir}"),
+                None => dir,
+            });
+            (vm, stem.to_string())
+        }
+        _ => (vm.clone(), class.to_string()),
+    }
 }
 
 /// The worker side of a run: `lupa run --stats-json ...` runs the program in a

@@ -191,7 +191,7 @@ mod tests {
         let svg = diff_svg(&version(1, "a"), &before, &version(2, "b"), &after, &|_| {
             "App".to_string()
         });
-        assert!(svg.contains("M&gt;&gt;a: 20 sends"), "{svg}");
+        assert!(svg.contains("M&gt;&gt;a - 20 sends"), "{svg}");
         assert!(
             svg.contains("before 10, after 20, delta +10 (+100.0%)"),
             "{svg}"

@@ -136,6 +136,7 @@ const PICTURE_STYLE: &str = "#legend span{display:inline-block;margin-right:1.5e
 #legend i{display:inline-block;width:14px;height:14px;vertical-align:middle;margin-right:4px;border:1px solid #555}\
 #view{display:flex;gap:1em;align-items:flex-start}\
 #picture{overflow:auto;border:1px solid #ccc;max-width:75vw;max-height:85vh}\
+#picture.fit svg{max-width:100%;height:auto}#fit{margin:.4em 0;font:inherit}\
 #details{min-width:24em}#details pre{background:#fafafa;padding:.5em;white-space:pre-wrap}\
 rect.method{cursor:pointer}rect.method.selected{stroke:#ff8c00;stroke-width:3}";
 
@@ -166,12 +167,14 @@ pub struct PicturePage<'a> {
 }
 
 /// The picture page; its script also sets `data-methods` (the number of
-/// method boxes) on `<body>`.
+/// method boxes) on `<body>`. The picture opens scaled to the width of its
+/// frame, so that the whole of it shows (a wide call graph's root is not cut
+/// off at the right edge); a button switches to its actual size (scrolled).
 pub fn picture_page(p: &PicturePage<'_>) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
-        "<pre id=\"summary\">{}</pre>\n<div id=\"legend\">{}</div>\n<div id=\"view\"><div id=\"picture\">{}</div>\n<div id=\"details\">{}</div></div>\n",
+        "<pre id=\"summary\">{}</pre>\n<div id=\"legend\">{}</div>\n<button id=\"fit\" type=\"button\">Actual size</button>\n<div id=\"view\"><div id=\"picture\" class=\"fit\">{}</div>\n<div id=\"details\">{}</div></div>\n",
         escape_xml(p.summary),
         p.legend,
         svg::inline(p.picture),
@@ -186,6 +189,7 @@ pub fn picture_page(p: &PicturePage<'_>) -> String {
         "var methods = {};\nvar selected = null;\nfunction show(name) {{\n  var m = methods[name];\n  if (!m) return;\n  document.getElementById('method').textContent = name;\n{}\n}}\n\
 var boxes = document.querySelectorAll('rect.method');\nfor (var i = 0; i < boxes.length; i++) {{\n{hover}\
   boxes[i].addEventListener('click', function (e) {{\n    if (selected) selected.classList.remove('selected');\n    selected = e.target;\n    selected.classList.add('selected');\n    show(e.target.getAttribute('data-method'));\n  }});\n}}\n\
+var fit = document.getElementById('fit');\nfit.addEventListener('click', function () {{\n  var on = document.getElementById('picture').classList.toggle('fit');\n  fit.textContent = on ? 'Actual size' : 'Fit to width';\n}});\n\
 document.body.setAttribute('data-methods', String(boxes.length));",
         p.methods, p.show
     );

@@ -31,7 +31,7 @@ use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 
-use crate::profile::Profile;
+use crate::profile::{CallSite, Profile};
 
 /// Options of [`write()`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -208,6 +208,7 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
     }
     let mut files = Names::new();
     let mut fns = Names::new();
+    let sites = call_sites(profile);
     let file_of = |m: usize| profile.methods[m].file.as_deref().unwrap_or("???");
     let line_of = |m: usize| profile.methods[m].line.unwrap_or(0);
     for m in order {
@@ -231,22 +232,68 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
                 .then(ea.callee.cmp(&eb.callee))
         });
         for e in mine.into_iter().map(|i| &edges[i]) {
-            writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
-            writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
-            writeln!(w, "calls={} {}", e.calls, line_of(e.callee.index()))?;
             let key = (e.caller.index(), e.callee.index());
-            let more = extra_totals(&|c| c.edges.get(&key).copied().unwrap_or(0));
-            writeln!(
-                w,
-                "{} {}{more}",
-                e.line.unwrap_or(line_of(m)),
-                e.outer_total
-            )?;
+            let more: Vec<u64> = extra
+                .iter()
+                .map(|c| c.edges.get(&key).copied().unwrap_or(0))
+                .collect();
+            // One call block per call site when the profile knows them (and
+            // they account for every call), else one on the edge's line.
+            let lines: Vec<CallSite> = match sites.get(&key) {
+                Some(s) if s.iter().map(|x| x.calls).sum::<u64>() == e.calls => s.clone(),
+                _ => vec![CallSite {
+                    line: e.line.unwrap_or(line_of(m)),
+                    calls: e.calls,
+                    total: e.outer_total,
+                }],
+            };
+            let weights: Vec<u64> = lines
+                .iter()
+                .map(|l| l.total.max(u64::from(l.calls > 0)))
+                .collect();
+            let columns: Vec<Vec<u64>> = more.iter().map(|&t| split(t, &weights)).collect();
+            for (i, site) in lines.iter().enumerate() {
+                let (line, calls, cost) = (site.line, site.calls, site.total);
+                writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
+                writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
+                writeln!(w, "calls={calls} {}", line_of(e.callee.index()))?;
+                write!(w, "{line} {cost}")?;
+                for c in &columns {
+                    write!(w, " {}", c[i])?;
+                }
+                writeln!(w)?;
+            }
         }
     }
     writeln!(w)?;
     writeln!(w, "totals: {grand}{}", extra_totals(&|c| c.grand))?;
     Ok(())
+}
+
+/// The call sites of each (caller, callee) pair of methods, summed over
+/// their contexts ([`crate::Node::sites`]), by line, in ascending order; the
+/// cost counted as [`crate::CallEdge::outer_total`] is (0 for an activation
+/// nested in one of the callee's own method, so that a method's incoming
+/// costs add up to its total).
+fn call_sites(profile: &Profile) -> FxHashMap<(usize, usize), Vec<CallSite>> {
+    let outermost = profile.outermost_contexts();
+    let mut out: FxHashMap<(usize, usize), Vec<CallSite>> = FxHashMap::default();
+    for (i, node) in profile.nodes.iter().enumerate() {
+        let Some(p) = node.parent else { continue };
+        if node.sites.is_empty() {
+            continue;
+        }
+        let key = (profile.nodes[p].method.index(), node.method.index());
+        let lines = out.entry(key).or_default();
+        for s in &node.sites {
+            let cost = if outermost[i] { s.total } else { 0 };
+            CallSite::add(lines, s.line, s.calls, cost);
+        }
+    }
+    for lines in out.values_mut() {
+        lines.sort_by_key(|l| l.line);
+    }
+    out
 }
 
 /// A function's self cost lines: on the lines where it arose when the profile
@@ -340,6 +387,41 @@ mod tests {
         assert_eq!(lines(vec![(3, 1), (5, 4)], 6), "3 2\n5 4\n");
         assert_eq!(lines(vec![(5, 4), (9, 5)], 6), "5 4\n9 2\n");
         assert_eq!(lines(vec![], 0), "3 0\n");
+    }
+
+    /// Calls of one method from two lines of its caller: each call site its
+    /// own `calls=` block on its own line, with its own inclusive cost.
+    #[test]
+    fn each_call_site_on_its_own_line() {
+        let mut b = crate::builder::ProfileBuilder::new(crate::Metric::Sends);
+        let run = b.add_method(crate::MethodInfo::new("T", "run").with_location("T.som", Some(2)));
+        let work =
+            b.add_method(crate::MethodInfo::new("T", "work").with_location("T.som", Some(9)));
+        b.enter(run);
+        b.add_self(1);
+        for (line, n, cost) in [(3, 3, 2), (7, 7, 1)] {
+            for _ in 0..n {
+                b.enter_from(work, Some(line));
+                b.add_self(cost);
+                b.exit();
+            }
+        }
+        b.exit();
+        let text = to_string(&b.finish(), &options());
+        let calls: Vec<(&str, &str)> = text
+            .lines()
+            .zip(text.lines().skip(1))
+            .filter(|(c, _)| c.starts_with("calls="))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("calls=1 2", "0 14"),
+                ("calls=3 9", "3 6"),
+                ("calls=7 9", "7 7")
+            ],
+            "{text}"
+        );
     }
 
     /// Run valgrind's `callgrind_annotate` on the file when it is installed.

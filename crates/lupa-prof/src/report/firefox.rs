@@ -98,7 +98,15 @@ pub fn to_profile(profile: &Profile, name: &str) -> fx::Profile {
                 left -= weight;
                 let at = fx::Timestamp::from_millis_since_reference(clock as f64);
                 clock += 1;
-                out.add_sample(thread, at, here, fx::CpuDelta::ZERO, weight as i32);
+                // One millisecond of CPU per sample, as the samples are spaced:
+                // the activity graph shows the thread busy.
+                out.add_sample(
+                    thread,
+                    at,
+                    here,
+                    fx::CpuDelta::from_micros(1000),
+                    weight as i32,
+                );
             }
             for &c in node.children.iter().rev() {
                 stack.push((c, here));
@@ -213,6 +221,7 @@ pub fn timed_profile(profile: &Profile, timeline: &Timeline, name: &str) -> fx::
     let mut frames: HashMap<(fx::ThreadHandle, usize, fx::CategoryHandle), fx::FrameHandle> =
         HashMap::new();
     let mut stacks: HashMap<(usize, fx::CategoryHandle), Option<fx::StackHandle>> = HashMap::new();
+    let mut last_time: HashMap<fx::ThreadHandle, u64> = HashMap::new();
     for s in &timeline.samples {
         let category = categories
             .get(usize::from(s.state))
@@ -250,10 +259,14 @@ pub fn timed_profile(profile: &Profile, timeline: &Timeline, name: &str) -> fx::
                 parent
             }
         };
+        // The thread's CPU time since its previous sample, in µs: the sample's
+        // weight on the CPU clock; on the wall clock, the time since the
+        // previous sample (the thread counts as running).
         let cpu = if timeline.cpu_weights {
             fx::CpuDelta::from_nanos(s.weight)
         } else {
-            fx::CpuDelta::ZERO
+            let previous = last_time.insert(thread, s.time_ns).unwrap_or(0);
+            fx::CpuDelta::from_nanos(s.time_ns.saturating_sub(previous))
         };
         let at = fx::Timestamp::from_nanos_since_reference(s.time_ns);
         out.add_sample(thread, at, stack, cpu, 1);
@@ -294,11 +307,90 @@ pub fn write<W: Write + ?Sized>(
     timeline: Option<&Timeline>,
     w: &mut W,
 ) -> io::Result<()> {
-    match timeline {
-        Some(t) => serde_json::to_writer(&mut *w, &timed_profile(profile, t, name))?,
-        None => serde_json::to_writer(&mut *w, &to_profile(profile, name))?,
-    }
+    let fx = match timeline {
+        Some(t) => timed_profile(profile, t, name),
+        None => to_profile(profile, name),
+    };
+    let mut json = serde_json::to_value(&fx)?;
+    add_source_locations(profile, &mut json);
+    serde_json::to_writer(&mut *w, &json)?;
     writeln!(w)
+}
+
+/// Fill what the crate leaves null: each function's file (`funcTable.fileName`,
+/// an index into its thread's `stringArray`) and definition line
+/// (`funcTable.lineNumber`), and each frame's line (`frameTable.line`: the
+/// function's line; a frame stands for a whole method here), from the
+/// profile's methods, found by their names (the functions' names).
+fn add_source_locations(profile: &Profile, json: &mut serde_json::Value) {
+    use serde_json::Value;
+    let by_name: HashMap<&str, (Option<&str>, Option<u32>)> = profile
+        .methods
+        .iter()
+        .map(|m| (m.name.as_str(), (m.file.as_deref(), m.line)))
+        .collect();
+    let Some(threads) = json.get_mut("threads").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for thread in threads {
+        let Some(thread) = thread.as_object_mut() else {
+            continue;
+        };
+        let mut strings: Vec<Value> = thread
+            .get("stringArray")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let names: Vec<Option<u64>> = thread
+            .get("funcTable")
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(Value::as_u64).collect())
+            .unwrap_or_default();
+        let mut file_index: HashMap<String, usize> = HashMap::new();
+        let mut files = Vec::with_capacity(names.len());
+        let mut lines = Vec::with_capacity(names.len());
+        for name in &names {
+            let location = name
+                .and_then(|i| strings.get(i as usize))
+                .and_then(Value::as_str)
+                .and_then(|n| by_name.get(n).copied());
+            let (file, line) = location.unwrap_or((None, None));
+            files.push(match file {
+                Some(f) => {
+                    let next = strings.len();
+                    let i = *file_index.entry(f.to_string()).or_insert(next);
+                    if i == next {
+                        strings.push(Value::from(f));
+                    }
+                    Value::from(i)
+                }
+                None => Value::Null,
+            });
+            lines.push(line.map_or(Value::Null, Value::from));
+        }
+        if let Some(funcs) = thread.get_mut("funcTable").and_then(Value::as_object_mut) {
+            funcs.insert("fileName".to_string(), Value::Array(files));
+            funcs.insert("lineNumber".to_string(), Value::Array(lines.clone()));
+        }
+        if let Some(frames) = thread.get_mut("frameTable").and_then(Value::as_object_mut) {
+            let frame_lines: Vec<Value> = frames
+                .get("func")
+                .and_then(Value::as_array)
+                .map(|fs| {
+                    fs.iter()
+                        .map(|f| {
+                            f.as_u64()
+                                .and_then(|i| lines.get(i as usize).cloned())
+                                .unwrap_or(Value::Null)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            frames.insert("line".to_string(), Value::Array(frame_lines));
+        }
+        thread.insert("stringArray".to_string(), Value::Array(strings));
+    }
 }
 
 #[cfg(test)]
@@ -338,7 +430,42 @@ mod tests {
                 .filter_map(|i| strings.get(i as usize)?.as_str())
                 .collect();
             assert!(named.contains(&"Main>>c"), "{named:?}");
+            // Every function has its file and definition line, every frame its
+            // line (the processed format's columns, indices into stringArray).
+            let funcs = &t["funcTable"];
+            let files = funcs["fileName"].as_array().expect("fileName");
+            let lines = funcs["lineNumber"].as_array().expect("lineNumber");
+            for (i, name) in names.iter().enumerate() {
+                let name = strings[name.as_u64().expect("index") as usize].as_str();
+                let file = strings[files[i].as_u64().expect("a file") as usize].as_str();
+                let (want_file, want_line) = match name {
+                    Some("Main>>main") => ("Main.som", 3),
+                    Some("Main>>a") => ("Main.som", 10),
+                    Some("Lib>>b") => ("Lib.som", 7),
+                    Some("Main>>c") => ("Main.som", 20),
+                    other => panic!("unexpected function {other:?}"),
+                };
+                assert_eq!(file, Some(want_file));
+                assert_eq!(lines[i].as_u64(), Some(want_line));
+            }
+            let frames = &t["frameTable"];
+            for (f, line) in frames["func"]
+                .as_array()
+                .expect("frame funcs")
+                .iter()
+                .zip(frames["line"].as_array().expect("frame lines"))
+            {
+                assert_eq!(lines[f.as_u64().expect("func") as usize], *line);
+            }
+            // Each sample (1 ms apart) carries 1 ms of CPU, in the unit the
+            // profile declares.
+            let deltas = samples["threadCPUDelta"].as_array().expect("CPU deltas");
+            assert!(
+                deltas.iter().all(|d| d.as_u64() == Some(1000)),
+                "{deltas:?}"
+            );
         }
+        assert_eq!(v["meta"]["sampleUnits"]["threadCPUDelta"], "µs");
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! makes it interactive in a browser, like the flame graphs people know:
 //! click a frame to zoom into it (its ancestors stay, dimmed; frames outside
 //! it hide), "Reset zoom" or a click on "all" to go back, "Search" (or
-//! Ctrl-F) highlights the frames whose name matches a regular expression and
-//! shows the share of the total they account for. Without script the image
+//! Ctrl-F) highlights the frames whose name matches a regular expression
+//! (saturated magenta, while every other frame turns grey, so that a match
+//! never reads as a package colour: those are pastels) and shows the share of
+//! the total they account for. Without script the image
 //! is the same, static.
 //!
 //! The bottom frame ("all") is the grand total; each calling context is a
@@ -258,14 +260,16 @@ pub fn to_string_styled(
         let (label, title, fill) = match f.node {
             None => (
                 "all".to_string(),
-                format!("all: {} {unit} (100.00%)", group_digits(grand)),
+                format!("all - {} {unit} (100.00%)", group_digits(grand)),
                 "rgb(200,200,200)".to_string(),
             ),
             Some(n) => {
                 let m = profile.method_of(n);
                 let node = &profile.nodes[n];
+                // The name ends with a colon for keyword selectors
+                // (`System>>initialize:`): a dash, not a colon, follows it.
                 let mut title = format!(
-                    "{}: {} {unit} ({:.2}%), self {}, {}, category {}",
+                    "{} - {} {unit} ({:.2}%), self {}, {}, category {}",
                     escape_xml(&m.name),
                     group_digits(totals[n.index()]),
                     percent(totals[n.index()], grand),
@@ -358,6 +362,7 @@ const SCRIPT: &str = r#"(function () {
   var frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));
   var reset = document.getElementById('reset');
   var search = document.getElementById('search');
+  var SEARCH_HIT = 'rgb(230,0,230)', SEARCH_MISS = 'rgb(225,225,225)';
   var matched = document.getElementById('matched');
   function rect(g) { return g.querySelector('rect'); }
   function orig(g) {
@@ -413,7 +418,7 @@ const SCRIPT: &str = r#"(function () {
       var r = rect(g);
       if (!r.hasAttribute('data-fill')) r.setAttribute('data-fill', r.getAttribute('fill'));
       var hit = re !== null && +g.getAttribute('data-d') > 0 && re.test(g.getAttribute('data-n'));
-      r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.getAttribute('data-fill'));
+      r.setAttribute('fill', hit ? SEARCH_HIT : re === null ? r.getAttribute('data-fill') : SEARCH_MISS);
       if (hit) {
         var o = orig(g);
         var covered = spans.some(function (s) { return o.x >= s[0] - 1e-6 && o.x + o.w <= s[1] + 1e-6; });
@@ -518,7 +523,7 @@ mod tests {
         assert!(
             titles
                 .iter()
-                .any(|t| t.starts_with("Main>>a: 50 sends (69.44%)"))
+                .any(|t| t.starts_with("Main>>a - 50 sends (69.44%)"))
         );
         assert!(texts.iter().any(|t| t == "Kernel"));
         assert!(texts.iter().any(|t| t == "Main>>main"));
@@ -548,7 +553,7 @@ mod tests {
         }
         let svg = to_string(&b.finish(), &FlameGraphOptions::default());
         let (_, titles, _) = parse(&svg);
-        assert!(titles.iter().any(|t| t.starts_with("Integer>><: 5 sends")));
+        assert!(titles.iter().any(|t| t.starts_with("Integer>>< - 5 sends")));
         assert!(titles.iter().any(|t| t.contains("category K&<>")));
     }
 

@@ -1,8 +1,10 @@
 //! The HTML report: one self-contained page per profile (no external
 //! resource, no network), in the render kit's page shell
-//! ([`crate::render::html::page`]): the header, the ranking table (a sortable
-//! table: click a column to sort), the calling-context tree (click to
-//! expand; the first levels are open) and the interactive flame graph inline.
+//! ([`crate::render::html::page`]): the header, then three tabs under it, so
+//! that each view starts at the top of the window: the interactive flame
+//! graph (shown first), the ranking table (a sortable table: click a column
+//! to sort) and the calling-context tree (click to expand; the first levels
+//! are open). Without script the three are shown one after the other.
 //!
 //! Contract: the page is valid HTML5 (escaped text everywhere); the tree
 //! obeys the same cutoff and depth limit as the text tree; the flame graph is
@@ -33,7 +35,39 @@ pub struct HtmlOptions {
 }
 
 const STYLE: &str = "details{margin-left:1.2em}summary{cursor:pointer;white-space:nowrap}\
-.leaf{margin-left:2.3em;white-space:nowrap}.v{color:#555}svg{max-width:100%;height:auto}";
+.leaf{margin-left:2.3em;white-space:nowrap}.v{color:#555}svg{max-width:100%;height:auto}\
+nav.tabs{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ccc;z-index:1}\
+nav.tabs button{font:inherit;padding:.3em 1em;margin-right:.3em;border:1px solid #ccc;\
+border-radius:4px 4px 0 0;background:#f4f4f4;cursor:pointer}\
+nav.tabs button[aria-selected=true]{background:#fff;border-bottom-color:#fff;font-weight:bold}\
+body.tabbed section.tab{display:none}body.tabbed section.tab.shown{display:block}";
+
+/// The tabs: the views in the order of the tab bar, the first shown first.
+const TABS: [(&str, &str); 3] = [
+    ("flame", "Flame graph"),
+    ("ranking", "Methods"),
+    ("tree", "Call tree"),
+];
+
+/// Shows one tab at a time (the one named by the URL's `#fragment`, else the
+/// first); without it every section shows.
+const TAB_SCRIPT: &str = r#"(function () {
+  var buttons = [].slice.call(document.querySelectorAll('nav.tabs button'));
+  function show(name) {
+    buttons.forEach(function (b) {
+      var on = b.getAttribute('data-tab') === name;
+      b.setAttribute('aria-selected', on ? 'true' : 'false');
+      document.getElementById('tab-' + b.getAttribute('data-tab')).classList.toggle('shown', on);
+    });
+  }
+  buttons.forEach(function (b) {
+    b.addEventListener('click', function () { show(b.getAttribute('data-tab')); });
+  });
+  document.body.classList.add('tabbed');
+  var wanted = location.hash.slice(1);
+  show(buttons.some(function (b) { return b.getAttribute('data-tab') === wanted; })
+    ? wanted : buttons[0].getAttribute('data-tab'));
+})();"#;
 
 /// The page as a string.
 pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
@@ -41,10 +75,22 @@ pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
     for line in &options.header {
         let _ = writeln!(s, "<p>{}</p>", escape_xml(line));
     }
+    s.push_str("<nav class=\"tabs\">");
+    for (id, label) in TABS {
+        let _ = write!(
+            s,
+            "<button type=\"button\" data-tab=\"{id}\">{label}</button>"
+        );
+    }
+    s.push_str("</nav>\n");
+    s.push_str("<section class=\"tab\" id=\"tab-flame\">\n<h2>Flame graph</h2>\n");
+    let graph = flamegraph::to_string(profile, &options.flame);
+    s.push_str(svg::inline(&graph));
+    s.push_str("</section>\n");
     // Ranking.
     let unit = profile.metric.unit();
     let (total, own) = (format!("Total ({unit})"), format!("Self ({unit})"));
-    s.push_str("<h2>Methods</h2>\n");
+    s.push_str("<section class=\"tab\" id=\"tab-ranking\">\n<h2>Methods</h2>\n");
     table_start(
         &mut s,
         "ranking",
@@ -74,12 +120,10 @@ pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
         );
     }
     table_end(&mut s);
-    s.push_str("<h2>Call tree</h2>\n<div id=\"tree\">\n");
+    s.push_str("</section>\n<section class=\"tab\" id=\"tab-tree\">\n<h2>Call tree</h2>\n<div id=\"tree\">\n");
     tree(profile, options, &mut s);
-    s.push_str("</div>\n<h2>Flame graph</h2>\n");
-    let graph = flamegraph::to_string(profile, &options.flame);
-    s.push_str(svg::inline(&graph));
-    page(&options.title, STYLE, &s, "")
+    s.push_str("</div>\n</section>\n");
+    page(&options.title, STYLE, &s, TAB_SCRIPT)
 }
 
 /// The calling-context tree as nested `<details>`.

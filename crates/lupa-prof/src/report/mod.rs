@@ -128,7 +128,8 @@ pub(crate) fn shown(unit: &str, v: u64) -> (String, &str) {
     }
 }
 
-pub(crate) fn group_digits(v: u64) -> String {
+/// `v` with its digits grouped by thousands: `1,234,567`.
+pub fn group_digits(v: u64) -> String {
     let s = v.to_string();
     let groups: Vec<&str> = s
         .as_bytes()

@@ -12,6 +12,7 @@
 
 use super::{SampleClock, SamplerStats};
 use lupa_prof::Profile;
+use lupa_prof::report::group_digits;
 use lupa_vm::{InstructionInfo, Vm, VmState};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -116,8 +117,10 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
     let cfg = &stats.config;
     match cfg.every {
         Some(n) => lines.push(format!(
-            "{} samples, one every {n} message sends (deterministic); {} sends",
-            stats.samples, stats.sends
+            "{} samples, one every {} message sends (deterministic); {} sends",
+            group_digits(stats.samples),
+            group_digits(n),
+            group_digits(stats.sends)
         )),
         None => {
             let clock = match (cfg.unweighted, cfg.clock) {
@@ -127,7 +130,7 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
             };
             lines.push(format!(
                 "{} samples {clock}: {} Hz requested, {:.0} Hz achieved (jitter seed {}); {} lost, {} missed",
-                stats.samples,
+                group_digits(stats.samples),
                 cfg.rate_hz,
                 stats.achieved_hz.unwrap_or(0.0),
                 cfg.seed,
@@ -141,7 +144,7 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
             lines.push(format!(
                 "{cpu}elapsed {}, {} message sends",
                 ms(stats.wall),
-                stats.sends
+                group_digits(stats.sends)
             ));
             if let Some(own) = stats.sampler_cpu {
                 let ticks = stats.samples + stats.lost;

@@ -62,6 +62,7 @@ impl ClassTable {
             shape: Shape::Fixed,
             methods: Default::default(),
             method_order: Vec::new(),
+            methods_array: Value::NIL,
             object: Value::NIL,
             source: Rc::from("<none>"),
             category: Rc::from(""),
@@ -101,6 +102,7 @@ impl ClassTable {
             shape: Shape::Fixed,
             methods: Default::default(),
             method_order: Vec::new(),
+            methods_array: Value::NIL,
             object: Value::NIL,
             source: Rc::from("<synthetic>"),
             category: Rc::from(""),
@@ -175,7 +177,13 @@ impl ClassTable {
         if info.methods.insert(sel, obj).is_none() {
             info.method_order.push(sel);
         }
+        info.methods_array = Value::NIL;
         self.bump_epoch();
+    }
+
+    /// Keep `array` as the answer of class `c`'s `methods`.
+    pub fn set_methods_array(&mut self, c: u32, array: Value) {
+        self.classes[c as usize].methods_array = array;
     }
 
     /// Remove a selector from class `c`; answers what was there.
@@ -185,6 +193,7 @@ impl ClassTable {
         if old.is_some() {
             info.method_order.retain(|&s| s != sel);
         }
+        info.methods_array = Value::NIL;
         self.bump_epoch();
         old
     }

@@ -4,7 +4,7 @@
 //! its fixed class indices and the synthetic definitions of optional kernel
 //! classes a user's core-lib may lack.
 
-use super::Image;
+use super::{Image, Lookup};
 use crate::objects::{Shape, cls};
 use crate::vm::VmError;
 use lupa_heap::{Heap, OutOfMemory, Value};
@@ -97,6 +97,10 @@ impl Image {
         if self.classes[cls::BLOCK4 as usize].superclass.is_none() {
             self.define_synthetic(heap, cls::BLOCK4)?;
         }
+        self.foreign_kernel = match self.lookup(heap, cls::OBJECT, self.sym_cache.error) {
+            Lookup::Method(m) => !self.methods[m as usize].file.starts_with("<lupa>/"),
+            _ => true,
+        };
         // The system object.
         let sys = self.instantiate(heap, cls::SYSTEM, 0)?;
         self.system_object = sys;

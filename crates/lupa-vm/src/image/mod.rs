@@ -64,6 +64,11 @@ pub struct Image {
     pub(crate) use_bundled: bool,
     /// The hotness new methods and blocks start with (`interp/native.rs`).
     pub(crate) start_hotness: u32,
+    /// The kernel (`Object`) is not Lupa's but a class path's, e.g. SOM's
+    /// core-lib, whose `Object>>error:` prints and exits rather than signal
+    /// a catchable `Error`: primitive errors are then reported by the VM, as
+    /// SOM VMs do (see `Vm::send_error`).
+    pub(crate) foreign_kernel: bool,
 }
 
 impl Image {
@@ -92,6 +97,7 @@ impl Image {
             class_path,
             use_bundled,
             start_hotness: u32::MAX,
+            foreign_kernel: false,
         }
     }
 
@@ -204,6 +210,7 @@ impl Image {
         }
         for info in self.classes.iter_mut() {
             root(&mut info.object);
+            root(&mut info.methods_array);
             for v in info.methods.values_mut() {
                 root(v);
             }

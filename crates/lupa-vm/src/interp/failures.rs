@@ -50,6 +50,25 @@ impl Vm {
         )
     }
 
+    /// A primitive error under a foreign kernel (SOM's core-lib, whose
+    /// `Object>>error:` prints on standard output and exits): reported as SOM
+    /// VMs report it, a traceback (outermost frame first) and the message on
+    /// standard error, and the program stops with status 1.
+    #[cold]
+    pub(crate) fn som_error(&mut self, msg: &str) -> VmError {
+        let n = self.sched.running.frames.len();
+        let mut text = String::from("Traceback (most recent call last):\n");
+        for i in n.saturating_sub(30)..n {
+            text.push_str("  ");
+            text.push_str(&self.describe_frame(i));
+            text.push('\n');
+        }
+        text.push_str(msg);
+        text.push('\n');
+        self.io.print_err(&text);
+        VmError::Exit(1)
+    }
+
     /// Build a fatal error with a Smalltalk backtrace.
     pub fn fatal(&mut self, msg: &str) -> VmError {
         let _ = self.io.flush(); // the fatal error is what gets reported

@@ -304,6 +304,9 @@ impl Vm {
     #[cold]
     #[inline(never)]
     pub(crate) fn send_error(&mut self, argc: usize, msg: &str) -> Result<(), VmError> {
+        if self.image.foreign_kernel {
+            return Err(self.som_error(msg));
+        }
         let n = self.sched.running.stack.len() - argc;
         self.sched.running.stack.truncate(n);
         let s = self.new_string(msg)?;

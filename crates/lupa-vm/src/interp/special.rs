@@ -264,7 +264,7 @@ impl Vm {
                 if let Some(k) = self.array_slot(a, i) {
                     self.heap.set_slot(a, k, v);
                     self.sched.running.stack.truncate(n - 3);
-                    self.sched.running.stack.push(v);
+                    self.sched.running.stack.push(a);
                     return Ok(true);
                 }
                 Ok(false)

@@ -47,6 +47,9 @@ pub struct ClassInfo {
     pub methods: rustc_hash::FxHashMap<u32, Value>,
     /// Selectors in definition order (for `methods`, reports and determinism).
     pub method_order: Vec<u32>,
+    /// The Array `Class>>methods` answered, kept until the methods change so
+    /// that it answers the same object every time (nil: none yet).
+    pub methods_array: Value,
     /// The class object in the heap (a `Value` updated by the collector).
     pub object: Value,
     /// Where the class was loaded from (`Kernel/Object.som`, a path, or `<synthetic>`).

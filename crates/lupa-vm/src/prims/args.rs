@@ -75,8 +75,15 @@ impl Args {
     /// Argument `i` as a number (Integer or Double) converted to `f64`.
     #[inline]
     pub(crate) fn number(self, vm: &Vm, i: usize) -> Result<f64, PrimFailure> {
-        vm.number_as_f64(self.get(vm, i))
-            .ok_or_else(|| PrimFailure::wrong(i, Expected::Number))
+        let v = self.get(vm, i);
+        let x = vm
+            .number_as_f64(v)
+            .ok_or_else(|| PrimFailure::wrong(i, Expected::Number))?;
+        if x.is_infinite() && !v.is_float() && vm.heap.class_index(v) != cls::DOUBLE {
+            // An Integer beyond the Doubles: an error, not a silent infinity.
+            return Err(PrimFailure::Error("Can't represent as double.".to_string()));
+        }
+        Ok(x)
     }
 
     /// The text of argument `i`, a String or Symbol (any byte object; invalid
@@ -93,6 +100,19 @@ impl Args {
         let v = self.get(vm, i);
         vm.symbol_id(v)
             .ok_or_else(|| PrimFailure::wrong(i, Expected::Symbol))
+    }
+
+    /// [`Args::symbol`], failing with SOM's message when argument `i` is not
+    /// a Symbol (a String included): "Expected instance of 'Symbol' but got
+    /// instance of 'String'.".
+    pub(crate) fn symbol_named(self, vm: &mut Vm, i: usize) -> Result<u32, PrimFailure> {
+        self.symbol(vm, i).map_err(|_| {
+            let got = self.get(vm, i);
+            let class = vm.image.class_name(vm.class_of(got));
+            PrimFailure::Error(format!(
+                "Expected instance of 'Symbol' but got instance of '{class}'."
+            ))
+        })
     }
 
     /// The class index of argument `i`, a class or metaclass object.

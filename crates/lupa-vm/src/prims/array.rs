@@ -30,9 +30,7 @@ fn indexable(vm: &Vm, a: Value) -> Result<(usize, usize), PrimFailure> {
 
 #[cold]
 fn out_of_bounds(i: i64, size: usize) -> PrimFailure {
-    PrimFailure::Error(format!(
-        "index {i} out of bounds: the array has {size} elements"
-    ))
+    PrimFailure::Error(format!("Index {i} not valid for array of length {size}."))
 }
 
 fn at(vm: &mut Vm, args: Args) -> PrimResult {
@@ -54,7 +52,8 @@ fn at_put(vm: &mut Vm, args: Args) -> PrimResult {
         return Err(out_of_bounds(i, size));
     }
     vm.heap.set_slot(a, named + i as usize - 1, v);
-    Ok(Answer(v))
+    // SOM answers the receiver (its TestSuite and IntegrationTests check it).
+    Ok(Answer(a))
 }
 
 fn length(vm: &mut Vm, args: Args) -> PrimResult {

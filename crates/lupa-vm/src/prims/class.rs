@@ -65,8 +65,15 @@ fn class_fields(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(vm.new_array(&syms)?))
 }
 
+/// The class's methods in definition order: the same Array at every call
+/// until a method is added or removed (SOM's `methods` is the class's own
+/// array; writing into it does not change the class here).
 fn class_methods(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
+    let kept = vm.image.classes[c as usize].methods_array;
+    if !kept.is_nil() {
+        return Ok(Answer(kept));
+    }
     let info = &vm.image.classes[c as usize];
     let ms: Vec<Value> = info
         .method_order
@@ -74,7 +81,9 @@ fn class_methods(vm: &mut Vm, args: Args) -> PrimResult {
         .filter(|s| !vm.image.symbols.is_hidden(**s))
         .filter_map(|s| info.methods.get(s).copied())
         .collect();
-    Ok(Answer(vm.new_array(&ms)?))
+    let array = vm.new_array(&ms)?;
+    vm.image.classes.set_methods_array(c, array);
+    Ok(Answer(array))
 }
 
 fn class_at(vm: &mut Vm, args: Args) -> PrimResult {

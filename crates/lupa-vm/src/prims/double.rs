@@ -153,10 +153,12 @@ fn nan(vm: &mut Vm, _args: Args) -> PrimResult {
 
 fn from_string(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1)?;
-    Ok(Answer(match s.trim().parse::<f64>() {
-        Ok(d) => vm.new_double(d)?,
-        Err(_) => Value::NIL,
-    }))
+    match s.trim().parse::<f64>() {
+        Ok(d) => Ok(Answer(vm.new_double(d)?)),
+        Err(_) => Err(PrimFailure::Error(format!(
+            "'{s}' cannot be converted to a Double."
+        ))),
+    }
 }
 
 fn hashcode(vm: &mut Vm, args: Args) -> PrimResult {

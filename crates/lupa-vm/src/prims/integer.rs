@@ -88,10 +88,14 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     let a = args.receiver(vm);
     let b = args.get(vm, 1);
     if let Op::FloorDiv = op {
-        // SOM: Integer>>// is floating-point division.
+        // SOM: Integer>>// is floating-point division. An Integer divided by
+        // zero is an error, as with `/` (a Double receiver keeps IEEE
+        // semantics: Double>>//).
         let x = args.number(vm, 0)?;
         let y = args.number(vm, 1)?;
-        // Floating-point division: IEEE semantics for a zero divisor.
+        if y == 0.0 {
+            return Err(div_zero());
+        }
         return Ok(Answer(vm.new_double(x / y)?));
     }
     // Fast path: both small.
@@ -165,12 +169,12 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     }
     // Double argument: compute in floating point.
     if let Some(y) = is_double(vm, b) {
+        if let (Op::Div, 0.0) = (op, y) {
+            return Err(div_zero());
+        }
         let x = args.number(vm, 0)?;
         if let Op::Div = op {
             // SOM: Integer>>/ is integer division, also with a Double argument.
-            if y == 0.0 {
-                return Err(div_zero());
-            }
             return match num_bigint::BigInt::from_f64((x / y).trunc()) {
                 Some(q) => Ok(Answer(big_to_value(vm, &q)?)),
                 None => Err(PrimFailure::Error(format!(
@@ -198,6 +202,21 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
     // arithmetic runs (it would allocate outside the heap, and take minutes).
     match op {
         Op::Mul => check_result_bits(vm, x.bits() + y.bits())?,
+        Op::Shl | Op::Shr | Op::Sar if y.is_negative() && !matches!(op, Op::Sar) => {
+            return Err(PrimFailure::error("Negative shift."));
+        }
+        Op::Shl | Op::Shr | Op::Sar if y.to_u64().is_none() => {
+            if matches!(op, Op::Shl) || y.is_negative() {
+                return Err(PrimFailure::error("Shift too big."));
+            }
+            // Shifting right by more than the bits there are.
+            let r = if x.is_negative() && matches!(op, Op::Sar) {
+                -1
+            } else {
+                0
+            };
+            return Ok(Answer(Value::small(r)));
+        }
         Op::Shl => check_result_bits(vm, x.bits().saturating_add(y.to_u64().unwrap_or(u64::MAX)))?,
         _ => {}
     }
@@ -327,13 +346,18 @@ fn print_string_radix(vm: &mut Vm, args: Args) -> PrimResult {
     ))
 }
 
+/// SOM's `Integer>>sqrt`: an Integer for a perfect square; a Double
+/// otherwise, except beyond 2^53, where a Double cannot hold the Integer
+/// exactly, so the answer is the Integer square root (rounded down) rather
+/// than an approximation of an approximation; a negative receiver is an error
+/// ("Domain error.").
 fn sqrt(vm: &mut Vm, args: Args) -> PrimResult {
     let b = args.integer(vm, 0)?;
     if b.is_negative() {
-        return Ok(Answer(vm.new_double(f64::NAN)?));
+        return Err(PrimFailure::error("Domain error."));
     }
     let r = b.sqrt();
-    if &r * &r == b {
+    if &r * &r == b || b.bits() > 53 {
         return Ok(Answer(big_to_value(vm, &r)?));
     }
     let d = b.to_f64().unwrap_or(f64::INFINITY).sqrt();
@@ -371,10 +395,12 @@ fn as_32_unsigned(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn from_string(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 1)?;
-    Ok(Answer(match s.trim().parse::<BigInt>() {
-        Ok(b) => big_to_value(vm, &b)?,
-        Err(_) => Value::NIL,
-    }))
+    match s.trim().parse::<BigInt>() {
+        Ok(b) => Ok(Answer(big_to_value(vm, &b)?)),
+        Err(_) => Err(PrimFailure::Error(format!(
+            "'{s}' cannot be converted to an Integer."
+        ))),
+    }
 }
 
 fn as_character_string(vm: &mut Vm, args: Args) -> PrimResult {

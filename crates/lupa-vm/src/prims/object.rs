@@ -100,7 +100,7 @@ fn inst_var_at(vm: &mut Vm, args: Args) -> PrimResult {
     let n = slot_count(vm, a);
     if i < 1 || i as usize > n {
         return Err(PrimFailure::Error(format!(
-            "instVarAt: {i} out of bounds (the object has {n} slots)"
+            "Index {i} not valid for array of length {n}."
         )));
     }
     Ok(Answer(vm.heap.slot(a, i as usize - 1)))
@@ -113,11 +113,11 @@ fn inst_var_at_put(vm: &mut Vm, args: Args) -> PrimResult {
     let n = slot_count(vm, a);
     if i < 1 || i as usize > n {
         return Err(PrimFailure::Error(format!(
-            "instVarAt: {i} put: out of bounds (the object has {n} slots)"
+            "Index {i} not valid for array of length {n}."
         )));
     }
     vm.heap.set_slot(a, i as usize - 1, v);
-    Ok(Answer(v))
+    Ok(Answer(a))
 }
 
 /// The receiver and the slot index of the instance variable named by `args[1]`.

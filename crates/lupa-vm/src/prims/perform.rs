@@ -15,9 +15,7 @@ use lupa_heap::Value;
 /// perform: family. Rearranges the stack into a normal send.
 fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> PrimResult {
     let argc = args.count();
-    let id = args
-        .symbol(vm, 1)
-        .or_error("perform: needs a Symbol as selector")?;
+    let id = args.symbol_named(vm, 1)?;
     let arguments: Vec<Value> = if with_args {
         args.array_elements(vm, 2)
             .or_error("perform:withArguments: needs an Array of arguments")?

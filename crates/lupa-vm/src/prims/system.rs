@@ -11,19 +11,17 @@ use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
 fn global(vm: &mut Vm, args: Args) -> PrimResult {
-    let Ok(id) = args.symbol(vm, 1) else {
-        return Ok(Answer(Value::NIL));
-    };
+    let id = args.symbol_named(vm, 1)?;
     Ok(Answer(
         vm.image.globals.get(&id).copied().unwrap_or(Value::NIL),
     ))
 }
 
 fn global_put(vm: &mut Vm, args: Args) -> PrimResult {
-    let id = args.symbol(vm, 1)?;
+    let id = args.symbol_named(vm, 1)?;
     let v = args.get(vm, 2);
     vm.image.globals.insert(id, v);
-    Ok(Answer(v))
+    Ok(Answer(args.receiver(vm)))
 }
 
 fn has_global(vm: &mut Vm, args: Args) -> PrimResult {
@@ -34,6 +32,7 @@ fn has_global(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn load(vm: &mut Vm, args: Args) -> PrimResult {
+    args.symbol_named(vm, 1)?;
     let name = args.string(vm, 1)?;
     match vm.load_class_by_name(&name) {
         Ok(c) => Ok(Answer(vm.image.class_object(c))),

@@ -73,7 +73,7 @@ fn out_of_bounds_keeps_its_message() {
         &[a, Value::small(5), Value::NIL],
     ) {
         Err(PrimFailure::Error(m)) => {
-            assert_eq!(m, "index 5 out of bounds: the array has 1 elements");
+            assert_eq!(m, "Index 5 not valid for array of length 1.");
         }
         other => panic!("expected Error, got {other:?}"),
     }

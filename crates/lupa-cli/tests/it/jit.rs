@@ -1,0 +1,312 @@
+//! The JIT tier, from the outside: every suite that runs interpreted also runs
+//! with every method and block compiled at its first activation
+//! (`--jit always`), under GC stress, with a code zone small enough to evict,
+//! and the profilers give the numbers they give without the JIT.
+
+use crate::common::{classes, lupa, lupa_in, som_dir};
+use crate::suites::summary_line;
+
+fn assert_green(args: &[&str]) -> u32 {
+    let r = lupa(args);
+    let (passed, failed) = summary_line(&r.stdout)
+        .unwrap_or_else(|| panic!("{args:?}: no summary:\n{}\n{}", r.stdout, r.stderr));
+    assert_eq!(failed, 0, "{args:?}: failures:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    passed
+}
+
+/// Whether this build has a JIT (x86-64 Linux); elsewhere `--jit always`
+/// interprets and the tests below check only that.
+fn jit_installed() -> bool {
+    let r = lupa(&[
+        "bench",
+        "Towers",
+        "1",
+        "1",
+        "--jit-stats",
+        "--jit",
+        "always",
+    ]);
+    r.stderr.contains("jit: compiled")
+}
+
+#[test]
+fn bundled_sunit_suites_pass_with_everything_compiled() {
+    let interpreted = assert_green(&["test", "--jit", "off"]);
+    let compiled = assert_green(&["test", "--jit", "always"]);
+    assert_eq!(interpreted, compiled, "the same tests ran");
+}
+
+#[test]
+fn compiled_code_survives_gc_stress() {
+    // Closures, non-local returns, ensure:, exceptions and process switches
+    // from compiled code, with a collection at every allocation.
+    assert_green(&[
+        "test",
+        "--jit",
+        "always",
+        "--gc-stress",
+        "--verify-heap",
+        "LupaBlockTest",
+        "LupaExceptionTest",
+        "LupaCollectionTest",
+        "LupaEnsureTest",
+        "LupaProcessTest",
+        "LupaGcTest",
+    ]);
+    for args in [
+        &["bench", "Richards", "1", "1"][..],
+        &["bench", "DeltaBlue", "1", "20"][..],
+        &["bench", "Json", "1", "1"][..],
+    ] {
+        let mut all = vec![args[0], "--jit", "always", "--gc-stress", "--verify-heap"];
+        all.extend(&args[1..]);
+        let r = lupa(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn benchmarks_verify_compiled_and_with_evictions() {
+    // `bench` checks each benchmark's result (Havlak, the largest, is left
+    // to the release runs: a debug build takes minutes).
+    for (name, inner) in [
+        ("Richards", "1"),
+        ("DeltaBlue", "20"),
+        ("Json", "1"),
+        ("NBody", "1"),
+        ("CD", "2"),
+        ("Bounce", "2"),
+        ("List", "2"),
+        ("Mandelbrot", "1"),
+        ("Permute", "2"),
+        ("Queens", "2"),
+        ("Sieve", "2"),
+        ("Storage", "2"),
+        ("Towers", "2"),
+    ] {
+        let r = lupa(&["bench", name, "1", inner, "--jit", "always"]);
+        assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
+    }
+    // A 64 KB code zone is smaller than Richards' and Json's compiled code:
+    // functions are evicted and moved while the benchmarks run.
+    for name in ["Richards", "Json"] {
+        let r = lupa(&[
+            "bench",
+            name,
+            "2",
+            "1",
+            "--jit",
+            "always",
+            "--code-zone",
+            "64KB",
+            "--jit-stats",
+        ]);
+        assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
+        if jit_installed() {
+            let evictions = r
+                .stderr
+                .lines()
+                .find(|l| l.contains("evictions"))
+                .unwrap_or_else(|| panic!("no eviction line: {}", r.stderr));
+            assert!(
+                !evictions.contains(" 0 evictions"),
+                "{name}: the small zone evicted: {evictions}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hot_code_is_compiled_at_the_threshold() {
+    if !jit_installed() {
+        return;
+    }
+    let r = lupa(&[
+        "bench",
+        "Towers",
+        "1",
+        "5",
+        "--jit-stats",
+        "--jit-log",
+        "--jit-threshold",
+        "50",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("TowersBenchmark>>"), "{}", r.stderr);
+    let r = lupa(&["bench", "Towers", "1", "5", "--jit-stats", "--jit", "off"]);
+    assert!(r.stderr.contains("jit: off"), "{}", r.stderr);
+}
+
+/// Compteur counts every send, compiled or not: the counts of a program
+/// are the same with the JIT off, on at a low threshold, and always.
+#[test]
+fn send_counts_are_exact_with_compiled_code() {
+    let dir = classes(&[(
+        "Fib.som",
+        "Fib = ( fib: n = ( n < 2 ifTrue: [ ^n ]. ^(self fib: n - 1) + (self fib: n - 2) )\n\
+         run = ( | s | s := 0. 1 to: 20 do: [ :i | s := s + (self fib: 12) ]. ^s ) )",
+    )]);
+    let mut outputs = vec![];
+    for mode in ["off", "on", "always"] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "count",
+                "-cp",
+                ".",
+                "--jit",
+                mode,
+                "--jit-threshold",
+                "10",
+                "--format",
+                "ranking",
+                "Fib",
+            ],
+        );
+        assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+        outputs.push(r.stdout);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+    // And the VM's own send counter, which compiled code adds to.
+    let sends = |mode: &str| {
+        let r = lupa_in(
+            dir.path(),
+            &["-cp", ".", "--jit", mode, "--gc-stats", "Fib"],
+        );
+        r.stderr
+            .lines()
+            .find(|l| l.starts_with("sends:"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{mode}: no sends line: {}", r.stderr))
+    };
+    assert_eq!(sends("off"), sends("always"));
+}
+
+#[test]
+fn stack_overflow_in_compiled_code_is_an_error() {
+    let dir = classes(&[(
+        "Deep.som",
+        "Deep = ( down: n = ( ^(self down: n + 1) + 1 ) run = ( ^self down: 0 ) )",
+    )]);
+    for mode in ["off", "always"] {
+        let r = lupa_in(dir.path(), &["-cp", ".", "--jit", mode, "Deep"]);
+        assert_ne!(r.code, 0, "{mode}");
+        assert!(
+            r.stderr.to_lowercase().contains("stack"),
+            "{mode}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn bad_jit_flags_are_usage_errors() {
+    let r = lupa(&["bench", "Towers", "1", "1", "--jit", "sometimes"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("off, on, always"), "{}", r.stderr);
+}
+
+#[test]
+fn som_testsuite_passes_with_everything_compiled() {
+    let Some(som) = som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
+        return;
+    };
+    let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
+    let r = lupa(&["--no-bundled", "--jit", "always", "-cp", &cp, "TestHarness"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let line = |p: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(p))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    };
+    assert_eq!(
+        line("Total number of tests:"),
+        line("Number of successful tests:"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `--perf-map` names every native function in `/tmp/perf-PID.map`, inside
+/// the code zone; `perf record` + `perf report` then name Smalltalk methods
+/// (where perf is installed and perf events are allowed; skipped otherwise).
+#[test]
+fn perf_map_names_native_functions() {
+    if !jit_installed() {
+        return;
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lupa"))
+        .args(["bench", "Towers", "1", "2", "--perf-map", "--jit", "always"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn lupa");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("lupa runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = format!("/tmp/perf-{pid}.map");
+    let map = std::fs::read_to_string(&path).expect("the perf map");
+    let _ = std::fs::remove_file(&path);
+    let mut names = 0;
+    for line in map.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let start = u64::from_str_radix(parts.next().unwrap_or(""), 16);
+        let len = u64::from_str_radix(parts.next().unwrap_or(""), 16);
+        let name = parts.next().unwrap_or("");
+        assert!(
+            start.is_ok() && len.is_ok_and(|l| l > 0),
+            "bad line {line:?}"
+        );
+        assert!(!name.is_empty(), "no name: {line:?}");
+        names += usize::from(name.contains(">>"));
+    }
+    assert!(names > 10, "{map}");
+    assert!(map.contains("TowersBenchmark>>move:disksFrom:to:"), "{map}");
+
+    // perf itself, where it may record this process.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("perf.data");
+    let recorded = std::process::Command::new("perf")
+        .arg("record")
+        .arg("-o")
+        .arg(&data)
+        .args(["-F", "2000", "--"])
+        .arg(env!("CARGO_BIN_EXE_lupa"))
+        .args([
+            "bench",
+            "Towers",
+            "3",
+            "20",
+            "--perf-map",
+            "--jit",
+            "always",
+        ])
+        .output();
+    if !recorded.is_ok_and(|r| r.status.success()) {
+        eprintln!(
+            "note: perf record is not available here (not installed or perf events not allowed); skipping"
+        );
+        return;
+    }
+    let report = std::process::Command::new("perf")
+        .arg("report")
+        .arg("-i")
+        .arg(&data)
+        .args(["--stdio", "--sort", "sym"])
+        .output()
+        .expect("perf report");
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("TowersBenchmark>>"),
+        "perf report names no Smalltalk method:\n{text}"
+    );
+}
