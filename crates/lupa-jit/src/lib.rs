@@ -42,7 +42,7 @@ use lupa_vm::{Image, Jit, MethodCode, NativeFn, Vm, VmOptions};
 use std::rc::Rc;
 use std::time::Instant;
 
-/// Does this target run native code? (x86-64 Linux; elsewhere [`install`]
+/// Does this target run native code? (x86-64 Linux; elsewhere [`factory`]
 /// fails and the VM interprets everything.)
 pub const SUPPORTED: bool = cfg!(all(target_arch = "x86_64", target_os = "linux"));
 
