@@ -407,6 +407,57 @@ pub struct CompiledCode {
     pub env_names: Vec<String>,
 }
 
+impl Op {
+    /// `(values popped, values pushed)`: the instruction's net effect on the
+    /// operand stack (the verifier's and the JIT's stack-depth analyses).
+    pub fn stack_effect(&self) -> (u32, u32) {
+        match *self {
+            Op::PushSelf
+            | Op::PushNil
+            | Op::PushTrue
+            | Op::PushFalse
+            | Op::PushInt(_)
+            | Op::PushLiteral(_)
+            | Op::PushLocal(_)
+            | Op::PushEnv { .. }
+            | Op::PushField(_)
+            | Op::PushGlobal(_)
+            | Op::PushBlock(_) => (0, 1),
+            Op::Dup => (1, 2),
+            Op::StoreLocal(_) | Op::StoreEnv { .. } | Op::StoreField(_) => (1, 1),
+            Op::PopLocal(_) | Op::PopEnv { .. } | Op::PopField(_) | Op::Pop => (1, 0),
+            Op::CopyArgToEnv { .. } => (0, 0),
+            Op::Send { argc, .. } | Op::SuperSend { argc, .. } => (u32::from(argc) + 1, 1),
+            Op::Special { op, .. } => (u32::from(op.selector().1) + 1, 1),
+            Op::ReturnTop | Op::ReturnNonLocal => (1, 0),
+            Op::ReturnSelf => (0, 0),
+            Op::Jump(_) | Op::JumpBack(_) => (0, 0),
+            Op::JumpIfTrue { .. }
+            | Op::JumpIfFalse { .. }
+            | Op::JumpIfNil { .. }
+            | Op::JumpIfNotNil { .. } => (1, 0),
+            Op::ForTest { .. } | Op::ForIncr { .. } => (0, 0),
+        }
+    }
+
+    /// Where control may go after this instruction at `pc`: (falls through,
+    /// jump target).
+    pub fn successors(&self, pc: usize) -> (Option<usize>, Option<usize>) {
+        let next = Some(pc + 1);
+        match *self {
+            Op::ReturnTop | Op::ReturnNonLocal | Op::ReturnSelf => (None, None),
+            Op::Jump(t) | Op::JumpBack(t) => (None, Some(t as usize)),
+            Op::ForIncr { target, .. } => (None, Some(target as usize)),
+            Op::JumpIfTrue { target, .. }
+            | Op::JumpIfFalse { target, .. }
+            | Op::JumpIfNil { target, .. }
+            | Op::JumpIfNotNil { target, .. } => (next, Some(target as usize)),
+            Op::ForTest { exit, .. } => (next, Some(exit as usize)),
+            _ => (next, None),
+        }
+    }
+}
+
 impl CompiledCode {
     /// The source line of instruction `pc`.
     pub fn line_of(&self, pc: usize) -> u32 {

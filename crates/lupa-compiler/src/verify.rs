@@ -14,53 +14,6 @@ fn transient(op: &Op) -> u32 {
     }
 }
 
-/// `(values popped, values pushed)`.
-fn stack_effect(op: &Op) -> (u32, u32) {
-    match *op {
-        Op::PushSelf
-        | Op::PushNil
-        | Op::PushTrue
-        | Op::PushFalse
-        | Op::PushInt(_)
-        | Op::PushLiteral(_)
-        | Op::PushLocal(_)
-        | Op::PushEnv { .. }
-        | Op::PushField(_)
-        | Op::PushGlobal(_)
-        | Op::PushBlock(_) => (0, 1),
-        Op::Dup => (1, 2),
-        Op::StoreLocal(_) | Op::StoreEnv { .. } | Op::StoreField(_) => (1, 1),
-        Op::PopLocal(_) | Op::PopEnv { .. } | Op::PopField(_) | Op::Pop => (1, 0),
-        Op::CopyArgToEnv { .. } => (0, 0),
-        Op::Send { argc, .. } | Op::SuperSend { argc, .. } => (u32::from(argc) + 1, 1),
-        Op::Special { op, .. } => (u32::from(op.selector().1) + 1, 1),
-        Op::ReturnTop | Op::ReturnNonLocal => (1, 0),
-        Op::ReturnSelf => (0, 0),
-        Op::Jump(_) | Op::JumpBack(_) => (0, 0),
-        Op::JumpIfTrue { .. }
-        | Op::JumpIfFalse { .. }
-        | Op::JumpIfNil { .. }
-        | Op::JumpIfNotNil { .. } => (1, 0),
-        Op::ForTest { .. } | Op::ForIncr { .. } => (0, 0),
-    }
-}
-
-/// Where control may go after instruction `pc`: (falls through, jump target).
-fn successors(op: &Op, pc: usize) -> (Option<usize>, Option<usize>) {
-    let next = Some(pc + 1);
-    match *op {
-        Op::ReturnTop | Op::ReturnNonLocal | Op::ReturnSelf => (None, None),
-        Op::Jump(t) | Op::JumpBack(t) => (None, Some(t as usize)),
-        Op::ForIncr { target, .. } => (None, Some(target as usize)),
-        Op::JumpIfTrue { target, .. }
-        | Op::JumpIfFalse { target, .. }
-        | Op::JumpIfNil { target, .. }
-        | Op::JumpIfNotNil { target, .. } => (next, Some(target as usize)),
-        Op::ForTest { exit, .. } => (next, Some(exit as usize)),
-        _ => (next, None),
-    }
-}
-
 /// The maximum operand stack depth of `code`, following every reachable path
 /// from pc 0 (including the transient slots of fallback sends, see
 /// [`CompiledCode::max_stack`]). Fails if a path underflows the stack, runs off
@@ -78,13 +31,13 @@ pub(crate) fn max_stack(code: &[Op]) -> Result<u32, String> {
         let (Some(d), Some(op)) = (depth[pc], code.get(pc)) else {
             continue;
         };
-        let (pops, pushes) = stack_effect(op);
+        let (pops, pushes) = op.stack_effect();
         let after = d
             .checked_sub(pops)
             .ok_or_else(|| format!("stack underflow at pc {pc}"))?
             + pushes;
         max = max.max(after).max(d + transient(op));
-        let (fall, jump) = successors(op, pc);
+        let (fall, jump) = op.successors(pc);
         for s in fall.into_iter().chain(jump) {
             match depth.get(s) {
                 None => {

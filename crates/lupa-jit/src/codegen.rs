@@ -93,51 +93,6 @@ struct Analysis {
     join: Vec<bool>,
 }
 
-fn successors(op: &Op, pc: usize) -> Vec<usize> {
-    match *op {
-        Op::ReturnTop | Op::ReturnSelf | Op::ReturnNonLocal => vec![],
-        Op::Jump(t) | Op::JumpBack(t) => vec![t as usize],
-        Op::JumpIfTrue { target, .. }
-        | Op::JumpIfFalse { target, .. }
-        | Op::JumpIfNil { target, .. }
-        | Op::JumpIfNotNil { target, .. } => vec![pc + 1, target as usize],
-        Op::ForTest { exit, .. } => vec![pc + 1, exit as usize],
-        Op::ForIncr { target, .. } => vec![target as usize],
-        _ => vec![pc + 1],
-    }
-}
-
-/// Operands an instruction pops and pushes.
-fn effect(op: &Op) -> (usize, usize) {
-    match *op {
-        Op::PushSelf
-        | Op::PushNil
-        | Op::PushTrue
-        | Op::PushFalse
-        | Op::PushInt(_)
-        | Op::PushLiteral(_)
-        | Op::PushLocal(_)
-        | Op::PushEnv { .. }
-        | Op::PushField(_)
-        | Op::PushGlobal(_)
-        | Op::PushBlock(_) => (0, 1),
-        Op::Dup => (1, 2),
-        Op::StoreLocal(_) | Op::StoreEnv { .. } | Op::StoreField(_) => (1, 1),
-        Op::PopLocal(_) | Op::PopEnv { .. } | Op::PopField(_) | Op::Pop => (1, 0),
-        Op::CopyArgToEnv { .. } => (0, 0),
-        Op::Send { argc, .. } | Op::SuperSend { argc, .. } => (argc as usize + 1, 1),
-        Op::Special { op, .. } => (op.selector().1 as usize + 1, 1),
-        Op::ReturnTop | Op::ReturnNonLocal => (1, 0),
-        Op::ReturnSelf => (0, 0),
-        Op::Jump(_) | Op::JumpBack(_) => (0, 0),
-        Op::JumpIfTrue { .. }
-        | Op::JumpIfFalse { .. }
-        | Op::JumpIfNil { .. }
-        | Op::JumpIfNotNil { .. } => (1, 0),
-        Op::ForTest { .. } | Op::ForIncr { .. } => (0, 0),
-    }
-}
-
 fn analyse(ops: &[Op]) -> Result<Analysis, String> {
     let n = ops.len();
     let mut depth: Vec<Option<usize>> = vec![None; n + 1];
@@ -152,12 +107,14 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
             Some(e) => return Err(format!("pc {pc} is reached with depths {e} and {d}")),
             None => depth[pc] = Some(d),
         }
-        let (pop, push) = effect(&ops[pc]);
+        let (pop, push) = ops[pc].stack_effect();
+        let (pop, push) = (pop as usize, push as usize);
         let after = d
             .checked_sub(pop)
             .ok_or_else(|| format!("pc {pc} pops more than the stack holds"))?
             + push;
-        for s in successors(&ops[pc], pc) {
+        let (fall, jump) = ops[pc].successors(pc);
+        for s in fall.into_iter().chain(jump) {
             work.push((s, after));
         }
     }
@@ -184,11 +141,11 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
     }
     let mut join = resume.clone();
     for (pc, op) in ops.iter().enumerate() {
-        let succ = successors(op, pc);
-        for s in succ {
-            if s != pc + 1 {
-                join[s] = true;
-            }
+        // A jump's target is a join (falling through is not).
+        if let (_, Some(t)) = op.successors(pc)
+            && t != pc + 1
+        {
+            join[t] = true;
         }
         if matches!(
             op,

@@ -3,7 +3,7 @@
 //! (`--jit always`), under GC stress, with a code zone small enough to evict,
 //! and the profilers give the numbers they give without the JIT.
 
-use crate::common::{classes, lupa, lupa_in, som_dir};
+use crate::common::{classes, lupa, lupa_in};
 use crate::suites::summary_line;
 
 fn assert_green(args: &[&str]) -> u32 {
@@ -210,26 +210,7 @@ fn bad_jit_flags_are_usage_errors() {
 
 #[test]
 fn som_testsuite_passes_with_everything_compiled() {
-    let Some(som) = som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
-        return;
-    };
-    let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
-    let r = lupa(&["--no-bundled", "--jit", "always", "-cp", &cp, "TestHarness"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let line = |p: &str| {
-        r.stdout
-            .lines()
-            .find(|l| l.starts_with(p))
-            .and_then(|l| l.split(':').nth(1))
-            .and_then(|s| s.trim().parse::<u32>().ok())
-    };
-    assert_eq!(
-        line("Total number of tests:"),
-        line("Number of successful tests:"),
-        "{}",
-        r.stdout
-    );
+    crate::suites::assert_som_testsuite_passes(&["--jit", "always"]);
 }
 
 /// `--perf-map` names every native function in `/tmp/perf-PID.map`, inside

@@ -75,29 +75,37 @@ fn failing_test_is_reported_and_exit_is_non_zero() {
 
 #[test]
 fn som_testsuite_passes_on_som_core_lib() {
+    assert_som_testsuite_passes(&[]);
+}
+
+/// SOM's TestSuite on SOM's core-lib, with the VM flags `extra`: every test
+/// passes (skipped, saying so, without a SOM checkout).
+pub(crate) fn assert_som_testsuite_passes(extra: &[&str]) {
     let Some(som) = som_dir() else {
         eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
         return;
     };
     let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
-    let r = lupa(&["--no-bundled", "-cp", &cp, "TestHarness"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let total = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("Total number of tests:"))
-        .expect("total line");
-    let ok = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("Number of successful tests:"))
-        .expect("success line");
-    let n = |l: &str| {
-        l.split(':')
-            .nth(1)
+    let mut args = vec!["--no-bundled", "-cp", &cp];
+    args.extend(extra);
+    args.push("TestHarness");
+    let r = lupa(&args);
+    assert_eq!(r.code, 0, "{extra:?}: {}\n{}", r.stdout, r.stderr);
+    let n = |prefix: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l.split(':').nth(1))
             .and_then(|s| s.trim().parse::<u32>().ok())
     };
-    assert_eq!(n(total), n(ok), "{}", r.stdout);
+    let total = n("Total number of tests:");
+    assert!(total.is_some(), "{extra:?}: no total line: {}", r.stdout);
+    assert_eq!(
+        total,
+        n("Number of successful tests:"),
+        "{extra:?}: {}",
+        r.stdout
+    );
 }
 
 #[test]

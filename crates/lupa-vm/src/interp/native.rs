@@ -417,13 +417,7 @@ impl Vm {
         let pc = pc as usize;
         self.sched.running.stack.set_len(sp as usize);
         self.save_pc(pc);
-        let Some(code) = self
-            .sched
-            .running
-            .frames
-            .last()
-            .map(|f| self.image.code(f.method).clone())
-        else {
+        let Some(code) = self.top_code() else {
             return BAIL;
         };
         let frames_before = self.sched.running.frames.len();
@@ -528,18 +522,18 @@ impl Vm {
         self.after_native_send(ctx, frames, pc as usize)
     }
 
+    /// The code of the top frame of the running process.
+    fn top_code(&self) -> Option<Rc<MethodCode>> {
+        let f = self.sched.running.frames.last()?;
+        Some(self.image.code(f.method).clone())
+    }
+
     /// Runtime call: the value of the global named by literal `index` of the
     /// top frame's code, or 0 when there is none (native code then leaves to
     /// the interpreter, which sends `unknownGlobal:`).
     pub fn native_global(&mut self, ctx: &mut NativeCtx, index: u64) -> u64 {
         self.sync_in(ctx);
-        let Some(code) = self
-            .sched
-            .running
-            .frames
-            .last()
-            .map(|f| self.image.code(f.method).clone())
-        else {
+        let Some(code) = self.top_code() else {
             return 0;
         };
         let Some(id) = code.sel_ids.get(index as usize).map(|c| c.get()) else {
