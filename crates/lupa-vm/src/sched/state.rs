@@ -58,26 +58,34 @@ impl Frame {
     }
 }
 
-/// A process's value stack: the slots `0..len()` are live (receivers,
-/// arguments, temporaries and operands of its frames). The slots above them
-/// are initialised memory that native code may write below an activation's
-/// extent (`objects/native.rs`) without the stack's length following each
-/// write: the runtime sets the length ([`ValueStack::set_len`]) at every
-/// call native code makes. Only `0..len()` is ever read as values (by the
-/// collector, the interpreter, the primitives).
+/// A stack whose slots `0..len()` are live and whose slots above them are
+/// initialised memory (`T::default()`, or what native code wrote there):
+/// native code made by a JIT writes a callee's frame and its operands below
+/// an activation's extent (`objects/native.rs`) without the length following
+/// each write, and the runtime sets the length ([`Slots::set_len`]) at every
+/// call native code makes. Only `0..len()` is ever read as live (by the
+/// collector, the interpreter, the primitives). A process has two:
+/// [`ValueStack`] and [`FrameStack`].
 #[derive(Debug, Default)]
-pub struct ValueStack {
+pub struct Slots<T> {
     /// Every slot, live or not (all initialised).
-    slots: Box<[Value]>,
+    slots: Vec<T>,
     /// The number of live slots.
     len: usize,
 }
 
-impl ValueStack {
-    /// An empty stack with room for `n` values.
-    pub fn with_capacity(n: usize) -> ValueStack {
-        ValueStack {
-            slots: vec![Value::NIL; n].into_boxed_slice(),
+/// A process's value stack: receivers, arguments, temporaries and operands
+/// of its frames.
+pub(crate) type ValueStack = Slots<Value>;
+
+/// A process's frames.
+pub(crate) type FrameStack = Slots<Frame>;
+
+impl<T: Copy + Default> Slots<T> {
+    /// An empty stack with room for `n` slots.
+    pub fn with_capacity(n: usize) -> Self {
+        Slots {
+            slots: vec![T::default(); n],
             len: 0,
         }
     }
@@ -104,9 +112,7 @@ impl ValueStack {
     #[inline(never)]
     fn grow(&mut self, n: usize) {
         let new = n.max(self.slots.len() * 2).max(64);
-        let mut v = std::mem::take(&mut self.slots).into_vec();
-        v.resize(new, Value::NIL);
-        self.slots = v.into_boxed_slice();
+        self.slots.resize(new, T::default());
     }
 
     /// Make at least `n` slots allocated.
@@ -119,7 +125,7 @@ impl ValueStack {
 
     /// Push a value.
     #[inline(always)]
-    pub fn push(&mut self, v: Value) {
+    pub fn push(&mut self, v: T) {
         match self.slots.get_mut(self.len) {
             Some(slot) => {
                 *slot = v;
@@ -131,7 +137,7 @@ impl ValueStack {
 
     #[cold]
     #[inline(never)]
-    fn push_grown(&mut self, v: Value) {
+    fn push_grown(&mut self, v: T) {
         self.grow(self.len + 1);
         self.slots[self.len] = v;
         self.len += 1;
@@ -139,7 +145,7 @@ impl ValueStack {
 
     /// Pop the top value.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<Value> {
+    pub fn pop(&mut self) -> Option<T> {
         let i = self.len.wrapping_sub(1);
         let v = *self.slots.get(i)?;
         self.len = i;
@@ -148,18 +154,14 @@ impl ValueStack {
 
     /// The top value.
     #[inline(always)]
-    pub fn last(&self) -> Option<&Value> {
+    pub fn last(&self) -> Option<&T> {
         self.slots.get(self.len.wrapping_sub(1))
     }
 
-    /// Live slot `i`.
+    /// The top value, to change.
     #[inline(always)]
-    pub fn get(&self, i: usize) -> Option<&Value> {
-        if i < self.len {
-            self.slots.get(i)
-        } else {
-            None
-        }
+    pub fn last_mut(&mut self) -> Option<&mut T> {
+        self.slots.get_mut(self.len.wrapping_sub(1))
     }
 
     /// Keep the first `n` live slots.
@@ -176,6 +178,27 @@ impl ValueStack {
         self.len = 0;
     }
 
+    /// Make `n` slots live, whatever the slots above the old length hold
+    /// (native code wrote them; see the type's documentation).
+    #[inline(always)]
+    pub fn set_len(&mut self, n: usize) {
+        self.reserve_slots(n);
+        self.len = n;
+    }
+
+    /// The live slots, to change.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.slots[..self.len].iter_mut()
+    }
+
+    /// The address of the first slot, for native code (moves when the stack
+    /// grows; nothing here reads or writes through it).
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.slots.as_mut_ptr()
+    }
+}
+
+impl Slots<Value> {
     /// Make `n` slots live; new ones hold `v`.
     #[inline(always)]
     pub fn resize(&mut self, n: usize, v: Value) {
@@ -186,12 +209,14 @@ impl ValueStack {
         self.len = n;
     }
 
-    /// Make `n` slots live, whatever the slots above the old length hold
-    /// (native code wrote them; see the type's documentation).
+    /// Live slot `i`.
     #[inline(always)]
-    pub fn set_len(&mut self, n: usize) {
-        self.reserve_slots(n);
-        self.len = n;
+    pub fn get(&self, i: usize) -> Option<&Value> {
+        if i < self.len {
+            self.slots.get(i)
+        } else {
+            None
+        }
     }
 
     /// Push all of `values`.
@@ -209,22 +234,12 @@ impl ValueStack {
         self.len = at;
         out
     }
-
-    /// The live slots.
-    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Value> {
-        self.slots[..self.len].iter_mut()
-    }
-
-    /// The address of the first slot, for native code (moves when the stack
-    /// grows; nothing here reads or writes through it).
-    pub fn as_mut_ptr(&mut self) -> *mut Value {
-        self.slots.as_mut_ptr()
-    }
 }
 
-/// Indexing checks the slots allocated (memory safety); that the index is
-/// live is the interpreter's invariant (checked in debug builds).
-impl std::ops::Index<usize> for ValueStack {
+/// Indexing a value stack checks the slots allocated (memory safety); that
+/// the index is live is the interpreter's invariant (checked in debug
+/// builds).
+impl std::ops::Index<usize> for Slots<Value> {
     type Output = Value;
     #[inline(always)]
     fn index(&self, i: usize) -> &Value {
@@ -233,7 +248,7 @@ impl std::ops::Index<usize> for ValueStack {
     }
 }
 
-impl std::ops::IndexMut<usize> for ValueStack {
+impl std::ops::IndexMut<usize> for Slots<Value> {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut Value {
         debug_assert!(i < self.len, "stack slot {i} written above the stack's top");
@@ -241,126 +256,8 @@ impl std::ops::IndexMut<usize> for ValueStack {
     }
 }
 
-/// A process's frames: like [`ValueStack`], the frames `0..len()` are live
-/// and the slots above them are native code's to write before the runtime
-/// sets the length ([`FrameStack::set_len`]).
-#[derive(Debug, Default)]
-pub struct FrameStack {
-    slots: Vec<Frame>,
-    len: usize,
-}
-
-impl FrameStack {
-    /// Room for `n` frames.
-    pub fn with_capacity(n: usize) -> FrameStack {
-        FrameStack {
-            slots: vec![Frame::default(); n],
-            len: 0,
-        }
-    }
-
-    /// Live frames.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// No live frame?
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Frame slots allocated.
-    #[inline(always)]
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Make at least `n` frame slots allocated.
-    #[inline(always)]
-    pub fn reserve_slots(&mut self, n: usize) {
-        if n > self.slots.len() {
-            self.grow(n);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, n: usize) {
-        let new = n.max(self.slots.len() * 2).max(64);
-        self.slots.resize(new, Frame::default());
-    }
-
-    /// Push a frame.
-    #[inline(always)]
-    pub fn push(&mut self, f: Frame) {
-        match self.slots.get_mut(self.len) {
-            Some(slot) => {
-                *slot = f;
-                self.len += 1;
-            }
-            None => self.push_grown(f),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn push_grown(&mut self, f: Frame) {
-        self.grow(self.len + 1);
-        self.slots[self.len] = f;
-        self.len += 1;
-    }
-
-    /// Pop the top frame.
-    #[inline(always)]
-    pub fn pop(&mut self) -> Option<Frame> {
-        let i = self.len.wrapping_sub(1);
-        let f = *self.slots.get(i)?;
-        self.len = i;
-        Some(f)
-    }
-
-    /// The top frame.
-    #[inline(always)]
-    pub fn last(&self) -> Option<&Frame> {
-        self.slots.get(self.len.wrapping_sub(1))
-    }
-
-    /// The top frame, to change.
-    #[inline(always)]
-    pub fn last_mut(&mut self) -> Option<&mut Frame> {
-        self.slots.get_mut(self.len.wrapping_sub(1))
-    }
-
-    /// Keep the first `n` frames.
-    pub fn truncate(&mut self, n: usize) {
-        if n < self.len {
-            self.len = n;
-        }
-    }
-
-    /// Make `n` frames live, whatever native code wrote above the old length.
-    #[inline(always)]
-    pub fn set_len(&mut self, n: usize) {
-        self.reserve_slots(n);
-        self.len = n;
-    }
-
-    /// The live frames, to change.
-    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Frame> {
-        self.slots[..self.len].iter_mut()
-    }
-
-    /// The address of the first slot, for native code (moves when the
-    /// stack grows).
-    pub fn as_mut_ptr(&mut self) -> *mut Frame {
-        self.slots.as_mut_ptr()
-    }
-}
-
 /// The live frames, as a slice.
-impl std::ops::Deref for FrameStack {
+impl std::ops::Deref for Slots<Frame> {
     type Target = [Frame];
     #[inline(always)]
     fn deref(&self) -> &[Frame] {
@@ -368,7 +265,7 @@ impl std::ops::Deref for FrameStack {
     }
 }
 
-impl std::ops::DerefMut for FrameStack {
+impl std::ops::DerefMut for Slots<Frame> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Frame] {
         &mut self.slots[..self.len]
