@@ -125,7 +125,11 @@ fn native_pcs_are_symbolised_by_rust_function() {
     let dir = classes(&[("Busy.som", &BUSY.replace("3000", "600000"))]);
     let r = lupa_in(
         dir.path(),
-        &["profile", "-cp", ".", "--native", "--rate", "2000", "Busy"],
+        // Interpreted: the pcs of JIT-compiled code lie in the code zone,
+        // not in a Rust function (mapping them is the VM profiler's next step).
+        &[
+            "profile", "-cp", ".", "--native", "--rate", "2000", "--jit", "off", "Busy",
+        ],
     );
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let out = &r.stdout;
