@@ -385,6 +385,32 @@ impl Gen<'_, '_> {
         self.b.ins().iadd(heap, v)
     }
 
+    /// The address of field `index` (a value, 0-based) of `obj`, or a jump
+    /// to `outside` with `args` when `obj` is not a pointer or has no such
+    /// field.
+    fn field_address(
+        &mut self,
+        obj: Value,
+        index: Value,
+        outside: Block,
+        args: &[BlockArg],
+    ) -> Value {
+        let p = self.is_ptr(obj);
+        let check = self.b.create_block();
+        self.b.ins().brif(p, check, NO, outside, args);
+        self.b.switch_to_block(check);
+        let a = self.obj_addr(obj);
+        let h1 = self.load(a, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, index, size);
+        let inside = self.b.create_block();
+        self.b.ins().brif(inb, inside, NO, outside, args);
+        self.b.switch_to_block(inside);
+        let off = self.b.ins().ishl_imm_u(index, 3);
+        let fa = self.b.ins().iadd(a, off);
+        self.b.ins().iadd_imm_s(fa, HEADER_BYTES as i64)
+    }
+
     /// Is slot `slot` inside pointer object `v`? (`v` must be a pointer.)
     fn slot_in_bounds(&mut self, v: Value, slot: i64) -> Value {
         let addr = self.obj_addr(v);
@@ -754,24 +780,8 @@ impl Gen<'_, '_> {
             .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_GETTER as i64);
         self.b.ins().brif(is, getter, NO, not_getter, NO);
         self.b.switch_to_block(getter);
-        let p = self.is_ptr(rcv);
-        let check = self.b.create_block();
-        self.b
-            .ins()
-            .brif(p, check, NO, join, &[BlockArg::Value(nil)]);
-        self.b.switch_to_block(check);
-        let a = self.obj_addr(rcv);
-        let h1 = self.load(a, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
-        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
-        let load = self.b.create_block();
-        self.b
-            .ins()
-            .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
-        self.b.switch_to_block(load);
-        let off = self.b.ins().ishl_imm_u(operand, 3);
-        let fa = self.b.ins().iadd(a, off);
-        let v = self.load(fa, HEADER_BYTES);
+        let fa = self.field_address(rcv, operand, join, &[BlockArg::Value(nil)]);
+        let v = self.load(fa, 0);
         self.b.ins().jump(join, &[BlockArg::Value(v)]);
         // field := arg, ^self
         self.b.switch_to_block(not_getter);
@@ -784,24 +794,7 @@ impl Gen<'_, '_> {
         self.b.ins().brif(is, setter, NO, not_setter, NO);
         self.b.switch_to_block(setter);
         let arg = self.b.use_var(self.s[depth - 1]);
-        let p = self.is_ptr(rcv);
-        let check = self.b.create_block();
-        self.b
-            .ins()
-            .brif(p, check, NO, join, &[BlockArg::Value(rcv)]);
-        self.b.switch_to_block(check);
-        let a = self.obj_addr(rcv);
-        let h1 = self.load(a, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
-        let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, operand, size);
-        let store = self.b.create_block();
-        self.b
-            .ins()
-            .brif(inb, store, NO, join, &[BlockArg::Value(rcv)]);
-        self.b.switch_to_block(store);
-        let off = self.b.ins().ishl_imm_u(operand, 3);
-        let fa = self.b.ins().iadd(a, off);
-        let fa = self.b.ins().iadd_imm_s(fa, HEADER_BYTES as i64);
+        let fa = self.field_address(rcv, operand, join, &[BlockArg::Value(rcv)]);
         self.barrier_store_dyn(rcv, operand, fa, arg);
         self.b.ins().jump(join, &[BlockArg::Value(rcv)]);
         // ^self, ^constant, ^literal
