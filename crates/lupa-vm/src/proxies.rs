@@ -52,8 +52,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 impl ProcessState {
-    /// A frame of `m` is being pushed at frame index `depth`; `m` takes the
-    /// level path ([`MethodCode::meta_level`]): a `<baseLevel>` method puts
+    /// A frame with `flags` ([`Frame::flags_of`] its code) is being pushed
+    /// at frame index `depth`; its code takes the level path
+    /// ([`Frame::META_LEVEL`]): a `<baseLevel>` method puts
     /// the process back at the base level while it is active (the level
     /// state is saved, and restored when its frame is popped), a trap frame
     /// (`<trapShortcut>`, pushed at the base level only) is counted as
@@ -67,8 +68,8 @@ impl ProcessState {
     /// `<baseLevel>` frame included. Answers whether the frame allowance
     /// changed.
     #[inline]
-    pub(crate) fn enter_level(&mut self, m: &MethodCode, depth: usize) -> bool {
-        if m.base_level {
+    pub(crate) fn enter_level(&mut self, flags: u32, depth: usize) -> bool {
+        if flags & Frame::BASE_LEVEL != 0 {
             let uncounted = if self.meta_depth > 0 {
                 depth + 1 - self.meta_entry.min(depth)
             } else {
@@ -82,7 +83,7 @@ impl ProcessState {
             self.uncounted += uncounted;
             self.meta_depth = 0;
             true
-        } else if m.trap_shortcut {
+        } else if flags & Frame::TRAP_SHORTCUT != 0 {
             if self.meta_depth == 0 {
                 self.uncounted += 1;
                 return true;
@@ -98,18 +99,18 @@ impl ProcessState {
         }
     }
 
-    /// A frame of `m` (which takes the level path) is being popped, returned
-    /// from or unwound: undo what [`ProcessState::enter_level`] did. Answers
+    /// A frame with `flags` (its code takes the level path) is being popped,
+    /// returned from or unwound: undo what [`ProcessState::enter_level`] did. Answers
     /// whether the frame allowance changed.
     #[inline]
-    pub(crate) fn leave_level(&mut self, m: &MethodCode) -> bool {
-        if m.base_level {
+    pub(crate) fn leave_level(&mut self, flags: u32) -> bool {
+        if flags & Frame::BASE_LEVEL != 0 {
             let saved = self.base_saves.pop().unwrap_or_default();
             self.meta_depth = saved.meta_depth;
             self.meta_entry = saved.meta_entry;
             self.uncounted = self.uncounted.saturating_sub(saved.uncounted);
             true
-        } else if m.trap_shortcut {
+        } else if flags & Frame::TRAP_SHORTCUT != 0 {
             if self.meta_depth == 0 {
                 self.uncounted = self.uncounted.saturating_sub(1);
                 return true;
@@ -174,22 +175,22 @@ pub(crate) enum FrameAllowance {
 }
 
 impl Vm {
-    /// A frame of `m` (which takes the level path: [`MethodCode::meta_level`])
+    /// A frame with `flags` (its code takes the level path: [`Frame::META_LEVEL`])
     /// is being pushed: update the process's level and, when it changed, the
     /// frame limit. Out of line: the activation path tests one flag.
     #[inline(never)]
-    pub(crate) fn enter_level(&mut self, m: &MethodCode) {
+    pub(crate) fn enter_level(&mut self, flags: u32) {
         let depth = self.sched.running.frames.len();
-        if self.sched.running.enter_level(m, depth) {
+        if self.sched.running.enter_level(flags, depth) {
             self.limits
                 .set_allowance(self.sched.running.frame_allowance());
         }
     }
 
-    /// A frame of `m` (which takes the level path) was popped.
+    /// A frame with `flags` (its code takes the level path) was popped.
     #[inline(never)]
-    pub(crate) fn leave_level(&mut self, m: &MethodCode) {
-        if self.sched.running.leave_level(m) {
+    pub(crate) fn leave_level(&mut self, flags: u32) {
+        if self.sched.running.leave_level(flags) {
             self.limits
                 .set_allowance(self.sched.running.frame_allowance());
         }

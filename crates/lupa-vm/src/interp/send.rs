@@ -380,7 +380,7 @@ impl Vm {
             self.observe_activation(&m, bp);
         }
         if m.meta_level {
-            self.enter_level(&m);
+            self.enter_level(m.frame_flags);
         }
         self.sched.running.frames.push(Frame {
             method: m.id,

@@ -21,8 +21,7 @@ impl Vm {
             self.observe_exit(&f, unwinding);
         }
         if f.flags & Frame::META_LEVEL != 0 {
-            let code = self.image.code(f.method).clone();
-            self.leave_level(&code);
+            self.leave_level(f.flags);
         }
         if f.flags & Frame::HOME_ENV != 0 {
             self.heap.set_slot(f.env, ENV_ALIVE, Value::NIL);
