@@ -31,14 +31,14 @@ mod stats;
 #[allow(unsafe_code)]
 mod zone;
 
-pub use stats::{CompiledFunction, JitStats};
+pub use stats::JitStats;
 
 use codegen::Entries;
 use cranelift_codegen::Context;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
-use lupa_vm::{Image, Jit, MethodCode, NativeFn, Vm, VmOptions};
+use lupa_vm::{Image, Jit, JitWork, MethodCode, NativeFn, NativeFunctionInfo, Vm, VmOptions};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -157,6 +157,7 @@ impl Jit for CraneliftJit {
         &mut self,
         code: &Rc<MethodCode>,
         image: &Image,
+        work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String> {
         let t0 = Instant::now();
         let (slot, counter) = self
@@ -192,6 +193,7 @@ impl Jit for CraneliftJit {
                 slot,
                 name.clone(),
                 compiled.pcs,
+                work,
             )
             .map_err(|e| e.to_string())?;
         if let Some(map) = &mut self.perf_map {
@@ -221,6 +223,10 @@ impl Jit for CraneliftJit {
             elapsed.as_micros()
         );
         Ok((f, line))
+    }
+
+    fn functions(&self) -> Vec<NativeFunctionInfo> {
+        stats::functions(&self.zone)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

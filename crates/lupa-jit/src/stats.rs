@@ -5,7 +5,7 @@
 //! that the VM profiler maps native pcs with.
 
 use crate::zone::CodeZone;
-use lupa_vm::{CodeKind, MethodCode, Vm};
+use lupa_vm::{CodeKind, MethodCode, NativeFunctionInfo, Vm};
 use std::time::Duration;
 
 /// Running counts.
@@ -53,44 +53,20 @@ impl Counts {
             zone_used,
             slowest: self.slowest.clone(),
             perf_map_lost: self.perf_map_lost,
-            functions: zone
-                .functions
-                .iter()
-                .map(|f| CompiledFunction {
-                    name: f.name.clone(),
-                    start: zone.start() + f.offset,
-                    len: f.len,
-                    pcs: f.pcs.clone(),
-                    live: true,
-                })
-                .chain(zone.retired.iter().map(|r| CompiledFunction {
-                    name: r.name.clone(),
-                    start: r.start,
-                    len: r.len,
-                    pcs: r.pcs.clone(),
-                    live: false,
-                }))
-                .collect(),
+            functions: functions(zone),
         }
     }
 }
 
-/// One native function, as the code zone describes it (Cog's
-/// `primitiveCollectCogCodeConstituents`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompiledFunction {
-    /// `Class>>selector` or `[]#k in Class>>selector`.
-    pub name: String,
-    /// Its first address.
-    pub start: usize,
-    /// Its length in bytes.
-    pub len: usize,
-    /// `(start, end, pc)` offsets from `start`: the machine code running
-    /// bytecode instruction `pc`.
-    pub pcs: Vec<(u32, u32, u32)>,
-    /// Still in the zone (false: evicted or moved since; kept so that
-    /// samples taken there are still named).
-    pub live: bool,
+/// The functions of `zone`: those evicted or moved first (oldest first),
+/// then those in it now.
+pub(crate) fn functions(zone: &CodeZone) -> Vec<NativeFunctionInfo> {
+    let start = zone.start();
+    zone.retired
+        .iter()
+        .cloned()
+        .chain(zone.functions.iter().map(|f| f.info(start, None)))
+        .collect()
 }
 
 /// The JIT's statistics (`--jit-stats`).
@@ -119,7 +95,7 @@ pub struct JitStats {
     /// The slowest compilations, slowest first.
     pub slowest: Vec<(Duration, String)>,
     /// Every function in the zone, and those evicted or moved.
-    pub functions: Vec<CompiledFunction>,
+    pub functions: Vec<NativeFunctionInfo>,
     /// `--perf-map` was asked for but the map could not be written to the
     /// end (it names the functions made before).
     pub perf_map_lost: bool,

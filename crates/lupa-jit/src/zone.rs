@@ -23,10 +23,16 @@
 //!   (`extern "C"` functions) turn the context's raw VM pointer back into
 //!   `&mut Vm` and call the VM's safe runtime calls.
 
-use lupa_vm::{MethodCode, NativeCtx, NativeFn, Value, Vm};
+use lupa_vm::{JitWork, MethodCode, NativeCtx, NativeFn, NativeFunctionInfo, Value, Vm};
 use std::ptr::NonNull;
 use std::rc::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The most descriptions of evicted or moved functions kept: past it, the
+/// oldest half is forgotten (a pc sampled there long before is then named
+/// by no function).
+pub(crate) const MAX_RETIRED: usize = 1 << 16;
 
 /// One function in the zone.
 pub(crate) struct Function {
@@ -43,18 +49,25 @@ pub(crate) struct Function {
     /// `(start, end, pc)` relative to `offset`: the machine code running
     /// bytecode instruction `pc`.
     pub(crate) pcs: Vec<(u32, u32, u32)>,
+    /// The id of the method or block.
+    pub(crate) method_id: u32,
+    /// When it was put at `offset`.
+    pub(crate) since: Instant,
 }
 
-/// A function that was evicted or moved (its old place), for reports.
-pub(crate) struct Retired {
-    /// Its address while it was there.
-    pub(crate) start: usize,
-    /// Its length.
-    pub(crate) len: usize,
-    /// Its name.
-    pub(crate) name: String,
-    /// Its pc map.
-    pub(crate) pcs: Vec<(u32, u32, u32)>,
+impl Function {
+    /// Its description at `zone_start + offset`, left there at `until`.
+    pub(crate) fn info(&self, zone_start: usize, until: Option<Instant>) -> NativeFunctionInfo {
+        NativeFunctionInfo {
+            name: self.name.clone(),
+            method: self.method_id,
+            start: zone_start + self.offset,
+            len: self.len,
+            pcs: self.pcs.clone(),
+            since: self.since,
+            until,
+        }
+    }
 }
 
 /// The machine-code zone.
@@ -72,8 +85,8 @@ pub(crate) struct CodeZone {
     /// Evictions so far, and functions they freed.
     pub(crate) evictions: u64,
     pub(crate) evicted: u64,
-    /// Functions that were evicted or moved, with where they were.
-    pub(crate) retired: Vec<Retired>,
+    /// Functions that were evicted or moved, with where they were and when.
+    pub(crate) retired: Vec<NativeFunctionInfo>,
 }
 
 /// What the zone could not do.
@@ -223,14 +236,16 @@ impl CodeZone {
         counter: usize,
         name: String,
         pcs: Vec<(u32, u32, u32)>,
+        work: &JitWork<'_>,
     ) -> Result<NativeFn, ZoneError> {
         let len = code.len().div_ceil(16) * 16;
         if len > self.size {
             return Err(ZoneError::TooLarge(len));
         }
         if self.used + len > self.size {
-            self.evict(len)?;
+            work.evicting(|| self.evict(len))?;
         }
+        let method_id = method.upgrade().map_or(u32::MAX, |m| m.id);
         let offset = self.used;
         self.write(offset, code)?;
         self.used += len;
@@ -241,6 +256,8 @@ impl CodeZone {
             counter,
             name,
             pcs,
+            method_id,
+            since: Instant::now(),
         });
         Ok(self.function_at(offset))
     }
@@ -275,10 +292,11 @@ impl CodeZone {
         // Everything moves: the zone is writable while it does, and no native
         // code runs.
         self.protect(0, self.used, true)?;
+        let now = Instant::now();
+        let zone_start = self.start();
         let mut to = 0usize;
         let mut kept = Vec::with_capacity(n);
         for (i, f) in std::mem::take(&mut self.functions).into_iter().enumerate() {
-            let start = self.start() + f.offset;
             if evict[i] {
                 if let Some(m) = f.method.upgrade() {
                     m.native.set(None);
@@ -286,12 +304,7 @@ impl CodeZone {
                 }
                 self.free_counters.push(f.counter);
                 self.evicted += 1;
-                self.retired.push(Retired {
-                    start,
-                    len: f.len,
-                    name: f.name,
-                    pcs: f.pcs,
-                });
+                self.retired.push(f.info(zone_start, Some(now)));
                 continue;
             }
             if f.offset != to {
@@ -304,17 +317,23 @@ impl CodeZone {
                         f.len,
                     );
                 }
-                self.retired.push(Retired {
-                    start,
-                    len: f.len,
-                    name: f.name.clone(),
-                    pcs: f.pcs.clone(),
+                self.retired.push(f.info(zone_start, Some(now)));
+                kept.push(Function {
+                    offset: to,
+                    since: now,
+                    ..f
                 });
+            } else {
+                kept.push(f);
             }
-            kept.push(Function { offset: to, ..f });
             to += kept.last().map_or(0, |f: &Function| f.len);
         }
         self.protect(0, self.used, false)?;
+        if self.retired.len() > MAX_RETIRED {
+            // A run that evicts without end keeps the newest descriptions.
+            let excess = self.retired.len() - MAX_RETIRED / 2;
+            self.retired.drain(..excess);
+        }
         self.used = to;
         for f in &kept {
             self.counters[f.counter].store(0, Ordering::Relaxed);

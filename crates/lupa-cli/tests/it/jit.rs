@@ -291,3 +291,107 @@ fn perf_map_names_native_functions() {
         "perf report names no Smalltalk method:\n{text}"
     );
 }
+
+#[test]
+fn code_zone_constituents_describe_native_functions() {
+    // `VMProfiler codeZoneConstituents` (Cog's code-zone constituents): a
+    // hot method is in it, its pc map inside its address range.
+    let dir = classes(&[(
+        "Zone.som",
+        "Zone = (
+            fib: n = ( n < 2 ifTrue: [ ^ n ]. ^ (self fib: n - 1) + (self fib: n - 2) )
+            run = (
+                | zone fib |
+                self fib: 15.
+                zone := VMProfiler codeZoneConstituents.
+                fib := zone detect: [ :f | (f at: 1) = 'Zone>>fib:' ] ifNone: [ nil ].
+                fib isNil ifTrue: [ ^ 'absent' println ].
+                'present' println.
+                (fib at: 3) printString println.
+                ((fib at: 4) length / 2) printString println.
+                (((fib at: 4) at: 1) >= (fib at: 2)) println.
+                (((fib at: 4) at: (fib at: 4) length - 1) < ((fib at: 2) + (fib at: 3))) println
+            )
+        )",
+    )]);
+    let cp = dir.path().to_str().expect("utf-8 path");
+    let off = lupa_in(dir.path(), &["-cp", cp, "--jit", "off", "Zone"]);
+    assert_eq!(off.code, 0, "{}", off.stderr);
+    assert_eq!(off.stdout.trim(), "absent", "no JIT, no zone");
+    if !jit_installed() {
+        return;
+    }
+    let r = lupa_in(dir.path(), &["-cp", cp, "--jit", "always", "Zone"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.first(), Some(&"present"), "{}", r.stdout);
+    let size: u64 = lines[1].parse().expect("a size");
+    let mapped: u64 = lines[2].parse().expect("a count");
+    assert!(size > 0 && mapped > 5, "{}", r.stdout);
+    assert_eq!(&lines[3..], ["true", "true"], "{}", r.stdout);
+}
+
+#[test]
+fn sampled_profiles_split_native_and_interpreted_code() {
+    // The VMProfiler paper's figure 7: with the JIT, time in native code by
+    // compiled method and bytecode range, apart from interpreted code and
+    // the runtime (the JIT's own compilation a VM state of it); the JSON
+    // report carries the split and the code zone.
+    if !jit_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("towers.json");
+    let json_arg = json.to_str().expect("utf-8 path");
+    let r = lupa(&[
+        "profile", "--jit", "always", "--format", "json", "-o", json_arg, "--bench", "Towers", "2",
+        "40",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("JSON");
+    let sampling = &doc["sampling"];
+    let native = sampling["native_value"].as_u64().expect("native_value");
+    let interpreted = sampling["interpreted_value"]
+        .as_u64()
+        .expect("interpreted_value");
+    assert!(native > 0, "{sampling}");
+    assert!(native > interpreted, "everything is compiled: {sampling}");
+    let zone = sampling["code_zone"].as_array().expect("code_zone");
+    let towers = zone
+        .iter()
+        .find(|f| f["name"] == "TowersBenchmark>>move:disksFrom:to:")
+        .unwrap_or_else(|| panic!("no Towers function in {zone:?}"));
+    let start = towers["start"].as_u64().expect("start");
+    let end = start + towers["size"].as_u64().expect("size");
+    let map = towers["pc_map"].as_array().expect("pc_map");
+    assert!(map.len() > 10, "{towers}");
+    for pair in map {
+        let mcpc = pair[0].as_u64().expect("mcpc");
+        assert!(
+            (start..end).contains(&mcpc),
+            "{pair} outside {start:#x}..{end:#x}"
+        );
+    }
+
+    let r = lupa(&["profile", "--jit", "always", "--bench", "Towers", "2", "40"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = &r.stdout;
+    let native_at = text
+        .find("Native code (JIT-compiled): ")
+        .unwrap_or_else(|| panic!("no native section:\n{text}"));
+    let interpreted_at = text
+        .find("Interpreted code: ")
+        .expect("an interpreted section");
+    let runtime_at = text.find("VM runtime: ").expect("a runtime section");
+    assert!(
+        native_at < interpreted_at && interpreted_at < runtime_at,
+        "{text}"
+    );
+    assert!(
+        text[native_at..interpreted_at].contains("TowersBenchmark>>"),
+        "{text}"
+    );
+    assert!(text.contains("  jit compile "), "{text}");
+    assert!(text.contains("  code-zone eviction "), "{text}");
+}

@@ -177,6 +177,7 @@ mod tests {
     use super::*;
     use crate::processes::process_label;
     use crate::profile::tests::sample_profile;
+    use crate::report::NativeFunctionDoc;
 
     fn schema() -> serde_json::Value {
         let text = include_str!("../../../../docs/profile.schema.json");
@@ -255,6 +256,15 @@ mod tests {
                 samples: 72,
                 lost: 1,
                 missed: 0,
+                native_value: 50,
+                interpreted_value: 20,
+                code_zone: vec![NativeFunctionDoc {
+                    name: "Main>>run".into(),
+                    start: 0x7000_0000,
+                    size: 256,
+                    live: true,
+                    pc_map: vec![[0x7000_0010, 0], [0x7000_0020, 1]],
+                }],
             }),
             ..ReportOptions::default()
         };

@@ -36,7 +36,9 @@ pub mod tree;
 
 pub use api::{DefaultFile, FormatInfo, Report, ReportFormat};
 pub use format::{Format, UnknownFormat, render, write};
-pub use options::{DEFAULT_TREE_DEPTH, ReportOptions, SamplingInfo, TimeEstimate};
+pub use options::{
+    DEFAULT_TREE_DEPTH, NativeFunctionDoc, ReportOptions, SamplingInfo, TimeEstimate,
+};
 pub use ranking::{Ranking, RankingEntry};
 
 use crate::profile::{NodeId, Profile};

@@ -94,4 +94,31 @@ pub struct SamplingInfo {
     pub lost: u64,
     /// Ticks skipped because the sampler was not scheduled in time.
     pub missed: u64,
+    /// The value of the samples in native code the JIT compiled (the
+    /// paper's figure 7 splits Smalltalk time into native and interpreted).
+    #[serde(default)]
+    pub native_value: u64,
+    /// The value of the samples in interpreted Smalltalk code.
+    #[serde(default)]
+    pub interpreted_value: u64,
+    /// The JIT's code zone (Cog's code-zone constituents): the functions in
+    /// it at the end of the run, and those evicted or moved during it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_zone: Vec<NativeFunctionDoc>,
+}
+
+/// One native function of the JIT's code zone.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NativeFunctionDoc {
+    /// `Class>>selector`, or a block's name.
+    pub name: String,
+    /// Its first address.
+    pub start: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Still at `start` at the end of the run (false: evicted or moved).
+    pub live: bool,
+    /// `[machine-code address, bytecode pc]` pairs: the first address
+    /// running each instruction (indices from 0), in address order.
+    pub pc_map: Vec<[u64; 2]>,
 }

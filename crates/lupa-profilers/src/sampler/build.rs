@@ -11,7 +11,10 @@
 //! allocation `<allocation>` (package `Memory`; below the primitive's method
 //! when it happens in one), of a blocking file call `<waiting>` (package
 //! `Waiting`), of the VM sleeping for a Delay `<idle>` (package `Idle`); a
-//! `finalization` sample is interpreted code, located like one; the
+//! `finalization` sample is interpreted code, located like one, and a
+//! `native code` sample is located like one too (its frames are the
+//! interpreter's: native code keeps them), at the instruction its native pc
+//! maps to when the sampler took one (`--native`); the
 //! call line of a frame is the line of its caller's current send; node
 //! activations are 0 (a sampler does not see calls). The sites answered
 //! (method id, instruction index, weight) locate the interpreted samples at
@@ -29,6 +32,10 @@ use lupa_vm::{Vm, VmState};
 pub(crate) enum Leaf {
     /// Bytecode of the innermost frame.
     Interpreted,
+    /// Native code the JIT compiled, running the innermost frame's method,
+    /// or where the sampled native pc says: `(method id, instruction)`,
+    /// the instruction [`ENTRY`] for the function's entry.
+    Native(Option<(u32, u32)>),
     /// The primitive of this method.
     Primitive(u32),
     /// A VM activity with no method: `<scavenge>`, `<full GC>`, ...; below
@@ -43,6 +50,7 @@ impl Leaf {
             // The finalization process's own code: charged to its method and
             // bytecode like any interpreted sample (the state tells it apart).
             VmState::Interpreting | VmState::Finalization => Leaf::Interpreted,
+            VmState::Native => Leaf::Native(None),
             VmState::Primitive => Leaf::Primitive(detail),
             VmState::Allocation => Leaf::Vm(VmState::Allocation, detail.checked_sub(1)),
             other => Leaf::Vm(other, None),
@@ -67,20 +75,39 @@ pub(crate) struct Sample<'a> {
     pub(crate) sends: u64,
 }
 
+/// The instruction index that stands for a native function's entry (its
+/// prologue and resume dispatch: machine code mapped to no instruction).
+pub const ENTRY: u32 = u32::MAX;
+
+/// What [`build`] makes of the samples.
+pub(crate) struct Built {
+    /// The calling-context tree.
+    pub(crate) profile: Profile,
+    /// Interpreted samples by bytecode: `(method id, instruction, value)`.
+    pub(crate) sites: Vec<(u32, u32, u64)>,
+    /// Samples in native code by bytecode: `(method id, instruction or
+    /// [`ENTRY`], value)`.
+    pub(crate) native_sites: Vec<(u32, u32, u64)>,
+    /// Every sample, in order, at its node.
+    pub(crate) timeline: Timeline,
+}
+
 /// The name of the pseudo-frame of a VM activity.
 pub(crate) fn vm_frame_name(state: VmState) -> String {
     format!("<{}>", state.name())
 }
 
 /// Build the profile of `samples` (names from `vm`), the bytecode sites of
-/// the interpreted ones, and the timeline of them all (without markers).
+/// the interpreted ones and of the native ones, and the timeline of them all
+/// (without markers).
 pub(crate) fn build<'a>(
     vm: &Vm,
     metric: Metric,
     samples: impl IntoIterator<Item = Sample<'a>>,
-) -> (Profile, Vec<(u32, u32, u64)>, Timeline) {
+) -> Built {
     let mut b = ProfileBuilder::new(metric);
     let mut sites: Vec<(u32, u32, u64)> = Vec::new();
+    let mut native_sites: Vec<(u32, u32, u64)> = Vec::new();
     let mut timeline = Timeline {
         states: VmState::ALL.iter().map(|s| s.name().to_string()).collect(),
         ..Timeline::default()
@@ -106,6 +133,12 @@ pub(crate) fn build<'a>(
             Leaf::Interpreted => {
                 if let Some(&(id, pc)) = s.frames.last() {
                     sites.push((id, pc.saturating_sub(1), s.weight));
+                }
+            }
+            Leaf::Native(at) => {
+                let at = at.or_else(|| s.frames.last().map(|&(id, pc)| (id, pc.saturating_sub(1))));
+                if let Some((id, index)) = at {
+                    native_sites.push((id, index, s.weight));
                 }
             }
             Leaf::Primitive(id) => {
@@ -156,5 +189,10 @@ pub(crate) fn build<'a>(
         n.activations = 0;
     }
     name_methods(vm, &mut profile);
-    (profile, sites, timeline)
+    Built {
+        profile,
+        sites,
+        native_sites,
+        timeline,
+    }
 }

@@ -10,7 +10,7 @@
 //! bytecode ranges are delimited by its sends and branch targets, so each range
 //! is straight-line code ending at the send where its samples were taken.
 
-use super::{SampleClock, SamplerStats};
+use super::{ENTRY, SampleClock, SamplerStats};
 use lupa_prof::Profile;
 use lupa_prof::report::group_digits;
 use lupa_vm::{InstructionInfo, Vm, VmState};
@@ -183,8 +183,50 @@ fn smalltalk_section(
     time: bool,
     lines: &mut Vec<String>,
 ) {
+    let value = |sites: &[(u32, u32, u64)]| sites.iter().map(|s| s.2).sum::<u64>();
+    let (native, interpreted) = (value(&stats.native_sites), value(&stats.sites));
+    if native == 0 && stats.code_zone.is_empty() {
+        // No JIT (or nothing compiled): all Smalltalk code was interpreted.
+        code_section(vm, "Smalltalk code", &stats.sites, total, time, lines);
+        return;
+    }
+    // The paper's figure 7: native code by compiled method and bytecode
+    // range, then interpreted code, then the VM runtime.
+    lines.push(format!(
+        "Smalltalk code: {} ({:.1}% of the total): native {} ({:.1}%), interpreted {} ({:.1}%); {} native functions made",
+        amount(native + interpreted, time),
+        pct(native + interpreted, total),
+        amount(native, time),
+        pct(native, total),
+        amount(interpreted, time),
+        pct(interpreted, total),
+        stats.code_zone.iter().filter(|f| f.live()).count()
+    ));
+    lines.push(String::new());
+    code_section(
+        vm,
+        "Native code (JIT-compiled)",
+        &stats.native_sites,
+        total,
+        time,
+        lines,
+    );
+    lines.push(String::new());
+    code_section(vm, "Interpreted code", &stats.sites, total, time, lines);
+}
+
+/// A section of Smalltalk code: its `sites` (`(method id, instruction index
+/// or [`ENTRY`], value)`) by method, each with its bytecode ranges.
+fn code_section(
+    vm: &Vm,
+    title: &str,
+    sites: &[(u32, u32, u64)],
+    total: u64,
+    time: bool,
+    lines: &mut Vec<String>,
+) {
     let mut by_name: BTreeMap<String, MethodSamples> = BTreeMap::new();
-    for &(id, index, value) in &stats.sites {
+    for &(id, index, value) in sites {
         let name = vm
             .image
             .describe_method(id)
@@ -195,7 +237,7 @@ fn smalltalk_section(
     }
     let section: u64 = by_name.values().map(|m| m.value).sum();
     lines.push(format!(
-        "Smalltalk code: {} ({:.1}% of the total)",
+        "{title}: {} ({:.1}% of the total)",
         amount(section, time),
         pct(section, total)
     ));
@@ -221,9 +263,16 @@ fn smalltalk_section(
             amount(m.value, time),
             pct(cumulative, section)
         ));
-        let mut ranges = Vec::new();
+        // (value, order, text): the entry before pc 0, ranges by start.
+        let mut ranges: Vec<(u64, usize, String)> = Vec::new();
+        let mut entry = 0;
         let mut code: BTreeMap<u32, Option<Vec<InstructionInfo>>> = BTreeMap::new();
+        let mut by_range: BTreeMap<(u32, usize), (u64, usize, usize, String)> = BTreeMap::new();
         for (&(id, index), &value) in &m.sites {
+            if index == ENTRY {
+                entry += value;
+                continue;
+            }
             let instrs = code.entry(id).or_insert_with(|| vm.image.instructions(id));
             let Some(instrs) = instrs.as_ref() else {
                 continue;
@@ -231,15 +280,26 @@ fn smalltalk_section(
             let (start, end) = range_of(instrs, index as usize);
             let line = instrs.get(end).map_or(0, |i| i.line);
             let send = instrs.get(end).and_then(|i| i.send.clone());
-            ranges.push((value, start, end, line, send));
-        }
-        ranges.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        for (value, start, end, line, send) in ranges.iter().take(TOP_RANGES) {
             let send = send.as_ref().map_or(String::new(), |s| format!(", #{s}"));
-            lines.push(format!(
-                "      {:>5.1}%  pc {start}-{end}, line {line}{send}",
-                pct(*value, m.value)
+            let r = by_range.entry((id, start)).or_insert((
+                0,
+                start,
+                end,
+                format!("line {line}{send}"),
             ));
+            r.0 += value;
+        }
+        if entry > 0 {
+            ranges.push((entry, 0, "entry (prologue, resume dispatch)".to_string()));
+        }
+        ranges.extend(
+            by_range
+                .into_values()
+                .map(|(v, start, end, what)| (v, start + 1, format!("pc {start}-{end}, {what}"))),
+        );
+        ranges.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (value, _, what) in ranges.iter().take(TOP_RANGES) {
+            lines.push(format!("      {:>5.1}%  {what}", pct(*value, m.value)));
         }
         if ranges.len() > TOP_RANGES {
             lines.push(format!(
@@ -280,7 +340,7 @@ fn runtime_section(vm: &Vm, stats: &SamplerStats, total: u64, time: bool, lines:
     let runtime: u64 = stats
         .states
         .iter()
-        .filter(|s| s.state != VmState::Interpreting)
+        .filter(|s| !matches!(s.state, VmState::Interpreting | VmState::Native))
         .map(|s| s.value)
         .sum();
     lines.push(format!(
@@ -291,10 +351,10 @@ fn runtime_section(vm: &Vm, stats: &SamplerStats, total: u64, time: bool, lines:
     for s in stats
         .states
         .iter()
-        .filter(|s| s.state != VmState::Interpreting)
+        .filter(|s| !matches!(s.state, VmState::Interpreting | VmState::Native))
     {
         lines.push(format!(
-            "  {:<15} {:>6.1}% {:>12} {:>7} samples",
+            "  {:<18} {:>6.1}% {:>12} {:>7} samples",
             s.state.name(),
             pct(s.value, total),
             amount(s.value, time),

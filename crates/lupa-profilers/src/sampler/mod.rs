@@ -29,18 +29,21 @@ mod native;
 mod symbols;
 mod thread;
 
+pub use build::ENTRY;
 pub use compare::{compare, work_profile};
 pub use header::header;
 
 use build::{Leaf, Sample};
-use lupa_prof::report::SamplingInfo;
+use lupa_prof::report::{NativeFunctionDoc, SamplingInfo};
 use lupa_prof::{Marker, MarkerKind, Metric, Profile, Timeline};
-use lupa_vm::{HeapStats, SampleRegister, StackSample, Vm, VmEventKind, VmState};
+use lupa_vm::{
+    HeapStats, NativeFunctionInfo, SampleRegister, StackSample, Vm, VmEventKind, VmState,
+};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use thread::{SamplerThread, ThreadConfig, Tick};
+use thread::{SamplerThread, ThreadConfig, ThreadReport, Tick};
 
 /// The highest rate the sampler thread accepts, in Hz.
 pub const MAX_RATE_HZ: u32 = 20_000;
@@ -247,6 +250,13 @@ pub struct SamplerStats {
     /// Interpreted samples by bytecode: `(method id, instruction index,
     /// value)`, the instruction being the send at which the stack was copied.
     pub sites: Vec<(u32, u32, u64)>,
+    /// Samples in native code (the JIT's) by bytecode: `(method id,
+    /// instruction index or [`ENTRY`], value)`; the instruction is where the
+    /// native pc was (`native`), else the send at which the stack was copied.
+    pub native_sites: Vec<(u32, u32, u64)>,
+    /// The code zone's functions at the end of the run, and those evicted or
+    /// moved during it (Cog's code-zone constituents).
+    pub code_zone: Vec<NativeFunctionInfo>,
     /// Samples taken in primitives: `(id of the method holding the primitive,
     /// samples, value)`.
     pub primitives: Vec<(u32, u64, u64)>,
@@ -276,6 +286,23 @@ impl SamplerStats {
             samples: self.samples,
             lost: self.lost,
             missed: self.missed,
+            native_value: self.native_sites.iter().map(|s| s.2).sum(),
+            interpreted_value: self.sites.iter().map(|s| s.2).sum(),
+            code_zone: self
+                .code_zone
+                .iter()
+                .map(|f| NativeFunctionDoc {
+                    name: f.name.clone(),
+                    start: f.start as u64,
+                    size: f.len as u64,
+                    live: f.live(),
+                    pc_map: f
+                        .pc_map()
+                        .into_iter()
+                        .map(|(mcpc, bcpc)| [mcpc as u64, u64::from(bcpc)])
+                        .collect(),
+                })
+                .collect(),
         }
     }
 }
@@ -413,7 +440,10 @@ impl RunningSampler {
             .as_ref()
             .and_then(|r| r.own_cpu_ns)
             .map(Duration::from_nanos);
-        let (profile, sites, lost, missed, achieved_hz, cpu, wall, timeline) = match report {
+        // The code zone's functions, those evicted or moved included: native
+        // pcs are named with them.
+        let code_zone = vm.native_functions();
+        let (built, lost, missed, achieved_hz, cpu, wall) = match report {
             None => {
                 let mut prev = self.sends_before;
                 let samples = stacks.iter().filter(|s| s.seq == 0).map(|s| {
@@ -432,73 +462,96 @@ impl RunningSampler {
                         sends,
                     }
                 });
-                let (mut profile, sites, timeline) = build::build(vm, metric, samples);
-                crate::site_lines::attach(vm, &sites, &mut profile);
-                (profile, sites, 0, 0, None, None, wall, timeline)
+                let built = build::build(vm, metric, samples);
+                (built, 0, 0, None, None, wall)
             }
             Some(r) => {
                 let (clock, unweighted) = (self.config.clock, self.config.unweighted);
                 let matched = match_stacks(&r.ticks, &stacks);
+                let in_zone = code_zone_hits(&r, &code_zone);
                 let mut lost = r.lost;
                 let mut prev = self.sends_before;
                 let mut now_ns = 0u64;
-                let samples = r.ticks.iter().zip(matched).filter_map(|(t, s)| {
-                    now_ns = now_ns.saturating_add(t.wall_ns);
-                    let Some(s) = s else {
-                        lost += 1;
-                        return None;
-                    };
-                    let sends = s.sends.saturating_sub(prev);
-                    prev = prev.max(s.sends);
-                    let weight = match clock {
-                        _ if unweighted => 1,
-                        SampleClock::Cpu => t.cpu_ns,
-                        SampleClock::Wall => t.wall_ns,
-                    };
-                    let share = &mut states[t.state.state as usize];
-                    share.samples += 1;
-                    share.value += weight;
-                    if t.state.state == VmState::Primitive {
-                        let p = primitives.entry(t.state.detail).or_default();
-                        p.0 += 1;
-                        p.1 += weight;
-                    }
-                    processes.insert(s.process);
-                    Some(Sample {
-                        process: s.process,
-                        frames: &s.frames,
-                        leaf: Leaf::of(t.state.state, t.state.detail),
-                        weight,
-                        time_ns: now_ns,
-                        state: t.state.state,
-                        sends,
-                    })
-                });
-                let (mut profile, sites, mut timeline) = build::build(vm, metric, samples);
+                let samples =
+                    r.ticks
+                        .iter()
+                        .zip(matched)
+                        .zip(&in_zone)
+                        .filter_map(|((t, s), hit)| {
+                            now_ns = now_ns.saturating_add(t.wall_ns);
+                            let Some(s) = s else {
+                                lost += 1;
+                                return None;
+                            };
+                            let sends = s.sends.saturating_sub(prev);
+                            prev = prev.max(s.sends);
+                            let weight = match clock {
+                                _ if unweighted => 1,
+                                SampleClock::Cpu => t.cpu_ns,
+                                SampleClock::Wall => t.wall_ns,
+                            };
+                            let share = &mut states[t.state.state as usize];
+                            share.samples += 1;
+                            share.value += weight;
+                            if t.state.state == VmState::Primitive {
+                                let p = primitives.entry(t.state.detail).or_default();
+                                p.0 += 1;
+                                p.1 += weight;
+                            }
+                            processes.insert(s.process);
+                            Some(Sample {
+                                process: s.process,
+                                frames: &s.frames,
+                                leaf: match (Leaf::of(t.state.state, t.state.detail), hit) {
+                                    // The native pc says where native code was at
+                                    // the tick (the stack was copied at the next send).
+                                    (Leaf::Native(_) | Leaf::Interpreted, Some(at)) => {
+                                        Leaf::Native(Some(*at))
+                                    }
+                                    (leaf, _) => leaf,
+                                },
+                                weight,
+                                time_ns: now_ns,
+                                state: t.state.state,
+                                sends,
+                            })
+                        });
+                let mut built = build::build(vm, metric, samples);
+                let timeline = &mut built.timeline;
                 timeline.cpu_weights = clock == SampleClock::Cpu && !unweighted;
                 let (events, dropped) = vm.obs.take_events();
                 timeline.dropped_markers = dropped;
                 if let Some(origin) = r.started {
                     timeline.markers = events.iter().map(|e| marker(e, origin)).collect();
                 }
-                crate::site_lines::attach(vm, &sites, &mut profile);
                 if self.config.native {
-                    (native_functions, native_missed) = by_function(&r.ticks, clock, unweighted);
+                    (native_functions, native_missed) =
+                        by_function(&r.ticks, &in_zone, clock, unweighted);
                 }
                 let secs = r.wall.as_secs_f64();
                 let hz = (secs > 0.0).then(|| r.ticks.len() as f64 / secs);
                 (
-                    profile,
-                    sites,
+                    built,
                     lost,
                     r.missed,
                     hz,
                     r.cpu_ns.map(Duration::from_nanos),
                     r.wall,
-                    timeline,
                 )
             }
         };
+        let build::Built {
+            mut profile,
+            sites,
+            native_sites,
+            timeline,
+        } = built;
+        let all_sites: Vec<(u32, u32, u64)> = sites
+            .iter()
+            .chain(native_sites.iter().filter(|s| s.1 != build::ENTRY))
+            .copied()
+            .collect();
+        crate::site_lines::attach(vm, &all_sites, &mut profile);
         let samples = states.iter().map(|s| s.samples).sum();
         Sampled {
             profile,
@@ -518,6 +571,8 @@ impl RunningSampler {
                 process_switches: vm.obs.process_switches - self.switches_before,
                 heap_after: heap,
                 sites,
+                native_sites,
+                code_zone,
                 primitives: primitives
                     .into_iter()
                     .map(|(id, (n, v))| (id, n, v))
@@ -558,17 +613,52 @@ fn marker(e: &lupa_vm::VmEvent, origin: Instant) -> Marker {
     }
 }
 
+/// The name [`by_function`] gives the pcs in the JIT's code zone (listed by
+/// compiled method and bytecode range in the native-code section).
+pub const CODE_ZONE: &str = "<JIT code zone>";
+
+/// For each tick, where its native pc was in the code zone: `(method id,
+/// instruction index or ENTRY)` of the function holding it at the tick's time.
+fn code_zone_hits(r: &ThreadReport, zone: &[NativeFunctionInfo]) -> Vec<Option<(u32, u32)>> {
+    let Some(origin) = r.started else {
+        return vec![None; r.ticks.len()];
+    };
+    let mut now_ns = 0u64;
+    r.ticks
+        .iter()
+        .map(|t| {
+            now_ns = now_ns.saturating_add(t.wall_ns);
+            if t.native_pc == 0 || zone.is_empty() {
+                return None;
+            }
+            let pc = t.native_pc as usize;
+            let at = origin + Duration::from_nanos(now_ns);
+            NativeFunctionInfo::find(zone, pc, at)
+                .map(|f| (f.method, f.bytecode_pc(pc).unwrap_or(build::ENTRY)))
+        })
+        .collect()
+}
+
 /// The ticks' native pcs by Rust function: `(function, samples, value)`,
-/// most first, and the ticks without a pc.
-fn by_function(ticks: &[Tick], clock: SampleClock, unweighted: bool) -> (NativeFunctions, u64) {
+/// most first, and the ticks without a pc. Pcs in the code zone (`in_zone`)
+/// are [`CODE_ZONE`].
+fn by_function(
+    ticks: &[Tick],
+    in_zone: &[Option<(u32, u32)>],
+    clock: SampleClock,
+    unweighted: bool,
+) -> (NativeFunctions, u64) {
     let missed = ticks.iter().filter(|t| t.native_pc == 0).count() as u64;
     let symbols = match symbols::Symbols::of_this_binary() {
         Ok(s) => s,
         Err(e) => return (Err(e), missed),
     };
     let mut by: std::collections::HashMap<&str, (u64, u64)> = Default::default();
-    for t in ticks.iter().filter(|t| t.native_pc != 0) {
-        let name = symbols.name_of(t.native_pc).unwrap_or("<unknown>");
+    for (t, hit) in ticks.iter().zip(in_zone).filter(|(t, _)| t.native_pc != 0) {
+        let name = match hit {
+            Some(_) => CODE_ZONE,
+            None => symbols.name_of(t.native_pc).unwrap_or("<unknown>"),
+        };
         let weight = match clock {
             _ if unweighted => 1,
             SampleClock::Cpu => t.cpu_ns,
@@ -602,4 +692,72 @@ fn match_stacks<'a>(ticks: &[Tick], stacks: &'a [StackSample]) -> Vec<Option<&'a
             copied.get(j).copied()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lupa_vm::{StateWord, VmState};
+
+    fn tick(wall_ns: u64, native_pc: u64) -> Tick {
+        Tick {
+            seq: 1,
+            state: StateWord {
+                state: VmState::Native,
+                detail: 0,
+                process: 0,
+            },
+            cpu_ns: wall_ns,
+            wall_ns,
+            native_pc,
+        }
+    }
+
+    #[test]
+    fn native_pcs_are_named_by_the_function_there_at_their_time() {
+        // Function 7 sat at 0x1000 until 50 µs after the start, then was
+        // moved to 0x2000 and function 8 took 0x1000: a pc at 0x1010 is 7's
+        // before the move and 8's after.
+        let origin = Instant::now();
+        let at = |us: u64| origin + Duration::from_micros(us);
+        let f = |method, start, since, until| NativeFunctionInfo {
+            name: format!("F{method}"),
+            method,
+            start,
+            len: 0x100,
+            pcs: vec![(0x10, 0x20, 3), (0x20, 0x30, 4)],
+            since,
+            until,
+        };
+        let zone = vec![
+            f(7, 0x1000, at(0), Some(at(50))),
+            f(7, 0x2000, at(50), None),
+            f(8, 0x1000, at(50), None),
+        ];
+        let report = ThreadReport {
+            ticks: vec![
+                tick(10_000, 0x1010),
+                tick(10_000, 0x1008),
+                tick(40_000, 0x1025),
+                tick(1_000, 0x2010),
+                tick(1_000, 0x9999),
+                tick(1_000, 0),
+            ],
+            started: Some(origin),
+            ..ThreadReport::default()
+        };
+        let hits = code_zone_hits(&report, &zone);
+        assert_eq!(
+            hits,
+            vec![
+                Some((7, 3)),
+                Some((7, build::ENTRY)),
+                Some((8, 4)),
+                Some((7, 3)),
+                None,
+                None
+            ]
+        );
+        assert!(code_zone_hits(&report, &[]).iter().all(Option::is_none));
+    }
 }

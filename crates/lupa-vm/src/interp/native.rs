@@ -30,6 +30,7 @@
 use crate::image::Image;
 use crate::objects::MethodCode;
 use crate::objects::native::{BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED};
+use crate::obs::sampling::VmState;
 use crate::vm::{JitMode, Vm, VmError};
 use lupa_compiler::Op;
 use lupa_heap::Value;
@@ -46,14 +47,116 @@ pub trait Jit {
     /// compilation (`--jit-log`). It may make room by evicting other code
     /// (clearing their `native`); it is only ever called from the dispatch
     /// loop, when no native code is running.
+    /// Making room runs inside [`JitWork::evicting`], so that a sampler
+    /// charges it to [`VmState::CodeEviction`].
     fn compile(
         &mut self,
         code: &Rc<MethodCode>,
         image: &Image,
+        work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String>;
+
+    /// Every native function in the code zone, and those evicted or moved
+    /// since the run started (where they were, and when), oldest first.
+    fn functions(&self) -> Vec<NativeFunctionInfo>;
 
     /// The JIT itself, for its owner to read its statistics.
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// What a JIT tells the VM profiler while it compiles.
+pub struct JitWork<'a> {
+    obs: &'a crate::obs::Observation,
+    process: usize,
+}
+
+impl JitWork<'_> {
+    /// Run `f`, which makes room in the code zone, under the
+    /// [`VmState::CodeEviction`] state.
+    pub fn evicting<R>(&self, f: impl FnOnce() -> R) -> R {
+        let saved = self.obs.push_state(VmState::CodeEviction, 0, self.process);
+        let r = f();
+        self.obs.pop_state(saved);
+        r
+    }
+}
+
+/// One native function of the code zone, as the JIT describes it (Cog's
+/// `primitiveCollectCogCodeConstituents`, the VMProfiler paper's figures 3
+/// and 5): its name, where it is, and which machine code runs which
+/// bytecode instruction.
+///
+/// Contract: a function evicted or moved keeps its description, with the
+/// time it left that place (`until`), so that a native pc sampled there
+/// before is still named: a pc is the function's when
+/// [`covers`](Self::covers) says so for the sample's time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeFunctionInfo {
+    /// `Class>>selector` or `[]#k in Class>>selector`.
+    pub name: String,
+    /// The id of the method or block it runs.
+    pub method: u32,
+    /// Its first address.
+    pub start: usize,
+    /// Its length in bytes.
+    pub len: usize,
+    /// `(start, end, pc)` offsets from `start`: the machine code in
+    /// `start..end` runs bytecode instruction `pc`. Code in no range is the
+    /// function's entry (prologue, resume dispatch, exits).
+    pub pcs: Vec<(u32, u32, u32)>,
+    /// When it was put at `start`.
+    pub since: std::time::Instant,
+    /// When it left `start` (evicted, or moved by an eviction); `None`:
+    /// still there.
+    pub until: Option<std::time::Instant>,
+}
+
+impl NativeFunctionInfo {
+    /// Is it still in the code zone at `start`?
+    pub fn live(&self) -> bool {
+        self.until.is_none()
+    }
+
+    /// Was native address `pc` in this function at time `at`?
+    pub fn covers(&self, pc: usize, at: std::time::Instant) -> bool {
+        pc >= self.start
+            && pc - self.start < self.len
+            && at >= self.since
+            && self.until.is_none_or(|u| at < u)
+    }
+
+    /// The bytecode instruction that native address `pc` (inside the
+    /// function) runs; `None`: the entry (code mapped to no instruction).
+    pub fn bytecode_pc(&self, pc: usize) -> Option<u32> {
+        let off = pc.checked_sub(self.start)? as u64;
+        let i = self.pcs.partition_point(|r| u64::from(r.1) <= off);
+        self.pcs
+            .get(i)
+            .filter(|r| u64::from(r.0) <= off)
+            .map(|r| r.2)
+    }
+
+    /// `(machine-code address, bytecode pc)` of the first address running
+    /// each instruction, in address order (Cog's mcpc/bcpc map).
+    pub fn pc_map(&self) -> Vec<(usize, u32)> {
+        let mut map: Vec<(usize, u32)> = Vec::with_capacity(self.pcs.len());
+        for &(start, _, pc) in &self.pcs {
+            if map.last().is_none_or(|last| last.1 != pc) {
+                map.push((self.start + start as usize, pc));
+            }
+        }
+        map
+    }
+
+    /// The function holding native address `pc` at time `at`, among
+    /// `functions`.
+    pub fn find(
+        functions: &[NativeFunctionInfo],
+        pc: usize,
+        at: std::time::Instant,
+    ) -> Option<&NativeFunctionInfo> {
+        functions.iter().rev().find(|f| f.covers(pc, at))
+    }
 }
 
 /// The VM's native tier: the installed JIT, the methods waiting to be
@@ -165,11 +268,18 @@ impl Vm {
         let Some(mut jit) = self.native.jit.take() else {
             return;
         };
+        let saved = self
+            .obs
+            .push_state(VmState::JitCompile, 0, self.sched.current);
         for m in pending {
             if m.native.get().is_none() {
                 // A method the JIT declines stays interpreted (and is not
                 // asked again: its hotness stays at the maximum).
-                match jit.compile(&m, &self.image) {
+                let work = JitWork {
+                    obs: &self.obs,
+                    process: self.sched.current,
+                };
+                match jit.compile(&m, &self.image, &work) {
                     Ok((f, line)) => {
                         m.native.set(Some(f));
                         if self.options.jit_log {
@@ -191,7 +301,17 @@ impl Vm {
             }
         }
         self.native.jit = Some(jit);
+        self.obs.pop_state(saved);
         self.rebuild_fast_table();
+    }
+
+    /// The code zone's functions now, and those evicted or moved (empty
+    /// without a JIT).
+    pub fn native_functions(&self) -> Vec<NativeFunctionInfo> {
+        self.native
+            .jit
+            .as_ref()
+            .map_or_else(Vec::new, |j| j.functions())
     }
 
     /// The fast-call table from the methods' native code now (compilation
@@ -347,7 +467,21 @@ impl Vm {
             identity_len: 0,
         };
         self.sync_out(&mut ctx);
+        // A sampler sees native code as its own state, `Native` (runtime
+        // calls that publish a state of their own go back to it).
+        let publish = self.obs.sampler_attached();
+        let was_native = self.obs.in_native;
+        if publish {
+            self.obs.in_native = true;
+            self.obs
+                .set_state(VmState::Interpreting, 0, self.sched.current);
+        }
         let status = f(&mut ctx, pc as u64);
+        if publish {
+            self.obs.in_native = was_native;
+            self.obs
+                .set_state(VmState::Interpreting, 0, self.sched.current);
+        }
         // Native code always leaves through a runtime call, which took its
         // frames; only the counts since are left.
         self.obs.sends += ctx.sends;

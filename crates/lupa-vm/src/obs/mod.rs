@@ -138,6 +138,10 @@ pub struct Observation {
     /// [`VmState::Finalization`](crate::obs::sampling::VmState::Finalization)
     /// instead of `Interpreting`), or `usize::MAX`.
     pub(crate) finalizer: usize,
+    /// Is native code running (entered from the loop, not yet left)? Then
+    /// `Interpreting` is published as
+    /// [`VmState::Native`](crate::obs::sampling::VmState::Native).
+    pub(crate) in_native: bool,
     /// Sends per send site, indexed by method id then instruction index
     /// (grown on demand), while counting ([`Observation::start_site_counts`]).
     sites: Option<Vec<Vec<u64>>>,
@@ -183,6 +187,7 @@ impl Default for Observation {
             requests_only: false,
             sampler_attached: false,
             finalizer: usize::MAX,
+            in_native: false,
             sites: None,
             every: 0,
             next_every: 0,
@@ -396,7 +401,8 @@ impl Observation {
 
     /// Publish the VM state (while a sampler is attached). `Interpreting` in
     /// the finalization process while it mourns is published as
-    /// `Finalization` (the one place `Interpreting` is packed).
+    /// `Finalization`, and while native code runs (a runtime call it made
+    /// ends) as `Native` (the one place `Interpreting` is packed).
     #[inline]
     pub(crate) fn set_state(
         &self,
@@ -405,12 +411,14 @@ impl Observation {
         process: usize,
     ) {
         if self.sampler_attached {
-            let state = if state == crate::obs::sampling::VmState::Interpreting
-                && process == self.finalizer
-            {
-                crate::obs::sampling::VmState::Finalization
-            } else {
-                state
+            let state = match state {
+                crate::obs::sampling::VmState::Interpreting if process == self.finalizer => {
+                    crate::obs::sampling::VmState::Finalization
+                }
+                crate::obs::sampling::VmState::Interpreting if self.in_native => {
+                    crate::obs::sampling::VmState::Native
+                }
+                state => state,
             };
             self.sample.state.store(
                 crate::obs::sampling::StateWord::pack(state, detail, process),

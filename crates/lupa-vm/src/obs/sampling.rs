@@ -71,11 +71,21 @@ pub enum VmState {
     /// No process can run: the VM thread sleeps until the earliest pending
     /// `Delay` expires.
     Idle = 9,
+    /// Running native code the JIT compiled (a compiled method or block, and
+    /// the runtime calls it makes that publish no state of their own); the
+    /// stack copied for the sample locates it like interpreted code, at the
+    /// send where native code tested the request.
+    Native = 10,
+    /// The JIT compiling hot methods and blocks (at a safepoint of the loop).
+    JitCompile = 11,
+    /// The JIT making room in its full code zone (evicting and moving
+    /// functions), inside a compilation.
+    CodeEviction = 12,
 }
 
 impl VmState {
     /// Every state, in order.
-    pub const ALL: [VmState; 10] = [
+    pub const ALL: [VmState; 13] = [
         VmState::Interpreting,
         VmState::Primitive,
         VmState::Scavenge,
@@ -86,11 +96,14 @@ impl VmState {
         VmState::Finalization,
         VmState::Waiting,
         VmState::Idle,
+        VmState::Native,
+        VmState::JitCompile,
+        VmState::CodeEviction,
     ];
 
     /// A short name: `interpreting`, `primitive`, `scavenge`, `full GC`,
     /// `process switch`, `method lookup`, `allocation`, `finalization`,
-    /// `waiting`, `idle`.
+    /// `waiting`, `idle`, `native code`, `jit compile`, `code-zone eviction`.
     pub fn name(self) -> &'static str {
         match self {
             VmState::Interpreting => "interpreting",
@@ -103,7 +116,18 @@ impl VmState {
             VmState::Finalization => "finalization",
             VmState::Waiting => "waiting",
             VmState::Idle => "idle",
+            VmState::Native => "native code",
+            VmState::JitCompile => "jit compile",
+            VmState::CodeEviction => "code-zone eviction",
         }
+    }
+
+    /// Is it Smalltalk code running (interpreted or native)?
+    pub fn is_smalltalk(self) -> bool {
+        matches!(
+            self,
+            VmState::Interpreting | VmState::Finalization | VmState::Native
+        )
     }
 
     /// Is it time spent in the collector?
@@ -122,6 +146,9 @@ impl VmState {
             7 => VmState::Finalization,
             8 => VmState::Waiting,
             9 => VmState::Idle,
+            10 => VmState::Native,
+            11 => VmState::JitCompile,
+            12 => VmState::CodeEviction,
             _ => VmState::Interpreting,
         }
     }
@@ -245,6 +272,9 @@ mod tests {
             (VmState::Finalization, "finalization", 7),
             (VmState::Waiting, "waiting", 8),
             (VmState::Idle, "idle", 9),
+            (VmState::Native, "native code", 10),
+            (VmState::JitCompile, "jit compile", 11),
+            (VmState::CodeEviction, "code-zone eviction", 12),
         ];
         for (s, name, bits) in cases {
             assert_eq!(s as u8, bits);
