@@ -195,10 +195,7 @@ fn main() -> ExitCode {
     };
     if matches!(
         &cli.command,
-        Command::Count(_)
-            | Command::Profile(_)
-            | Command::Lifetimes(_)
-            | Command::Coverage(_)
+        Command::Count(_) | Command::Profile(_) | Command::Lifetimes(_) | Command::Coverage(_)
     ) {
         signals::stop_gracefully();
     }

@@ -676,7 +676,11 @@ mod tests {
                         start.wait();
                         let mut s = SqliteStore::open(&path, true)?;
                         for k in 0..3 {
-                            s.add_version(&new_version(&format!("w{i}-{k}")), &[mm("A", "x", 1)], false)?;
+                            s.add_version(
+                                &new_version(&format!("w{i}-{k}")),
+                                &[mm("A", "x", 1)],
+                                false,
+                            )?;
                         }
                         Ok(())
                     })

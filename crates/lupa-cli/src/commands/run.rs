@@ -98,8 +98,9 @@ pub(crate) fn stray_options(command: &str, args: &[String]) -> Vec<String> {
     let is_option = |a: &str| {
         sub.get_arguments().any(|o| {
             let long = o.get_long().is_some_and(|l| {
-                a.strip_prefix("--")
-                    .is_some_and(|r| r == l || r.strip_prefix(l).is_some_and(|v| v.starts_with('=')))
+                a.strip_prefix("--").is_some_and(|r| {
+                    r == l || r.strip_prefix(l).is_some_and(|v| v.starts_with('='))
+                })
             });
             let short = o.get_short().is_some_and(|c| {
                 a.strip_prefix('-')

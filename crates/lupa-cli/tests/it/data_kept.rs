@@ -101,7 +101,14 @@ fn sigterm_during_count_writes_the_report_file() {
     let mut child = spawn(
         dir.path(),
         &[
-            "count", "-cp", ".", "--format", "text", "-o", "count.txt", "Forever",
+            "count",
+            "-cp",
+            ".",
+            "--format",
+            "text",
+            "-o",
+            "count.txt",
+            "Forever",
         ],
     );
     let (out, _) = lines_of(child.stdout.take().expect("stdout"));
@@ -121,7 +128,12 @@ fn sigterm_during_count_writes_the_report_file() {
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -242,7 +254,14 @@ fn writing_through_a_symbolic_link_keeps_the_link() {
     let r = lupa_in(
         dir.path(),
         &[
-            "count", "-cp", ".", "--format", "text", "-o", "report.txt", "Hello",
+            "count",
+            "-cp",
+            ".",
+            "--format",
+            "text",
+            "-o",
+            "report.txt",
+            "Hello",
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -276,9 +295,14 @@ fn options_after_a_benchmark_are_refused_and_after_a_class_warned() {
         &["count", "-cp", ".", "Hello", "5", "--format", "json"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("4\n"), "the program got them: {}", r.stdout);
     assert!(
-        r.stderr.contains("warning: `--format` comes after the program's class"),
+        r.stdout.starts_with("4\n"),
+        "the program got them: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("warning: `--format` comes after the program's class"),
         "{}",
         r.stderr
     );

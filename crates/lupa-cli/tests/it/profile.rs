@@ -224,7 +224,11 @@ fn pprof_names_vm_states_and_shows_time_by_default() {
 #[test]
 fn sampled_exports_do_not_claim_zero_calls() {
     let dir = classes(&[("Busy.som", BUSY)]);
-    for (format, file) in [("callgrind", "cg.out"), ("json", "p.json"), ("html", "p.html")] {
+    for (format, file) in [
+        ("callgrind", "cg.out"),
+        ("json", "p.json"),
+        ("html", "p.html"),
+    ] {
         let r = lupa_in(
             dir.path(),
             &[
@@ -240,7 +244,10 @@ fn sampled_exports_do_not_claim_zero_calls() {
             .expect("JSON");
     let nodes = json["processes"][0]["nodes"].as_array().expect("nodes");
     assert!(!nodes.is_empty());
-    assert!(nodes.iter().all(|n| n["activations"].is_null()), "{nodes:?}");
+    assert!(
+        nodes.iter().all(|n| n["activations"].is_null()),
+        "{nodes:?}"
+    );
     let html = std::fs::read_to_string(dir.path().join("p.html")).expect("html");
     assert!(!html.contains(" calls)"), "the tree shows no call counts");
     if std::path::Path::new("/usr/bin/callgrind_annotate").exists() {
@@ -254,7 +261,15 @@ fn sampled_exports_do_not_claim_zero_calls() {
         let share = stdout
             .lines()
             .find(|l| l.contains("Busy>>run"))
-            .and_then(|l| l.split_once('(')?.1.split_once("%)")?.0.trim().parse::<f64>().ok())
+            .and_then(|l| {
+                l.split_once('(')?
+                    .1
+                    .split_once("%)")?
+                    .0
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
             .unwrap_or_else(|| panic!("no inclusive share of Busy>>run:\n{stdout}"));
         assert!(share > 50.0, "{stdout}");
     } else {

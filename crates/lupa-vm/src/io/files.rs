@@ -366,7 +366,10 @@ mod tests {
             assert!(m.file_type().is_symlink(), "{name} is still a link");
             assert_eq!(std::fs::read(&real).expect("works"), text);
         }
-        assert_eq!(std::fs::read_dir(dir.join("data")).expect("works").count(), 1);
+        assert_eq!(
+            std::fs::read_dir(dir.join("data")).expect("works").count(),
+            1
+        );
         // A dangling link: its target is created.
         std::os::unix::fs::symlink("data/new.csv", dir.join("dangling")).expect("works");
         let w = files
