@@ -7,6 +7,7 @@
 //! about.
 
 use crate::common::{classes, lupa_in};
+use crate::history::git;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -122,24 +123,6 @@ fn sigterm_during_count_writes_the_report_file() {
     let report = std::fs::read_to_string(dir.path().join("count.txt")).expect("written");
     assert!(report.contains("interrupted (SIGTERM)"), "{report}");
     assert!(report.contains("Forever>>work"), "{report}");
-}
-
-/// Run git in `dir` with an identity; `None` when git is not installed.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .ok()?;
-    assert!(out.status.success(), "git {args:?}");
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[test]
