@@ -9,6 +9,7 @@ mod commands;
 mod progress;
 mod report_args;
 mod save;
+mod signals;
 mod vm_args;
 
 use clap::{Parser, Subcommand};
@@ -192,6 +193,12 @@ fn main() -> ExitCode {
             };
         }
     };
+    if matches!(
+        &cli.command,
+        Command::Count(_) | Command::Profile(_) | Command::Lifetimes(_) | Command::Coverage(_)
+    ) {
+        signals::stop_gracefully();
+    }
     match cli.command {
         Command::Run(a) => commands::run::main(&a),
         Command::Test(t) => with_vm(&t.vm, |vm| commands::test::run(vm, &t)),

@@ -4,6 +4,8 @@
 //! fails (a full disk), never leaves a truncated file nor replaces a good one.
 //! A target that exists and is not a regular file (`/dev/null`, a FIFO, a
 //! terminal) is written in place: renaming over it would replace the device.
+//! A symbolic link is kept: the file it points at is the one replaced
+//! ([`lupa_vm::write_target`], which `File` writes use too).
 
 use std::io::Write;
 use std::path::Path;
@@ -20,6 +22,8 @@ pub(crate) fn save_with(
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let target = lupa_vm::write_target(path);
+    let path = target.as_path();
     if is_special(path) {
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -74,6 +78,8 @@ fn is_special(path: &Path) -> bool {
 /// it is a device or FIFO that opens for writing).
 pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     let fail = |e: String| format!("cannot write {}: {e}", path.display());
+    let target = lupa_vm::write_target(path);
+    let path = target.as_path();
     if path.is_dir() {
         return Err(fail("it is a directory".to_string()));
     }
@@ -126,6 +132,26 @@ mod tests {
                 "readable by group and others: {mode:o}"
             );
         }
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_symbolic_link_is_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, b"old").expect("write");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).expect("symlink");
+        check_writable(&link).expect("writable");
+        save(&link, b"new").expect("save");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).expect("read"), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 2);
     }
 
     #[test]

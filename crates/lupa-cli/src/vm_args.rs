@@ -31,6 +31,9 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
        profiled program failed
   74   a file or the standard output cannot be read or written (checked before the run
        for -o FILE)
+  130  interrupted by SIGINT (Ctrl-C; 143: SIGTERM); count, profile, lifetimes and
+       coverage stop the program and still write the report of what ran, saying so (a
+       second signal ends the process at once)
   134  a bug in the VM: a Rust panic prints its message and aborts (SIGABRT; a debug
        build unwinds and exits with 101)";
 
@@ -233,6 +236,10 @@ pub(crate) fn report(e: &VmError) -> ExitCode {
         VmError::Fatal(m) => {
             eprintln!("lupa: error: {m}");
             ExitCode::from(70)
+        }
+        VmError::Interrupted(status) => {
+            eprintln!("lupa: interrupted");
+            exit_status(*status)
         }
     }
 }

@@ -364,7 +364,9 @@ pub fn record(
 /// broken version ([`METRIC_BROKEN`], no methods, the failure in its command)
 /// when `keep_going`, and the range goes on; otherwise the range stops there
 /// (the versions stored before it stay). Other failures (git, the store)
-/// always stop it.
+/// always stop it, and so does a stop requested from outside
+/// ([`lupa_vm::interrupt`]: Ctrl-C), before the next revision or during its
+/// run, which is then not recorded; the worktree is removed in every case.
 #[allow(clippy::too_many_arguments)]
 pub fn record_git(
     store: &mut dyn ProfileStore,
@@ -388,15 +390,29 @@ pub fn record_git(
     let mut out = Vec::new();
     for rev in &revisions {
         let label = rev.label();
-        let tree = git::Worktree::add(&top, rev)?;
+        let interrupted = |label: &str| {
+            lupa_vm::interrupt::requested().map(|status| HistoryError::Program {
+                label: label.to_string(),
+                error: VmError::Interrupted(status),
+            })
+        };
+        if let Some(e) = interrupted(&label) {
+            return Err(e);
+        }
+        let tree = match git::Worktree::add(&top, rev) {
+            Ok(tree) => tree,
+            // Ctrl-C in a terminal reaches git too: say why it failed.
+            Err(e) => return Err(interrupted(&label).unwrap_or(e)),
+        };
         let mut options = program.options.clone();
         options.class_path = git::class_path_in(&program.options.class_path, &top, tree.path());
         let run = profile_with(options, &program.args, &label, &program.metric);
         drop(tree);
         let run = match run {
             Ok(run) => run,
+            // An interrupted run is not a broken version: the range stops.
             Err(e @ (HistoryError::Program { .. } | HistoryError::ProgramExit { .. }))
-                if keep_going =>
+                if keep_going && interrupted(&label).is_none() =>
             {
                 let v = NewVersion {
                     label,

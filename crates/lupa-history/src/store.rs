@@ -24,7 +24,10 @@
 //! Contract: every failure is a [`HistoryError`] naming the file; a file that
 //! is not a SQLite database, or a database that is not a Lupa store, is
 //! [`HistoryError::NotAStore`]; recording a version is one transaction (a
-//! failed recording leaves nothing).
+//! failed recording leaves nothing). Several processes may record into one
+//! store at once: creating or upgrading the schema and recording a version
+//! take the write lock first (`BEGIN IMMEDIATE`) and wait for each other (a
+//! busy timeout of 10 s), so every version lands.
 
 use crate::HistoryError;
 use crate::schema::Dialect;
@@ -171,12 +174,41 @@ pub(crate) fn migrate_to(
     path: &Path,
     target: i64,
 ) -> Result<i64, HistoryError> {
+    let sql = |e: rusqlite::Error| HistoryError::sqlite(path, e);
+    // The first read of the file: a file that is not SQLite fails here.
+    let found = schema_of(conn, path)?;
+    if found >= target {
+        return Ok(found);
+    }
+    // Another process may be creating or upgrading the same store: the
+    // write lock is taken first (IMMEDIATE, waiting up to the busy timeout),
+    // then the version read again under it, so that exactly one of them
+    // runs the steps and the others find them done.
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(sql)?;
+    let found = schema_of(&tx, path)?;
+    if found >= target {
+        return Ok(found);
+    }
+    for step in Dialect::Sqlite.steps(found, target) {
+        tx.execute_batch(&step).map_err(sql)?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA user_version = {target}; PRAGMA application_id = {APPLICATION_ID};"
+    ))
+    .map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    Ok(found)
+}
+
+/// The schema version of the store of `conn` (0: empty), or why it is not
+/// a Lupa store this build can open.
+fn schema_of(conn: &Connection, path: &Path) -> Result<i64, HistoryError> {
     let not_a_store = |reason: String| HistoryError::NotAStore {
         path: path.to_path_buf(),
         reason,
     };
-    let sql = |e: rusqlite::Error| HistoryError::sqlite(path, e);
-    // The first read of the file: a file that is not SQLite fails here.
     let found: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| not_a_store(e.to_string()))?;
@@ -208,18 +240,6 @@ pub(crate) fn migrate_to(
             known: SCHEMA_VERSION,
         });
     }
-    if found >= target {
-        return Ok(found);
-    }
-    let tx = conn.transaction().map_err(sql)?;
-    for step in Dialect::Sqlite.steps(found, target) {
-        tx.execute_batch(&step).map_err(sql)?;
-    }
-    tx.execute_batch(&format!(
-        "PRAGMA user_version = {target}; PRAGMA application_id = {APPLICATION_ID};"
-    ))
-    .map_err(sql)?;
-    tx.commit().map_err(sql)?;
     Ok(found)
 }
 
@@ -347,7 +367,13 @@ impl ProfileStore for SqliteStore {
     ) -> Result<VersionInfo, HistoryError> {
         let path = self.path.clone();
         let sql = |e: rusqlite::Error| HistoryError::sqlite(&path, e);
-        let tx = self.conn.transaction().map_err(sql)?;
+        // The write lock first (waiting for another writer up to the busy
+        // timeout): a deferred transaction that reads, then writes, fails at
+        // once with "database is locked" when another one writes meanwhile.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let existing: Option<i64> = tx
             .query_row(
                 "SELECT id FROM versions WHERE label = ?1",
@@ -630,6 +656,41 @@ mod tests {
                 assert_eq!(similar, vec!["A>>x".to_string()]);
             }
             other => panic!("expected an unknown method, got {other:?}"),
+        }
+    }
+
+    /// Issue 26, kind 6: writers started together on a new store (the
+    /// schema created by one of them) and on an existing one wait for each
+    /// other; every version lands.
+    #[test]
+    fn concurrent_writers_wait_for_each_other() {
+        const WRITERS: usize = 6;
+        for round in 0..4 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join(format!("new-{round}.db"));
+            let start = std::sync::Arc::new(std::sync::Barrier::new(WRITERS));
+            let threads: Vec<_> = (0..WRITERS)
+                .map(|i| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || -> Result<(), HistoryError> {
+                        start.wait();
+                        let mut s = SqliteStore::open(&path, true)?;
+                        for k in 0..3 {
+                            s.add_version(
+                                &new_version(&format!("w{i}-{k}")),
+                                &[mm("A", "x", 1)],
+                                false,
+                            )?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("no panic").expect("every writer records");
+            }
+            let s = SqliteStore::open(&path, false).expect("opens");
+            assert_eq!(s.versions().expect("versions").len(), WRITERS * 3);
         }
     }
 

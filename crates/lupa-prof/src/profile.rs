@@ -444,6 +444,13 @@ impl Profile {
         &self.methods[self.nodes[node].method]
     }
 
+    /// Does the profile know how many activations its contexts stand for?
+    /// A sampling profiler sees no calls: every count is 0, which reports
+    /// show as unknown rather than as "0 calls".
+    pub fn knows_activations(&self) -> bool {
+        self.nodes.iter().any(|n| n.activations > 0)
+    }
+
     /// Is this node a synthetic root (a root whose method is the synthetic root)?
     pub fn is_synthetic(&self, node: NodeId) -> bool {
         self.nodes[node].parent.is_none() && self.method_of(node).is_synthetic_root()

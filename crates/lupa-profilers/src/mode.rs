@@ -31,7 +31,8 @@ pub enum ProfileMode {
     /// `lupa stability`.
     Timing,
     /// The sampling profiler of the whole VM ([`crate::sampler`]); from
-    /// Smalltalk (`sampling` or `sampling:HZ`) every sample weighs 1.
+    /// Smalltalk (`sampling` or `sampling:HZ`) every sample weighs its CPU
+    /// time, as from the command line.
     Sampling(SamplerConfig),
     /// Illimani's object lifetimes ([`crate::lifetimes`]).
     Lifetimes(LifetimeConfig),

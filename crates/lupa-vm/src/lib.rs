@@ -46,7 +46,7 @@ mod vm;
 pub use image::{BUNDLED, BUNDLED_PREFIX, ClassTable, Image, Lookup, PackageInfo, package_of};
 pub use image::{InstructionInfo, MethodDescription};
 pub use interp::native::{Jit, JitWork, MAX_NATIVE_DEPTH, NativeFunctionInfo};
-pub use io::Io;
+pub use io::{Io, write_target};
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
 pub use objects::native::{
@@ -61,7 +61,7 @@ pub use obs::sampling::{
 };
 pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
-pub use sched::{Frame, Scheduler};
+pub use sched::{Frame, Scheduler, interrupt};
 pub use sunit::TestSummary;
 pub use vm::profiler_door::{
     CallGraph, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,

@@ -37,6 +37,7 @@ pub(crate) struct CountArgs {
 
 /// Run `lupa count`.
 pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
+    super::run::warn_stray_options("count", &a.args);
     let dest = a
         .report
         .prepare(vm, &run_stem(&program_args(&a.class, &a.args)))?;
@@ -47,7 +48,7 @@ pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     vm.load_class_by_name(&a.class)?;
     let args = program_args(&a.class, &a.args);
     let run = ProfileMode::COMPTEUR.run(vm, Workload::Program(&args))?;
-    let code = run.result?;
+    let code = crate::signals::program_status(run.result)?;
     let view = a.view.view();
     let profile = Profile::try_from(run.output)?;
     if let Some(message) = view.unmatched(&profile) {
@@ -57,7 +58,8 @@ pub(crate) fn run(vm: &mut Vm, a: &CountArgs) -> Result<i32, VmError> {
     }
     let profile = view.apply(profile);
     let command = format!("lupa count {}", args.join(" "));
-    let header = compteur::header(&profile, &command, run.inlined, calibration.as_ref());
+    let mut header = compteur::header(&profile, &command, run.inlined, calibration.as_ref());
+    header.extend(crate::signals::interrupted_line());
     let mut options = view.report_options(a.report.format, command, header);
     options.estimate = calibration
         .as_ref()

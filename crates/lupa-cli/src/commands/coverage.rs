@@ -69,7 +69,7 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
         lines: !a.no_lines,
     });
     let mut run = mode.run(vm, Workload::Tests(&classes))?;
-    let code = run.result?;
+    let code = crate::signals::program_status(run.result)?;
     run.output.set_command(&command);
     let mut coverage = Coverage::try_from(run.output)?;
     vm.io.flush()?;

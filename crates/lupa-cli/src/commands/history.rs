@@ -32,7 +32,10 @@ pub(crate) const EXIT_CODES: &str = "Exit codes (lupa history):
   70   record: a fatal runtime error in the program, or git failed (cannot run, worktree)
   74   the database is missing (log, diff, show, check), is not a Lupa profile
        database (corrupt, another file, a newer schema), or cannot be read or
-       written; -o FILE cannot be written";
+       written; -o FILE cannot be written
+  130  record: interrupted by SIGINT (Ctrl-C; 143: SIGTERM): the run stops, nothing
+       more is recorded (the versions stored before stay) and a --git worktree is
+       removed";
 
 /// `lupa history` arguments.
 #[derive(Args, Debug)]
@@ -264,6 +267,7 @@ fn report(e: &HistoryError) -> ExitCode {
             VmError::Io(_) => 74,
             VmError::Fatal(_) => 70,
             VmError::Exit(_) => 1,
+            VmError::Interrupted(status) => u8::try_from(*status).unwrap_or(130),
         },
         H::Git(_) => 70,
         H::NoDatabase(_)
@@ -381,6 +385,7 @@ fn run(a: &HistoryArgs) -> Result<ExitCode, Failure> {
 }
 
 fn record(db: &Path, r: &RecordArgs) -> Result<ExitCode, Failure> {
+    crate::signals::stop_gracefully();
     if r.every.is_some() && r.git.is_none() {
         eprintln!("lupa: history record: --every needs --git REPO --revs A..B");
         return Ok(ExitCode::from(2));

@@ -67,6 +67,7 @@ pub(crate) struct LifetimesArgs {
 
 /// Run `lupa lifetimes`.
 pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
+    super::run::warn_stray_options("lifetimes", &a.args);
     if !(a.rate > 0.0 && a.rate <= 1.0) {
         eprintln!("lupa: --rate takes a number in (0, 1], not {}", a.rate);
         return Ok(2);
@@ -97,7 +98,7 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
     progress.finish();
     let mut run = run?;
     vm.io.flush()?;
-    let code = run.result?;
+    let code = crate::signals::program_status(run.result)?;
     run.output.set_command(&command);
     let lifetimes = Lifetimes::try_from(run.output)?;
     a.report

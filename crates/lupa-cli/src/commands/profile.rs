@@ -40,7 +40,9 @@ pub(crate) struct ProfileArgs {
           conflicts_with = "every", value_parser = clap::value_parser!(u64).range(1..))]
     compare_modes: Option<u64>,
     /// Also take the VM thread's native program counter at each tick (SIGPROF to the VM thread;
-    /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary.
+    /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary. On a
+    /// loaded machine many ticks have no pc (the VM thread did not run before the next tick;
+    /// counted in the report): use an idle machine or a lower --rate.
     #[arg(long, conflicts_with = "every")]
     native: bool,
     /// Deterministic mode: no sampler thread; the interpreter samples its stack every N message
@@ -71,6 +73,22 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
         unweighted: false,
         native: a.native,
     };
+    let stray = super::run::stray_options("profile", &a.args);
+    if a.bench.is_some() {
+        // A benchmark takes two numbers: an option there is a mistake.
+        if let Some(o) = stray
+            .first()
+            .or_else(|| a.args.iter().find(|x| x.starts_with('-')))
+        {
+            eprintln!(
+                "lupa: profile: `{o}` comes after the benchmark's iterations; give the options \
+                 before them (lupa profile --bench NAME [OPTIONS] OUTER INNER)"
+            );
+            return Ok(2);
+        }
+    } else {
+        super::run::warn_stray_options("profile", &a.args);
+    }
     let args = match (&a.bench, &a.class) {
         (Some(name), outer) => {
             let mut all = vec!["BenchmarkRunner".to_string(), name.clone()];
@@ -84,11 +102,12 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let dest = a.report.prepare(vm, &run_stem(&args))?;
     vm.load_class_by_name(&args[0])?;
     let run = ProfileMode::Sampling(config).run(vm, Workload::Program(&args))?;
-    let code = run.result?;
+    let code = crate::signals::program_status(run.result)?;
     let view = a.view.view();
     let Sampled { profile, stats } = view.apply_sampled(Sampled::try_from(run.output)?);
     let command = format!("lupa profile {}", args.join(" "));
     let mut header = sampler::header(vm, &profile, &stats, &command);
+    header.extend(crate::signals::interrupted_line());
     if let Some(every) = a.compare_modes {
         let work = sampler::work_profile(options(&a.vm), &args, every, &view)?;
         let lines = sampler::compare(&profile, &work, every, view.top);

@@ -85,3 +85,40 @@ pub(crate) fn program_args(class: &str, args: &[String]) -> Vec<String> {
     all.extend(args.iter().cloned());
     all
 }
+
+/// The arguments among a program's `args` (those after its class) that
+/// spell one of `lupa COMMAND`'s own options (`--format json`, `-o FILE`):
+/// clap hands everything after the class to the program, so they would be
+/// silently lost for the command.
+pub(crate) fn stray_options(command: &str, args: &[String]) -> Vec<String> {
+    let cli = crate::command();
+    let Some(sub) = cli.find_subcommand(command) else {
+        return Vec::new();
+    };
+    let is_option = |a: &str| {
+        sub.get_arguments().any(|o| {
+            let long = o.get_long().is_some_and(|l| {
+                a.strip_prefix("--").is_some_and(|r| {
+                    r == l || r.strip_prefix(l).is_some_and(|v| v.starts_with('='))
+                })
+            });
+            let short = o.get_short().is_some_and(|c| {
+                a.strip_prefix('-')
+                    .is_some_and(|r| !r.starts_with('-') && r.starts_with(c))
+            });
+            long || short
+        })
+    };
+    args.iter().filter(|a| is_option(a)).cloned().collect()
+}
+
+/// Warn on standard error about each of `lupa COMMAND`'s options among a
+/// program's arguments ([`stray_options`]): they go to the program.
+pub(crate) fn warn_stray_options(command: &str, args: &[String]) {
+    for o in stray_options(command, args) {
+        eprintln!(
+            "lupa: warning: `{o}` comes after the program's class: it is passed to the program, \
+             not to `lupa {command}` (give the options before the class)"
+        );
+    }
+}

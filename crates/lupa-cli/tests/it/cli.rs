@@ -584,12 +584,15 @@ fn pprof_export_opens_in_go_tool_pprof() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let bytes = std::fs::read(dir.path().join("p.pb.gz")).expect("written");
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
-    for index in ["sends", "activations"] {
+    // Sends are the default view (issue 25), activations the other one.
+    for index in ["", "sends", "activations"] {
         let Some(stdout) = crate::common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index)
         else {
             return;
         };
         assert!(stdout.contains("Counted>>fib:"), "{stdout}");
+        let shown = if index.is_empty() { "sends" } else { index };
+        assert!(stdout.contains(&format!("Type: {shown}")), "{stdout}");
     }
 }
 

@@ -12,7 +12,7 @@ use std::process::Command;
 
 /// Run git in `dir` (with an identity for commits); `None` when git is not
 /// installed.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args([

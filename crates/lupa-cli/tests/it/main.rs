@@ -4,6 +4,7 @@
 mod blueprint;
 mod cli;
 mod common;
+mod data_kept;
 mod fuzz;
 mod gc;
 mod gcbench;

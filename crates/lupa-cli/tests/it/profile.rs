@@ -184,12 +184,100 @@ fn sampled_pprof_opens_in_go_tool_pprof() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    // Samples and the sends charged to them travel together.
-    for index in ["samples", "sends"] {
+    // Samples and the sends charged to them travel together; samples are
+    // the default view.
+    for index in ["", "samples", "sends"] {
         if let Some(stdout) = crate::common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), index) {
             assert!(stdout.contains("Busy>>loop:"), "{stdout}");
-            assert!(stdout.contains(&format!("Type: {index}")), "{stdout}");
+            let shown = if index.is_empty() { "samples" } else { index };
+            assert!(stdout.contains(&format!("Type: {shown}")), "{stdout}");
         }
+    }
+}
+
+/// Issue 25: VM-state leaves (`<scavenge>`, `<allocation>`) keep their
+/// names in `go tool pprof` (not `<unknown>`), and its default view of a
+/// profile weighted by CPU time is the time.
+#[test]
+fn pprof_names_vm_states_and_shows_time_by_default() {
+    let program = "Alloc = (
+    run = ( | a | 1 to: 300000 do: [:i | a := Array new: 20. a at: 1 put: i printString ] )
+)";
+    let dir = classes(&[("Alloc.som", program)]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "profile", "-cp", ".", "--rate", "4000", "--format", "pprof", "-o", "p.pb.gz", "Alloc",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some(stdout) = crate::common::go_tool_pprof_top(&dir.path().join("p.pb.gz"), "") else {
+        return;
+    };
+    assert!(stdout.contains("Type: time"), "{stdout}");
+    assert!(!stdout.contains("<unknown>"), "{stdout}");
+    assert!(
+        stdout.contains("<scavenge>") || stdout.contains("<allocation>"),
+        "{stdout}"
+    );
+}
+
+/// Issue 25: a sampled profile does not know its activations: callgrind
+/// writes its calls as 1 (callgrind_annotate drops calls counted 0, and
+/// charged everything to the root), JSON says `null`, HTML shows none.
+#[test]
+fn sampled_exports_do_not_claim_zero_calls() {
+    let dir = classes(&[("Busy.som", BUSY)]);
+    for (format, file) in [
+        ("callgrind", "cg.out"),
+        ("json", "p.json"),
+        ("html", "p.html"),
+    ] {
+        let r = lupa_in(
+            dir.path(),
+            &[
+                "profile", "-cp", ".", "--every", "10", "--format", format, "-o", file, "Busy",
+            ],
+        );
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+    }
+    let cg = std::fs::read_to_string(dir.path().join("cg.out")).expect("written");
+    assert!(!cg.contains("calls=0 "), "{cg}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("p.json")).expect("json"))
+            .expect("JSON");
+    let nodes = json["processes"][0]["nodes"].as_array().expect("nodes");
+    assert!(!nodes.is_empty());
+    assert!(
+        nodes.iter().all(|n| n["activations"].is_null()),
+        "{nodes:?}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("p.html")).expect("html");
+    assert!(!html.contains(" calls)"), "the tree shows no call counts");
+    if std::path::Path::new("/usr/bin/callgrind_annotate").exists() {
+        let out = std::process::Command::new("callgrind_annotate")
+            .args(["--inclusive=yes", "cg.out"])
+            .current_dir(dir.path())
+            .output()
+            .expect("callgrind_annotate runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // `N (P%)  file:Busy>>run`: the run's inclusive share, not the root's.
+        let share = stdout
+            .lines()
+            .find(|l| l.contains("Busy>>run"))
+            .and_then(|l| {
+                l.split_once('(')?
+                    .1
+                    .split_once("%)")?
+                    .0
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no inclusive share of Busy>>run:\n{stdout}"));
+        assert!(share > 50.0, "{stdout}");
+    } else {
+        eprintln!("skipped the callgrind_annotate check: valgrind is not installed");
     }
 }
 

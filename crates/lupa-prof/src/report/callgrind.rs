@@ -10,7 +10,9 @@
 //! definition line (`positions: line`, 0 when unknown). Its self value is
 //! written on the lines where it arose when the profile knows them
 //! ([`MethodInfo::line_costs`]: Compteur's sends at the line of each send), on
-//! the definition line otherwise; each callee gets a `cfl=`/`cfn=`/`calls=` block whose cost line is the
+//! the definition line otherwise; each callee gets a `cfl=`/`cfn=`/`calls=` block (`calls=1` when the
+//! number is unknown, as in a sampled profile: a count of 0 makes
+//! callgrind_annotate drop the call) whose cost line is the
 //! inclusive value of those calls, on the line of the send that made them when
 //! the profiler recorded it ([`CallEdge::line`]; otherwise the caller's first
 //! line), so annotated sources show the cost of each send where it is written. Recursion: a call nested in an activation of
@@ -256,7 +258,10 @@ pub fn write<W: Write>(profile: &Profile, options: &CallgrindOptions, w: &mut W)
                 let (line, calls, cost) = (site.line, site.calls, site.total);
                 writeln!(w, "cfl={}", files.get(file_of(e.callee.index())))?;
                 writeln!(w, "cfn={}", fns.get(&profile.methods[e.callee].name))?;
-                writeln!(w, "calls={calls} {}", line_of(e.callee.index()))?;
+                // A sampled profile does not know the number of calls (0):
+                // callgrind_annotate drops a call counted 0, and with it the
+                // callee's inclusive cost, so at least 1 is written.
+                writeln!(w, "calls={} {}", calls.max(1), line_of(e.callee.index()))?;
                 write!(w, "{line} {cost}")?;
                 for c in &columns {
                     write!(w, " {}", c[i])?;

@@ -105,6 +105,15 @@ pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
             Column::number("Activations"),
         ],
     );
+    let known = profile.knows_activations();
+    // A sampled profile does not know the activations: shown as unknown.
+    let activations = |n: u64| {
+        if known {
+            number_cell(n, &group_digits(n))
+        } else {
+            "<td class=\"n\">\u{2014}</td>".to_string()
+        }
+    };
     for e in &Ranking::of(profile).entries {
         let _ = writeln!(
             s,
@@ -116,7 +125,7 @@ pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
             e.total_percent,
             number_cell(e.self_value, &group_digits(e.self_value)),
             e.self_percent,
-            number_cell(e.activations, &group_digits(e.activations)),
+            activations(e.activations),
         );
     }
     table_end(&mut s);
@@ -129,6 +138,7 @@ pub fn to_string(profile: &Profile, options: &HtmlOptions) -> String {
 /// The calling-context tree as nested `<details>`.
 fn tree(profile: &Profile, options: &HtmlOptions, s: &mut String) {
     let view = OrderedTree::of(profile);
+    let known = profile.knows_activations();
     let threshold = options.cutoff.max(0.0) * view.grand as f64;
     enum Item {
         Open(NodeId, usize),
@@ -147,12 +157,19 @@ fn tree(profile: &Profile, options: &HtmlOptions, s: &mut String) {
         if (total as f64) < threshold {
             continue;
         }
+        let calls = if known {
+            format!(
+                " <span class=\"v\">({} calls)</span>",
+                group_digits(profile.nodes[n].activations)
+            )
+        } else {
+            String::new()
+        };
         let line = format!(
-            "{:.1}% <span class=\"v\">{{{}}}</span> {} <span class=\"v\">({} calls)</span>",
+            "{:.1}% <span class=\"v\">{{{}}}</span> {}{calls}",
             percent(total, view.grand),
             group_digits(total),
             escape_xml(&profile.method_of(n).name),
-            group_digits(profile.nodes[n].activations)
         );
         let children: Vec<NodeId> = if options.max_depth.is_some_and(|m| depth >= m) {
             Vec::new()

@@ -6,7 +6,8 @@
 //! calling-context tree appears once, in the process that owns it
 //! ([`Profile::processes`]), with its parent (`null` for a process's
 //! top-level contexts), its method (an index into `methods`), its self and
-//! total values and its activations; synthetic nodes (the root, process
+//! total values and its activations (`null` when unknown: a sampled
+//! profile); synthetic nodes (the root, process
 //! labels) are not nodes of the document. Nodes are listed parents first.
 
 use std::io::{self, Write};
@@ -98,13 +99,15 @@ pub struct NodeDoc {
     pub self_value: u64,
     /// Its value with all its callees.
     pub total: u64,
-    /// How many activations it stands for.
-    pub activations: u64,
+    /// How many activations it stands for; `null` when the profile does
+    /// not know (a sampled profile sees no calls).
+    pub activations: Option<u64>,
 }
 
 /// Build the document for `profile`.
 pub fn to_document(profile: &Profile, options: &ReportOptions) -> Document {
     let totals = profile.node_totals();
+    let known = profile.knows_activations();
     let methods = profile
         .methods
         .iter()
@@ -132,7 +135,7 @@ pub fn to_document(profile: &Profile, options: &ReportOptions) -> Document {
                     method: node.method.index(),
                     self_value: node.self_value,
                     total: totals[n.index()],
-                    activations: node.activations,
+                    activations: known.then_some(node.activations),
                 });
                 stack.extend(node.children.iter().rev().map(|&c| (c, Some(n.index()))));
             }

@@ -17,6 +17,10 @@
 //! `samples`/`count` (samples taken), its metric (`cpu` or `wall` time in
 //! nanoseconds; left out when the metric is samples) and `sends`/`count`
 //! (the sends charged to the samples: those executed since the previous one).
+//! The default sample type (what `go tool pprof` shows without
+//! `-sample_index`) is the profile's metric (`samples` when it is samples).
+//! Functions have no system name: pprof would "demangle" one equal to the
+//! name and blank VM-state leaves such as `<scavenge>`.
 //! Contract: the sum of each sample type over all samples is the profile's
 //! grand total (total activations; the timeline's samples and sends).
 
@@ -56,6 +60,10 @@ pub struct PprofProfile {
     /// Free-form comments (string indices).
     #[prost(int64, repeated, tag = "13")]
     pub comment: Vec<i64>,
+    /// The sample type pprof shows by default (string index of its type;
+    /// without it pprof shows the last one).
+    #[prost(int64, tag = "14")]
+    pub default_sample_type: i64,
 }
 
 /// A (type, unit) pair of string indices.
@@ -213,10 +221,12 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
         let name = strings.get(&info.name);
         let file = strings.get(info.file.as_deref().unwrap_or(""));
         let line = i64::from(info.line.unwrap_or(0));
+        // No system name: pprof "demangles" a system name equal to the
+        // name, and blanks `<scavenge>` and the like as C++ templates.
         function.push(Function {
             id,
             name,
-            system_name: name,
+            system_name: 0,
             filename: file,
             start_line: line,
         });
@@ -290,6 +300,14 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
     }
     let comment = vec![strings.get(command)];
     let period_type = Some(sample_type[0].clone());
+    // The default view is the profile's metric: time for a profile
+    // weighted by a clock, samples for one sampled every N sends, sends for
+    // Compteur's counts (whose activations are a second view).
+    let default_sample_type = if sums.is_some() && metric_is_samples {
+        strings.get("samples")
+    } else {
+        strings.get(&ty)
+    };
     PprofProfile {
         sample_type,
         sample,
@@ -299,6 +317,7 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
         period_type,
         period: 1,
         comment,
+        default_sample_type,
     }
 }
 

@@ -101,7 +101,7 @@ pub struct SamplerConfig {
     /// Deterministic mode: a sample every this many sends, no thread.
     pub every: Option<u64>,
     /// Every sample weighs 1 (the metric is samples) instead of its clock's
-    /// time; the clock still paces nothing else. The Smalltalk API counts so.
+    /// time; the clock still paces nothing else. Spy's blueprints count so.
     pub unweighted: bool,
     /// Also take the VM thread's native pc at each tick (SIGPROF; Linux) and
     /// report it by Rust function.
@@ -119,11 +119,10 @@ impl SamplerConfig {
         native: false,
     };
 
-    /// What Smalltalk's `VMProfiler` starts: the defaults, counting samples.
-    pub const SMALLTALK: SamplerConfig = SamplerConfig {
-        unweighted: true,
-        ..SamplerConfig::DEFAULT
-    };
+    /// What Smalltalk's `VMProfiler` starts: the defaults, each sample
+    /// weighted by the VM thread's CPU time as `lupa profile` does (so that
+    /// its shares hold on a loaded machine).
+    pub const SMALLTALK: SamplerConfig = SamplerConfig::DEFAULT;
 }
 
 impl Default for SamplerConfig {

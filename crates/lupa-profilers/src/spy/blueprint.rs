@@ -116,6 +116,7 @@ fn timed_runs(
     let counted = profile_of(vm, ProfileMode::COMPTEUR, args)?;
     let config = SamplerConfig {
         rate_hz,
+        unweighted: true,
         ..SamplerConfig::SMALLTALK
     };
     let started = Instant::now();

@@ -69,6 +69,13 @@ impl Vm {
         VmError::Exit(1)
     }
 
+    /// The error that ends a run stopped from outside
+    /// ([`crate::interrupt::request`]), with the status asked for.
+    #[cold]
+    pub(crate) fn interrupted(&self) -> VmError {
+        VmError::Interrupted(crate::sched::interrupt::requested().unwrap_or(130))
+    }
+
     /// Build a fatal error with a Smalltalk backtrace.
     pub fn fatal(&mut self, msg: &str) -> VmError {
         let _ = self.io.flush(); // the fatal error is what gets reported

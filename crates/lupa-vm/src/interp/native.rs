@@ -412,10 +412,11 @@ impl Vm {
     }
 
     /// Must the loop see to something before native code goes on (a
-    /// collection, a process switch, a mode change, code to compile)?
+    /// collection, a process switch, a mode change, code to compile, a stop
+    /// requested from outside)?
     #[inline(always)]
     fn needs_attention(&self) -> bool {
-        self.heap.needs_gc() || self.sched.switch_pending
+        self.heap.needs_gc() || self.sched.switch_pending || crate::sched::interrupt::pending()
     }
 
     /// Enter native code `f` of the top frame (running `code` at `bp`) at

@@ -162,7 +162,7 @@ impl Vm {
         if self.sched.finalization_due {
             self.schedule_finalization();
         }
-        if !self.await_ready() {
+        if !self.await_ready()? {
             return Err(self.fatal("deadlock: every process is waiting or suspended"));
         }
         self.sched.switch_pending = true;
@@ -234,7 +234,7 @@ impl Vm {
         if cur == self.obs.finalizer {
             self.obs.finalizer = usize::MAX;
         }
-        if !self.await_ready() {
+        if !self.await_ready()? {
             return Err(self.fatal("deadlock: a process ended and no other process can run"));
         }
         self.switch_process()
@@ -290,26 +290,39 @@ impl Vm {
 
     /// Before the scheduler picks the next process: wake the expired delays
     /// and, while no process is ready but a delay is pending, sleep until the
-    /// earliest deadline (the VM is idle). Answers false when nothing is ready
+    /// earliest deadline (the VM is idle; what the program printed is flushed
+    /// first, and the sleep ends early when a stop is requested from
+    /// outside: [`VmError::Interrupted`]). Answers false when nothing is ready
     /// and no delay is pending (a deadlock). Out of line: `process_finished`
     /// is inlined into the interpreter loop.
     #[inline(never)]
-    fn await_ready(&mut self) -> bool {
+    fn await_ready(&mut self) -> Result<bool, VmError> {
+        /// The longest sleep between two looks at a stop request.
+        const SLICE: std::time::Duration = std::time::Duration::from_millis(50);
         self.sched.wake_expired_delays();
         while self.sched.ready.is_empty() {
             let Some(earliest) = self.sched.delays.iter().map(|d| d.deadline).min() else {
-                return false;
+                return Ok(false);
             };
+            // Best effort: a failed flush is reported by the next write.
+            let _ = self.io.flush();
             let saved =
                 self.obs
                     .push_state(crate::obs::sampling::VmState::Idle, 0, self.sched.current);
-            let now = std::time::Instant::now();
-            if earliest > now {
-                std::thread::sleep(earliest - now);
+            loop {
+                if crate::sched::interrupt::pending() {
+                    self.obs.pop_state(saved);
+                    return Err(self.interrupted());
+                }
+                let now = std::time::Instant::now();
+                if earliest <= now {
+                    break;
+                }
+                std::thread::sleep((earliest - now).min(SLICE));
             }
             self.obs.pop_state(saved);
             self.sched.wake_expired_delays();
         }
-        true
+        Ok(true)
     }
 }

@@ -4,8 +4,9 @@
 //! the ops use.
 //!
 //! The top of the outer loop is the safepoint: garbage collection, the
-//! out-of-memory signal, finalization and process switches happen there (after
-//! every send and return) and at backward jumps, never inside an op.
+//! out-of-memory signal, finalization, process switches and a stop requested
+//! from outside (`sched::interrupt`) happen there (after every send and
+//! return) and at backward jumps, never inside an op.
 
 use super::{ENV_PARENT, ENV_VARS, OBSERVE};
 use crate::objects::{MethodCode, cls};
@@ -108,6 +109,9 @@ impl Vm {
             }
             if self.sched.current == entry_proc && self.sched.running.frames.len() <= base {
                 return Ok(true);
+            }
+            if super::super::sched::interrupt::pending() {
+                return Err(self.interrupted());
             }
             if self.sched.running.frames.is_empty() {
                 // A process other than the entry one has finished.

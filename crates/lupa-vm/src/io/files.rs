@@ -11,7 +11,7 @@
 //!   program closes it: a program that fails half-way, or a VM that stops,
 //!   never leaves a truncated file where a complete one was. A target that
 //!   exists and is not a regular file (`/dev/null`, a FIFO) is written in
-//!   place.
+//!   place; a symbolic link is kept, its target replaced ([`write_target`]).
 //!
 //! Dropping the table (the VM ends) closes readers and discards unfinished
 //! writers. Every failure is an error message naming the path and the OS
@@ -52,6 +52,31 @@ fn read_line_into(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Resul
             }
         }
     }
+}
+
+/// Where a write to `path` must land for a symbolic link to stay one: the
+/// file at the end of its chain of links (a relative link is read from the
+/// link's directory), or `path` itself when it is not a link. A file
+/// written atomically (a temporary file renamed over its target) is then
+/// written beside that file and renamed over it, and the link keeps
+/// pointing at it; a dangling link's target is created. Every file Lupa
+/// writes goes through it (`File` here, the command line's `-o FILE`).
+pub fn write_target(path: &Path) -> PathBuf {
+    /// Links followed at most (as the kernel's ELOOP limit).
+    const MAX_LINKS: usize = 40;
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return p;
+        }
+        match std::fs::read_link(&p) {
+            Ok(t) if t.is_absolute() => p = t,
+            Ok(t) => p = p.parent().unwrap_or_else(|| Path::new("")).join(t),
+            Err(_) => return p,
+        }
+    }
+    p
 }
 
 /// Buffer size of readers and writers.
@@ -125,7 +150,7 @@ impl OpenFiles {
 
     /// Open `path` for writing (replaced atomically at `close`).
     pub(crate) fn open_write(&mut self, path: &str) -> Result<i64, String> {
-        let p = PathBuf::from(path);
+        let p = write_target(Path::new(path));
         let in_place = std::fs::metadata(&p).is_ok_and(|m| !m.is_file());
         let (file, temp) = if in_place {
             let f = std::fs::OpenOptions::new()
@@ -315,6 +340,43 @@ mod tests {
             "a,b\r\n1,2\n3"
         );
         assert_eq!(std::fs::read_dir(&dir).expect("works").count(), 1);
+        std::fs::remove_dir_all(&dir).expect("works");
+    }
+
+    /// Issue 26, kind 6: writing through a symbolic link (relative, or a
+    /// chain of two) replaces the file it points at and keeps the link.
+    #[test]
+    #[cfg(unix)]
+    fn a_symbolic_link_is_kept_and_its_target_written() {
+        let dir = std::env::temp_dir().join(format!("lupa-files-link-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).expect("works");
+        let real = dir.join("data/real.csv");
+        std::fs::write(&real, "old\n").expect("works");
+        std::os::unix::fs::symlink("data/real.csv", dir.join("first")).expect("works");
+        std::os::unix::fs::symlink(dir.join("first"), dir.join("second")).expect("works");
+        let mut files = OpenFiles::default();
+        for (name, text) in [("first", &b"one\n"[..]), ("second", b"two\n")] {
+            let link = dir.join(name);
+            let w = files
+                .open_write(link.to_str().expect("works"))
+                .expect("works");
+            files.write(w, text).expect("works");
+            files.close(w).expect("works");
+            let m = std::fs::symlink_metadata(&link).expect("works");
+            assert!(m.file_type().is_symlink(), "{name} is still a link");
+            assert_eq!(std::fs::read(&real).expect("works"), text);
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.join("data")).expect("works").count(),
+            1
+        );
+        // A dangling link: its target is created.
+        std::os::unix::fs::symlink("data/new.csv", dir.join("dangling")).expect("works");
+        let w = files
+            .open_write(dir.join("dangling").to_str().expect("works"))
+            .expect("works");
+        files.close(w).expect("works");
+        assert!(dir.join("data/new.csv").is_file());
         std::fs::remove_dir_all(&dir).expect("works");
     }
 

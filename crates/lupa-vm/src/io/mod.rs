@@ -3,8 +3,9 @@
 //! (`File`, `files.rs`), its command-line arguments, the exit status it asked
 //! for and the clock its `System>>ticks` reads.
 //!
-//! Standard output is buffered, optionally discarded (`quiet`) or captured in
-//! memory. Standard error is written unbuffered, after flushing standard output
+//! Standard output is buffered (flushed at line ends when it is a terminal or
+//! a pipe, and before the VM sleeps), optionally discarded (`quiet`) or
+//! captured in memory. Standard error is written unbuffered, after flushing standard output
 //! so that the two interleave as the program wrote them. `output.rs` is the only
 //! place the VM library writes to the process's streams.
 
@@ -12,12 +13,16 @@ pub(crate) mod files;
 mod output;
 
 pub(crate) use files::OpenFiles;
+pub use files::write_target;
 
 /// The program's streams, files, arguments and exit status.
 pub struct Io {
     /// Discard standard output (`VmOptions::quiet`).
     pub(crate) quiet: bool,
     pub(crate) out: std::io::BufWriter<Box<dyn std::io::Write>>,
+    /// Flush `out` at the end of every print that ends a line (standard
+    /// output is a terminal or a pipe, `output.rs`).
+    pub(crate) line_flush: bool,
     /// Standard output captured in memory instead (tests, tools).
     pub(crate) captured: Option<String>,
     /// The files the program has open (`File`, `prims/file.rs`).
@@ -40,6 +45,7 @@ impl Io {
         Io {
             quiet,
             out: std::io::BufWriter::with_capacity(1 << 16, Box::new(std::io::stdout())),
+            line_flush: output::stdout_wants_lines(),
             captured: None,
             files: OpenFiles::default(),
             program_args: Vec::new(),

@@ -20,6 +20,7 @@
 //! of deadlines is deterministic, not the interleaving with processes that
 //! never wait: a delay is looked at when the scheduler runs.
 
+pub mod interrupt;
 mod state;
 
 use lupa_heap::Value;

@@ -21,6 +21,11 @@ pub enum VmError {
     /// I/O problem reading a source file.
     #[error("{0}")]
     Io(String),
+    /// The run was stopped from outside ([`crate::interrupt::request`]: Ctrl-C,
+    /// SIGTERM) at a safepoint; the exit status the process should end with
+    /// (128 + the signal number).
+    #[error("interrupted")]
+    Interrupted(i32),
 }
 
 impl From<OutOfMemory> for VmError {

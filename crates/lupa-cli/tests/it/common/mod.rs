@@ -71,8 +71,9 @@ pub(crate) fn som_dir() -> Option<PathBuf> {
 }
 
 /// `go tool pprof -top -sample_index=INDEX FILE` (Debian `golang-go`, installed
-/// by `.ci/run`): its standard output, after checking it succeeded; `None`
-/// (said on stderr) when go is not installed.
+/// by `.ci/run`; an empty INDEX: pprof's default view): its standard output,
+/// after checking it succeeded; `None` (said on stderr) when go is not
+/// installed.
 pub(crate) fn go_tool_pprof_top(file: &Path, index: &str) -> Option<String> {
     let go = ["/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go"]
         .into_iter()
@@ -82,8 +83,12 @@ pub(crate) fn go_tool_pprof_top(file: &Path, index: &str) -> Option<String> {
         return None;
     };
     let home = file.parent().unwrap_or(Path::new("."));
-    let out = Command::new(go)
-        .args(["tool", "pprof", "-top", &format!("-sample_index={index}")])
+    let mut cmd = Command::new(go);
+    cmd.args(["tool", "pprof", "-top"]);
+    if !index.is_empty() {
+        cmd.arg(format!("-sample_index={index}"));
+    }
+    let out = cmd
         .arg(file)
         .env("HOME", home)
         .output()

@@ -1,0 +1,42 @@
+//! Stopping a running program from outside the VM (Ctrl-C, `kill`): a
+//! process-wide request that every VM of the process honours at its next
+//! safepoint, and while it sleeps idle, by ending the run with
+//! [`VmError::Interrupted`](crate::VmError::Interrupted).
+//!
+//! The request is one atomic word, so that setting it is async-signal-safe
+//! (a signal handler or a signal-watching thread may call [`request`]); the
+//! interpreter's safepoint reads it with one relaxed load. Native code made
+//! by a JIT sees it when it next calls into the runtime (a send it cannot
+//! complete inline, an allocation): a loop that runs entirely inline is
+//! stopped only when it leaves, which is why a command line should let a
+//! second signal end the process at once.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// 0, or the exit status the process should end with (128 + the signal).
+static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+/// Ask every VM of the process to stop; `status` (non-zero: 130 for
+/// SIGINT, 143 for SIGTERM) is what [`requested`] answers afterwards.
+/// Answers false when a stop was already requested (the first status
+/// stays). Async-signal-safe.
+pub fn request(status: i32) -> bool {
+    let status = if status == 0 { 1 } else { status };
+    REQUESTED
+        .compare_exchange(0, status, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// The status given to the first [`request`], if a stop was requested.
+pub fn requested() -> Option<i32> {
+    match REQUESTED.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Was a stop requested (the safepoint's test)?
+#[inline(always)]
+pub(crate) fn pending() -> bool {
+    REQUESTED.load(Ordering::Relaxed) != 0
+}
