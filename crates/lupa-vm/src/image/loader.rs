@@ -685,6 +685,15 @@ impl Image {
                 src.name, md.selector
             )));
         }
+        if let Some(problem) = crate::proxies::trap_shortcut_problem(&cc) {
+            let (l, col) = src.line_col(md.span.start);
+            return Err(VmError::Compile(format!(
+                "{}:{l}:{col}: error: {}>>{} is marked <trapShortcut> but {problem}",
+                src.name,
+                self.class_name(c),
+                md.selector
+            )));
+        }
         let id = self.install_code(heap, c, &cc, &src.name)?;
         self.methods[id as usize]
             .source_range
