@@ -334,12 +334,14 @@ pub(crate) fn trap_shortcut_problem(cc: &lupa_compiler::CompiledCode) -> Option<
     let argc = cc.num_args as usize;
     const SHAPE: &str = "a trap (MethodProxies) must have as literal 2 a selector of its own arity, which it sends first";
     let Some(Const::Symbol(original)) = cc.literals.get(1) else {
-        return Some(format!("its literal 2 is not a Symbol: {SHAPE}"));
+        return Some(format!(
+            "is marked <trapShortcut> but its literal 2 is not a Symbol: {SHAPE}"
+        ));
     };
     let arity = crate::image::selector_arity(original);
     if arity != argc {
         return Some(format!(
-            "its literal 2, #{original}, takes {arity} argument(s), not {argc}: {SHAPE}"
+            "is marked <trapShortcut> but its literal 2, #{original}, takes {arity} argument(s), not {argc}: {SHAPE}"
         ));
     }
     let first_site = cc.code.iter().find(|op| {
@@ -351,7 +353,7 @@ pub(crate) fn trap_shortcut_problem(cc: &lupa_compiler::CompiledCode) -> Option<
     match first_site {
         None | Some(Op::Send { sel: 1, .. }) => None,
         Some(_) => Some(format!(
-            "its first send is not of #{original} (its literal 2): {SHAPE}"
+            "is marked <trapShortcut> but its first send is not of #{original} (its literal 2): {SHAPE}"
         )),
     }
 }

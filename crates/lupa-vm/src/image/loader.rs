@@ -685,10 +685,10 @@ impl Image {
                 src.name, md.selector
             )));
         }
-        if let Some(problem) = crate::proxies::trap_shortcut_problem(&cc) {
+        if let Some(problem) = super::methods::pragma_problem(&cc) {
             let (l, col) = src.line_col(md.span.start);
             return Err(VmError::Compile(format!(
-                "{}:{l}:{col}: error: {}>>{} is marked <trapShortcut> but {problem}",
+                "{}:{l}:{col}: error: {}>>{} {problem}",
                 src.name,
                 self.class_name(c),
                 md.selector

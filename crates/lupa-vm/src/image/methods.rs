@@ -293,6 +293,36 @@ impl Image {
     }
 }
 
+/// Why compiled method `cc` cannot carry a pragma the VM acts on (the
+/// method is then refused at compile time, at load or by `compile:`), or
+/// `None`. The VM reads the frames of such methods by position:
+/// - `<exceptionHandler>` (`Block>>on:do:`): the exception class and the
+///   handler block are arguments 1 and 2, the handler's state temporary 1
+///   (`Context argumentOf:at:`, `tempOf:at:`; a frame without them would make
+///   every exception raised while looking for a handler look again forever);
+/// - `<unwindProtect>` (`ensure:`, `ifCurtailed:`, traps): the unwind action
+///   is temporary 1, the completion flag temporary 2 (the unwinder also
+///   skips a frame without them);
+/// - `<trapShortcut>`: [`crate::proxies::trap_shortcut_problem`].
+///
+/// `<primitive>`, `<metaLevel>` and `<baseLevel>` need no shape.
+pub(crate) fn pragma_problem(cc: &CompiledCode) -> Option<String> {
+    let has = |name: &str| cc.pragmas.iter().any(|(p, _)| p == name);
+    if has("exceptionHandler") && (cc.num_args < 2 || cc.num_temps < 1) {
+        return Some(format!(
+            "is marked <exceptionHandler> but takes {} argument(s) and has {} temporaries: a handler (Block>>on:do:) takes the exception class and the handler block and keeps its state in a temporary",
+            cc.num_args, cc.num_temps
+        ));
+    }
+    if has("unwindProtect") && cc.num_temps < 2 {
+        return Some(format!(
+            "is marked <unwindProtect> but has {} temporaries: an unwind-protected method (ensure:) keeps its unwind action and its completion flag in temporaries 1 and 2",
+            cc.num_temps
+        ));
+    }
+    crate::proxies::trap_shortcut_problem(cc)
+}
+
 /// Intrinsics: methods that SOM's core-lib writes in Smalltalk and Lupa runs
 /// with its own primitive, the Smalltalk body staying the fallback (run when
 /// the primitive fails, e.g. on an index out of bounds), as the bundled
