@@ -21,6 +21,33 @@ fn assert_error_with_backtrace(r: &Run, text: &str) {
     assert!(r.stderr.contains("T>>run"), "no backtrace: {}", r.stderr);
 }
 
+/// Run class `T` of `files` (in a class-path directory of their own) with
+/// `extra` options under `--verify-heap`.
+fn run_files(files: &[(&str, &str)], extra: &[&str]) -> Run {
+    let dir = classes(files);
+    let mut args = vec!["run", "--verify-heap", "-cp", "."];
+    args.extend_from_slice(extra);
+    args.push("T");
+    lupa_in(dir.path(), &args)
+}
+
+/// The run stopped at load with a compile error (exit 65) saying `text`.
+fn assert_compile_error(r: &Run, text: &str) {
+    assert_eq!(r.code, 65, "{}", r.stderr);
+    assert!(r.stderr.contains(text), "wanted {text:?} in: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+/// Run class `T` (defined by `source`) in each JIT mode and expect it to
+/// succeed and print `stdout`.
+fn expect_output(source: &str, stdout: &str) {
+    for jit in JIT {
+        let r = run("T", source, jit);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(r.stdout, stdout);
+    }
+}
+
 /// Run `T` (its `run` method's body given) in each JIT mode and expect the
 /// error `text`.
 fn expect_error(body: &str, text: &str) {
@@ -101,14 +128,13 @@ fn a_block_class_that_inherits_from_array_still_guards_its_slots() {
         ),
     ] {
         for jit in JIT {
-            let dir = classes(&[
-                ("Block1.som", "Block1 = Array ( value = primitive )\n"),
-                ("T.som", &format!("T = ( run = ( {body} ) )\n")),
-            ]);
-            let mut args = vec!["run", "--verify-heap", "-cp", "."];
-            args.extend_from_slice(jit);
-            args.push("T");
-            let r = lupa_in(dir.path(), &args);
+            let r = run_files(
+                &[
+                    ("Block1.som", "Block1 = Array ( value = primitive )\n"),
+                    ("T.som", &format!("T = ( run = ( {body} ) )\n")),
+                ],
+                jit,
+            );
             assert_error_with_backtrace(&r, text);
         }
     }
@@ -116,14 +142,14 @@ fn a_block_class_that_inherits_from_array_still_guards_its_slots() {
 
 /// A kernel class of the user's class path with fields is refused at load.
 fn expect_refused_at_load(file: &str, source: &str, text: &str) {
-    let dir = classes(&[
-        (file, source),
-        ("T.som", "T = ( run = ( [ 3 ] value println ) )\n"),
-    ]);
-    let r = lupa_in(dir.path(), &["run", "--verify-heap", "-cp", ".", "T"]);
-    assert_eq!(r.code, 65, "{}", r.stderr);
-    assert!(r.stderr.contains(text), "wanted {text:?} in: {}", r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let r = run_files(
+        &[
+            (file, source),
+            ("T.som", "T = ( run = ( [ 3 ] value println ) )\n"),
+        ],
+        &[],
+    );
+    assert_compile_error(&r, text);
 }
 
 #[test]
@@ -176,15 +202,10 @@ fn perform_in_superclass_checks_the_receiver() {
     );
     // What fits still runs: a method without fields on anything, a
     // superclass's method on its subclasses.
-    for jit in JIT {
-        let r = run(
-            "T",
-            "T = Pair ( run = ( ('ab' perform: #bar:with: withArguments: #(1 2) inSuperclass: Pair) println. (T new perform: #value: withArguments: #(4) inSuperclass: Pair) println ) )\n",
-            jit,
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(r.stdout, "1\ninstance of T\n");
-    }
+    expect_output(
+        "T = Pair ( run = ( ('ab' perform: #bar:with: withArguments: #(1 2) inSuperclass: Pair) println. (T new perform: #value: withArguments: #(4) inSuperclass: Pair) println ) )\n",
+        "1\ninstance of T\n",
+    );
 }
 
 #[test]
@@ -207,15 +228,14 @@ fn a_super_send_runs_only_on_instances_of_its_class() {
     ];
     for (body, text) in cases {
         for jit in JIT {
-            let dir = classes(&[
-                ("Pair.som", "Pair = ( | key value | key = ( ^key ) )\n"),
-                ("S.som", sub),
-                ("T.som", &format!("T = ( run = ( {body} ) )\n")),
-            ]);
-            let mut args = vec!["run", "--verify-heap", "-cp", "."];
-            args.extend_from_slice(jit);
-            args.push("T");
-            let r = lupa_in(dir.path(), &args);
+            let r = run_files(
+                &[
+                    ("Pair.som", "Pair = ( | key value | key = ( ^key ) )\n"),
+                    ("S.som", sub),
+                    ("T.som", &format!("T = ( run = ( {body} ) )\n")),
+                ],
+                jit,
+            );
             assert_error_with_backtrace(&r, text);
         }
     }
@@ -251,14 +271,9 @@ fn a_hand_written_vm_pragma_without_its_shape_is_refused_at_load() {
             "T>>foo: is marked <unwindProtect> but has 1 temporaries",
         ),
     ] {
-        let dir = classes(&[(
-            "T.som",
-            &format!("T = ( run = ( (self foo: 3) println ) bar: x = ( ^x ) {method} )\n"),
-        )]);
-        let r = lupa_in(dir.path(), &["run", "--verify-heap", "-cp", ".", "T"]);
-        assert_eq!(r.code, 65, "{}", r.stderr);
-        assert!(r.stderr.contains(text), "wanted {text:?} in: {}", r.stderr);
-        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        let source = format!("T = ( run = ( (self foo: 3) println ) bar: x = ( ^x ) {method} )\n");
+        let r = run_files(&[("T.som", &source)], &[]);
+        assert_compile_error(&r, text);
     }
 }
 
@@ -274,13 +289,8 @@ fn a_hand_written_vm_pragma_compiled_at_run_time_is_an_error() {
     );
     // One with a trap's shape runs: disabled (literal 1 not true), it sends
     // literal 2 with the same arguments.
-    for jit in JIT {
-        let r = run(
-            "T",
-            "T = ( run = ( T compile: 'foo: x = ( <trapShortcut> #off ifFalse: [ ^self bar: x ]. ^0 )'. (self foo: 3) println ) bar: x = ( ^x * 2 ) )\n",
-            jit,
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(r.stdout, "6\n");
-    }
+    expect_output(
+        "T = ( run = ( T compile: 'foo: x = ( <trapShortcut> #off ifFalse: [ ^self bar: x ]. ^0 )'. (self foo: 3) println ) bar: x = ( ^x * 2 ) )\n",
+        "6\n",
+    );
 }
