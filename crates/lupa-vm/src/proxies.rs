@@ -316,6 +316,48 @@ impl Vm {
     }
 }
 
+/// Why compiled method `cc`, marked `<trapShortcut>`, cannot be one, or
+/// `None` when it can (or is not marked). The VM acts on the pragma without
+/// running the method ([`Vm::send_to_original`]): it sends literal 2 to the
+/// receiver with the method's own arguments, through the method's first send
+/// site's inline cache. So literal 2 must be a selector of the method's
+/// arity, and the first send site, if any, a send of it with those arguments
+/// (the cache then only ever holds methods for that selector). The
+/// prototypes of `MpTrapPrototypes` have that shape; a hand-written method
+/// without it is a compile error. `literalAt:put:` keeps the shape
+/// (literal 2 takes only a Symbol of that arity).
+pub(crate) fn trap_shortcut_problem(cc: &lupa_compiler::CompiledCode) -> Option<String> {
+    use lupa_compiler::{Const, Op};
+    if !cc.pragmas.iter().any(|(p, _)| p == "trapShortcut") {
+        return None;
+    }
+    let argc = cc.num_args as usize;
+    const SHAPE: &str = "a trap (MethodProxies) must have as literal 2 a selector of its own arity, which it sends first";
+    let Some(Const::Symbol(original)) = cc.literals.get(1) else {
+        return Some(format!(
+            "is marked <trapShortcut> but its literal 2 is not a Symbol: {SHAPE}"
+        ));
+    };
+    let arity = crate::image::selector_arity(original);
+    if arity != argc {
+        return Some(format!(
+            "is marked <trapShortcut> but its literal 2, #{original}, takes {arity} argument(s), not {argc}: {SHAPE}"
+        ));
+    }
+    let first_site = cc.code.iter().find(|op| {
+        matches!(
+            op,
+            Op::Send { site: 0, .. } | Op::SuperSend { site: 0, .. } | Op::Special { site: 0, .. }
+        )
+    });
+    match first_site {
+        None | Some(Op::Send { sel: 1, .. }) => None,
+        Some(_) => Some(format!(
+            "is marked <trapShortcut> but its first send is not of #{original} (its literal 2): {SHAPE}"
+        )),
+    }
+}
+
 /// What the instructions of a method use a literal for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LiteralRole {

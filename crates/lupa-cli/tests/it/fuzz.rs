@@ -2,7 +2,10 @@
 //! reflection (`methodAt:put:`, `invokeOn:with:`, `instVarAt:put:`,
 //! `literalAt:put:`, `Context` frames, objects as methods), call every kernel
 //! primitive with wrong receivers and arguments, and set off allocation,
-//! recursion and process bombs. Each runs in its own `lupa run --verify-heap`
+//! recursion and process bombs; and (issue 26) write into the slots of a
+//! closure and its environment, run methods on any receiver through the
+//! `perform:inSuperclass:` variants, and compile methods with the pragmas
+//! the VM acts on (`<trapShortcut>`, `<unwindProtect>`, `<metaLevel>`...). Each runs in its own `lupa run --verify-heap`
 //! with a small heap and a time bound; the run may succeed or end with a
 //! Smalltalk error (exit 0 or 1; 70 for a deadlock, the documented fatal
 //! error of a program whose processes all wait) but must never panic, die of
@@ -197,6 +200,9 @@ const VALUES: &[&str] = &[
     "Ephemeron new",
     "Error new",
     "thisContextLike",
+    "fuzzBlock",
+    "(fuzzBlock instVarAt: 3)",
+    "(fuzzBlock instVarAt: 1)",
 ];
 
 /// Selectors of `F`, with their arities, for reflection on it (not `run`:
@@ -231,9 +237,38 @@ fn send(rng: &mut Rng, receiver: &str, selector: &str, arity: usize) -> String {
     format!("{receiver} {selector} ({})", value(rng))
 }
 
+/// Pragma lines a hand-written method may carry: those the VM acts on, alone
+/// and combined.
+const PRAGMAS: &[&str] = &[
+    "<trapShortcut>",
+    "<trapShortcut> <unwindProtect>",
+    "<unwindProtect>",
+    "<exceptionHandler>",
+    "<metaLevel>",
+    "<baseLevel>",
+    "<metaLevel> <baseLevel>",
+    "<trapShortcut> <baseLevel>",
+    "<primitive>",
+];
+
+/// Bodies for a hand-written pragma method `p: x` (literal 2 a Symbol or not,
+/// of its arity or not, sent first or not).
+const PRAGMA_BODIES: &[&str] = &[
+    "^x",
+    "#off ifFalse: [ ^self m1: x ]. ^x",
+    "#off ifFalse: [ ^self m2: x with: x ]. ^x",
+    "#off ifFalse: [ ^self m0 ]. ^x",
+    "3 ifFalse: [ ^self m1: x ]. ^x",
+    "#off ifFalse: [ ^#m1: ]. ^self printString: x",
+    "| a b | a := [ x ]. b := nil. ^a value",
+    "^[ :y | y ] value: x",
+    "^x m0",
+    "^super printString",
+];
+
 /// One hostile statement.
 fn statement(rng: &mut Rng, prims: &[Primitive]) -> String {
-    match rng.below(16) {
+    match rng.below(19) {
         0..=4 => {
             // A primitive on a random receiver with random arguments.
             let p = &prims[rng.below(prims.len())];
@@ -362,6 +397,73 @@ fn statement(rng: &mut Rng, prims: &[Primitive]) -> String {
             send(rng, "3", "/", 1),
             value(rng)
         ),
+        15 => {
+            // Closure and environment internals (issue 26): every slot, by
+            // index, by name and as an indexable object, then the block runs.
+            let write = match rng.below(4) {
+                0 => format!(
+                    "fuzzBlock instVarAt: {} put: ({})",
+                    1 + rng.below(4),
+                    value(rng)
+                ),
+                1 => format!(
+                    "(fuzzBlock instVarAt: 3) instVarAt: {} put: ({})",
+                    1 + rng.below(4),
+                    value(rng)
+                ),
+                2 => format!(
+                    "(fuzzBlock instVarAt: 3) perform: #at:put: withArguments: (Array with: {} with: ({})) inSuperclass: Array",
+                    1 + rng.below(3),
+                    value(rng)
+                ),
+                _ => format!(
+                    "(Array >> #at:put:) invokeOn: ({}) with: (Array with: 1 with: ({}))",
+                    value(rng),
+                    value(rng)
+                ),
+            };
+            format!("{write}. fuzzBlock value")
+        }
+        16 => {
+            // perform:inSuperclass: variants on any receiver, in any class.
+            let (sel, arity) = if rng.below(2) == 0 {
+                let (s, a) = F_SELECTORS[rng.below(F_SELECTORS.len())];
+                (s.to_string(), a)
+            } else {
+                let p = &prims[rng.below(prims.len())];
+                (p.selector.clone(), p.arity)
+            };
+            let class = rng.pick(&[
+                "F", "Pair", "Array", "String", "Object", "Integer", "Block1", "Class",
+                "(F class)", "(Array class)", "Symbol",
+            ]);
+            if arity == 0 && rng.below(2) == 0 {
+                format!("({}) perform: #{sel} inSuperclass: {class}", value(rng))
+            } else {
+                let args: Vec<String> = (0..arity).map(|_| format!("({})", value(rng))).collect();
+                format!(
+                    "({}) perform: #{sel} withArguments: (Array new: {arity} withAll: {}) inSuperclass: {class}",
+                    value(rng),
+                    args.first().cloned().unwrap_or_else(|| "nil".into())
+                )
+            }
+        }
+        17 => {
+            // A hand-written method with the pragmas the VM acts on, then run
+            // (on anything, installed anywhere).
+            let pragma = rng.pick(PRAGMAS);
+            let body = rng.pick(PRAGMA_BODIES);
+            let receiver = if rng.below(2) == 0 {
+                "F new".to_string()
+            } else {
+                format!("({})", value(rng))
+            };
+            format!(
+                "F compile: 'p: x = ( {pragma} {body} )'. ({receiver} p: ({})) printString. (F >> #p:) invokeOn: ({}) with: #(3)",
+                value(rng),
+                value(rng)
+            )
+        }
         _ => "system fullGC".to_string(),
     }
 }
@@ -382,7 +484,7 @@ fn program(rng: &mut Rng, prims: &[Primitive], n: usize) -> String {
         }
     }
     format!(
-        "F = (\n    | a b c |\n    m0 = ( ^a )\n    m1: x = ( b := x. ^self )\n    m2: x with: y = ( c := y. ^x )\n    getA = ( ^a )\n    setA: x = ( a := x )\n    rec: n = ( ^(self rec: n + 1) + 1 )\n    run = (\n        | fuzzPair fuzzFrame |\n        fuzzPair := Pair new.\n{body}        system fullGC.\n        'done' println\n    )\n)\n"
+        "F = (\n    | a b c |\n    m0 = ( ^a )\n    m1: x = ( b := x. ^self )\n    m2: x with: y = ( c := y. ^x )\n    getA = ( ^a )\n    setA: x = ( a := x )\n    rec: n = ( ^(self rec: n + 1) + 1 )\n    run = (\n        | fuzzPair fuzzFrame fuzzBlock |\n        fuzzPair := Pair new.\n        fuzzBlock := [ fuzzPair := fuzzPair ].\n{body}        system fullGC.\n        'done' println\n    )\n)\n"
     )
 }
 

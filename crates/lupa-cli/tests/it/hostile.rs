@@ -7,7 +7,7 @@ use crate::common::{Run, classes, lupa_in};
 
 /// Run class `name` (defined by `source`) with `extra` options under
 /// `--verify-heap`, next to a `Pair` class with two fields.
-fn run(name: &str, source: &str, extra: &[&str]) -> Run {
+pub(crate) fn run(name: &str, source: &str, extra: &[&str]) -> Run {
     let dir = classes(&[
         (
             "Pair.som",
@@ -22,7 +22,7 @@ fn run(name: &str, source: &str, extra: &[&str]) -> Run {
 }
 
 /// The run ended with a Smalltalk error (exit 1) whose first line contains `text`.
-fn assert_error(r: &Run, text: &str) {
+pub(crate) fn assert_error(r: &Run, text: &str) {
     assert_eq!(r.code, 1, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
     let first = r.stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("ERROR: "), "{}", r.stderr);

@@ -23,3 +23,4 @@ mod som_integration;
 mod spy;
 mod streams;
 mod suites;
+mod vm_doors;

@@ -577,21 +577,31 @@ impl Image {
             self.classes[c as usize].shape = self.classes[s as usize].shape;
         }
         // Instances of byte and word classes have no pointer slots: a named
-        // field there would make field access read raw data as objects.
-        if !fields.is_empty()
-            && matches!(self.classes[c as usize].shape, Shape::Bytes | Shape::Words)
-        {
-            let (l, col) = src.line_col(def.name.span.start);
-            return Err(VmError::Compile(format!(
-                "{}:{l}:{col}: error: {name} cannot have instance variables ({}): its instances hold raw {}",
-                src.name,
-                fields.join(", "),
-                if self.classes[c as usize].shape == Shape::Bytes {
-                    "bytes"
+        // field there would make field access read raw data as objects. The
+        // slots of closures and environments are the VM's: a field there
+        // would let a method overwrite a block's code or an env's parent. A
+        // class redefined with fields must not give them to such a subclass
+        // either.
+        if !fields.is_empty() {
+            let fieldless = std::iter::once(c)
+                .chain(self.loaded_subclasses(c))
+                .find_map(|k| {
+                    self.fieldless_reason(k)
+                        .map(|why| (self.classes[k as usize].name.clone(), why))
+                });
+            if let Some((who, why)) = fieldless {
+                let (l, col) = src.line_col(def.name.span.start);
+                let whose = if *who == *name {
+                    String::new()
                 } else {
-                    "words"
-                }
-            )));
+                    format!(" (they would be inherited by {who})")
+                };
+                return Err(VmError::Compile(format!(
+                    "{}:{l}:{col}: error: {name} cannot have instance variables ({}){whose}: {why}",
+                    src.name,
+                    fields.join(", "),
+                )));
+            }
         }
         self.classes[c as usize].fields = fields;
         self.classes[c as usize].source = Rc::from(src.name.as_str());
@@ -631,6 +641,28 @@ impl Image {
         Ok(c)
     }
 
+    /// Why instances of class `k` can have no named field, or `None`: they
+    /// hold raw bytes or words, or their slots are the VM's own data
+    /// ([`cls::holds_vm_slots`]).
+    fn fieldless_reason(&self, k: u32) -> Option<&'static str> {
+        if cls::holds_vm_slots(k) {
+            return Some(
+                "its instances are made by the VM, which reads their slots as its own data (a block's code, receiver and outer environment; an environment's parent and variables)",
+            );
+        }
+        match self.classes[k as usize].shape {
+            Shape::Bytes => Some("its instances hold raw bytes"),
+            Shape::Words => Some("its instances hold raw words"),
+            _ => None,
+        }
+    }
+
+    /// The loaded classes that inherit from `c` (not `c` itself).
+    fn loaded_subclasses(&self, c: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..self.classes.len() as u32)
+            .filter(move |&k| k != c && self.classes[k as usize].loaded && self.is_kind_of(k, c))
+    }
+
     fn compile_def_and_install(
         &mut self,
         heap: &mut Heap,
@@ -651,6 +683,15 @@ impl Image {
             return Err(VmError::Compile(format!(
                 "{}: internal error: the compiled code of {} fails verification: {e}",
                 src.name, md.selector
+            )));
+        }
+        if let Some(problem) = super::methods::pragma_problem(&cc) {
+            let (l, col) = src.line_col(md.span.start);
+            return Err(VmError::Compile(format!(
+                "{}:{l}:{col}: error: {}>>{} {problem}",
+                src.name,
+                self.class_name(c),
+                md.selector
             )));
         }
         let id = self.install_code(heap, c, &cc, &src.name)?;

@@ -140,10 +140,9 @@ impl Image {
 
     /// Why a method object cannot go into class `c`'s method dictionary under
     /// `sel`, or `None` when it can: a method must take as many arguments as
-    /// the selector does, and must use no more named fields than instances of
-    /// `c` have (the interpreter also checks each field access, so a mismatch
-    /// that slips past this reads nil instead of another object's memory).
-    /// Objects that are not methods (run with `run:with:in:`) always fit.
+    /// the selector does and fit the instances of `c`
+    /// ([`Image::receiver_problem`]). Objects that are not methods (run with
+    /// `run:with:in:`) always fit.
     pub fn install_problem(&self, heap: &Heap, c: u32, sel: u32, obj: Value) -> Option<String> {
         let code = self.method_code_of(heap, obj)?;
         let sel_name = self.symbols.name(sel).to_string();
@@ -156,23 +155,75 @@ impl Image {
                 code.num_args
             ));
         }
-        if let Some(problem) = self.primitive_holder_problem(&code, c) {
-            return Some(problem);
-        }
-        let used = code.fields_used();
         let info = &self.classes[c as usize];
         let fields = match info.shape {
             Shape::Bytes | Shape::Words => 0,
+            _ if cls::holds_vm_slots(c) => 0,
             _ => info.fields.len(),
         };
+        let whose = format!("instances of {} have", info.name);
+        self.receiver_problem(&code, c, fields, &whose)
+    }
+
+    /// Why `code` cannot run on a receiver of class `c` that has `fields`
+    /// named fields (`whose` says whose, for the message: "instances of Foo
+    /// have", "the receiver (a Foo) has"), or `None` when it can. This is the
+    /// one check of every way to run a method on a receiver other than a
+    /// lookup in the receiver's own class (method installation,
+    /// `invokeOn:with:`, `perform:inSuperclass:`), because the interpreter
+    /// and native code trust a method's receiver:
+    /// - a primitive, to be an instance of its class ([`Image::primitive_holder_problem`]);
+    /// - a send to super, to inherit from the class it was written in (the
+    ///   lookup starts above it, and what it finds trusts the receiver in turn);
+    /// - field access, to find the fields the method (with its blocks) uses
+    ///   ([`MethodCode::fields_used`]): the interpreter checks each access
+    ///   against the object's size only, and the size of a byte or word
+    ///   object counts no pointer slot; closures and environments count none
+    ///   ([`cls::holds_vm_slots`]).
+    pub fn receiver_problem(
+        &self,
+        code: &MethodCode,
+        c: u32,
+        fields: usize,
+        whose: &str,
+    ) -> Option<String> {
+        if let Some(problem) = self.primitive_holder_problem(code, c) {
+            return Some(problem);
+        }
+        if let Some(problem) = self.super_send_problem(code, code, c) {
+            return Some(problem);
+        }
+        let used = code.fields_used();
         (used > fields).then(|| {
             format!(
-                "{}>>{} uses {used} named field(s) but instances of {} have {fields}",
+                "{}>>{} uses {used} named field(s) but {whose} {fields}",
                 self.class_name(code.holder.get()),
                 code.selector_name,
-                info.name
             )
         })
+    }
+
+    /// A send to super in `code` (method `top` or one of its blocks) starts
+    /// its lookup above the class `code` was written in: answers why
+    /// instances of `c`, which do not inherit from that class, cannot run it.
+    fn super_send_problem(&self, top: &MethodCode, code: &MethodCode, c: u32) -> Option<String> {
+        let holder = code.holder.get();
+        let sends_super = code
+            .ops
+            .iter()
+            .any(|op| matches!(op, lupa_compiler::Op::SuperSend { .. }));
+        if sends_super && !self.is_kind_of(c, holder) {
+            return Some(format!(
+                "{}>>{} sends to super from {}: it cannot run on instances of {}",
+                self.class_name(top.holder.get()),
+                top.selector_name,
+                self.class_name(holder),
+                self.class_name(c)
+            ));
+        }
+        code.blocks
+            .iter()
+            .find_map(|b| self.super_send_problem(top, b, c))
     }
 
     /// A primitive trusts its receiver to be what its class makes (a String's
@@ -240,6 +291,36 @@ impl Image {
             .get(start as usize..end as usize)
             .map(str::to_string)
     }
+}
+
+/// Why compiled method `cc` cannot carry a pragma the VM acts on (the
+/// method is then refused at compile time, at load or by `compile:`), or
+/// `None`. The VM reads the frames of such methods by position:
+/// - `<exceptionHandler>` (`Block>>on:do:`): the exception class and the
+///   handler block are arguments 1 and 2, the handler's state temporary 1
+///   (`Context argumentOf:at:`, `tempOf:at:`; a frame without them would make
+///   every exception raised while looking for a handler look again forever);
+/// - `<unwindProtect>` (`ensure:`, `ifCurtailed:`, traps): the unwind action
+///   is temporary 1, the completion flag temporary 2 (the unwinder also
+///   skips a frame without them);
+/// - `<trapShortcut>`: [`crate::proxies::trap_shortcut_problem`].
+///
+/// `<primitive>`, `<metaLevel>` and `<baseLevel>` need no shape.
+pub(crate) fn pragma_problem(cc: &CompiledCode) -> Option<String> {
+    let has = |name: &str| cc.pragmas.iter().any(|(p, _)| p == name);
+    if has("exceptionHandler") && (cc.num_args < 2 || cc.num_temps < 1) {
+        return Some(format!(
+            "is marked <exceptionHandler> but takes {} argument(s) and has {} temporaries: a handler (Block>>on:do:) takes the exception class and the handler block and keeps its state in a temporary",
+            cc.num_args, cc.num_temps
+        ));
+    }
+    if has("unwindProtect") && cc.num_temps < 2 {
+        return Some(format!(
+            "is marked <unwindProtect> but has {} temporaries: an unwind-protected method (ensure:) keeps its unwind action and its completion flag in temporaries 1 and 2",
+            cc.num_temps
+        ));
+    }
+    crate::proxies::trap_shortcut_problem(cc)
 }
 
 /// Intrinsics: methods that SOM's core-lib writes in Smalltalk and Lupa runs

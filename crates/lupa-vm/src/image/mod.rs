@@ -122,6 +122,18 @@ impl Image {
         }
     }
 
+    /// Why `selector` (`new`, `new:`...) may not make an instance of class
+    /// `c`, or `None` when it may: the instances of the classes
+    /// [`cls::made_by_vm`] are made by the VM alone.
+    pub(crate) fn instantiation_problem(&self, c: u32, selector: &str) -> Option<String> {
+        cls::made_by_vm(c).then(|| {
+            format!(
+                "{} cannot be instantiated with {selector}",
+                self.class_name(c)
+            )
+        })
+    }
+
     /// Intern a symbol, answering its id.
     pub fn intern(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.symbols.by_name.get(name) {

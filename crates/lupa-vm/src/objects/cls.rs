@@ -94,3 +94,25 @@ pub const NAMES: [&str; COUNT as usize] = [
     "Context",
     "Ephemeron",
 ];
+
+/// Does the VM read the slots of instances of `c` as its own data? Block
+/// closures (`Block`, `Block1`..`Block4`: code id, home receiver, outer
+/// environment) and environments (`LupaEnvironment`: parent, alive flag,
+/// captured variables) are made only by the VM, and the interpreter and
+/// native code trust what their slots hold. Such a class may declare no
+/// field (the loader refuses one, inherited ones included), its instances
+/// count as having no named field for a method (installation, `invokeOn:with:`,
+/// `perform:inSuperclass:`), and no primitive writes their slots
+/// (`instVarAt:put:`, `instVarNamed:put:`, `at:put:`) or makes one (`new`, `new:`).
+#[inline]
+pub fn holds_vm_slots(c: u32) -> bool {
+    (BLOCK..=BLOCK4).contains(&c) || c == ENV
+}
+
+/// Are the instances of `c` made only by the VM, never by `new`/`new:`?
+/// Integers, Doubles and Symbols (their identity and contents are the VM's),
+/// the three constants, and the classes of [`holds_vm_slots`].
+#[inline]
+pub fn made_by_vm(c: u32) -> bool {
+    matches!(c, INTEGER | DOUBLE | SYMBOL | NIL | TRUE | FALSE) || holds_vm_slots(c)
+}

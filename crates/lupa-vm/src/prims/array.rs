@@ -21,7 +21,9 @@ fn indexable(vm: &Vm, a: Value) -> Result<(usize, usize), PrimFailure> {
     }
     let c = vm.heap.class_index(a);
     let info = &vm.image.classes[c as usize];
-    if !matches!(info.shape, Shape::Indexable | Shape::Weak) {
+    // An environment is indexable for the VM only: its slots are its
+    // parent, alive flag and variables (`cls::holds_vm_slots`).
+    if !matches!(info.shape, Shape::Indexable | Shape::Weak) || cls::holds_vm_slots(c) {
         return Err(PrimFailure::wrong(0, Expected::Indexable));
     }
     let named = info.fields.len();
@@ -63,11 +65,8 @@ fn length(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn new_sized(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    if (cls::BLOCK..=cls::BLOCK4).contains(&c) || c == cls::SYMBOL {
-        return Err(PrimFailure::Error(format!(
-            "{} cannot be instantiated with new:",
-            vm.image.class_name(c)
-        )));
+    if let Some(problem) = vm.image.instantiation_problem(c, "new:") {
+        return Err(PrimFailure::Error(problem));
     }
     let n = args.int(vm, 1)?;
     if n < 0 {
@@ -101,6 +100,9 @@ fn class_new_sized(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn new_with_all(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
+    if let Some(problem) = vm.image.instantiation_problem(c, "new:withAll:") {
+        return Err(PrimFailure::Error(problem));
+    }
     let n = args.int(vm, 1)?;
     if n < 0 {
         return Err(PrimFailure::Fail);

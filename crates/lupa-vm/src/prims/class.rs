@@ -23,17 +23,8 @@ fn class_name(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn class_new(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
-    // Integers, Doubles, Symbols and the constants are made by the VM; so are
-    // blocks, whose slots the interpreter trusts (code, receiver, outer env).
-    if matches!(
-        c,
-        cls::INTEGER | cls::DOUBLE | cls::SYMBOL | cls::NIL | cls::TRUE | cls::FALSE
-    ) || (cls::BLOCK..=cls::BLOCK4).contains(&c)
-    {
-        return Err(PrimFailure::Error(format!(
-            "{} cannot be instantiated with new",
-            vm.image.class_name(c)
-        )));
+    if let Some(problem) = vm.image.instantiation_problem(c, "new") {
+        return Err(PrimFailure::Error(problem));
     }
     let pretenured = vm.pretenure_if_advised(c);
     let v = vm.instantiate(c, 0)?;

@@ -9,6 +9,7 @@ use super::Primitive;
 use super::outcome::PrimFailure;
 use super::outcome::Reply::{Answer, Done};
 use super::{Args, PrimResult};
+use crate::objects::{MethodCode, cls};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
@@ -48,6 +49,20 @@ fn method_pragmas(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(vm.new_array(&out)?))
 }
 
+/// Why `code` cannot run on `recv` ([`Image::receiver_problem`](crate::image::Image::receiver_problem) with the
+/// receiver's own pointer slots: none for an immediate, a byte or word
+/// object, a closure or an environment), or `None`.
+pub(super) fn invocation_problem(vm: &Vm, code: &MethodCode, recv: Value) -> Option<String> {
+    let class = vm.class_of(recv);
+    let slots = if recv.is_ptr() && !cls::holds_vm_slots(class) {
+        vm.heap.slot_count(recv)
+    } else {
+        0
+    };
+    let whose = format!("the receiver (a {}) has", vm.image.class_name(class));
+    vm.image.receiver_problem(code, class, slots, &whose)
+}
+
 fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
     let code = args.method(vm, 0)?;
     let recv = args.get(vm, 1);
@@ -68,24 +83,8 @@ fn method_invoke(vm: &mut Vm, args: Args) -> PrimResult {
             arguments.len()
         )));
     }
-    let class = vm.class_of(recv);
-    if let Some(problem) = vm.image.primitive_holder_problem(&code, class) {
+    if let Some(problem) = invocation_problem(vm, &code, recv) {
         return Err(PrimFailure::Error(format!("invokeOn:with: {problem}")));
-    }
-    let used = code.fields_used();
-    let slots = if recv.is_ptr() {
-        vm.heap.slot_count(recv)
-    } else {
-        0
-    };
-    if used > slots {
-        let class = vm.class_of(recv);
-        return Err(PrimFailure::Error(format!(
-            "invokeOn:with: {}>>{} uses {used} named field(s) but the receiver (a {}) has {slots}",
-            vm.image.class_name(code.holder.get()),
-            code.selector_name,
-            vm.image.class_name(class)
-        )));
     }
     let n = vm.sched.running.stack.len() - args.count() - 1;
     vm.sched.running.stack.truncate(n);

@@ -106,8 +106,23 @@ fn inst_var_at(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(vm.heap.slot(a, i as usize - 1)))
 }
 
+/// Refuse a reflective write into an object whose slots the VM reads as its
+/// own data (a block closure or an environment: [`cls::holds_vm_slots`]):
+/// a forged code id, outer environment or parent would make the interpreter
+/// read and write outside objects.
+fn refuse_vm_slots(vm: &Vm, a: Value, selector: &str) -> Result<(), PrimFailure> {
+    if !a.is_ptr() || !cls::holds_vm_slots(vm.heap.class_index(a)) {
+        return Ok(());
+    }
+    let name = vm.image.class_name(vm.heap.class_index(a));
+    Err(PrimFailure::Error(format!(
+        "{selector} cannot write into a {name}: its slots belong to the VM (a block's code, receiver and outer environment; an environment's parent and variables)"
+    )))
+}
+
 fn inst_var_at_put(vm: &mut Vm, args: Args) -> PrimResult {
     let a = args.receiver(vm);
+    refuse_vm_slots(vm, a, "instVarAt:put:")?;
     let i = args.int(vm, 1)?;
     let v = args.get(vm, 2);
     let n = slot_count(vm, a);
@@ -144,6 +159,7 @@ fn inst_var_named(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn inst_var_named_put(vm: &mut Vm, args: Args) -> PrimResult {
+    refuse_vm_slots(vm, args.receiver(vm), "instVarNamed:put:")?;
     let v = args.get(vm, 2);
     match field_index(vm, args) {
         Some((a, i)) => {

@@ -9,7 +9,7 @@ use super::Primitive;
 use super::outcome::Reply::Done;
 use super::outcome::{OrError, PrimFailure};
 use super::{Args, PrimResult};
-use crate::vm::Vm;
+use crate::vm::{Lookup, Vm};
 use lupa_heap::Value;
 
 /// perform: family. Rearranges the stack into a normal send.
@@ -42,6 +42,9 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
         )));
     }
     let recv = args.receiver(vm);
+    if in_super {
+        superclass_problem(vm, recv, start_class, id, with_args)?;
+    }
     let n = vm.sched.running.stack.len() - argc - 1;
     vm.sched.running.stack.truncate(n);
     vm.sched.running.stack.push(recv);
@@ -50,6 +53,37 @@ fn perform_generic(vm: &mut Vm, args: Args, with_args: bool, in_super: bool) -> 
     vm.dispatch_in(start_class, id, arguments.len(), None)
         .map_err(PrimFailure::Abort)?;
     Ok(Done)
+}
+
+/// `perform:inSuperclass:` starts the lookup in any class: when `recv` is
+/// not an instance of it (or of a subclass), the method found must fit
+/// `recv` as `invokeOn:with:` requires ([`super::method::invocation_problem`]);
+/// a lookup in one of the receiver's own superclasses always finds one that does.
+fn superclass_problem(
+    vm: &mut Vm,
+    recv: Value,
+    start: u32,
+    sel: u32,
+    with_args: bool,
+) -> Result<(), PrimFailure> {
+    if vm.image.is_kind_of(vm.class_of(recv), start) {
+        return Ok(());
+    }
+    let Lookup::Method(m) = vm.image.lookup(&vm.heap, start, sel) else {
+        return Ok(());
+    };
+    let code = vm.image.code(m).clone();
+    match super::method::invocation_problem(vm, &code, recv) {
+        Some(problem) => Err(PrimFailure::Error(format!(
+            "{} {problem}",
+            if with_args {
+                "perform:withArguments:inSuperclass:"
+            } else {
+                "perform:inSuperclass:"
+            }
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn perform(vm: &mut Vm, args: Args) -> PrimResult {

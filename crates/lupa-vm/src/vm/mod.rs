@@ -123,13 +123,15 @@ impl Vm {
         self.obs.sends
     }
 
-    /// The id of a Symbol object (its identity hash minus one).
+    /// The id of a Symbol object (its identity hash minus one), checked
+    /// against the symbol table: only the table's own object for that id is
+    /// that Symbol.
     pub fn symbol_id(&mut self, v: Value) -> Option<u32> {
-        if v.is_ptr() && self.heap.class_index(v) == cls::SYMBOL {
-            Some(self.heap.identity_hash(v) - 1)
-        } else {
-            None
+        if !v.is_ptr() || self.heap.class_index(v) != cls::SYMBOL {
+            return None;
         }
+        let id = self.heap.identity_hash(v).checked_sub(1)?;
+        (self.image.symbols.objects.get(id as usize) == Some(&v)).then_some(id)
     }
 
     /// The class index of any value.
@@ -264,12 +266,11 @@ impl Vm {
         let c = self.heap.class_index(v);
         let info = self.image.classes.get(c as usize)?;
         if info.is_meta || c == cls::METACLASS {
+            // The class table's own object for that index: an instance of a
+            // metaclass made by `new` is no class.
             let idx = self.heap.identity_hash(v);
-            if (idx as usize) < self.image.classes.len() {
-                Some(idx)
-            } else {
-                None
-            }
+            let known = self.image.classes.get(idx as usize)?;
+            (known.object == v).then_some(idx)
         } else {
             None
         }
