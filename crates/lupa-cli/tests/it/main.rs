@@ -22,3 +22,4 @@ mod som_integration;
 mod spy;
 mod streams;
 mod suites;
+mod vm_tables;

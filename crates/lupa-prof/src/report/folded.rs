@@ -109,6 +109,36 @@ mod tests {
     }
 
     #[test]
+    fn a_depth_limit_sums_the_deeper_contexts_and_keeps_the_output_linear() {
+        let depth = 20_000;
+        let mut b = ProfileBuilder::new(Metric::Sends);
+        let m = b.add_method(MethodInfo::named("rec"));
+        for _ in 0..depth {
+            b.enter(m);
+            b.add_self(1);
+        }
+        let p = b.finish();
+        let limit = 256;
+        let s = to_string_limited(&p, limit);
+        // One line per context down to the limit, one for everything below:
+        // the output is bounded by contexts times the limit, not depth squared.
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), limit + 1);
+        assert!(s.len() <= (limit + 1) * (limit + 1) * "rec;".len() + 64 * (limit + 1));
+        let last = lines.last().expect("a line");
+        assert!(last.starts_with("rec;"), "{last}");
+        assert!(last.ends_with(&format!(";{DEEPER} {}", depth - limit)), "{last}");
+        let sum: u64 = lines
+            .iter()
+            .filter_map(|l| l.rsplit_once(' ').and_then(|(_, v)| v.parse::<u64>().ok()))
+            .sum();
+        assert_eq!(sum, depth as u64);
+        // Without a limit nothing changes.
+        let small = sample_profile();
+        assert_eq!(to_string_limited(&small, usize::MAX), to_string(&small));
+    }
+
+    #[test]
     fn root_value_and_odd_names() {
         let mut b = ProfileBuilder::new(Metric::Samples);
         b.add_self(2);

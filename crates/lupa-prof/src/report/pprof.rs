@@ -368,6 +368,43 @@ mod tests {
     use crate::profile::tests::sample_profile;
     use std::io::Read;
 
+    /// A chain of `depth` contexts (a deep recursion), each with a value.
+    fn recursion(depth: usize) -> Profile {
+        let mut b = crate::ProfileBuilder::new(crate::Metric::Sends);
+        let m = b.add_method(crate::MethodInfo::new("Deep", "rec:"));
+        for _ in 0..depth {
+            b.enter(m);
+            b.add_self(1);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn a_deep_recursion_writes_a_message_linear_in_its_depth() {
+        // Linear-time expectation without timing: the locations the
+        // samples list (the message's size) are at most MAX_STACK + 1 per
+        // sample, where full stacks would be depth * (depth + 1) / 2
+        // (200 million for this recursion).
+        let depth = 20_000;
+        let msg = to_message(&recursion(depth), "lupa count", None);
+        assert_eq!(msg.sample.len(), depth);
+        let listed: usize = msg.sample.iter().map(|s| s.location_id.len()).sum();
+        assert!(listed <= depth * (MAX_STACK + 1), "{listed} locations listed");
+        // The values still add up, and deep stacks end in the truncation mark.
+        let total: i64 = msg.sample.iter().map(|s| s.value[0]).sum();
+        assert_eq!(total, depth as i64);
+        let deepest = msg.sample.iter().map(|s| s.location_id.len()).max();
+        assert_eq!(deepest, Some(MAX_STACK + 1));
+        let mark = msg
+            .string_table
+            .iter()
+            .position(|t| t == TRUNCATED)
+            .expect("the truncation function is named");
+        assert!(msg.function.iter().any(|f| f.name == mark as i64));
+        // A shallow context keeps its whole stack.
+        assert_eq!(msg.sample[9].location_id.len(), 10);
+    }
+
     fn decode(bytes: &[u8]) -> PprofProfile {
         let mut raw = Vec::new();
         flate2::read::GzDecoder::new(bytes)
