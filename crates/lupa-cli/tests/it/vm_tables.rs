@@ -139,7 +139,8 @@ fn a_test_whose_forked_process_fails_ends_and_fails() {
         let r = lupa_in(dir.path(), &["test", "--jit", jit, "-cp", ".", "ForkTest"]);
         assert_eq!(r.code, 1, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
         assert!(
-            r.stderr.contains("a process forked by a test ended with an unhandled error"),
+            r.stderr
+                .contains("a process forked by a test ended with an unhandled error"),
             "{}",
             r.stderr
         );

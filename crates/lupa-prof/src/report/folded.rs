@@ -127,7 +127,10 @@ mod tests {
         assert!(s.len() <= (limit + 1) * (limit + 1) * "rec;".len() + 64 * (limit + 1));
         let last = lines.last().expect("a line");
         assert!(last.starts_with("rec;"), "{last}");
-        assert!(last.ends_with(&format!(";{DEEPER} {}", depth - limit)), "{last}");
+        assert!(
+            last.ends_with(&format!(";{DEEPER} {}", depth - limit)),
+            "{last}"
+        );
         let sum: u64 = lines
             .iter()
             .filter_map(|l| l.rsplit_once(' ').and_then(|(_, v)| v.parse::<u64>().ok()))

@@ -389,7 +389,10 @@ mod tests {
         let msg = to_message(&recursion(depth), "lupa count", None);
         assert_eq!(msg.sample.len(), depth);
         let listed: usize = msg.sample.iter().map(|s| s.location_id.len()).sum();
-        assert!(listed <= depth * (MAX_STACK + 1), "{listed} locations listed");
+        assert!(
+            listed <= depth * (MAX_STACK + 1),
+            "{listed} locations listed"
+        );
         // The values still add up, and deep stacks end in the truncation mark.
         let total: i64 = msg.sample.iter().map(|s| s.value[0]).sum();
         assert_eq!(total, depth as i64);

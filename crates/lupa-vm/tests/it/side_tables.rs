@@ -57,8 +57,16 @@ fn a_lifetime_recording_at_rate_1_stops_at_its_share_of_the_heap() {
     let rec = vm.stop_lifetimes();
     let bound = max_heap / 8 / std::mem::size_of::<lupa_vm::AllocationRecord>();
     assert!(rec.stopped_at_limit, "{} records", rec.records.len());
-    assert!(rec.records.len() <= bound, "{} > {bound}", rec.records.len());
-    assert!(rec.records.len() >= bound / 2, "{} records", rec.records.len());
+    assert!(
+        rec.records.len() <= bound,
+        "{} > {bound}",
+        rec.records.len()
+    );
+    assert!(
+        rec.records.len() >= bound / 2,
+        "{} records",
+        rec.records.len()
+    );
     // A recording under its share is complete.
     let mut vm = self::vm(256 << 20);
     vm.start_lifetimes(LifetimeOptions::default());
