@@ -452,6 +452,11 @@ impl Heap {
         std::mem::take(&mut self.deaths)
     }
 
+    /// Number of deaths recorded and not taken yet.
+    pub fn deaths_len(&self) -> usize {
+        self.deaths.len()
+    }
+
     /// Number of tracked objects alive.
     pub fn tracked_count(&self) -> usize {
         self.tracked.len()

@@ -295,12 +295,21 @@ pub fn profile_program(
         methods: model::metrics_of(&profile),
         total_sends: Some(profile.grand_total()),
         extras: VersionExtras {
-            stacks: model::flame::parse_folded(&lupa_prof::report::folded::to_string(&profile)),
+            stacks: model::flame::parse_folded(&lupa_prof::report::folded::to_string_limited(
+                &profile,
+                STORED_STACK_DEPTH,
+            )),
             runs: Vec::new(),
         },
         metric: METRIC_SENDS,
     })
 }
+
+/// The most frames of a stored call stack: the contexts below are summed
+/// into their ancestor at that depth (`folded::write_limited`), so a deep
+/// recursion stores stacks that grow linearly with its depth, not with its
+/// square (20,000 levels would otherwise take gigabytes).
+pub const STORED_STACK_DEPTH: usize = 256;
 
 /// What to record: the program and how to run it.
 #[derive(Debug, Clone)]

@@ -101,6 +101,8 @@ impl Vm {
         let runner = runner?;
         self.handles.push(runner);
         self.io.running_tests = true;
+        self.io.test_process = self.sched.current;
+        self.io.failed_forks = 0;
         let ran = self.send_message(runner, "runClasses:", &[arr]);
         self.io.running_tests = false;
         let runner = self.handles.pop().unwrap_or(Value::NIL);
@@ -121,7 +123,7 @@ impl Vm {
         };
         Ok(TestSummary {
             passed: count(passed)?,
-            failed: count(failures)? + count(errors)?,
+            failed: count(failures)? + count(errors)? + self.io.failed_forks,
         })
     }
 }

@@ -268,7 +268,7 @@ const PRAGMA_BODIES: &[&str] = &[
 
 /// One hostile statement.
 fn statement(rng: &mut Rng, prims: &[Primitive]) -> String {
-    match rng.below(19) {
+    match rng.below(20) {
         0..=4 => {
             // A primitive on a random receiver with random arguments.
             let p = &prims[rng.below(prims.len())];
@@ -464,6 +464,22 @@ fn statement(rng: &mut Rng, prims: &[Primitive]) -> String {
                 value(rng)
             )
         }
+        18 => rng
+            // VM-side tables (issue 26): each is freed or bounded by its
+            // share of the 48 MB heap (a catchable out-of-memory error).
+            .pick(&[
+                "1 to: 1000000 do: [ :i | system track: Object new ]",
+                "1 to: 100000 do: [ :i | F compile: 'fuzzM = ( ^', i printString, ' )' ]",
+                "1 to: 100000 do: [ :i | (F >> #run) copyFor: F selector: #fuzzCopy ]",
+                "1 to: 300000 do: [ :i | Semaphore new signal ]",
+                "Semaphore new shallowCopy signal",
+                "(File openForReading: '/dev/zero') readLine",
+                "(File openForReading: '/dev/zero') read: 1000000000000",
+                "system startLifetimes: 1 everyNth: 0 seed: 1 stackDepth: 8 only: nil ignore: nil. 1 to: 300000 do: [ :i | Array new: 2 ]. system stopLifetimes",
+                "[ Error signal ] on: Error do: [ :x | [ x return: 1 ] ensure: [ x return: 2 ] ]",
+                "[ Error signal ] on: Error do: [ :x | [ x retry ] ensure: [ x return: 2 ] ]",
+            ])
+            .to_string(),
         _ => "system fullGC".to_string(),
     }
 }

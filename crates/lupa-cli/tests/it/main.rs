@@ -24,3 +24,4 @@ mod spy;
 mod streams;
 mod suites;
 mod vm_doors;
+mod vm_tables;

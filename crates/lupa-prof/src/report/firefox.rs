@@ -217,10 +217,15 @@ pub fn timed_profile(profile: &Profile, timeline: &Timeline, name: &str) -> fx::
         return out;
     };
     let thread_of = |n: NodeId| threads.get(owner[n.index()]).copied().unwrap_or(main);
-    // Frames by (thread, method, category); stacks by (node, leaf category).
+    // Frames by (thread, method, category); stacks by (thread, node, category
+    // of its frame).
     let mut frames: HashMap<(fx::ThreadHandle, usize, fx::CategoryHandle), fx::FrameHandle> =
         HashMap::new();
-    let mut stacks: HashMap<(usize, fx::CategoryHandle), Option<fx::StackHandle>> = HashMap::new();
+    #[allow(clippy::type_complexity)]
+    let mut stacks: HashMap<
+        (fx::ThreadHandle, usize, fx::CategoryHandle),
+        Option<fx::StackHandle>,
+    > = HashMap::new();
     let mut last_time: HashMap<fx::ThreadHandle, u64> = HashMap::new();
     for s in &timeline.samples {
         let category = categories
@@ -228,34 +233,52 @@ pub fn timed_profile(profile: &Profile, timeline: &Timeline, name: &str) -> fx::
             .copied()
             .unwrap_or(interpreting);
         let thread = thread_of(s.node);
-        let stack = match stacks.get(&(s.node.index(), category)) {
+        // The stack of a context is its parent's (on the "interpreting"
+        // category) plus its frame: each context is interned once, so the
+        // work grows with the profile, not with samples times depth.
+        let key = (thread, s.node.index(), category);
+        let stack = match stacks.get(&key) {
             Some(&st) => st,
             None => {
-                let path = profile.path(s.node);
-                let last = path.len().saturating_sub(1);
+                // The contexts from the sample's up to the first one known.
+                let mut chain = vec![(s.node, category)];
+                let mut up = profile.nodes[s.node].parent;
                 let mut parent = None;
-                for (i, m) in path.into_iter().enumerate() {
-                    let cat = if i == last { category } else { interpreting };
-                    let key = (thread, m.index(), cat);
-                    let frame = match frames.get(&key) {
-                        Some(&f) => f,
-                        None => {
-                            let label = out.intern_string(&profile.methods[m.index()].name);
-                            let f = out.intern_frame(
-                                thread,
-                                fx::FrameInfo {
-                                    frame: fx::Frame::Label(label),
-                                    category_pair: cat.into(),
-                                    flags: fx::FrameFlags::empty(),
-                                },
-                            );
-                            frames.insert(key, f);
-                            f
-                        }
-                    };
-                    parent = Some(out.intern_stack(thread, parent, frame));
+                while let Some(p) = up {
+                    if let Some(&st) = stacks.get(&(thread, p.index(), interpreting)) {
+                        parent = st;
+                        break;
+                    }
+                    if chain.len() > profile.nodes.len() {
+                        break; // malformed (cyclic) input
+                    }
+                    chain.push((p, interpreting));
+                    up = profile.nodes[p].parent;
                 }
-                stacks.insert((s.node.index(), category), parent);
+                for &(n, cat) in chain.iter().rev() {
+                    if !profile.is_synthetic(n) {
+                        let m = profile.nodes[n].method;
+                        let fkey = (thread, m.index(), cat);
+                        let frame = match frames.get(&fkey) {
+                            Some(&f) => f,
+                            None => {
+                                let label = out.intern_string(&profile.methods[m.index()].name);
+                                let f = out.intern_frame(
+                                    thread,
+                                    fx::FrameInfo {
+                                        frame: fx::Frame::Label(label),
+                                        category_pair: cat.into(),
+                                        flags: fx::FrameFlags::empty(),
+                                    },
+                                );
+                                frames.insert(fkey, f);
+                                f
+                            }
+                        };
+                        parent = Some(out.intern_stack(thread, parent, frame));
+                    }
+                    stacks.insert((thread, n.index(), cat), parent);
+                }
                 parent
             }
         };

@@ -23,6 +23,12 @@
 //! name and blank VM-state leaves such as `<scavenge>`.
 //! Contract: the sum of each sample type over all samples is the profile's
 //! grand total (total activations; the timeline's samples and sends).
+//!
+//! A sample's stack holds at most [`MAX_STACK`] frames: those of a deeper
+//! context are its innermost ones, then one location of the function
+//! [`TRUNCATED`] (as Go's profiler truncates deep stacks), so the message
+//! grows linearly with the profile (a 20,000-deep recursion would otherwise
+//! write 200 million locations).
 
 use std::io::{self, Write};
 
@@ -32,6 +38,13 @@ use prost::Message;
 
 use crate::Timeline;
 use crate::profile::{NodeId, Profile};
+
+/// The most frames a sample's stack holds (see the module documentation).
+pub const MAX_STACK: usize = 256;
+
+/// The name of the function that stands for the outer frames of a
+/// truncated stack.
+pub const TRUNCATED: &str = "[outer frames truncated]";
 
 /// `Profile` of profile.proto (the fields Lupa writes).
 #[derive(Clone, PartialEq, Message)]
@@ -235,7 +248,11 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
     // into the next frame (when the profiler recorded it), a leaf at its
     // method's first line.
     let mut locations: std::collections::HashMap<(usize, i64), u64> = Default::default();
-    let mut location_of = |m: usize, line: i64| -> u64 {
+    let location_of = |location: &mut Vec<Location>,
+                       locations: &mut std::collections::HashMap<(usize, i64), u64>,
+                       m: usize,
+                       line: i64|
+     -> u64 {
         *locations.entry((m, line)).or_insert_with(|| {
             let id = location.len() as u64 + 1;
             location.push(Location {
@@ -248,13 +265,18 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
             id
         })
     };
+    // The function and location of the truncated outer frames, made on first use.
+    let mut truncated: Option<u64> = None;
     let process_key = strings.get("process");
     let mut sample = Vec::new();
     for p in profile.processes() {
         let process = strings.get(&p.name);
-        let mut stack: Vec<(NodeId, Vec<NodeId>)> =
-            p.roots.iter().rev().map(|&r| (r, Vec::new())).collect();
-        while let Some((n, mut path)) = stack.pop() {
+        // Depth-first, with the path from the root shared: (node, length of
+        // `path` to restore before visiting it).
+        let mut stack: Vec<(NodeId, usize)> = p.roots.iter().rev().map(|&r| (r, 0)).collect();
+        let mut path: Vec<NodeId> = Vec::new();
+        while let Some((n, len)) = stack.pop() {
+            path.truncate(len);
             let node = &profile.nodes[n];
             if !profile.is_synthetic(n) {
                 path.push(n);
@@ -275,15 +297,39 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
                 if let Some(h) = here {
                     value.push(int(h.sends));
                 }
-                let ids: Vec<u64> = (0..path.len())
+                let outer = path.len().saturating_sub(MAX_STACK);
+                let mut ids: Vec<u64> = (outer..path.len())
                     .rev()
                     .map(|k| {
                         let m = profile.nodes[path[k]].method.index();
                         let call = path.get(k + 1).and_then(|&c| profile.nodes[c].call_line);
                         let line = call.or(profile.methods[m].line).unwrap_or(0);
-                        location_of(m, i64::from(line))
+                        location_of(&mut location, &mut locations, m, i64::from(line))
                     })
                     .collect();
+                if outer > 0 {
+                    let id = *truncated.get_or_insert_with(|| {
+                        let f = function.len() as u64 + 1;
+                        let name = strings.get(TRUNCATED);
+                        function.push(Function {
+                            id: f,
+                            name,
+                            system_name: name,
+                            filename: 0,
+                            start_line: 0,
+                        });
+                        let id = location.len() as u64 + 1;
+                        location.push(Location {
+                            id,
+                            line: vec![Line {
+                                function_id: f,
+                                line: 0,
+                            }],
+                        });
+                        id
+                    });
+                    ids.push(id);
+                }
                 sample.push(Sample {
                     location_id: ids,
                     value,
@@ -293,8 +339,9 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
                     }],
                 });
             }
+            let here = path.len();
             for &c in node.children.iter().rev() {
-                stack.push((c, path.clone()));
+                stack.push((c, here));
             }
         }
     }
@@ -339,6 +386,46 @@ mod tests {
     use super::*;
     use crate::profile::tests::sample_profile;
     use std::io::Read;
+
+    /// A chain of `depth` contexts (a deep recursion), each with a value.
+    fn recursion(depth: usize) -> Profile {
+        let mut b = crate::ProfileBuilder::new(crate::Metric::Sends);
+        let m = b.add_method(crate::MethodInfo::new("Deep", "rec:"));
+        for _ in 0..depth {
+            b.enter(m);
+            b.add_self(1);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn a_deep_recursion_writes_a_message_linear_in_its_depth() {
+        // Linear-time expectation without timing: the locations the
+        // samples list (the message's size) are at most MAX_STACK + 1 per
+        // sample, where full stacks would be depth * (depth + 1) / 2
+        // (200 million for this recursion).
+        let depth = 20_000;
+        let msg = to_message(&recursion(depth), "lupa count", None);
+        assert_eq!(msg.sample.len(), depth);
+        let listed: usize = msg.sample.iter().map(|s| s.location_id.len()).sum();
+        assert!(
+            listed <= depth * (MAX_STACK + 1),
+            "{listed} locations listed"
+        );
+        // The values still add up, and deep stacks end in the truncation mark.
+        let total: i64 = msg.sample.iter().map(|s| s.value[0]).sum();
+        assert_eq!(total, depth as i64);
+        let deepest = msg.sample.iter().map(|s| s.location_id.len()).max();
+        assert_eq!(deepest, Some(MAX_STACK + 1));
+        let mark = msg
+            .string_table
+            .iter()
+            .position(|t| t == TRUNCATED)
+            .expect("the truncation function is named");
+        assert!(msg.function.iter().any(|f| f.name == mark as i64));
+        // A shallow context keeps its whole stack.
+        assert_eq!(msg.sample[9].location_id.len(), 10);
+    }
 
     fn decode(bytes: &[u8]) -> PprofProfile {
         let mut raw = Vec::new();

@@ -69,6 +69,10 @@ pub struct Image {
     /// a catchable `Error`: primitive errors are then reported by the VM, as
     /// SOM VMs do (see `Vm::send_error`).
     pub(crate) foreign_kernel: bool,
+    /// Bytes of the methods made at run time (`compile:` and its sources,
+    /// method copies): they are never freed (a method id stays valid for profiles),
+    /// so they count against `--max-heap` (`vm::side_tables`).
+    pub(crate) runtime_code_bytes: usize,
 }
 
 impl Image {
@@ -98,6 +102,7 @@ impl Image {
             use_bundled,
             start_hotness: u32::MAX,
             foreign_kernel: false,
+            runtime_code_bytes: 0,
         }
     }
 

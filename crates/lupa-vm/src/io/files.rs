@@ -26,10 +26,21 @@ const UTF8_BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Read one line into `buf` without its end: a line ends at `\n`, `\r\n` or
 /// a lone `\r` (old Mac files: without it, such a file is one line). False
-/// at the end of the input.
-fn read_line_into(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+/// at the end of the input. A line longer than `max` bytes is an error of
+/// kind `OutOfMemory` (its start is consumed).
+fn read_line_into(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<bool> {
     let mut any = false;
     loop {
+        if buf.len() > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("out of memory: a line is longer than {max} bytes"),
+            ));
+        }
         let chunk = input.fill_buf()?;
         if chunk.is_empty() {
             return Ok(any);
@@ -179,13 +190,14 @@ impl OpenFiles {
         }))
     }
 
-    /// The next line of a reader (without its end of line), or None at the end.
-    pub(crate) fn read_line(&mut self, handle: i64) -> Result<Option<Vec<u8>>, String> {
+    /// The next line of a reader (without its end of line), or None at the
+    /// end; a line longer than `max` bytes is an error.
+    pub(crate) fn read_line(&mut self, handle: i64, max: usize) -> Result<Option<Vec<u8>>, String> {
         match self.get(handle)? {
             OpenFile::Reader { input, path, line } => {
                 let mut buf = Vec::new();
                 let read =
-                    read_line_into(input, &mut buf).map_err(|e| describe(path, "read", &e))?;
+                    read_line_into(input, &mut buf, max).map_err(|e| describe(path, "read", &e))?;
                 if !read {
                     return Ok(None);
                 }
@@ -323,13 +335,22 @@ mod tests {
         let r = files
             .open_read(target.to_str().expect("works"))
             .expect("works");
-        assert_eq!(files.read_line(r).expect("works"), Some(b"a,b".to_vec()));
-        assert_eq!(files.read_line(r).expect("works"), Some(b"1,2".to_vec()));
-        assert_eq!(files.read_line(r).expect("works"), Some(b"3".to_vec()));
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"a,b".to_vec())
+        );
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"1,2".to_vec())
+        );
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"3".to_vec())
+        );
         assert_eq!(files.line_number(r).expect("works"), 3);
-        assert_eq!(files.read_line(r).expect("works"), None);
+        assert_eq!(files.read_line(r, usize::MAX).expect("works"), None);
         files.close(r).expect("works");
-        assert!(files.read_line(r).is_err());
+        assert!(files.read_line(r, usize::MAX).is_err());
         let w = files
             .open_write(target.to_str().expect("works"))
             .expect("works");
@@ -388,7 +409,7 @@ mod tests {
         let mut input =
             std::io::BufReader::with_capacity(3, &b"\xEF\xBB\xBFid,name\r1,a\r\n2,b\n\r3,c"[..]);
         let mut lines = Vec::new();
-        while read_line_into(&mut input, &mut buf).expect("reads") {
+        while read_line_into(&mut input, &mut buf, usize::MAX).expect("reads") {
             lines.push(String::from_utf8_lossy(&std::mem::take(&mut buf)).into_owned());
         }
         assert_eq!(lines, ["\u{feff}id,name", "1,a", "2,b", "", "3,c"]);
@@ -400,10 +421,19 @@ mod tests {
         let r = files
             .open_read(path.to_str().expect("works"))
             .expect("works");
-        assert_eq!(files.read_line(r).expect("works"), Some(b"id".to_vec()));
-        assert_eq!(files.read_line(r).expect("works"), Some(b"1".to_vec()));
-        assert_eq!(files.read_line(r).expect("works"), Some(b"2".to_vec()));
-        assert_eq!(files.read_line(r).expect("works"), None);
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"id".to_vec())
+        );
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"1".to_vec())
+        );
+        assert_eq!(
+            files.read_line(r, usize::MAX).expect("works"),
+            Some(b"2".to_vec())
+        );
+        assert_eq!(files.read_line(r, usize::MAX).expect("works"), None);
         std::fs::remove_dir_all(&dir).expect("works");
     }
 

@@ -35,6 +35,11 @@ pub struct Io {
     /// error of the test that sent it, so it cannot end the run and hide the
     /// results of the other tests.
     pub(crate) running_tests: bool,
+    /// The process that runs the tests (while `running_tests`).
+    pub(crate) test_process: usize,
+    /// Processes forked by tests that ended with `system exit:` (an
+    /// unhandled error): each counts as a failed test.
+    pub(crate) failed_forks: u64,
     /// When the VM started (`System>>ticks`, `time`).
     pub(crate) start_time: std::time::Instant,
 }
@@ -51,6 +56,8 @@ impl Io {
             program_args: Vec::new(),
             exit_code: None,
             running_tests: false,
+            test_process: 0,
+            failed_forks: 0,
             start_time: std::time::Instant::now(),
         }
     }

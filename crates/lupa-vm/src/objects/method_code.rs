@@ -168,6 +168,19 @@ pub struct MethodCode {
 }
 
 impl MethodCode {
+    /// Bytes this code and its blocks take outside the heap (their records,
+    /// instructions, literals, caches and line tables).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        size_of::<MethodCode>()
+            + self.ops.len() * size_of::<Op>()
+            + self.literals.len() * size_of::<Cell<Value>>()
+            + self.sel_ids.len() * size_of::<Cell<u32>>()
+            + self.caches.len() * size_of::<Pic>()
+            + self.line_by_pc.len() * size_of::<u32>()
+            + self.blocks.iter().map(|b| b.memory_bytes()).sum::<usize>()
+    }
+
     /// Source line of instruction `pc`.
     #[inline]
     pub fn line_of(&self, pc: usize) -> u32 {

@@ -121,6 +121,10 @@ pub struct LifetimeRecording {
     /// collection is the stop's measurement, not part of the run: it is not
     /// in `collections`, `full_gcs`, `gc_us` nor the records' survival counts.
     pub final_gc: bool,
+    /// The records reached their share of `--max-heap` (a VM-side table,
+    /// `vm::side_tables`): sampling stopped there, the records of the
+    /// objects sampled until then go on to their deaths.
+    pub stopped_at_limit: bool,
 }
 
 impl LifetimeRecording {
@@ -178,6 +182,10 @@ pub(crate) struct LifetimeRecorder {
     final_gc_us: Option<u64>,
     /// The samples being looked at (kept to reuse its buffer).
     scratch: Vec<AllocationSample>,
+    /// The most records kept (their share of `--max-heap`).
+    max_records: usize,
+    /// Sampling stopped at `max_records`.
+    stopped_at_limit: bool,
 }
 
 impl LifetimeRecorder {
@@ -255,7 +263,10 @@ impl LifetimeRecorder {
     /// say from now on.
     pub(crate) fn start(heap: &mut Heap, options: LifetimeOptions) -> LifetimeRecorder {
         heap.start_allocation_sampling(options.policy, &options.only, &options.ignored);
+        let share = heap.config().max_heap / crate::vm::SIDE_TABLE_SHARE;
         LifetimeRecorder {
+            max_records: (share / std::mem::size_of::<AllocationRecord>()).max(1),
+            stopped_at_limit: false,
             options,
             start: Instant::now(),
             start_stats: heap.stats().clone(),
@@ -307,6 +318,7 @@ impl LifetimeRecorder {
             start_bytes: st0.allocated_bytes,
             late_sites: self.late_sites,
             final_gc: self.final_gc_us.is_some(),
+            stopped_at_limit: self.stopped_at_limit,
             collections: self.collections,
             stacks: self.stacks.stacks,
             records: self.records,
@@ -355,10 +367,22 @@ impl LifetimeRecorder {
                 .iter()
                 .find(|(c, _)| *c == s.class)
                 .map_or(0, |&(_, id)| id);
+            if self.records.len() >= self.max_records {
+                self.stop_at_limit(heap);
+                break;
+            }
             self.record(s, id, now_us);
         }
         samples.clear();
         self.scratch = samples;
+    }
+
+    /// The records reached their share of `--max-heap`: sample no more (the
+    /// samples not recorded are dropped; their objects, tracked under tags
+    /// past the last record, are untracked at the stop).
+    fn stop_at_limit(&mut self, heap: &mut Heap) {
+        heap.stop_allocation_sampling();
+        self.stopped_at_limit = true;
     }
 
     /// After a collection that started at `gc_start` and took `duration`:

@@ -119,8 +119,11 @@ fn class_compile(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
     let src = args.string(vm, 1).or_error("compile: needs a String")?;
     let file = format!("<compiled in {}>", vm.image.class_name(c));
+    vm.check_runtime_code(src.len())?;
     match vm.image.compile_and_install(&mut vm.heap, c, &src, &file) {
         Ok(id) => {
+            let bytes = src.len() + vm.image.methods[id as usize].memory_bytes();
+            vm.image.runtime_code_bytes += bytes;
             let sel = vm.image.methods[id as usize].selector;
             vm.special_selector_changed(sel);
             Ok(Answer(vm.image.methods[id as usize].object.get()))

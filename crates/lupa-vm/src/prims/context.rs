@@ -154,6 +154,20 @@ fn unwind_to_return(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Done)
 }
 
+/// `isUnwindingTo: frame`: is the running process unwinding to that frame
+/// (an `ensure:` block of the unwind is running)? False for a frame that is
+/// not a live frame of the running process.
+fn is_unwinding_to(vm: &mut Vm, args: Args) -> PrimResult {
+    let unwinding = frame(vm, args, 1).is_ok_and(|f| {
+        vm.sched
+            .running
+            .pending_unwinds
+            .iter()
+            .any(|p| p.target == f)
+    });
+    Ok(Answer(Value::bool(unwinding)))
+}
+
 fn restart_frame(vm: &mut Vm, args: Args) -> PrimResult {
     let f = frame(vm, args, 1)?;
     let n = vm.sched.running.stack.len() - args.count() - 1;
@@ -231,6 +245,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Context class"], "lineOf:", line_of),
     Primitive::new(&["Context class"], "unwindTo:return:", unwind_to_return),
     Primitive::new(&["Context class"], "restart:", restart_frame),
+    Primitive::new(&["Context class"], "isUnwindingTo:", is_unwinding_to),
     Primitive::new(&["Context class"], "backtrace", backtrace),
     Primitive::new(&["Context class"], "backtraceFrom:", backtrace_from),
     Primitive::new(&["Context class"], "depth", depth),

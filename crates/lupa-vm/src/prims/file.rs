@@ -38,11 +38,14 @@ fn open_write(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(int(h)?))
 }
 
-/// `primReadLine: handle`: the next line (no end of line), or nil at the end.
+/// `primReadLine: handle`: the next line (no end of line), or nil at the
+/// end. A line longer than a VM-side table may be (`vm::side_tables`) is an
+/// out-of-memory error.
 fn read_line(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
+    let max = vm.side_table_limit();
     let line = vm
-        .blocking(|vm| vm.io.files.read_line(h))
+        .blocking(|vm| vm.io.files.read_line(h, max))
         .map_err(PrimFailure::Error)?;
     bytes_or_nil(vm, line)
 }
@@ -52,6 +55,7 @@ fn read(vm: &mut Vm, args: Args) -> PrimResult {
     let h = args.int(vm, 1)?;
     let n = args.int(vm, 2)?;
     let n = usize::try_from(n).map_err(|_| PrimFailure::Error(format!("cannot read {n} bytes")))?;
+    vm.check_side_table(&format!("reading {n} bytes"), n, "")?;
     let chunk = vm
         .blocking(|vm| vm.io.files.read(h, n))
         .map_err(PrimFailure::Error)?;

@@ -189,9 +189,19 @@ fn mourn_queue(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(a))
 }
 
+/// Bytes a tracked object costs the VM: its entry in the tracked table, then
+/// its death record until `takeDeaths` (an upper estimate of both).
+const TRACKED_COST: usize = 128;
+
 fn track(vm: &mut Vm, args: Args) -> PrimResult {
     let o = args.get(vm, 1);
-    if o.is_ptr() {
+    if o.is_ptr() && !vm.heap.is_tracked(o) {
+        let entries = vm.heap.tracked_count() + vm.heap.deaths_len() + 1;
+        vm.check_side_table(
+            "the table of tracked objects and their deaths",
+            entries.saturating_mul(TRACKED_COST),
+            "; take the deaths with takeDeaths",
+        )?;
         vm.heap.set_tracked(o, true);
     }
     Ok(Answer(o))

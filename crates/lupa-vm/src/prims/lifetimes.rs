@@ -293,6 +293,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         late_sites: t[9],
         // The faithful profiler's own final GC is known to its caller.
         final_gc: false,
+        stopped_at_limit: false,
     });
     Ok(Answer(args.get(vm, 0)))
 }

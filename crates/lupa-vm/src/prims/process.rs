@@ -118,21 +118,23 @@ fn active_process(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(vm.sched.procs[vm.sched.current].object))
 }
 
-/// The semaphore index of a Semaphore object (its identity hash minus one).
+/// The semaphore index of a Semaphore object (its identity hash minus one,
+/// when the semaphore table registered that object: `sched::sem_table`).
 pub(crate) fn sem_index(vm: &mut Vm, v: Value) -> Option<usize> {
     if !v.is_ptr() || !vm.image.is_kind_of(vm.class_of(v), cls::SEMAPHORE) {
         return None;
     }
-    let i = (vm.heap.identity_hash(v) as usize).checked_sub(1)?;
-    (i < vm.sched.sems.len()).then_some(i)
+    vm.sched.sem_record(&mut vm.heap, v)
 }
 
 fn sem_new(vm: &mut Vm, args: Args) -> PrimResult {
     let c = args.class(vm, 0)?;
+    if !vm.image.is_kind_of(c, cls::SEMAPHORE) {
+        return Err(PrimFailure::wrong(0, super::outcome::Expected::Class));
+    }
     let s = vm.instantiate(c, 0)?;
-    vm.sched.sems.push(Default::default());
-    let i = vm.sched.sems.len() as u32;
-    vm.heap.set_identity_hash(s, i);
+    vm.sched
+        .register_semaphore(&mut vm.heap, cls::WEAK_ARRAY, s)?;
     Ok(Answer(s))
 }
 

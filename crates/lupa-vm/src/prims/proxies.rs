@@ -41,7 +41,9 @@ fn method_copy_for(vm: &mut Vm, args: Args) -> PrimResult {
     if let Some(problem) = vm.image.primitive_holder_problem(&code, holder) {
         return Err(PrimFailure::Error(format!("copyFor:selector: {problem}")));
     }
+    vm.check_runtime_code(code.memory_bytes())?;
     let copy = vm.copy_method(&code, holder, sel)?;
+    vm.image.runtime_code_bytes += copy.memory_bytes();
     Ok(Answer(copy.object.get()))
 }
 

@@ -51,6 +51,20 @@ fn load_file(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 fn exit(vm: &mut Vm, args: Args) -> PrimResult {
+    if vm.io.running_tests && vm.sched.current != vm.io.test_process {
+        // A process a test forked: signalling the error below in it would
+        // be unhandled again, and report and exit again, forever. It ends
+        // here (it has reported why) and counts as a failed test.
+        vm.io.failed_forks += 1;
+        vm.io.print_err(
+            "lupa: a process forked by a test ended with an unhandled error: it is terminated and counts as a failed test\n",
+        );
+        let cur = vm.sched.current;
+        let n = vm.sched.running.stack.len() - args.count() - 1;
+        vm.sched.running.stack.truncate(n);
+        vm.terminate_process(cur).map_err(PrimFailure::Abort)?;
+        return Ok(super::Reply::Done);
+    }
     if vm.io.running_tests {
         let what = match args.get(vm, 1).as_int() {
             Some(c) => c.to_string(),

@@ -21,6 +21,7 @@
 //! never wait: a delay is looked at when the scheduler runs.
 
 pub mod interrupt;
+mod sem_table;
 mod state;
 
 use lupa_heap::Value;
@@ -97,8 +98,13 @@ pub struct Scheduler {
     pub procs: Vec<Proc>,
     /// Ready processes, in order.
     pub ready: VecDeque<usize>,
-    /// Semaphores.
+    /// Semaphore records, by index (see `sem_table`).
     pub sems: Vec<Sem>,
+    /// The Semaphore of each record, in a weak array (nil until the first
+    /// Semaphore; a slot is nil once its Semaphore died).
+    pub(crate) sem_objects: Value,
+    /// Records whose Semaphore died, to reuse.
+    pub(crate) free_sems: Vec<usize>,
     /// Pending delays, in the order their processes started waiting.
     pub delays: Vec<PendingDelay>,
     /// The next safepoint must look at the scheduler: a switch to the front of
@@ -123,13 +129,14 @@ impl Scheduler {
 
     /// Every root the scheduler holds, for the collector: the running
     /// process's state, every process record with its saved state, the
-    /// finalization semaphore.
+    /// finalization semaphore, the semaphore table's weak array.
     pub(crate) fn visit_roots(&mut self, root: &mut impl FnMut(&mut Value)) {
         self.running.visit_roots(root);
         for p in self.procs.iter_mut() {
             p.visit_roots(root);
         }
         root(&mut self.finalization_semaphore);
+        root(&mut self.sem_objects);
     }
 }
 

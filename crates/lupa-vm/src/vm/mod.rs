@@ -20,6 +20,8 @@ mod config;
 mod error;
 mod observing;
 pub(crate) mod profiler_door;
+mod side_tables;
+pub(crate) use side_tables::SIDE_TABLE_SHARE;
 
 pub(crate) use crate::image::Lookup;
 pub use config::{DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, VmOptions};

@@ -5,3 +5,4 @@ mod coverage;
 mod delay;
 mod fuzz_pipeline;
 mod observe;
+mod side_tables;
