@@ -612,7 +612,7 @@ fn marker(e: &lupa_vm::VmEvent, origin: Instant) -> Marker {
     }
 }
 
-/// The name [`by_function`] gives the pcs in the JIT's code zone (listed by
+/// The name the by-Rust-function list (`--native`) gives the pcs in the JIT's code zone (listed by
 /// compiled method and bytecode range in the native-code section).
 pub const CODE_ZONE: &str = "<JIT code zone>";
 
