@@ -209,14 +209,17 @@ fn schema_of(conn: &Connection, path: &Path) -> Result<i64, HistoryError> {
         path: path.to_path_buf(),
         reason,
     };
-    let found: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| not_a_store(e.to_string()))?;
-    let app: i64 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|e| not_a_store(e.to_string()))?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+    // One statement, so one snapshot: read apart, another process could
+    // create the schema between the version and the tables (found 0 with
+    // tables: "other tables").
+    let (found, app, tables): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), \
+                    (SELECT application_id FROM pragma_application_id), \
+                    (SELECT count(*) FROM sqlite_master)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .map_err(|e| not_a_store(e.to_string()))?;
     if app != 0 && app != APPLICATION_ID {
         return Err(not_a_store(format!(
