@@ -314,7 +314,7 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
                         function.push(Function {
                             id: f,
                             name,
-                            system_name: name,
+                            system_name: 0,
                             filename: 0,
                             start_line: 0,
                         });

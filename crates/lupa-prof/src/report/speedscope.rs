@@ -14,12 +14,15 @@
 //! A sampled profile with a [`Timeline`] is written as "sampled" profiles
 //! instead ([`sampled_to_string`]): its samples in time order, each the
 //! stack of its context (outermost first) with its weight, so speedscope's
-//! time order view shows the run as it happened.
+//! time order view shows the run as it happened. A stack keeps its innermost
+//! [`MAX_STACK`] frames under one [`TRUNCATED`] frame, as pprof's do, so the
+//! file grows linearly with the samples, not with their depth squared.
 
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::pprof::{MAX_STACK, TRUNCATED};
 use super::sorted_children;
 use crate::Timeline;
 use crate::profile::{NodeId, Profile};
@@ -172,21 +175,36 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
 /// The speedscope file of a sampled profile and its timeline: one "sampled"
 /// profile per process, samples in time order (see the module docs).
 pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
-    let (frame_of, frames) = frame_table(profile);
+    let (frame_of, mut frames) = frame_table(profile);
     let processes = profile.processes();
     let owner = profile.node_processes(&processes);
+    // The frame standing for a truncated stack's outer frames, made on first use.
+    let mut truncated: Option<usize> = None;
     let mut stacks: Vec<Option<Vec<usize>>> = vec![None; profile.nodes.len()];
     let mut per_process: Vec<(Vec<serde_json::Value>, Vec<u64>)> =
         vec![(Vec::new(), Vec::new()); processes.len().max(1)];
     for s in &timeline.samples {
         let n = s.node;
         let stack = stacks[n.index()].get_or_insert_with(|| {
-            profile
+            let mut stack: Vec<usize> = profile
                 .path(n)
                 .into_iter()
                 .map(|m| frame_of[m.index()])
                 .filter(|&f| f != usize::MAX)
-                .collect()
+                .collect();
+            if stack.len() > MAX_STACK {
+                let outer = *truncated.get_or_insert_with(|| {
+                    frames.push(Frame {
+                        name: TRUNCATED.to_string(),
+                        file: None,
+                        line: None,
+                    });
+                    frames.len() - 1
+                });
+                stack.drain(..stack.len() - MAX_STACK);
+                stack.insert(0, outer);
+            }
+            stack
         });
         let last = per_process.len() - 1;
         let p = &mut per_process[owner[n.index()].min(last)];
@@ -366,6 +384,52 @@ mod tests {
                 .count();
             assert_eq!(opens * 2, prof.events.len());
         }
+    }
+
+    #[test]
+    fn a_deep_recursion_writes_stacks_linear_in_its_depth() {
+        // Linear-time expectation without timing: each sample lists at most
+        // MAX_STACK + 1 frames, where full stacks would list depth * (depth
+        // + 1) / 2 in all (200 million for this recursion).
+        let depth = 20_000;
+        let mut b = crate::ProfileBuilder::new(crate::Metric::Samples);
+        let m = b.add_method(crate::MethodInfo::new("Deep", "rec:"));
+        let mut nodes = Vec::with_capacity(depth);
+        for _ in 0..depth {
+            b.enter(m);
+            b.add_self(1);
+            nodes.push(b.current_node());
+        }
+        let p = b.finish();
+        let t = Timeline {
+            samples: nodes
+                .iter()
+                .enumerate()
+                .map(|(i, &node)| crate::TimedSample {
+                    time_ns: i as u64,
+                    node,
+                    state: 0,
+                    weight: 1,
+                    sends: 0,
+                })
+                .collect(),
+            ..Timeline::default()
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&sampled_to_string(&p, &t, "deep")).expect("JSON");
+        let frames = v["shared"]["frames"].as_array().expect("frames");
+        let samples = v["profiles"][0]["samples"].as_array().expect("samples");
+        assert_eq!(samples.len(), depth);
+        let lens: Vec<usize> = samples
+            .iter()
+            .map(|s| s.as_array().map_or(0, Vec::len))
+            .collect();
+        assert!(lens.iter().sum::<usize>() <= depth * (MAX_STACK + 1));
+        assert_eq!(lens.iter().max(), Some(&(MAX_STACK + 1)));
+        let deepest = samples[depth - 1].as_array().expect("a stack");
+        let outer = deepest[0].as_u64().expect("a frame") as usize;
+        assert_eq!(frames[outer]["name"], TRUNCATED);
+        assert_eq!(lens[MAX_STACK - 1], MAX_STACK, "shallow stacks are whole");
     }
 
     #[test]
