@@ -102,10 +102,13 @@ fn semaphores_that_died_give_their_records_back() {
             1 to: 20 do: [ :k | 1 to: 20000 do: [ :i | Semaphore new signal ]. system fullGC ].
             live excessSignals println.
             live wait. live excessSignals println.
-            [ live shallowCopy signal ] on: Error do: [ :e | 'a copy is refused' println ] ) )",
+            [ live shallowCopy signal ] on: Error do: [ :e | 'a copy is refused' println ].
+            [ (Semaphore perform: #new inSuperclass: Class) signal ] on: Error do: [ :e |
+                (e messageText includesSubstring: 'made by Semaphore new') println ].
+            live excessSignals println ) )",
         &["--max-heap", "32m"],
     );
-    assert_prints(&r, "2\n1\na copy is refused\n");
+    assert_prints(&r, "2\n1\na copy is refused\ntrue\n1\n");
 }
 
 #[test]

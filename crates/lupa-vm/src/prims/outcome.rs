@@ -152,7 +152,9 @@ impl fmt::Display for Expected {
             Expected::Array => "an Array",
             Expected::Indexable => "an indexable object",
             Expected::Process => "a Process",
-            Expected::Semaphore => "a Semaphore",
+            // A copy, or an instance made without `Semaphore new` (e.g. by
+            // `perform: #new inSuperclass: Class`), has no VM record.
+            Expected::Semaphore => "a Semaphore made by Semaphore new",
             Expected::Frame => "a frame (from Context currentFrame or senderOf:)",
         })
     }
