@@ -66,11 +66,12 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Blueprint(commands::blueprint::BlueprintArgs),
     /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
-    /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, a primitive, a
-    /// method lookup, a scavenge, a full GC, a process switch, an allocation, finalization, waiting
-    /// in a file call, idle until a Delay expires), weighted by the VM thread's CPU
-    /// time. Prints where
-    /// the time went by VM state, a ranking and a call tree, or writes a report file.
+    /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, running native
+    /// code the JIT compiled, a primitive, a method lookup, a scavenge, a full GC, a process switch,
+    /// an allocation, finalization, waiting in a file call, idle until a Delay expires, the JIT
+    /// compiling or evicting), weighted by the VM thread's CPU time. Prints where the time went
+    /// (native and interpreted code by method and bytecode range, the runtime by VM state), a
+    /// ranking and a call tree, or writes a report file.
     #[command(after_help = EXIT_CODES)]
     Profile(commands::profile::ProfileArgs),
     /// Object lifetimes (Illimani): run CLASS like `run` while sampled allocations are followed
