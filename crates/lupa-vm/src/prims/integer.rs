@@ -69,6 +69,11 @@ enum Op {
 }
 
 impl Op {
+    /// `&`, `bitOr:` and `bitXor:`: defined on Integers only.
+    fn bitwise(self) -> bool {
+        matches!(self, Op::And | Op::Or | Op::Xor)
+    }
+
     /// For a comparison, its result on `x` and `y`; `None` for arithmetic.
     #[inline(always)]
     fn compare<T: PartialOrd>(self, x: &T, y: &T) -> Option<bool> {
@@ -167,8 +172,12 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
             return Ok(Answer(v));
         }
     }
-    // Double argument: compute in floating point.
+    // Double argument: compute in floating point (but the bitwise operations
+    // take Integers only).
     if let Some(y) = is_double(vm, b) {
+        if op.bitwise() {
+            return Err(PrimFailure::wrong(1, Expected::Integer));
+        }
         if let (Op::Div, 0.0) = (op, y) {
             return Err(div_zero());
         }
@@ -191,6 +200,7 @@ fn binop(vm: &mut Vm, args: Args, op: Op) -> PrimResult {
                 Op::Eq => Ok(Answer(Value::FALSE)),
                 Op::Ne => Ok(Answer(Value::TRUE)),
                 _ if x.is_none() => Err(PrimFailure::wrong(0, Expected::Integer)),
+                _ if op.bitwise() => Err(PrimFailure::wrong(1, Expected::Integer)),
                 _ => Err(PrimFailure::wrong(1, Expected::Number)),
             };
         }
