@@ -74,27 +74,18 @@ fn exit(vm: &mut Vm, args: Args) -> PrimResult {
             "system exit: {what} inside a test: tests may not end the run (the test is an error; the other tests go on)"
         )));
     }
-    let code = match args.get(vm, 1).as_int() {
-        Some(c) if (i32::MIN as i64..=i32::MAX as i64).contains(&c) => c as i32,
-        Some(c) => {
-            vm.io.print_err(&format!(
-                "lupa: system exit: {c} is not a valid exit code (it must fit in 32 bits)\n"
-            ));
-            1
-        }
-        None => {
-            let c = vm.class_of(args.get(vm, 1));
-            let what = if c == cls::INTEGER {
-                "an Integer too large for an exit code".to_string()
+    // A wrong status is an error (with a backtrace), as any wrong argument.
+    let n = args.integer(vm, 1)?;
+    let code = i32::try_from(&n).map_err(|_| {
+        PrimFailure::error(format!(
+            "system exit: {} is not a valid exit status (it must fit in 32 bits)",
+            if n.bits() <= 64 {
+                n.to_string()
             } else {
-                format!("an instance of {}", vm.image.class_name(c))
-            };
-            vm.io.print_err(&format!(
-                "lupa: system exit: expects a small Integer, got {what}\n"
-            ));
-            1
-        }
-    };
+                format!("an Integer of {} bits", n.bits())
+            }
+        ))
+    })?;
     vm.io.flush().map_err(PrimFailure::Abort)?;
     vm.io.exit_code = Some(code);
     Err(PrimFailure::Abort(VmError::Exit(code)))
