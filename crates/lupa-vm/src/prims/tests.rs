@@ -188,3 +188,40 @@ fn no_primitive_is_bound_twice() {
         assert!(seen.insert((c, s)), "{c}>>{s} is bound twice");
     }
 }
+
+#[test]
+fn bitwise_operations_take_integers_only() {
+    let mut vm = vm();
+    let d = vm.new_double(1.1).expect("alloc");
+    let s = vm.new_string("a").expect("alloc");
+    for sel in ["&", "bitOr:", "bitXor:"] {
+        for arg in [d, s] {
+            match call(&mut vm, "Integer", sel, &[Value::small(1), arg]) {
+                Err(PrimFailure::WrongArg { index, expected }) => {
+                    assert_eq!((index, expected), (1, Expected::Integer), "{sel}");
+                }
+                other => panic!("expected WrongArg from {sel}, got {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn exit_refuses_a_status_that_is_not_a_32_bit_integer() {
+    let mut vm = vm();
+    let sys = vm.image.system_object;
+    let d = vm.new_double(42.0).expect("alloc");
+    match call(&mut vm, "System", "exit:", &[sys, d]) {
+        Err(PrimFailure::WrongArg { index, expected }) => {
+            assert_eq!((index, expected), (1, Expected::Integer));
+        }
+        other => panic!("expected WrongArg, got {other:?}"),
+    }
+    match call(&mut vm, "System", "exit:", &[sys, Value::small(1 << 40)]) {
+        Err(PrimFailure::Error(m)) => assert_eq!(
+            m,
+            "system exit: 1099511627776 is not a valid exit status (it must fit in 32 bits)"
+        ),
+        other => panic!("expected Error, got {other:?}"),
+    }
+}
