@@ -12,6 +12,7 @@
 //! - `special`: the arithmetic and comparison fast paths of `Op::Special`;
 //! - `runtime_limits`: the stack-depth limit and the stack-overflow state;
 //! - `failures`: stack overflow, out of memory, fatal errors and backtraces;
+//! - `som_wording`: SOM's words for a primitive's type error, under SOM's core-lib;
 //! - `native`: entering native code made by a JIT, hotness, and the runtime
 //!   calls native code makes;
 //! - `processes`: creating, blocking, switching, ending and terminating processes.
@@ -28,6 +29,7 @@ mod processes;
 mod run;
 pub(crate) mod runtime_limits;
 mod send;
+mod som_wording;
 mod special;
 mod unwind;
 

@@ -291,13 +291,23 @@ impl Vm {
             .get(base + index)
             .copied()
             .unwrap_or(Value::NIL);
-        let got = self.image.class_name(self.class_of(got));
+        let class = self.image.class_name(self.class_of(got));
         let which = if index == 0 {
             "the receiver".to_string()
         } else {
             format!("argument {index}")
         };
-        format!("primitive {name} failed: {which} must be {expected}, not an instance of {got}")
+        let msg = format!(
+            "primitive {name} failed: {which} must be {expected}, not an instance of {class}"
+        );
+        // Under SOM's core-lib, SOM's own words follow (see `som_wording`).
+        if self.image.foreign_kernel
+            && let Some(som) = self.som_type_error(*expected, got)
+        {
+            format!("{msg}\n{som}")
+        } else {
+            msg
+        }
     }
 
     /// Replace the pending send (receiver + argc args on the stack) by `receiver error: msg`.
