@@ -1,45 +1,67 @@
 #!/usr/bin/env bash
-# Overhead of the sampling profiler (`lupa profile`) over a plain run, per bundled
-# benchmark: the CPU time (user + system, every thread: the sampler's included) of
-# the whole process, best of ROUNDS, runs interleaved so both see the same load.
-#   scripts/profile-overhead.sh                  at 1 kHz and 10 kHz
-#   RATES="1000" BENCHES="Richards:1:10" scripts/profile-overhead.sh
+# Overhead of the sampling profiler (`lupa profile`) over a plain run, per benchmark, with the JIT off and on.
+#   MODE=cpu (default): the CPU time (user + system, every thread: the sampler's included) of the whole
+#     process at each rate of RATES, runs paired and interleaved so both see the same load; the median of
+#     ROUNDS paired ratios.
+#   MODE=icount: instructions (cachegrind, exact on a shared machine) of `lupa profile --rate 1`, which takes
+#     no tick in these runs, against `lupa run`: what a sampler costs the VM thread by being attached.
+#   scripts/profile-overhead.sh
+#   MODE=icount scripts/profile-overhead.sh
+#   RATES="1000" BENCHES="Richards:1:10" JITS=off ROUNDS=9 scripts/profile-overhead.sh
 . "$(dirname "$0")/lib.sh"
+MODE=${MODE:-cpu}
 ROUNDS=${ROUNDS:-5}
 RATES=${RATES:-"1000 10000"}
-BENCHES=${BENCHES:-$BENCH_SIZES_TIME}
+JITS=${JITS:-"off on"}
+if [ "$MODE" = icount ]; then
+  BENCHES=${BENCHES:-"Richards:1:4 DeltaBlue:1:300 Json:1:8 Havlak:1:1"}
+else
+  BENCHES=${BENCHES:-"Richards:1:20 DeltaBlue:1:3000 Json:1:20 Havlak:1:1"}
+fi
 cargo build --release -q -p lupa-cli
 lupa=target/release/lupa
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
 cpu_ms() { # command... -> user+system CPU milliseconds
   local TIMEFORMAT='%3U %3S' t
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
   awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d", (a[1] + a[2]) * 1000 }'
 }
-printf "%-11s %10s" bench run_ms
-for r in $RATES; do printf " %12s %8s" "${r}Hz_ms" ratio; done
-printf "\n"
-declare -A logsum
-for spec in $BENCHES; do
-  IFS=: read -r name it inner <<< "$spec"
-  base=999999999
-  declare -A best=()
-  for r in $RATES; do best[$r]=999999999; done
-  for _ in $(seq "$ROUNDS"); do
-    t=$(cpu_ms $lupa run BenchmarkRunner "$name" "$it" "$inner"); [ "$t" -lt "$base" ] && base=$t
-    for r in $RATES; do
-      t=$(cpu_ms $lupa profile --rate "$r" --format text BenchmarkRunner "$name" "$it" "$inner")
-      [ "$t" -lt "${best[$r]}" ] && best[$r]=$t
+icount() { # command... -> instructions
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out/cg" "$@" 2>&1 >/dev/null |
+    sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+}
+median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for jit in $JITS; do
+  for spec in $BENCHES; do
+    IFS=: read -r name it inner <<< "$spec"
+    run=(run --jit "$jit" BenchmarkRunner "$name" "$it" "$inner")
+    prof() { echo profile --jit "$jit" --rate "$1" --format text -o "$out/p.txt" BenchmarkRunner "$name" "$it" "$inner"; }
+    if [ "$MODE" = icount ]; then
+      # shellcheck disable=SC2046 # prof's words are the arguments
+      a=$(icount $lupa "${run[@]}"); b=$(icount $lupa $(prof 1))
+      printf "jit %-3s %-10s run %14s  attached %14s  %+.2f%%\n" "$jit" "$name" "$a" "$b" \
+        "$(awk -v a="$a" -v b="$b" 'BEGIN { print (b / a - 1) * 100 }')"
+      continue
+    fi
+    declare -A ratios=()
+    bases=()
+    for _ in $(seq "$ROUNDS"); do
+      a=$(cpu_ms $lupa "${run[@]}"); bases+=("$a")
+      for r in $RATES; do
+        # shellcheck disable=SC2046
+        b=$(cpu_ms $lupa $(prof "$r"))
+        ratios[$r]="${ratios[$r]:-} $(ratio "$a" "$b")"
+      done
     done
+    printf "jit %-3s %-10s run %6s ms" "$jit" "$name" "$(median "${bases[@]}")"
+    for r in $RATES; do
+      # shellcheck disable=SC2086 # the ratios are words
+      printf "  %s Hz x%s" "$r" "$(median ${ratios[$r]})"
+    done
+    printf "\n"
+    unset ratios
   done
-  printf "%-11s %10s" "$name" "$base"
-  for r in $RATES; do
-    q=$(ratio "$base" "${best[$r]}")
-    printf " %12s %8s" "${best[$r]}" "$q"
-    logsum[$r]=$(awk -v s="${logsum[$r]:-0}" -v q="$q" 'BEGIN { print s + log(q) }')
-  done
-  printf "\n"
-  n=$(( ${n:-0} + 1 ))
-done
-for r in $RATES; do
-  awk -v s="${logsum[$r]}" -v n="$n" -v r="$r" 'BEGIN { printf "geometric mean at %s Hz: %.4f\n", r, exp(s / n) }'
 done

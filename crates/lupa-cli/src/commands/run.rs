@@ -91,6 +91,11 @@ pub(crate) fn program_args(class: &str, args: &[String]) -> Vec<String> {
 /// clap hands everything after the class to the program, so they would be
 /// silently lost for the command.
 pub(crate) fn stray_options(command: &str, args: &[String]) -> Vec<String> {
+    // Building the command line's definition costs a millisecond: only when
+    // an argument looks like an option.
+    if !args.iter().any(|a| a.starts_with('-')) {
+        return Vec::new();
+    }
     let cli = crate::command();
     let Some(sub) = cli.find_subcommand(command) else {
         return Vec::new();

@@ -201,7 +201,7 @@ fn sampled_pprof_opens_in_go_tool_pprof() {
 #[test]
 fn pprof_names_vm_states_and_shows_time_by_default() {
     let program = "Alloc = (
-    run = ( | a | 1 to: 300000 do: [:i | a := Array new: 20. a at: 1 put: i printString ] )
+    run = ( | a | 1 to: 100000 do: [:i | a := Array new: 600. a at: 1 put: i printString ] )
 )";
     let dir = classes(&[("Alloc.som", program)]);
     let r = lupa_in(

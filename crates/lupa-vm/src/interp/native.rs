@@ -19,8 +19,8 @@
 //!
 //! **Where.** At the top of its loop (after every send and return, and after
 //! a safepoint), the interpreter enters the top frame's native code when it
-//! has some and the observation allows it (nothing observes per send, or
-//! only a sampler's stack requests, which native code tests at its sends).
+//! has some and the observation allows it (nothing observes per send; a
+//! sampler's stack requests native code tests at its sends itself).
 //! Native code then runs that activation and calls the native code of its
 //! callees directly, up to [`MAX_NATIVE_DEPTH`] nested activations; anything
 //! else — a callee without native code, a collection or a process switch
@@ -40,6 +40,10 @@ use std::rc::Rc;
 /// (which then starts a new chain): bounds the native stack whatever the
 /// depth of Smalltalk recursion.
 pub const MAX_NATIVE_DEPTH: u64 = 400;
+
+/// The stack-request word native code tests while no sampler is attached
+/// (`NativeCtx::request`): never written, always zero.
+static NO_REQUEST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A compiler of native code for methods and blocks (the `lupa-jit` crate).
 pub trait Jit {
@@ -222,8 +226,8 @@ impl Vm {
     }
 
     /// May native code run now? Not while sends are observed one by one
-    /// beyond a sampler's stack requests (counts by site, line coverage,
-    /// deterministic sampling: the observing loop does those), nor right
+    /// (counts by site, line coverage, deterministic sampling: the observing
+    /// loop does those), nor right
     /// after native code left an instruction to the interpreter (which runs
     /// it first).
     #[inline(always)]
@@ -440,7 +444,7 @@ impl Vm {
         let request = if self.obs.sampler_attached() {
             &self.obs.sample.request as *const std::sync::atomic::AtomicU64
         } else {
-            std::ptr::null()
+            &NO_REQUEST as *const std::sync::atomic::AtomicU64
         };
         let mut ctx = NativeCtx {
             vm: (self as *mut Vm).cast(),
@@ -469,19 +473,25 @@ impl Vm {
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime
-        // calls that publish a state of their own go back to it).
-        let publish = self.obs.sampler_attached();
+        // calls that publish a state of their own go back to it; no process
+        // switch happens inside native code, so the word it replaces is the
+        // one to go back to).
         let was_native = self.obs.in_native;
-        if publish {
+        let saved = if self.obs.sampler_attached() {
             self.obs.in_native = true;
-            self.obs
-                .set_state(VmState::Interpreting, 0, self.sched.current);
-        }
+            let state = if self.sched.current == self.obs.finalizer {
+                VmState::Finalization
+            } else {
+                VmState::Native
+            };
+            Some(self.obs.swap_state(state, 0, self.sched.current))
+        } else {
+            None
+        };
         let status = f(&mut ctx, pc as u64);
-        if publish {
+        if let Some(word) = saved {
             self.obs.in_native = was_native;
-            self.obs
-                .set_state(VmState::Interpreting, 0, self.sched.current);
+            self.obs.restore_state(word);
         }
         // Native code always leaves through a runtime call, which took its
         // frames; only the counts since are left.
@@ -648,8 +658,7 @@ impl Vm {
         let Some(block) = code.blocks.get(index as usize) else {
             return BAIL;
         };
-        let publish = self.obs.sampler_attached();
-        match self.make_closure(block, bp, publish) {
+        match self.make_closure(block, bp) {
             Ok(clo) => self.sched.running.stack.push(clo),
             Err(e) => return self.native_failed(e.into()),
         }
@@ -696,9 +705,9 @@ impl Vm {
     /// word at such sends, as the interpreter's observing loop does).
     pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) {
         self.sync_in(ctx);
-        if let Some(id) = self.sched.running.frames.last().map(|f| f.method) {
+        if !self.sched.running.frames.is_empty() {
             self.save_pc(pc as usize);
-            self.observe_send(id, pc as usize);
+            self.copy_sample_stack(pc as usize);
         }
     }
 }

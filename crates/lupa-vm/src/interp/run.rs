@@ -48,12 +48,13 @@ impl Vm {
     ///
     /// The loop exists twice ([`Vm::interpret_in`]): without per-send
     /// observation ([`Observation::per_send`] off), where a send costs nothing
-    /// beyond the send counter, and with it, where every send, fast paths
-    /// included, either tests the sampler's stack request (one relaxed load:
-    /// a sampler attached, nothing else) or calls [`Observation::on_send`]
-    /// (sends counted by site, deterministic sampling). (A third loop for the
-    /// sampler alone made the unobserved loop 2% slower: LLVM inlines less
-    /// into three copies.) A change of mode takes effect at the next
+    /// beyond the send counter, and with it (a lifetime recording, line
+    /// coverage, guarded traps; [`Observation::on_send`] for sends counted by
+    /// site and deterministic sampling). A sampler thread alone runs the
+    /// first: its stack requests reach the safepoints of both loops through
+    /// `sched/poll.rs`, the test they make for a stop requested from outside.
+    /// (A third loop for the sampler alone made the unobserved loop 2%
+    /// slower: LLVM inlines less into three copies.) A change of mode takes effect at the next
     /// safepoint, where the running loop hands over to the other one: the
     /// mode is changed only through the `Vm` methods that ask for that
     /// safepoint ([`Vm::observation_changed`]), so the loops test nothing
@@ -110,8 +111,8 @@ impl Vm {
             if self.sched.current == entry_proc && self.sched.running.frames.len() <= base {
                 return Ok(true);
             }
-            if super::super::sched::interrupt::pending() {
-                return Err(self.interrupted());
+            if crate::sched::poll::changed(self.obs.polled) {
+                self.poll(true)?;
             }
             if self.sched.running.frames.is_empty() {
                 // A process other than the entry one has finished.
@@ -223,14 +224,9 @@ impl Vm {
                         }
                     }
                     Op::PushBlock(i) => {
-                        // Published as an allocation in the observing loop only
-                        // (a sampler attached runs it), out of line: the plain
-                        // loop tests nothing.
-                        let clo = self.make_closure(
-                            &code.blocks[i as usize],
-                            bp,
-                            PER_SEND && self.obs.sampler_attached(),
-                        )?;
+                        // Not published as an allocation (a bump allocation, as
+                        // activation environments and boxed Doubles are).
+                        let clo = self.make_closure(&code.blocks[i as usize], bp)?;
                         self.sched.running.stack.push(clo);
                     }
                     Op::Pop => {
@@ -297,6 +293,11 @@ impl Vm {
                         pc = t as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
                         self.count_hotness(&code);
+                        if crate::sched::poll::changed(self.obs.polled) {
+                            // A loop that sends nothing still answers at once.
+                            self.save_pc(pc);
+                            self.poll(false)?;
+                        }
                         if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -452,8 +453,8 @@ impl Vm {
     }
 
     /// The per-send observation of a send just counted (see
-    /// [`note_send`](Self::note_send)): the lifetime recorder's samples, and
-    /// a sampler's stack request or [`Observation::on_send`].
+    /// [`note_send`](Self::note_send)): the lifetime recorder's samples and
+    /// [`Observation::on_send`].
     ///
     /// [`Observation::on_send`]: crate::obs::Observation
     #[inline(always)]
@@ -461,19 +462,33 @@ impl Vm {
         if self.heap.has_allocation_samples() {
             self.take_allocation_samples(Some(pc), true);
         }
-        if self.obs.requests_only {
-            if self
-                .obs
-                .sample
-                .request
-                .load(std::sync::atomic::Ordering::Relaxed)
-                != 0
-            {
-                self.copy_sample_stack(pc);
-            }
-        } else if self.obs.on_send(method, pc) {
+        if self.obs.on_each_send && self.obs.on_send(method, pc) {
             self.copy_sample_stack(pc);
         }
+    }
+
+    /// A safepoint found a request from another thread announced
+    /// (`sched/poll.rs`): end the run when a stop was requested, copy the
+    /// running stack when this VM's sampler asked for it. `at_frame`: the
+    /// safepoint before the dispatch loop runs the top frame, which may be an
+    /// activation just made by a send, not yet running: the sample is then
+    /// the sender's, at its send (as a sample taken at the send instruction
+    /// would be), since the callee has run nothing yet.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn poll(&mut self, at_frame: bool) -> Result<(), VmError> {
+        let generation = crate::sched::poll::current();
+        if crate::sched::interrupt::pending() {
+            // Not marked seen: every later safepoint stops again.
+            return Err(self.interrupted());
+        }
+        self.obs.polled = generation;
+        let seq = self.obs.take_request();
+        if seq != 0 {
+            let sample = self.stack_sample(seq, None, at_frame);
+            self.obs.push_stack(sample);
+        }
+        Ok(())
     }
 
     /// Observation of a send made by a primitive (`perform:`, `invokeOn:with:`)
@@ -483,7 +498,7 @@ impl Vm {
     pub(crate) fn note_prim_send(&mut self) {
         if OBSERVE {
             self.obs.sends += 1;
-            if self.obs.per_send
+            if self.obs.on_each_send
                 && let Some((id, pc)) = self.sched.running.frames.last().map(|f| (f.method, f.pc))
                 && self.obs.on_send(id, pc)
             {
@@ -497,28 +512,12 @@ impl Vm {
     /// position (its saved pc may be stale inside a send).
     #[cold]
     #[inline(never)]
-    fn copy_sample_stack(&mut self, pc: usize) {
+    pub(super) fn copy_sample_stack(&mut self, pc: usize) {
         let (seq, every) = self.obs.take_due();
         if seq == 0 && !every {
             return;
         }
-        let n = self.sched.running.frames.len();
-        let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
-        let mut frames: Vec<(u32, u32)> = self.sched.running.frames[skip..]
-            .iter()
-            .map(|f| (f.method, f.pc as u32))
-            .collect();
-        if let Some(top) = frames.last_mut() {
-            top.1 = pc as u32;
-        }
-        let process = self.sched.current as u32;
-        let mut sample = crate::obs::sampling::StackSample {
-            seq,
-            process,
-            frames,
-            truncated: skip > 0,
-            sends: self.obs.sends,
-        };
+        let mut sample = self.stack_sample(seq, Some(pc), false);
         if every {
             let mut det = sample.clone();
             det.seq = 0;
@@ -530,15 +529,45 @@ impl Vm {
         }
     }
 
+    /// The running stack for a sample tagged `seq`: every frame at its saved
+    /// pc, the top one at `top_pc` when given (its saved pc may be stale
+    /// inside a send). `skip_entered`: leave out a top frame that has not run
+    /// its first instruction (see [`Vm::poll`]).
+    fn stack_sample(
+        &self,
+        seq: u64,
+        top_pc: Option<usize>,
+        skip_entered: bool,
+    ) -> crate::obs::sampling::StackSample {
+        let all = &self.sched.running.frames;
+        let mut n = all.len();
+        if skip_entered && n > 1 && all[n - 1].pc == 0 {
+            n -= 1;
+        }
+        let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
+        let mut frames: Vec<(u32, u32)> = all[skip..n]
+            .iter()
+            .map(|f| (f.method, f.pc as u32))
+            .collect();
+        if let (Some(top), Some(pc)) = (frames.last_mut(), top_pc) {
+            top.1 = pc as u32;
+        }
+        crate::obs::sampling::StackSample {
+            seq,
+            process: self.sched.current as u32,
+            frames,
+            truncated: skip > 0,
+            sends: self.obs.sends,
+        }
+    }
+
     /// A closure of `block` (a block of the top frame's code, whose receiver
-    /// is at `bp`) over the frame's environment; `publish`: as an allocation
-    /// a sampler sees.
+    /// is at `bp`) over the frame's environment.
     #[inline(always)]
     pub(super) fn make_closure(
         &mut self,
         block: &MethodCode,
         bp: usize,
-        publish: bool,
     ) -> Result<Value, lupa_heap::OutOfMemory> {
         let c = match block.num_args {
             0 => cls::BLOCK1,
@@ -556,11 +585,7 @@ impl Vm {
             .map(|f| f.env)
             .unwrap_or(Value::NIL);
         let id = Value::small(block.id as i64);
-        if publish {
-            self.allocating_published(|h| h.alloc_with(c, &[id, recv, env]))
-        } else {
-            self.heap.alloc_with(c, &[id, recv, env])
-        }
+        self.heap.alloc_with(c, &[id, recv, env])
     }
 
     #[inline(always)]

@@ -72,14 +72,16 @@ impl Vm {
         argc: usize,
         cache: Option<(&MethodCode, usize)>,
     ) -> Result<(), VmError> {
-        let observed = crate::interp::OBSERVE && self.obs.per_send;
-        if observed {
-            self.obs.set_state(VmState::Lookup, sel, self.sched.current);
-        }
+        let observed = crate::interp::OBSERVE && self.obs.sampler_attached();
+        let saved = if observed {
+            self.obs
+                .swap_state(VmState::Lookup, sel, self.sched.current)
+        } else {
+            0
+        };
         let found = self.image.lookup(&self.heap, c, sel);
         if observed {
-            self.obs
-                .set_state(VmState::Interpreting, 0, self.sched.current);
+            self.obs.restore_state(saved);
         }
         match found {
             Lookup::Method(id) => {
@@ -221,15 +223,24 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            let observed = crate::interp::OBSERVE && self.obs.per_send;
-            if observed {
-                self.obs
-                    .set_state(VmState::Primitive, m.id, self.sched.current);
-            }
+            let observed = crate::interp::OBSERVE && self.obs.around_primitives;
+            // The word it replaces (interpreting, native code or finalization
+            // in this process) is what the VM goes back to: no process switch
+            // happens inside a primitive. (A sampler attached by the primitive
+            // has published that word itself.)
+            let saved = if observed && self.obs.sampler_attached() {
+                Some(
+                    self.obs
+                        .swap_state(VmState::Primitive, m.id, self.sched.current),
+                )
+            } else {
+                None
+            };
             let reply = crate::prims::function(p)(self, Args::new(argc));
             if observed {
-                self.obs
-                    .set_state(VmState::Interpreting, 0, self.sched.current);
+                if let Some(word) = saved {
+                    self.obs.restore_state(word);
+                }
                 if self.heap.has_allocation_samples() {
                     self.take_allocation_samples(None, false);
                 }

@@ -58,9 +58,9 @@ pub struct NativeCtx {
     /// interpreter (a collection is due, a process switch, a change of the
     /// observation mode, a method to compile).
     pub attention: u64,
-    /// The sampler's stack-request word while a sampler is attached (null
-    /// otherwise): native code tests it at every send, as the interpreter's
-    /// observing loop does.
+    /// The sampler's stack-request word while a sampler is attached, a
+    /// word that stays zero otherwise (never null: native code tests it at
+    /// its inline sends with one load, the same cost attached or not).
     pub request: *const AtomicU64,
     /// The running process's frames (`FrameStack`'s slots; moves when they
     /// grow): native code pushes and pops frames there itself on its fast

@@ -81,9 +81,6 @@ pub trait GcHooks {
 /// What a sampler can read at any time from another thread.
 #[derive(Debug, Default)]
 pub struct SampleRegister {
-    /// `method id << 32 | pc` of the last executed send instruction (`pc` is
-    /// the index after it), written only while a sampler is attached.
-    pub last: AtomicU64,
     /// The VM state word ([`crate::obs::sampling::StateWord`]), written on
     /// transitions while a sampler is attached.
     pub state: AtomicU64,
@@ -98,15 +95,11 @@ impl SampleRegister {
         crate::obs::sampling::StateWord::unpack(self.state.load(Ordering::Relaxed))
     }
 
-    /// Ask the interpreter for the running stack, tagged `seq` (non-zero).
+    /// Ask the interpreter for the running stack, tagged `seq` (non-zero),
+    /// at its next safepoint (announced through `sched/poll.rs`).
     pub fn request_stack(&self, seq: u64) {
         self.request.store(seq, Ordering::Relaxed);
-    }
-
-    /// Decode: (method id, pc).
-    pub fn read(&self) -> (u32, u32) {
-        let v = self.last.load(Ordering::Relaxed);
-        ((v >> 32) as u32, v as u32)
+        crate::sched::poll::announce();
     }
 }
 
@@ -121,18 +114,24 @@ pub struct Observation {
     /// Are activation hooks installed?
     pub hooks_on: bool,
     hooks: Option<Box<dyn ActivationHooks>>,
-    /// The sampling register (shared with sampler threads). Written at every send
-    /// while a sampler is attached (`Vm::attach_sampler`).
+    /// The sampling register (shared with sampler threads): its state word is
+    /// written on transitions while a sampler is attached
+    /// (`Vm::attach_sampler`).
     pub sample: Arc<SampleRegister>,
+    /// The generation of requests from other threads last looked at (see
+    /// `sched/poll.rs`).
+    pub(crate) polled: u64,
     /// Is every send observed beyond its count? The interpreter runs the loop
-    /// compiled for it. Then a send either only tests the sampler's stack
-    /// request ([`requests_only`](Self::requests_only): a sampler attached,
-    /// nothing else) or calls `Observation::on_send` (sends counted by site,
-    /// deterministic sampling).
+    /// compiled for it (a lifetime recording, line coverage, guarded traps,
+    /// or [`on_each_send`](Self::on_each_send)). A sampler alone does not
+    /// need it: its stack requests reach the safepoints of either loop.
     pub per_send: bool,
-    /// With `per_send`: a send only tests the sampler's stack request (one
-    /// relaxed load).
-    pub requests_only: bool,
+    /// With `per_send`: does every send call `Observation::on_send` (sends
+    /// counted by site, deterministic sampling)?
+    pub on_each_send: bool,
+    /// Do primitive calls publish their state or take the lifetime
+    /// recorder's samples (a sampler attached, or `per_send`)?
+    pub(crate) around_primitives: bool,
     sampler_attached: bool,
     /// The finalization process while it mourns (published as
     /// [`VmState::Finalization`](crate::obs::sampling::VmState::Finalization)
@@ -183,8 +182,10 @@ impl Default for Observation {
             hooks_on: false,
             hooks: None,
             sample: Arc::default(),
+            polled: 0,
             per_send: false,
-            requests_only: false,
+            on_each_send: false,
+            around_primitives: false,
             sampler_attached: false,
             finalizer: usize::MAX,
             in_native: false,
@@ -206,11 +207,11 @@ impl Default for Observation {
 }
 
 impl Observation {
-    /// Attach a sampler: from now on every send records its method and pc in the
-    /// sampling register, which the returned handle reads from any thread.
+    /// Attach a sampler: from now on the VM publishes its state in the
+    /// sampling register, which the returned handle reads from any thread,
+    /// and answers its stack requests.
     pub(crate) fn attach_sampler(&mut self) -> Arc<SampleRegister> {
         self.sampler_attached = true;
-        self.sample.last.store(0, Ordering::Relaxed);
         self.sample.request.store(0, Ordering::Relaxed);
         self.update_per_send();
         self.sample.clone()
@@ -239,26 +240,19 @@ impl Observation {
         // A lifetime recording needs the observing loop (its looks at the
         // heap's samples), line coverage its branch marks, guarded traps its
         // special sends; none of them `on_send`.
-        let light = self.sampler_attached
-            || self.lifetimes.is_some()
-            || self.lines.is_some()
-            || self.guarding_traps;
+        let light = self.lifetimes.is_some() || self.lines.is_some() || self.guarding_traps;
         self.per_send = full || light;
-        self.requests_only = light && !full;
+        self.on_each_send = full;
+        self.around_primitives = self.per_send || self.sampler_attached;
     }
 
     /// May native code (a JIT's) run now? It counts sends and tests a
     /// sampler's stack requests at its sends, nothing else: not while
-    /// activation hooks are on or while anything else observes sends one by
-    /// one (exact counts, line coverage's branch marks, guarded traps, a
-    /// lifetime recording), which the interpreter's observing loop does.
+    /// activation hooks are on or while anything observes sends one by one
+    /// (exact counts, line coverage's branch marks, guarded traps, a lifetime
+    /// recording), which the interpreter's observing loop does.
     pub fn native_may_run(&self) -> bool {
-        !self.hooks_on
-            && (!self.per_send
-                || (self.requests_only
-                    && self.lifetimes.is_none()
-                    && self.lines.is_none()
-                    && !self.guarding_traps))
+        !self.hooks_on && !self.per_send
     }
 
     /// Is a sampler attached, or deterministic sampling on? (One sampler at a
@@ -369,22 +363,12 @@ impl Observation {
     }
 
     /// A send is executed by the instruction before `pc` of `method` (called
-    /// only while [`per_send`](Self::per_send); kept out of line so the
-    /// interpreter's send paths stay small). Answers whether a sample's stack
-    /// is due now (a sampler's request, or the deterministic period).
+    /// only while [`on_each_send`](Self::on_each_send); kept out of line so
+    /// the interpreter's send paths stay small). Answers whether a
+    /// deterministic sample is due now.
     #[inline(never)]
     pub(crate) fn on_send(&mut self, method: u32, pc: usize) -> bool {
-        let mut due = false;
-        if self.sampler_attached {
-            self.sample.last.store(
-                ((method as u64) << 32) | (pc as u64 & 0xFFFF_FFFF),
-                Ordering::Relaxed,
-            );
-            due = self.sample.request.load(Ordering::Relaxed) != 0;
-        }
-        if self.every > 0 && self.sends >= self.next_every {
-            due = true;
-        }
+        let due = self.every > 0 && self.sends >= self.next_every;
         if let Some(sites) = self.sites.as_mut() {
             let (m, i) = (method as usize, pc.saturating_sub(1));
             if sites.len() <= m {
@@ -458,6 +442,32 @@ impl Observation {
         saved
     }
 
+    /// Publish `state` for a short operation that interrupts the current one
+    /// and ends before any process switch (a primitive call, a method
+    /// lookup): answers the word it replaced, for
+    /// [`restore_state`](Self::restore_state). The caller tests
+    /// [`sampler_attached`](Self::sampler_attached) first.
+    #[inline(always)]
+    pub(crate) fn swap_state(
+        &self,
+        state: crate::obs::sampling::VmState,
+        detail: u32,
+        process: usize,
+    ) -> u64 {
+        let saved = self.sample.state.load(Ordering::Relaxed);
+        self.sample.state.store(
+            crate::obs::sampling::StateWord::pack(state, detail, process),
+            Ordering::Relaxed,
+        );
+        saved
+    }
+
+    /// Put back the word [`swap_state`](Self::swap_state) answered.
+    #[inline(always)]
+    pub(crate) fn restore_state(&self, saved: u64) {
+        self.sample.state.store(saved, Ordering::Relaxed);
+    }
+
     /// [`push_state`](Self::push_state) for an allocation: publishes
     /// `Allocation` whose detail names the primitive it happens in (the id of
     /// the method holding it, plus one; 0 outside a primitive), and answers the
@@ -509,6 +519,15 @@ impl Observation {
             self.next_every = self.sends + self.every;
         }
         (seq, every)
+    }
+
+    /// The sampler's stack request, if any (cleared).
+    pub(crate) fn take_request(&mut self) -> u64 {
+        if self.sampler_attached {
+            self.sample.request.swap(0, Ordering::Relaxed)
+        } else {
+            0
+        }
     }
 
     /// Keep a copied stack.

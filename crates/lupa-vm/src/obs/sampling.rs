@@ -17,13 +17,15 @@
 //!   while it mourns (from the resume by `schedule_finalization` until it
 //!   waits on the finalization semaphore again);
 //! - `request`: a stack request the sampler sets to its sample's sequence
-//!   number (non-zero). The interpreter tests it at every send (in its
-//!   observing loop only) and copies the running process's stack into
+//!   number (non-zero) and announces (`sched/poll.rs`). The interpreter
+//!   sees it at its next safepoint (before the next frame it runs, at a back
+//!   jump; native code at its next send), in either loop, and copies the
+//!   running process's stack into
 //!   [`Observation::take_stacks`]'s list, tagged with that number: the sampler
 //!   never walks frames the interpreter mutates, and the sample keeps the state
 //!   of its tick (a primitive or a collection running then is charged the
-//!   sample, though the stack is copied at the next send: no safepoint bias on
-//!   the leaf state).
+//!   sample, though the stack is copied at the next safepoint: no safepoint
+//!   bias on the leaf state).
 //!
 //! In deterministic mode ([`Vm::sample_every`](crate::Vm::sample_every)) the interpreter itself takes a
 //! sample each time the send counter passes a multiple of N (no thread, no
@@ -50,9 +52,11 @@ pub enum VmState {
     /// Looking a method up (an inline-cache miss): the class hierarchy is
     /// searched; the detail is the selector's symbol id.
     Lookup = 5,
-    /// Allocating an object (`Vm::instantiate` and the VM's other allocation
-    /// entry points, inside a primitive or not; closures in the observing
-    /// loop; not activation environments nor the arithmetic's boxed Doubles). The detail is the id of the method holding the primitive it
+    /// Allocating a large object ([`PUBLISHED_ALLOCATION`] elements or more:
+    /// `Vm::instantiate` and the VM's other allocation entry points, inside a
+    /// primitive or not; smaller objects, closures, activation environments
+    /// and the arithmetic's boxed Doubles are charged to what allocates
+    /// them). The detail is the id of the method holding the primitive it
     /// happens in plus one, 0 outside a primitive; the word it replaced is
     /// restored afterwards (a primitive's `Primitive` and its detail).
     Allocation = 6,
@@ -243,6 +247,12 @@ pub enum VmEventKind {
 /// The most events kept for one sampling session (a timeline of a long run
 /// keeps its first events; the rest are counted as dropped).
 pub const MAX_EVENTS: usize = 1 << 17;
+
+/// The smallest allocation, in slots, bytes or words, published as
+/// [`VmState::Allocation`]: a smaller one is a bump of the allocation pointer
+/// and a few stores, charged to what allocates it (a primitive, or the
+/// interpreted code), since publishing it would cost more than it does.
+pub const PUBLISHED_ALLOCATION: usize = 512;
 
 /// The deepest stack copied into a sample (innermost frames kept).
 pub const MAX_STACK: usize = 1024;

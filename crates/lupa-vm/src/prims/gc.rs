@@ -182,7 +182,7 @@ fn set_finalization_semaphore(vm: &mut Vm, args: Args) -> PrimResult {
 fn mourn_queue(vm: &mut Vm, _args: Args) -> PrimResult {
     // Allocate first: the queue stays rooted by the heap until it is taken.
     let n = vm.heap.mourn_queue_len();
-    let a = vm.allocating(|h| h.alloc_pointers(cls::ARRAY, n))?;
+    let a = vm.allocating(n, |h| h.alloc_pointers(cls::ARRAY, n))?;
     for (i, e) in vm.heap.take_mourn_queue().into_iter().enumerate() {
         vm.heap.set_slot(a, i, e);
     }

@@ -24,7 +24,8 @@ pub(crate) fn big_of(vm: &Vm, v: Value) -> Option<BigInt> {
 
 /// `b` as a Value (a SmallInteger when it fits), published as an allocation.
 pub(crate) fn big_to_value(vm: &mut Vm, b: &BigInt) -> Result<Value, OutOfMemory> {
-    vm.allocating(|h| crate::objects::numbers::int_value(h, b))
+    let bytes = usize::try_from(b.bits() / 8).unwrap_or(usize::MAX);
+    vm.allocating(bytes, |h| crate::objects::numbers::int_value(h, b))
 }
 
 /// `a + b` for any two numbers (used by inlined loops).

@@ -50,7 +50,7 @@ fn shallow_copy(vm: &mut Vm, args: Args) -> PrimResult {
         fmt @ (Format::Pointers | Format::Weak | Format::Ephemeron) => {
             let vals: Vec<Value> = (0..vm.heap.size(a)).map(|i| vm.heap.slot(a, i)).collect();
             let n = vals.len();
-            let r = vm.allocating(|h| match fmt {
+            let r = vm.allocating(n, |h| match fmt {
                 Format::Weak => h.alloc_weak(c, n),
                 Format::Ephemeron => h.alloc_ephemeron(c, n),
                 _ => h.alloc_pointers(c, n),

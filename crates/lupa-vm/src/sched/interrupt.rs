@@ -4,8 +4,9 @@
 //! [`VmError::Interrupted`](crate::VmError::Interrupted).
 //!
 //! The request is one atomic word, so that setting it is async-signal-safe
-//! (a signal handler or a signal-watching thread may call [`request`]); the
-//! interpreter's safepoint reads it with one relaxed load. Native code made
+//! (a signal handler or a signal-watching thread may call [`request`]); it is
+//! announced to the interpreter's safepoints through `poll.rs`, and stays
+//! set: every later safepoint stops again. Native code made
 //! by a JIT sees it when it next calls into the runtime (a send it cannot
 //! complete inline, an allocation): a loop that runs entirely inline is
 //! stopped only when it leaves, which is why a command line should let a
@@ -22,9 +23,11 @@ static REQUESTED: AtomicI32 = AtomicI32::new(0);
 /// stays). Async-signal-safe.
 pub fn request(status: i32) -> bool {
     let status = if status == 0 { 1 } else { status };
-    REQUESTED
+    let first = REQUESTED
         .compare_exchange(0, status, Ordering::Relaxed, Ordering::Relaxed)
-        .is_ok()
+        .is_ok();
+    super::poll::announce();
+    first
 }
 
 /// The status given to the first [`request`], if a stop was requested.

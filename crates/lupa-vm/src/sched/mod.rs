@@ -21,6 +21,7 @@
 //! never wait: a delay is looked at when the scheduler runs.
 
 pub mod interrupt;
+pub(crate) mod poll;
 mod sem_table;
 mod state;
 

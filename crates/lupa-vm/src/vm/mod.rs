@@ -154,17 +154,23 @@ impl Vm {
         }
     }
 
-    /// Run the allocation `f`, publishing [`VmState::Allocation`] meanwhile
-    /// while a sampler is attached, then the state it interrupted (a
-    /// primitive's, with its detail). Without a sampler it costs one
-    /// predictable branch. The heap never collects inside an allocation (it
-    /// raises `needs_gc` for the next safepoint), so no collection state is
-    /// nested in it.
+    /// Run the allocation `f` of an object of `elements` slots, bytes or
+    /// words, publishing [`VmState::Allocation`] meanwhile while a sampler is
+    /// attached and the object is large
+    /// ([`PUBLISHED_ALLOCATION`](crate::obs::sampling::PUBLISHED_ALLOCATION)
+    /// elements or more), then the state it interrupted (a primitive's, with
+    /// its detail). Without a sampler it costs one predictable branch. The
+    /// heap never collects inside an allocation (it raises `needs_gc` for the
+    /// next safepoint), so no collection state is nested in it.
     ///
     /// [`VmState::Allocation`]: crate::obs::sampling::VmState::Allocation
     #[inline(always)]
-    pub(crate) fn allocating<T>(&mut self, f: impl FnOnce(&mut lupa_heap::Heap) -> T) -> T {
-        if self.obs.sampler_attached() {
+    pub(crate) fn allocating<T>(
+        &mut self,
+        elements: usize,
+        f: impl FnOnce(&mut lupa_heap::Heap) -> T,
+    ) -> T {
+        if self.obs.sampler_attached() && elements >= crate::obs::sampling::PUBLISHED_ALLOCATION {
             self.allocating_published(f)
         } else {
             f(&mut self.heap)
@@ -201,22 +207,22 @@ impl Vm {
 
     /// A new String.
     pub fn new_string(&mut self, s: &str) -> Result<Value, OutOfMemory> {
-        self.allocating(|h| h.alloc_bytes(cls::STRING, s.as_bytes()))
+        self.allocating(s.len(), |h| h.alloc_bytes(cls::STRING, s.as_bytes()))
     }
 
     /// A new byte object of class `c` holding `bytes`.
     pub(crate) fn new_bytes(&mut self, c: u32, bytes: &[u8]) -> Result<Value, OutOfMemory> {
-        self.allocating(|h| h.alloc_bytes(c, bytes))
+        self.allocating(bytes.len(), |h| h.alloc_bytes(c, bytes))
     }
 
     /// A new word object of class `c` holding `words`.
     pub(crate) fn new_words(&mut self, c: u32, words: &[u64]) -> Result<Value, OutOfMemory> {
-        self.allocating(|h| h.alloc_words(c, words))
+        self.allocating(words.len(), |h| h.alloc_words(c, words))
     }
 
     /// A new Array of the given values.
     pub fn new_array(&mut self, values: &[Value]) -> Result<Value, OutOfMemory> {
-        self.allocating(|h| h.alloc_with(cls::ARRAY, values))
+        self.allocating(values.len(), |h| h.alloc_with(cls::ARRAY, values))
     }
 
     /// A new Double. Not published as an allocation: the interpreter's
@@ -231,8 +237,10 @@ impl Vm {
     }
 
     /// Instantiate class `c` with `extra` indexable slots (or bytes/words).
+    /// Published as an allocation to an attached sampler when large (see
+    /// [`Vm::allocating`]).
     pub fn instantiate(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
-        if self.obs.sampler_attached() {
+        if self.obs.sampler_attached() && extra >= crate::obs::sampling::PUBLISHED_ALLOCATION {
             return self.instantiate_published(c, extra);
         }
         self.image.instantiate(&mut self.heap, c, extra)

@@ -49,6 +49,7 @@ const SOURCE: &str = "ObsProbe = (
   deep: n = ( n = 0 ifTrue: [ ^ self raise ]. ^ self deep: n - 1 )
   ensured = ( | log | log := 0. [ [ self raise ] ensure: [ log := log + 1 ] ] on: Error do: [ :e | e return: nil ]. ^ log )
   spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (self leaf) ]. ^ s )
+  loopWithoutSends: n = ( | i s | i := 0. s := 0. [ i < n ] whileTrue: [ s := s + i. i := i + 1 ]. ^ s )
 )
 ";
 
@@ -180,6 +181,62 @@ fn a_sampler_thread_gets_stacks_without_walking_frames() {
     );
     // Numbers only grow: each copy answers the latest request.
     assert!(stacks.windows(2).all(|w| w[0].seq < w[1].seq));
+}
+
+/// A sampler alone needs no per-send observation: the VM keeps its plain
+/// loop (and native code may run); the stack requests reach its safepoints.
+#[test]
+fn a_sampler_alone_keeps_the_plain_loop() {
+    let (mut vm, _) = vm_with_probe();
+    let _reg = vm.attach_sampler();
+    assert!(!vm.obs.per_send, "no per-send observation for a sampler");
+    assert!(vm.obs.native_may_run());
+    vm.sample_every(10);
+    assert!(vm.obs.per_send && !vm.obs.native_may_run());
+    vm.sample_every(0);
+    vm.detach_sampler();
+    assert!(!vm.obs.per_send);
+}
+
+/// A loop that sends nothing (its comparisons and additions are fast paths)
+/// answers a stack request at its back jumps, with its own frame on top.
+#[test]
+fn a_loop_without_sends_answers_stack_requests() {
+    let (mut vm, _) = vm_with_probe();
+    let reg = vm.attach_sampler();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let sampler = std::thread::spawn(move || {
+        let mut seq = 0;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            seq += 1;
+            reg.request_stack(seq);
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    });
+    let p = probe(&vm);
+    for _ in 0..5 {
+        vm.send_message(p, "loopWithoutSends:", &[lupa_vm::Value::small(2_000_000)])
+            .expect("runs");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().expect("sampler thread");
+    vm.detach_sampler();
+    let count = (0..vm.image.method_count() as u32)
+        .find(|&id| {
+            vm.image
+                .describe_method(id)
+                .is_some_and(|d| d.selector == "loopWithoutSends:")
+        })
+        .expect("loopWithoutSends: compiled");
+    let stacks = vm.obs.take_stacks();
+    assert!(
+        stacks
+            .iter()
+            .any(|s| s.seq > 0 && s.frames.last().is_some_and(|&(m, pc)| m == count && pc > 0)),
+        "stacks copied inside the loop: {} stacks",
+        stacks.len()
+    );
 }
 
 type GcLog = Vec<(lupa_vm::CollectionKind, u64, Vec<lupa_vm::Death>)>;
