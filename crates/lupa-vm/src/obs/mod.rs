@@ -434,12 +434,7 @@ impl Observation {
         if !self.sampler_attached {
             return 0;
         }
-        let saved = self.sample.state.load(Ordering::Relaxed);
-        self.sample.state.store(
-            crate::obs::sampling::StateWord::pack(state, detail, process),
-            Ordering::Relaxed,
-        );
-        saved
+        self.swap_state(state, detail, process)
     }
 
     /// Publish `state` for a short operation that interrupts the current one

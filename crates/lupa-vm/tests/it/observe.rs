@@ -135,42 +135,68 @@ fn send_counter_is_exact_and_resettable() {
     assert!(vm.obs.inlined >= 100);
 }
 
+/// A stand-in sampler thread: asks for a stack, notes the VM state, pauses
+/// `pause` (a yield when zero), until stopped; answers the states seen.
+struct Requester {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<std::collections::HashSet<lupa_vm::VmState>>,
+}
+
+impl Requester {
+    fn start(reg: std::sync::Arc<lupa_vm::SampleRegister>, pause: std::time::Duration) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut states = std::collections::HashSet::new();
+            let mut seq = 0;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                seq += 1;
+                reg.request_stack(seq);
+                states.insert(reg.read_state().state);
+                if pause.is_zero() {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(pause);
+                }
+            }
+            states
+        });
+        Requester { stop, thread }
+    }
+
+    fn stop(self) -> std::collections::HashSet<lupa_vm::VmState> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().expect("sampler thread")
+    }
+}
+
+/// The id of the probe's method `selector`.
+fn method_id(vm: &Vm, selector: &str) -> u32 {
+    (0..vm.image.method_count() as u32)
+        .find(|&id| {
+            vm.image
+                .describe_method(id)
+                .is_some_and(|d| d.selector == selector)
+        })
+        .expect("method compiled")
+}
+
 #[test]
 fn a_sampler_thread_gets_stacks_without_walking_frames() {
     let (mut vm, _) = vm_with_probe();
-    let reg = vm.attach_sampler();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let sampler = std::thread::spawn(move || {
-        let mut states = std::collections::HashSet::new();
-        let mut seq = 0;
-        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
-            seq += 1;
-            reg.request_stack(seq);
-            states.insert(reg.read_state().state);
-            std::thread::yield_now();
-        }
-        states
-    });
+    let sampler = Requester::start(vm.attach_sampler(), std::time::Duration::ZERO);
     let p = probe(&vm);
     for _ in 0..20 {
         vm.send_message(p, "spin:", &[lupa_vm::Value::small(20_000)])
             .expect("runs");
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let states = sampler.join().expect("sampler thread");
+    let states = sampler.stop();
     vm.detach_sampler();
     assert!(
         states.contains(&lupa_vm::VmState::Interpreting),
         "{states:?}"
     );
-    let spin = (0..vm.image.method_count() as u32)
-        .find(|&id| {
-            vm.image
-                .describe_method(id)
-                .is_some_and(|d| d.selector == "spin:")
-        })
-        .expect("spin: compiled");
+    let spin = method_id(&vm, "spin:");
     let stacks = vm.obs.take_stacks();
     assert!(
         stacks
@@ -203,37 +229,21 @@ fn a_sampler_alone_keeps_the_plain_loop() {
 #[test]
 fn a_loop_without_sends_answers_stack_requests() {
     let (mut vm, _) = vm_with_probe();
-    let reg = vm.attach_sampler();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let sampler = std::thread::spawn(move || {
-        let mut seq = 0;
-        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
-            seq += 1;
-            reg.request_stack(seq);
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-    });
+    let sampler = Requester::start(vm.attach_sampler(), std::time::Duration::from_micros(200));
     let p = probe(&vm);
     for _ in 0..5 {
         vm.send_message(p, "loopWithoutSends:", &[lupa_vm::Value::small(2_000_000)])
             .expect("runs");
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    sampler.join().expect("sampler thread");
+    sampler.stop();
     vm.detach_sampler();
-    let count = (0..vm.image.method_count() as u32)
-        .find(|&id| {
-            vm.image
-                .describe_method(id)
-                .is_some_and(|d| d.selector == "loopWithoutSends:")
-        })
-        .expect("loopWithoutSends: compiled");
+    let looping = method_id(&vm, "loopWithoutSends:");
     let stacks = vm.obs.take_stacks();
     assert!(
-        stacks
-            .iter()
-            .any(|s| s.seq > 0 && s.frames.last().is_some_and(|&(m, pc)| m == count && pc > 0)),
+        stacks.iter().any(|s| s.seq > 0
+            && s.frames
+                .last()
+                .is_some_and(|&(m, pc)| m == looping && pc > 0)),
         "stacks copied inside the loop: {} stacks",
         stacks.len()
     );
