@@ -237,8 +237,8 @@ impl Vm {
     }
 
     /// Instantiate class `c` with `extra` indexable slots (or bytes/words).
-    /// Published as an allocation to an attached sampler when large (see
-    /// [`Vm::allocating`]).
+    /// Published as an allocation to an attached sampler when large (as
+    /// `Vm::allocating` does).
     pub fn instantiate(&mut self, c: u32, extra: usize) -> Result<Value, OutOfMemory> {
         if self.obs.sampler_attached() && extra >= crate::obs::sampling::PUBLISHED_ALLOCATION {
             return self.instantiate_published(c, extra);
