@@ -54,12 +54,14 @@ pub(crate) fn save_with(
 }
 
 /// Write `bytes` to standard output: exit 0, or 74 when it cannot be
-/// written (a closed pipe, a full disk).
+/// written (a closed pipe, a full disk). A pipe its reader closed (`lupa
+/// --help | head`) is not reported: the reader had what it wanted.
 pub(crate) fn write_stdout(bytes: &[u8]) -> std::process::ExitCode {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::ExitCode::from(74),
         Err(e) => {
             eprintln!("lupa: cannot write to standard output: {e}");
             std::process::ExitCode::from(74)
