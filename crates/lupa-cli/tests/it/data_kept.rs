@@ -290,3 +290,40 @@ fn options_after_a_benchmark_are_refused_and_after_a_class_warned() {
         r.stderr
     );
 }
+
+/// A compiled loop that never leaves native code (every send in it is
+/// inline) still stops at Ctrl-C, here while a sampler runs: native code
+/// tests the same requests as the interpreter's safepoints (it used to see
+/// only the sampler's).
+#[test]
+fn ctrl_c_stops_a_loop_that_runs_in_native_code() {
+    let program = "Spin = (
+    run = ( | i | 'started' println. i := 0. [ i >= 0 ] whileTrue: [ i := i + 1 ] )
+)";
+    let dir = classes(&[("Spin.som", program)]);
+    let mut child = spawn(
+        dir.path(),
+        &[
+            "profile", "--rate", "100", "--jit", "always", "-cp", ".", "Spin",
+        ],
+    );
+    let (out, _out_all) = lines_of(child.stdout.take().expect("stdout"));
+    let (_err, err_all) = lines_of(child.stderr.take().expect("stderr"));
+    wait_for(&out, "started");
+    std::thread::sleep(Duration::from_millis(300));
+    kill(&child, "INT");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the compiled loop did not stop at SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = err_all.join().expect("stderr");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted (SIGINT)"), "{stderr}");
+}
