@@ -41,6 +41,10 @@ use std::rc::Rc;
 /// depth of Smalltalk recursion.
 pub const MAX_NATIVE_DEPTH: u64 = 400;
 
+/// The stack-request word native code tests while no sampler is attached
+/// (`NativeCtx::request`): never written, always zero.
+static NO_REQUEST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A compiler of native code for methods and blocks (the `lupa-jit` crate).
 pub trait Jit {
     /// Compile `code`: its native function and a line naming the
@@ -437,6 +441,11 @@ impl Vm {
             .frames
             .last()
             .map_or(Value::NIL, |f| f.env);
+        let request = if self.obs.sampler_attached() {
+            &self.obs.sample.request as *const std::sync::atomic::AtomicU64
+        } else {
+            &NO_REQUEST as *const std::sync::atomic::AtomicU64
+        };
         let mut ctx = NativeCtx {
             vm: (self as *mut Vm).cast(),
             stack: std::ptr::null_mut(),
@@ -447,8 +456,7 @@ impl Vm {
             inlined: 0,
             depth: 0,
             attention: 0,
-            request: crate::sched::poll::generation_word(),
-            polled: self.obs.polled,
+            request,
             frames: std::ptr::null_mut(),
             frames_len: 0,
             frames_cap: 0,
@@ -692,23 +700,14 @@ impl Vm {
         self.heap.set_slot(object, index as usize, value);
     }
 
-    /// Runtime call: native code found a request from another thread
-    /// announced (`sched/poll.rs`) at the send just before `pc` that it ran
-    /// inline. Answers `BAIL` when a stop was requested (native code leaves
-    /// at `pc`; the loop's safepoint ends the run), `DONE` otherwise, after
-    /// copying the stack a sampler asked for.
-    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) -> u64 {
+    /// Runtime call: the stack copy a sampler's request asks for, at the send
+    /// just before `pc` that native code ran inline (it tests the request
+    /// word at such sends, as the interpreter's observing loop does).
+    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) {
         self.sync_in(ctx);
-        let generation = crate::sched::poll::current();
-        if crate::sched::interrupt::pending() {
-            return BAIL;
-        }
-        self.obs.polled = generation;
-        ctx.polled = generation;
         if !self.sched.running.frames.is_empty() {
             self.save_pc(pc as usize);
             self.copy_sample_stack(pc as usize);
         }
-        DONE
     }
 }

@@ -58,14 +58,10 @@ pub struct NativeCtx {
     /// interpreter (a collection is due, a process switch, a change of the
     /// observation mode, a method to compile).
     pub attention: u64,
-    /// The process-wide generation of requests from other threads (a
-    /// sampler's stack request, a stop; `sched/poll.rs`): native code
-    /// compares it with [`polled`](Self::polled) at its inline sends, the
-    /// same test with a sampler attached or not.
+    /// The sampler's stack-request word while a sampler is attached, a
+    /// word that stays zero otherwise (never null: native code tests it at
+    /// its inline sends with one load, the same cost attached or not).
     pub request: *const AtomicU64,
-    /// The generation the VM last looked at (kept equal to the VM's by the
-    /// runtime).
-    pub polled: u64,
     /// The running process's frames (`FrameStack`'s slots; moves when they
     /// grow): native code pushes and pops frames there itself on its fast
     /// paths.

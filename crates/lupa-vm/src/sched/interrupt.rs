@@ -6,10 +6,11 @@
 //! The request is one atomic word, so that setting it is async-signal-safe
 //! (a signal handler or a signal-watching thread may call [`request`]); it is
 //! announced to the interpreter's safepoints through `poll.rs`, and stays
-//! set: every later safepoint stops again. Native code made by a JIT sees it
-//! at its next inline send (the same generation test) or runtime call. A
-//! command line still lets a second signal end the process at once, for a
-//! primitive that runs long.
+//! set: every later safepoint stops again. Native code made
+//! by a JIT sees it when it next calls into the runtime (a send it cannot
+//! complete inline, an allocation): a loop that runs entirely inline is
+//! stopped only when it leaves, which is why a command line should let a
+//! second signal end the process at once.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 

@@ -17,10 +17,8 @@
 //! (release); the VM reads the generation (acquire) before it reads the
 //! request words, so it sees every request the generation it read announced;
 //! a request written after that read bumps the generation again, and is seen
-//! at a later safepoint. Native code made by a JIT makes the same test at its
-//! inline sends (`NativeCtx::request` and `polled`) and calls the runtime
-//! (`Vm::native_sample`) when the generations differ, so a stop or a stack
-//! request reaches a compiled loop that never leaves native code.
+//! at a later safepoint. Native code made by a JIT tests its VM's stack
+//! request word at its sends itself (`NativeCtx::request`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -37,12 +35,6 @@ pub(crate) fn announce() {
 #[inline(always)]
 pub(crate) fn changed(seen: u64) -> bool {
     GENERATION.load(Ordering::Relaxed) != seen
-}
-
-/// The generation word itself, which native code reads at its inline sends
-/// (`NativeCtx::request`).
-pub(crate) fn generation_word() -> *const AtomicU64 {
-    &GENERATION
 }
 
 /// The generation now, read before the request words it announces.
