@@ -174,16 +174,10 @@ fn the_finalization_process_is_published_as_finalization_while_it_mourns() {
     vm.send_message(class, "mainWork", &[]).expect("runs");
     vm.obs.set_hooks(None);
     vm.detach_sampler();
-    let id = |sel: &str| {
-        (0..vm.image.method_count() as u32)
-            .find(|&id| {
-                vm.image
-                    .describe_method(id)
-                    .is_some_and(|d| d.selector == sel)
-            })
-            .expect("compiled")
-    };
-    let (work, main) = (id("mournWork:"), id("mainWork"));
+    let (work, main) = (
+        crate::method_id(&vm, "mournWork:"),
+        crate::method_id(&vm, "mainWork"),
+    );
     let seen = seen.lock().expect("lock").clone();
     let mourning: Vec<VmState> = seen
         .iter()

@@ -2,6 +2,7 @@
 //! the send counter is exact, and the sampling register is readable from
 //! another thread while the VM runs.
 
+use crate::method_id;
 use lupa_vm::{Activation, ActivationHooks, Vm, VmOptions};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -168,17 +169,6 @@ impl Requester {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         self.thread.join().expect("sampler thread")
     }
-}
-
-/// The id of the probe's method `selector`.
-fn method_id(vm: &Vm, selector: &str) -> u32 {
-    (0..vm.image.method_count() as u32)
-        .find(|&id| {
-            vm.image
-                .describe_method(id)
-                .is_some_and(|d| d.selector == selector)
-        })
-        .expect("method compiled")
 }
 
 #[test]
