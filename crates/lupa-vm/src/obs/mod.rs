@@ -504,11 +504,7 @@ impl Observation {
     /// Answers the sampler's sequence number (cleared) and whether a
     /// deterministic sample is due (the next one scheduled).
     pub(crate) fn take_due(&mut self) -> (u64, bool) {
-        let seq = if self.sampler_attached {
-            self.sample.request.swap(0, Ordering::Relaxed)
-        } else {
-            0
-        };
+        let seq = self.take_request();
         let every = self.every > 0 && self.sends >= self.next_every;
         if every {
             self.next_every = self.sends + self.every;
