@@ -3,7 +3,7 @@
 //! (`--jit always`), under GC stress, with a code zone small enough to evict,
 //! and the profilers give the numbers they give without the JIT.
 
-use crate::common::{classes, lupa, lupa_in};
+use crate::common::{classes, lupa, lupa_in, slow_tests};
 use crate::suites::summary_line;
 
 fn assert_green(args: &[&str]) -> u32 {
@@ -30,10 +30,34 @@ fn jit_installed() -> bool {
     r.stderr.contains("jit: compiled")
 }
 
+/// The suites whose code paths the JIT treats specially (closures, non-local
+/// returns, `ensure:`, exceptions, process switches, collections): what a
+/// local run compiles when the slow tests are off.
+const KERNEL_SUITES: &[&str] = &[
+    "LupaBlockTest",
+    "LupaExceptionTest",
+    "LupaCollectionTest",
+    "LupaEnsureTest",
+    "LupaProcessTest",
+    "LupaGcTest",
+];
+
 #[test]
 fn bundled_sunit_suites_pass_with_everything_compiled() {
-    let interpreted = assert_green(&["test", "--jit", "off"]);
-    let compiled = assert_green(&["test", "--jit", "always"]);
+    // Every suite compiles some 3,000 functions (half a minute in a debug
+    // build): a slow test; a local run compiles the kernel suites.
+    let suites: &[&str] = if slow_tests("compiling every bundled suite") {
+        &[]
+    } else {
+        KERNEL_SUITES
+    };
+    let run = |jit: &str| {
+        let mut args = vec!["test", "--jit", jit];
+        args.extend(suites);
+        assert_green(&args)
+    };
+    let interpreted = run("off");
+    let compiled = run("always");
     assert_eq!(interpreted, compiled, "the same tests ran");
 }
 
@@ -41,24 +65,18 @@ fn bundled_sunit_suites_pass_with_everything_compiled() {
 fn compiled_code_survives_gc_stress() {
     // Closures, non-local returns, ensure:, exceptions and process switches
     // from compiled code, with a collection at every allocation.
-    assert_green(&[
-        "test",
-        "--jit",
-        "always",
-        "--gc-stress",
-        "--verify-heap",
-        "LupaBlockTest",
-        "LupaExceptionTest",
-        "LupaCollectionTest",
-        "LupaEnsureTest",
-        "LupaProcessTest",
-        "LupaGcTest",
-    ]);
-    for args in [
+    let mut suites = vec!["test", "--jit", "always", "--gc-stress", "--verify-heap"];
+    suites.extend(KERNEL_SUITES);
+    assert_green(&suites);
+    let mut benchmarks = vec![
         &["bench", "Richards", "1", "1"][..],
         &["bench", "DeltaBlue", "1", "20"][..],
-        &["bench", "Json", "1", "1"][..],
-    ] {
+    ];
+    // Json verifies the heap at each of its allocations: 12 s in a debug build.
+    if slow_tests("Json compiled under GC stress") {
+        benchmarks.push(&["bench", "Json", "1", "1"][..]);
+    }
+    for args in benchmarks {
         let mut all = vec![args[0], "--jit", "always", "--gc-stress", "--verify-heap"];
         all.extend(&args[1..]);
         let r = lupa(&all);

@@ -172,6 +172,49 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
     }
 }
 
+/// The stack (frame indices, outermost first) of every node a sample names:
+/// one depth-first walk shares the path from the root, and a stack deeper
+/// than [`MAX_STACK`] keeps its innermost `MAX_STACK + 1` frames (the caller
+/// truncates it further), so the work is linear in the profile and the
+/// samples however deep the recursion. Nodes no sample names (and nodes no
+/// root reaches) are `None`.
+fn sampled_stacks(
+    profile: &Profile,
+    timeline: &Timeline,
+    frame_of: &[usize],
+) -> Vec<Option<Vec<usize>>> {
+    let count = profile.nodes.len();
+    let mut wanted = vec![false; count];
+    for s in &timeline.samples {
+        if let Some(w) = wanted.get_mut(s.node.index()) {
+            *w = true;
+        }
+    }
+    let mut stacks: Vec<Option<Vec<usize>>> = vec![None; count];
+    let mut seen = vec![false; count];
+    let mut path: Vec<usize> = Vec::new();
+    let mut todo: Vec<(NodeId, usize)> = profile.roots().map(|r| (r, 0)).collect();
+    todo.reverse();
+    while let Some((n, len)) = todo.pop() {
+        if std::mem::replace(&mut seen[n.index()], true) {
+            continue; // malformed input: do not loop
+        }
+        path.truncate(len);
+        if !profile.is_synthetic(n) {
+            let f = frame_of[profile.nodes[n].method.index()];
+            if f != usize::MAX {
+                path.push(f);
+            }
+        }
+        if wanted[n.index()] {
+            stacks[n.index()] = Some(path[path.len().saturating_sub(MAX_STACK + 1)..].to_vec());
+        }
+        let here = path.len();
+        todo.extend(profile.nodes[n].children.iter().rev().map(|&c| (c, here)));
+    }
+    stacks
+}
+
 /// The speedscope file of a sampled profile and its timeline: one "sampled"
 /// profile per process, samples in time order (see the module docs).
 pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
@@ -180,32 +223,32 @@ pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> 
     let owner = profile.node_processes(&processes);
     // The frame standing for a truncated stack's outer frames, made on first use.
     let mut truncated: Option<usize> = None;
-    let mut stacks: Vec<Option<Vec<usize>>> = vec![None; profile.nodes.len()];
+    let mut stacks = sampled_stacks(profile, timeline, &frame_of);
     let mut per_process: Vec<(Vec<serde_json::Value>, Vec<u64>)> =
         vec![(Vec::new(), Vec::new()); processes.len().max(1)];
     for s in &timeline.samples {
         let n = s.node;
         let stack = stacks[n.index()].get_or_insert_with(|| {
-            let mut stack: Vec<usize> = profile
+            // A node no root reaches (malformed input): its own path.
+            profile
                 .path(n)
                 .into_iter()
                 .map(|m| frame_of[m.index()])
                 .filter(|&f| f != usize::MAX)
-                .collect();
-            if stack.len() > MAX_STACK {
-                let outer = *truncated.get_or_insert_with(|| {
-                    frames.push(Frame {
-                        name: TRUNCATED.to_string(),
-                        file: None,
-                        line: None,
-                    });
-                    frames.len() - 1
-                });
-                stack.drain(..stack.len() - MAX_STACK);
-                stack.insert(0, outer);
-            }
-            stack
+                .collect()
         });
+        if stack.len() > MAX_STACK {
+            let outer = *truncated.get_or_insert_with(|| {
+                frames.push(Frame {
+                    name: TRUNCATED.to_string(),
+                    file: None,
+                    line: None,
+                });
+                frames.len() - 1
+            });
+            stack.drain(..stack.len() - MAX_STACK);
+            stack.insert(0, outer);
+        }
         let last = per_process.len() - 1;
         let p = &mut per_process[owner[n.index()].min(last)];
         p.0.push(serde_json::json!(stack));
