@@ -313,6 +313,7 @@ pub fn to_model(
         program: program.to_string(),
         mode: config.mode.name().to_string(),
         final_gc: rec.final_gc,
+        stopped_at_limit: rec.stopped_at_limit,
         sampling: Sampling {
             rate: config.rate,
             every_nth: config.every_nth,

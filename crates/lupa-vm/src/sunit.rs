@@ -12,9 +12,12 @@
 //! a class-path directory is a candidate. Candidates that are not `TestCase`
 //! subclasses (helpers) are skipped.
 //!
-//! The run itself is Smalltalk: `LupaTestRunner>>runClasses:` runs every test
-//! selector of each class, prints one `FAIL`/`ERROR` line per problem and a final
-//! `N passed, M failed` line through the VM's output.
+//! The run itself is Smalltalk: `LupaTestRunner>>runOnly:` runs every test
+//! selector of each class and prints one `FAIL`/`ERROR` line per problem through
+//! the VM's output; then the final `N passed, M failed` line is printed here, as
+//! `LupaTestRunner>>printSummary` words it, with the processes forked by tests
+//! that ended with an unhandled error counted as failed tests (the runner does
+//! not see them: the VM ends them).
 
 use crate::image::BUNDLED;
 use crate::vm::{Vm, VmError};
@@ -83,8 +86,8 @@ impl Vm {
         Ok(classes)
     }
 
-    /// Run the tests of these classes with `LupaTestRunner`, printing its lines through
-    /// the VM's output, and answer the counts.
+    /// Run the tests of these classes with `LupaTestRunner`, printing its lines and the
+    /// summary line through the VM's output, and answer the counts.
     pub fn run_test_classes(&mut self, classes: &[u32]) -> Result<TestSummary, VmError> {
         let objects: Vec<Value> = classes
             .iter()
@@ -103,7 +106,7 @@ impl Vm {
         self.io.running_tests = true;
         self.io.test_process = self.sched.current;
         self.io.failed_forks = 0;
-        let ran = self.send_message(runner, "runClasses:", &[arr]);
+        let ran = self.send_message(runner, "runOnly:", &[arr]);
         self.io.running_tests = false;
         let runner = self.handles.pop().unwrap_or(Value::NIL);
         ran?;
@@ -121,10 +124,20 @@ impl Vm {
                     VmError::Fatal("TestResult answered a count that is not an integer".into())
                 })
         };
-        Ok(TestSummary {
+        let summary = TestSummary {
             passed: count(passed)?,
             failed: count(failures)? + count(errors)? + self.io.failed_forks,
-        })
+        };
+        let forks = match self.io.failed_forks {
+            0 => String::new(),
+            1 => " (1 of them a process forked by a test)".to_string(),
+            n => format!(" ({n} of them processes forked by tests)"),
+        };
+        self.io.print(&format!(
+            "{} passed, {} failed{forks}\n",
+            summary.passed, summary.failed
+        ))?;
+        Ok(summary)
     }
 }
 

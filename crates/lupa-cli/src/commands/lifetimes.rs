@@ -101,6 +101,9 @@ pub(crate) fn run(vm: &mut Vm, a: &LifetimesArgs) -> Result<i32, VmError> {
     let code = crate::signals::program_status(run.result)?;
     run.output.set_command(&command);
     let lifetimes = Lifetimes::try_from(run.output)?;
+    if let Some(note) = lifetimes.limit_note() {
+        eprintln!("lupa: warning: {note}");
+    }
     a.report
         .deliver(&lifetimes, &TextOptions { top: a.top }, &dest)?;
     Ok(code)

@@ -539,3 +539,44 @@ fn faithful_mode_runs_with_a_programs_own_classes() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "true\ntrue\n");
 }
+
+#[test]
+fn a_recording_that_reaches_its_share_of_the_heap_says_so() {
+    // 300,000 temporaries sampled at rate 1 under a 16 MB heap: the records'
+    // share (2 MB) holds some tens of thousands, then sampling stops; the run
+    // goes on and ends normally, and the report and stderr say what is missing.
+    let dir = crate::common::classes(&[
+        (
+            "Many.som",
+            "Many = ( run = ( 1 to: 300000 do: [ :i | Temp new ]. 'done' println ) )\n",
+        ),
+        ("Temp.som", TEMP),
+    ]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "lifetimes",
+            "-cp",
+            ".",
+            "--max-heap",
+            "16MB",
+            "--rate",
+            "1",
+            "Many",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("done"), "{}", r.stdout);
+    let warning = "sampling stopped when the records reached their share of --max-heap";
+    assert!(r.stderr.contains(warning), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("Warning: {warning}")),
+        "{}",
+        r.stdout
+    );
+    // Under the limit, no warning.
+    let small = project();
+    let r = lifetimes(small.path(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains(warning) && !r.stdout.contains("Warning:"));
+}

@@ -186,6 +186,9 @@ pub fn write<W: Write + ?Sized>(profile: &Lifetimes, w: &mut W) -> io::Result<()
             format_bytes(finite(a.estimated_bytes))
         ),
     );
+    if let Some(note) = profile.limit_note() {
+        dl("Warning", note.to_string());
+    }
     s.push_str("</dl>\n");
     let _ = writeln!(
         s,

@@ -58,6 +58,11 @@ pub struct Lifetimes {
     /// that died after the last collection are censored too.
     #[serde(default)]
     pub final_gc: bool,
+    /// Sampling stopped when the records reached their share of
+    /// `--max-heap`: the allocations after that point have no record, so the
+    /// profile describes the start of the run only ([`Lifetimes::limit_note`]).
+    #[serde(default)]
+    pub stopped_at_limit: bool,
     /// The run's exact totals (from the VM, not the sample).
     pub totals: Totals,
     /// Class names, once each.
@@ -200,6 +205,14 @@ impl Lifetimes {
         }
     }
 
+    /// The warning the reports print when sampling stopped at its limit.
+    pub fn limit_note(&self) -> Option<&'static str> {
+        self.stopped_at_limit.then_some(
+            "sampling stopped when the records reached their share of --max-heap; \
+             later allocations are not recorded (raise --max-heap or lower --rate)",
+        )
+    }
+
     /// Check the contract (see the module doc); answers the first violation.
     pub fn check(&self) -> Result<(), String> {
         for (i, r) in self.records.iter().enumerate() {
@@ -314,6 +327,7 @@ impl Lifetimes {
             "records": self.records.len(),
             "censored": a.censored,
             "final_gc": self.final_gc,
+            "stopped_at_limit": self.stopped_at_limit,
             "estimated": { "objects": a.estimated_objects, "bytes": a.estimated_bytes },
             "summary": a.summary_line(),
             "long_lived_threshold_bytes": a.threshold_bytes,

@@ -527,6 +527,7 @@ pub(crate) mod tests {
                 mean_interval_bytes: 64.0,
             },
             final_gc: true,
+            stopped_at_limit: false,
             totals: Totals {
                 duration_us: 1000,
                 allocated_bytes: 100_000,

@@ -76,6 +76,9 @@ pub fn write<W: Write + ?Sized>(
         a.estimated_objects,
         format_bytes(a.estimated_bytes)
     )?;
+    if let Some(note) = profile.limit_note() {
+        writeln!(w, "Warning: {note}")?;
+    }
     writeln!(w)?;
     writeln!(w, "{}.", a.summary_line())?;
     for d in &a.densities {
