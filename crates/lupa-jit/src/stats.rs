@@ -1,11 +1,13 @@
 //! What the JIT did: functions compiled (methods and blocks), their code
 //! size against their bytecode, compile time in total and per function,
-//! failures, evictions, and the code zone's use (`--jit-stats`), plus the
+//! failures, evictions, the code zone's use, the frames native code left to
+//! the interpreter and the states of the compiled code's inline caches
+//! (`--jit-stats`), plus the
 //! description of every function in the code zone (name, address, pc map)
 //! that the VM profiler maps native pcs with.
 
 use crate::zone::CodeZone;
-use lupa_vm::{CodeKind, MethodCode, NativeFunctionInfo, Vm};
+use lupa_vm::{CodeKind, MethodCode, NativeFunctionInfo, PIC_SIZE, Vm};
 use std::time::Duration;
 
 /// Running counts.
@@ -38,8 +40,14 @@ impl Counts {
     }
 
     pub(crate) fn report(&self, zone: &CodeZone, vm: &Vm) -> JitStats {
-        let _ = vm;
         let (zone_bytes, zone_used) = zone.usage();
+        let epoch = vm.class_epoch();
+        let mut cache_states = [0u64; PIC_SIZE + 1];
+        for code in zone.functions.iter().filter_map(|f| f.method.upgrade()) {
+            for (sum, n) in cache_states.iter_mut().zip(code.cache_states(epoch)) {
+                *sum += n;
+            }
+        }
         JitStats {
             methods: self.methods,
             blocks: self.blocks,
@@ -53,6 +61,8 @@ impl Counts {
             zone_used,
             slowest: self.slowest.clone(),
             perf_map_lost: self.perf_map_lost,
+            bails: vm.native_bails(),
+            cache_states,
             functions: functions(zone),
         }
     }
@@ -94,6 +104,13 @@ pub struct JitStats {
     pub zone_used: usize,
     /// The slowest compilations, slowest first.
     pub slowest: Vec<(Duration, String)>,
+    /// Times native code left its frame to the interpreter (deoptimisations:
+    /// at a send or an instruction it does not run itself).
+    pub bails: u64,
+    /// The send sites of the code in the zone by how many receiver classes
+    /// their inline cache holds now: 0 (never run, or stale), 1
+    /// (monomorphic), 2 to [`PIC_SIZE`] (polymorphic; full is megamorphic).
+    pub cache_states: [u64; PIC_SIZE + 1],
     /// Every function in the zone, and those evicted or moved.
     pub functions: Vec<NativeFunctionInfo>,
     /// `--perf-map` was asked for but the map could not be written to the
@@ -126,6 +143,15 @@ impl JitStats {
         s += &format!(
             "jit: code zone {} of {} bytes in use, {} evictions freed {} functions\n",
             self.zone_used, self.zone_bytes, self.evictions, self.evicted
+        );
+        s += &format!(
+            "jit: {} frames left to the interpreter (deoptimisations)\n",
+            self.bails
+        );
+        let poly: u64 = self.cache_states[2..PIC_SIZE].iter().sum();
+        s += &format!(
+            "jit: inline caches of compiled code: {} send sites empty, {} monomorphic, {} polymorphic, {} full ({PIC_SIZE} classes: megamorphic)\n",
+            self.cache_states[0], self.cache_states[1], poly, self.cache_states[PIC_SIZE]
         );
         if let Some((t, name)) = self.slowest.first() {
             s += &format!(

@@ -156,6 +156,58 @@ fn hot_code_is_compiled_at_the_threshold() {
     assert!(r.stderr.contains("jit: off"), "{}", r.stderr);
 }
 
+/// `--jit-stats` names the frames native code left to the interpreter and the
+/// states of the compiled code's inline caches: a site that saw three
+/// receiver classes is polymorphic, one that saw a single class monomorphic.
+#[test]
+fn jit_stats_report_deoptimisations_and_inline_cache_states() {
+    if !jit_installed() {
+        return;
+    }
+    let dir = classes(&[(
+        "Poly.som",
+        "Poly = ( run = ( 1 to: 3 do: [ :k | #(1 'a' 2.5) do: [ :x | x printString ] ]. self mono. self mono ) mono = ( ^3 printString ) )\n",
+    )]);
+    let r = lupa_in(
+        dir.path(),
+        &["--jit", "always", "--jit-stats", "-cp", ".", "Poly"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = |prefix: &str| -> String {
+        r.stderr
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line:\n{}", r.stderr))
+            .to_string()
+    };
+    let deopt = r
+        .stderr
+        .lines()
+        .find(|l| l.ends_with(" frames left to the interpreter (deoptimisations)"))
+        .unwrap_or_else(|| panic!("no deoptimisation line:\n{}", r.stderr));
+    assert!(
+        deopt
+            .trim_start_matches("jit: ")
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.parse::<u64>().is_ok()),
+        "{deopt}"
+    );
+    let caches = line("jit: inline caches of compiled code: ");
+    let count = |what: &str| -> u64 {
+        let at = caches
+            .find(what)
+            .unwrap_or_else(|| panic!("{what} in {caches}"));
+        caches[..at]
+            .split(|c: char| !c.is_ascii_digit())
+            .rfind(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{caches}"))
+    };
+    assert!(count(" polymorphic") >= 1, "{caches}");
+    assert!(count(" monomorphic") >= 1, "{caches}");
+}
+
 /// Compteur counts every send, compiled or not: the counts of a program
 /// are the same with the JIT off, on at a low threshold, and always.
 #[test]

@@ -179,6 +179,9 @@ pub(crate) struct NativeTier {
     pub(crate) interpret_next: bool,
     /// The fast-call table native code reads (`objects/native.rs`).
     fast: Vec<FastEntry>,
+    /// Times native code left its frame to the interpreter (answered
+    /// [`BAIL`]): the deoptimisations `--jit-stats` reports.
+    pub(crate) bails: u64,
 }
 
 impl NativeTier {
@@ -218,6 +221,19 @@ impl Vm {
     /// The installed JIT, if any (for its statistics).
     pub fn jit(&self) -> Option<&dyn Jit> {
         self.native.jit.as_deref()
+    }
+
+    /// Times native code left its frame to the interpreter (a send or an
+    /// instruction it does not run itself): the deoptimisations of
+    /// `--jit-stats`.
+    pub fn native_bails(&self) -> u64 {
+        self.native.bails
+    }
+
+    /// The epoch of the class table: inline-cache entries of another epoch
+    /// are stale.
+    pub fn class_epoch(&self) -> u32 {
+        self.image.classes.epoch()
     }
 
     /// Why the JIT the options asked for is not installed, if it is not.
@@ -503,6 +519,9 @@ impl Vm {
         if status == DECLINE {
             self.sched.running.stack.truncate(len);
             return Ok(Entered::Declined);
+        }
+        if status == BAIL {
+            self.native.bails += 1;
         }
         Ok(Entered::Ran)
     }

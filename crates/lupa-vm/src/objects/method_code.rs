@@ -168,6 +168,24 @@ pub struct MethodCode {
 }
 
 impl MethodCode {
+    /// The states of this code's inline caches in class-table `epoch`: how
+    /// many send sites hold 0, 1, ..., [`PIC_SIZE`] receiver classes (a full
+    /// cache is megamorphic, or polymorphic at capacity).
+    pub fn cache_states(&self, epoch: u32) -> [u64; PIC_SIZE + 1] {
+        let mut states = [0u64; PIC_SIZE + 1];
+        for pic in self.caches.iter() {
+            let live = pic
+                .iter()
+                .filter(|e| {
+                    let e = e.get();
+                    e.class != 0 && e.epoch == epoch
+                })
+                .count();
+            states[live] += 1;
+        }
+        states
+    }
+
     /// Bytes this code and its blocks take outside the heap (their records,
     /// instructions, literals, caches and line tables).
     pub fn memory_bytes(&self) -> usize {
