@@ -156,6 +156,25 @@ fn hot_code_is_compiled_at_the_threshold() {
     assert!(r.stderr.contains("jit: off"), "{}", r.stderr);
 }
 
+/// `bench` with two iterations or more reports the warm-up: the first
+/// iteration against the median of the last half.
+#[test]
+fn bench_reports_the_warm_up() {
+    let r = lupa(&["bench", "Towers", "4"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Towers: warm-up: first iteration "))
+        .unwrap_or_else(|| panic!("no warm-up line:\n{}", r.stdout));
+    assert!(
+        line.contains("us (median of the last 2), first/steady ") && line.ends_with('x'),
+        "{line}"
+    );
+    let r = lupa(&["bench", "Towers", "1"]);
+    assert!(!r.stdout.contains("warm-up"), "{}", r.stdout);
+}
+
 /// `--jit-stats` names the frames native code left to the interpreter and the
 /// states of the compiled code's inline caches: a site that saw three
 /// receiver classes is polymorphic, one that saw a single class monomorphic.
