@@ -190,14 +190,16 @@ struct JsonChange<'a> {
     delta_percent: Option<f64>,
 }
 
-impl<'a> From<&'a Change> for JsonChange<'a> {
-    fn from(c: &'a Change) -> JsonChange<'a> {
+impl<'a> JsonChange<'a> {
+    /// A change, coloured as the other reports colour it ([`State::painted`]:
+    /// in a coverage diff, higher takes lower's colour and lower higher's).
+    fn of(c: &'a Change, higher_is_better: bool) -> JsonChange<'a> {
         JsonChange {
             name: &c.name,
             package: &c.package,
             class: &c.class,
             state: c.state,
-            colour: c.state.colour(),
+            colour: c.state.painted(higher_is_better).colour(),
             before: c.before,
             after: c.after,
             delta: c.delta(),
@@ -210,18 +212,21 @@ impl<'a> From<&'a Change> for JsonChange<'a> {
 /// measure, and every package, class and method with its state, values and
 /// deltas.
 pub fn diff_json(d: &Diff) -> serde_json::Result<String> {
-    fn conv(rows: &[Change]) -> Vec<JsonChange<'_>> {
-        rows.iter().map(JsonChange::from).collect()
+    fn conv(rows: &[Change], higher_is_better: bool) -> Vec<JsonChange<'_>> {
+        rows.iter()
+            .map(|c| JsonChange::of(c, higher_is_better))
+            .collect()
     }
+    let h = d.higher_is_better();
     let doc = serde_json::json!({
         "format": "lupa-history-diff/1",
         "from": d.from,
         "to": d.to,
         "metric": d.measure,
         "tolerance": d.tolerance,
-        "packages": conv(&d.packages),
-        "classes": conv(&d.classes),
-        "methods": conv(&d.methods),
+        "packages": conv(&d.packages, h),
+        "classes": conv(&d.classes, h),
+        "methods": conv(&d.methods, h),
     });
     let mut s = serde_json::to_string_pretty(&doc)?;
     s.push('\n');
@@ -461,6 +466,12 @@ mod tests {
         assert!(t.contains("| lower (red)"), "{t}");
         let svg = super::super::picture::svg(&d);
         assert!(svg.contains("(executions)"), "{svg}");
+        // The JSON document colours as the text does.
+        let j: serde_json::Value =
+            serde_json::from_str(&diff_json(&d).expect("json")).expect("parses");
+        let methods = j["methods"].as_array().expect("methods");
+        assert_eq!(methods[0]["state"], "higher");
+        assert_eq!(methods[0]["colour"], "green");
     }
 
     #[test]
