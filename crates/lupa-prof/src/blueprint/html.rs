@@ -52,7 +52,7 @@ pub fn to_string(bp: &Blueprint, kind: Kind) -> String {
     let summary: Vec<&str> = text.lines().take(3).collect();
     let legend = format!(
         "<span>height: time (inclusive)</span><span>width: executions (log)</span>\
-<span><i style=\"background:{GRAY}\"></i>every call answered the same object: cache it?</span>\
+<span><i style=\"background:{GRAY}\"></i>every call answered the same object, and it sends messages: cache it?</span>\
 <span><i style=\"background:#fff;border:2px solid {PURE}\"></i>never changed its receiver</span>\
 <span><i style=\"background:#fff;border:1px dashed #bbb\"></i>never ran</span>"
     );

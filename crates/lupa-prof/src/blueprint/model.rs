@@ -106,6 +106,14 @@ impl BlueprintMethod {
     pub fn ran(&self) -> bool {
         self.executions > 0 || self.time_ms > 0.0
     }
+
+    /// A caching candidate worth a look (drawn gray): every call answered
+    /// the same object, and its own code sends messages, which a cached
+    /// answer would save. A constant getter (`^'EUR'`, `^3`) answers the
+    /// same object by definition and sends nothing: it is not one.
+    pub fn caching_candidate(&self) -> bool {
+        self.same_answer && self.sends > 0
+    }
 }
 
 impl Blueprint {
@@ -147,20 +155,31 @@ pub fn to_text(bp: &Blueprint) -> String {
             .then(na.cmp(nb))
     });
     let methods = bp.methods().count();
-    let gray = ran.iter().filter(|(_, m)| m.same_answer).count();
+    let same = ran.iter().filter(|(_, m)| m.same_answer).count();
+    // Caching candidates, the most to save first: the time of their calls,
+    // then their sends.
+    let mut candidates: Vec<&(String, &BlueprintMethod)> =
+        ran.iter().filter(|(_, m)| m.caching_candidate()).collect();
+    candidates.sort_by(|(na, a), (nb, b)| {
+        b.time_ms
+            .total_cmp(&a.time_ms)
+            .then(b.sends.cmp(&a.sends))
+            .then(na.cmp(nb))
+    });
     let mut out = String::new();
     let _ = writeln!(out, "{}", bp.command);
     let _ = writeln!(
         out,
         "Time profiling blueprint: {} of {methods} methods ran; {:.1} ms sampled ({} samples); \
-         {gray} always answered the same object",
+         {same} always answered the same object, {} of them caching candidates",
         ran.len(),
         bp.total_ms,
-        bp.samples
+        bp.samples,
+        candidates.len()
     );
     let _ = writeln!(
         out,
-        "flags: G every call answered the same object (gray: cache it?), S no call changed its receiver"
+        "flags: G every call answered the same object (gray when it sends messages: cache it?), S no call changed its receiver"
     );
     let _ = writeln!(out);
     let _ = writeln!(
@@ -180,6 +199,31 @@ pub fn to_text(bp: &Blueprint) -> String {
             m.time_ms, m.self_ms, m.percentage, m.executions, m.sends, flags
         );
     }
+    let _ = writeln!(out);
+    if candidates.is_empty() {
+        let _ = writeln!(
+            out,
+            "Caching candidates: none (no method that always answered the same object sends messages)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Caching candidates (every call answered the same object; a cached answer saves their time and sends; \
+             constant getters left out), the most to save first:"
+        );
+        let _ = writeln!(
+            out,
+            "{:>10} {:>11} {:>11} method",
+            "time ms", "sends", "executions"
+        );
+        for (name, m) in &candidates {
+            let _ = writeln!(
+                out,
+                "{:>10.2} {:>11} {:>11} {name}",
+                m.time_ms, m.sends, m.executions
+            );
+        }
+    }
     if !bp.calls.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(
@@ -198,7 +242,9 @@ pub(crate) mod tests {
     use super::*;
 
     /// Shape and its subclass Square; `Square>>area` calls `Square>>side`
-    /// (the same answer every time); `Shape>>unused` never ran.
+    /// (both answer the same object every time: `area` sends messages, a
+    /// caching candidate; `side` sends none, a constant getter);
+    /// `Shape>>unused` never ran.
     pub(crate) fn sample() -> Blueprint {
         let m = |sel: &str, execs: u64, time: f64, own: f64, sends: u64| BlueprintMethod {
             selector: sel.to_string(),
@@ -227,7 +273,10 @@ pub(crate) mod tests {
                     package: "Shapes".into(),
                     superclass: Some("Shape".into()),
                     methods: vec![
-                        m("area", 2, 5.0, 3.0, 6),
+                        BlueprintMethod {
+                            same_answer: true,
+                            ..m("area", 2, 5.0, 3.0, 6)
+                        },
                         BlueprintMethod {
                             same_answer: true,
                             side_effect_free: true,
@@ -267,6 +316,15 @@ pub(crate) mod tests {
         );
         assert!(lines[8].ends_with("Square class>>new"), "{text}");
         assert!(!text.contains("unused"), "{text}");
+        assert!(
+            lines[1].contains("2 always answered the same object, 1 of them caching candidates"),
+            "{text}"
+        );
+        // The candidates: area (it sends), not side (a constant getter).
+        let at = text.find("Caching candidates (").expect("the candidates");
+        let section: Vec<&str> = text[at..].lines().take_while(|l| !l.is_empty()).collect();
+        assert_eq!(section.len(), 3, "{text}");
+        assert!(section[2].ends_with("Square>>area"), "{text}");
         assert!(
             text.contains("          4  Square>>area -> Square>>side"),
             "{text}"

@@ -2,7 +2,8 @@
 //!
 //! A method is a box: height = its time (inclusive, linear up to the largest),
 //! width = its executions (log scale); gray when every call answered the same
-//! object (a caching candidate), a blue border when no call changed its
+//! object and it sends messages (a caching candidate,
+//! [`BlueprintMethod::caching_candidate`]), a blue border when no call changed its
 //! receiver (likely free of side effects), a dashed light border when it never
 //! ran. The **structural** blueprint draws classes as boxes in their
 //! inheritance tree (superclass above, linked by a line) with their methods
@@ -55,8 +56,10 @@ pub fn tooltip(name: &str, m: &BlueprintMethod) -> String {
         "{name}\ntime: {:.2} ms ({:.2} ms self, {:.1}% of the run)\nexecutions: {}\nsends: {}",
         m.time_ms, m.self_ms, m.percentage, m.executions, m.sends
     );
-    if m.same_answer {
-        t.push_str("\nevery call answered the same object (gray)");
+    if m.caching_candidate() {
+        t.push_str("\nevery call answered the same object (gray: cache it?)");
+    } else if m.same_answer {
+        t.push_str("\nevery call answered the same object (no sends of its own: nothing to cache)");
     }
     if m.side_effect_free {
         t.push_str("\nno call changed its receiver");
@@ -75,7 +78,11 @@ fn method_rect(
     (x, y): (f64, f64),
     (w, h): (f64, f64),
 ) {
-    let fill = if m.same_answer { GRAY } else { "#ffffff" };
+    let fill = if m.caching_candidate() {
+        GRAY
+    } else {
+        "#ffffff"
+    };
     let stroke = if !m.ran() {
         r##"stroke="#bbbbbb" stroke-dasharray="2,2""##.to_string()
     } else if m.side_effect_free {
@@ -132,7 +139,7 @@ fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
     );
     let _ = writeln!(
         out,
-        r##"<text x="{GAP}" y="32" fill="#444444">height: time; width: executions (log); gray: every call answered the same object; blue border: never changed its receiver</text>"##
+        r##"<text x="{GAP}" y="32" fill="#444444">height: time; width: executions (log); gray: every call answered the same object and it sends messages (cache it?); blue border: never changed its receiver</text>"##
     );
 }
 
