@@ -7,7 +7,7 @@
 //! that the VM profiler maps native pcs with.
 
 use crate::zone::CodeZone;
-use lupa_vm::{CodeKind, MethodCode, NativeFunctionInfo, PIC_SIZE, Vm};
+use lupa_vm::{CodeKind, DEOPT_REASONS, MethodCode, NativeFunctionInfo, PIC_SIZE, Vm};
 use std::time::Duration;
 
 /// Running counts.
@@ -104,9 +104,9 @@ pub struct JitStats {
     pub zone_used: usize,
     /// The slowest compilations, slowest first.
     pub slowest: Vec<(Duration, String)>,
-    /// Times native code left its frame to the interpreter (deoptimisations:
-    /// at a send or an instruction it does not run itself).
-    pub bails: u64,
+    /// Times native code left its frame to the interpreter (deoptimisations),
+    /// by reason ([`DEOPT_REASONS`]).
+    pub bails: [u64; DEOPT_REASONS.len()],
     /// The send sites of the code in the zone by how many receiver classes
     /// their inline cache holds now: 0 (never run, or stale), 1
     /// (monomorphic), 2 to [`PIC_SIZE`] (polymorphic; full is megamorphic).
@@ -144,9 +144,18 @@ impl JitStats {
             "jit: code zone {} of {} bytes in use, {} evictions freed {} functions\n",
             self.zone_used, self.zone_bytes, self.evictions, self.evicted
         );
+        let reasons: Vec<String> = self
+            .bails
+            .iter()
+            .zip(DEOPT_REASONS)
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect();
         s += &format!(
-            "jit: {} frames left to the interpreter (deoptimisations)\n",
-            self.bails
+            "jit: {} frames left to the interpreter (deoptimisations){}{}\n",
+            self.bails.iter().sum::<u64>(),
+            if reasons.is_empty() { "" } else { ": " },
+            reasons.join("; ")
         );
         let poly: u64 = self.cache_states[2..PIC_SIZE].iter().sum();
         s += &format!(

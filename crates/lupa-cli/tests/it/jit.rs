@@ -202,16 +202,21 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
     let deopt = r
         .stderr
         .lines()
-        .find(|l| l.ends_with(" frames left to the interpreter (deoptimisations)"))
+        .find(|l| l.contains(" frames left to the interpreter (deoptimisations)"))
         .unwrap_or_else(|| panic!("no deoptimisation line:\n{}", r.stderr));
-    assert!(
-        deopt
-            .trim_start_matches("jit: ")
-            .split_whitespace()
+    // `jit: T frames left ... (deoptimisations): N1 at ...; N2 at ...`: the
+    // reasons add up to the total.
+    let first = |s: &str| -> u64 {
+        s.split_whitespace()
             .next()
-            .is_some_and(|w| w.parse::<u64>().is_ok()),
-        "{deopt}"
-    );
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{deopt}"))
+    };
+    let total = first(deopt.trim_start_matches("jit: "));
+    let by_reason: u64 = deopt
+        .split_once("(deoptimisations): ")
+        .map_or(0, |(_, reasons)| reasons.split("; ").map(first).sum());
+    assert_eq!(total, by_reason, "{deopt}");
     let caches = line("jit: inline caches of compiled code: ");
     let count = |what: &str| -> u64 {
         let at = caches

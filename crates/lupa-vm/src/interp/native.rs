@@ -163,6 +163,25 @@ impl NativeFunctionInfo {
     }
 }
 
+/// Why native code left a frame to the interpreter (answered [`BAIL`]), as
+/// `--jit-stats` counts the deoptimisations: indices into this table.
+pub const DEOPT_REASONS: [&str; 7] = [
+    "at a safepoint (a collection, a process switch, a sampler's or a hook's request)",
+    "at a call of code with no native code (not hot yet, or not compilable)",
+    "at a return the interpreter finishes (an unwinding, a non-local return)",
+    "at an instruction native code does not run",
+    "at an error",
+    "at another change of frames (a primitive that restarted or replaced a frame)",
+    "at a call past the native call depth",
+];
+const SAFEPOINT: usize = 0;
+const CALLEE: usize = 1;
+const RETURN: usize = 2;
+const INSTRUCTION: usize = 3;
+const ERROR: usize = 4;
+const OTHER: usize = 5;
+const DEPTH: usize = 6;
+
 /// The VM's native tier: the installed JIT, the methods waiting to be
 /// compiled, and an error raised inside a runtime call of native code.
 #[derive(Default)]
@@ -180,8 +199,11 @@ pub(crate) struct NativeTier {
     /// The fast-call table native code reads (`objects/native.rs`).
     fast: Vec<FastEntry>,
     /// Times native code left its frame to the interpreter (answered
-    /// [`BAIL`]): the deoptimisations `--jit-stats` reports.
-    pub(crate) bails: u64,
+    /// [`BAIL`]), by reason ([`DEOPT_REASONS`]): the deoptimisations
+    /// `--jit-stats` reports.
+    bails: [u64; DEOPT_REASONS.len()],
+    /// The reason of the last `BAIL` a runtime call answered.
+    why: usize,
 }
 
 impl NativeTier {
@@ -226,7 +248,7 @@ impl Vm {
     /// Times native code left its frame to the interpreter (a send or an
     /// instruction it does not run itself): the deoptimisations of
     /// `--jit-stats`.
-    pub fn native_bails(&self) -> u64 {
+    pub fn native_bails(&self) -> [u64; DEOPT_REASONS.len()] {
         self.native.bails
     }
 
@@ -521,7 +543,10 @@ impl Vm {
             return Ok(Entered::Declined);
         }
         if status == BAIL {
-            self.native.bails += 1;
+            let why = std::mem::replace(&mut self.native.why, OTHER);
+            if let Some(n) = self.native.bails.get_mut(why) {
+                *n += 1;
+            }
         }
         Ok(Entered::Ran)
     }
@@ -531,6 +556,13 @@ impl Vm {
     #[cold]
     fn native_failed(&mut self, e: VmError) -> u64 {
         self.native.error = Some(e);
+        self.bail(ERROR)
+    }
+
+    /// Leave to the interpreter, saying why (for `--jit-stats`).
+    #[inline]
+    fn bail(&mut self, why: usize) -> u64 {
+        self.native.why = why;
         BAIL
     }
 
@@ -540,8 +572,11 @@ impl Vm {
     /// itself (the function's address), or the loop takes over (`BAIL`).
     fn after_native_send(&mut self, ctx: &mut NativeCtx, frames_before: usize, pc: usize) -> u64 {
         let n = self.sched.running.frames.len();
-        if self.needs_attention() || self.native.error.is_some() {
-            return BAIL;
+        if self.native.error.is_some() {
+            return self.bail(ERROR);
+        }
+        if self.needs_attention() {
+            return self.bail(SAFEPOINT);
         }
         if n == frames_before {
             // The same frame, at the same place (a primitive may have
@@ -554,7 +589,7 @@ impl Vm {
                 self.sync_out(ctx);
                 return DONE;
             }
-            return BAIL;
+            return self.bail(OTHER);
         }
         if n == frames_before + 1
             && ctx.depth < MAX_NATIVE_DEPTH
@@ -569,7 +604,13 @@ impl Vm {
             self.sync_out(ctx);
             return native as usize as u64;
         }
-        BAIL
+        self.bail(if n != frames_before + 1 {
+            OTHER
+        } else if ctx.depth >= MAX_NATIVE_DEPTH {
+            DEPTH
+        } else {
+            CALLEE
+        })
     }
 
     /// Runtime call: the send (`Send`, `SuperSend` or the fallback of a
@@ -582,7 +623,7 @@ impl Vm {
         self.sched.running.stack.set_len(sp as usize);
         self.save_pc(pc);
         let Some(code) = self.top_code() else {
-            return BAIL;
+            return self.bail(OTHER);
         };
         let frames_before = self.sched.running.frames.len();
         if self.obs.per_send {
@@ -633,8 +674,11 @@ impl Vm {
             // Entered by the loop: it goes on with the sender.
             return RETURNED;
         }
-        if unwinds || self.sched.running.frames.len() + 1 != n || self.needs_attention() {
-            return BAIL;
+        if unwinds || self.sched.running.frames.len() + 1 != n {
+            return self.bail(RETURN);
+        }
+        if self.needs_attention() {
+            return self.bail(SAFEPOINT);
         }
         match self.sched.running.frames.last() {
             Some(f) => {
@@ -643,7 +687,7 @@ impl Vm {
                 self.sync_out(ctx);
                 RETURNED
             }
-            None => BAIL,
+            None => self.bail(RETURN),
         }
     }
 
@@ -655,7 +699,7 @@ impl Vm {
         self.native.interpret_next = true;
         self.save_pc(pc as usize);
         self.sched.running.stack.set_len(sp as usize);
-        BAIL
+        self.bail(INSTRUCTION)
     }
 
     /// Runtime call: push a closure of block `index` of the top frame's code
@@ -672,10 +716,10 @@ impl Vm {
             .last()
             .map(|f| (self.image.code(f.method).clone(), f.bp))
         else {
-            return BAIL;
+            return self.bail(OTHER);
         };
         let Some(block) = code.blocks.get(index as usize) else {
-            return BAIL;
+            return self.bail(OTHER);
         };
         match self.make_closure(block, bp) {
             Ok(clo) => self.sched.running.stack.push(clo),
