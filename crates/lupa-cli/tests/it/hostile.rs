@@ -357,3 +357,27 @@ fn literal_index_zero_and_negative_are_errors() {
         assert_error(&r, "literalAt: index out of bounds");
     }
 }
+
+#[test]
+fn integer_powers_are_exact_and_checked_before_any_work() {
+    // The primitive answers what the Smalltalk fallback answered (a negative
+    // exponent gives 1, a Double exponent its integer part)...
+    let r = run(
+        "T",
+        "T = ( run = ( (2 raisedTo: 100) println. (-1 raisedTo: 7) println. (-2 raisedTo: 3) println. (2 raisedTo: -1) println. (2 raisedTo: 3.7) println. (0 raisedTo: 5) println. ((10 raisedTo: 20) raisedTo: 3) println ) )\n",
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "1267650600228229401496703205376\n-1\n-8\n1\n8\n0\n1000000000000000000000000000000000000000000000000000000000000\n"
+    );
+    // ...and a power past the Integer limit names the size it would have
+    // had: the estimate, not the size of the last square that fit.
+    let r = run(
+        "T",
+        "T = ( run = ( (3 raisedTo: 10000000000) println ) )\n",
+        &[],
+    );
+    assert_error(&r, "out of memory: the result would have 15849625008 bits");
+}

@@ -375,6 +375,46 @@ fn sqrt(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(vm.new_double(d)?))
 }
 
+/// `Integer>>raisedTo:` with an Integer exponent: the result's size is
+/// estimated (`n * log2 |base|` bits) and checked against the Integer limit
+/// before any multiplication, so `2 raisedTo: 10000000000` is an
+/// out-of-memory error at once, not after squaring up to a 256 MB Integer.
+/// A negative exponent answers 1, as the Smalltalk fallback (and SOM) does;
+/// the fallback also handles exponents that are not Integers.
+fn raised_to(vm: &mut Vm, args: Args) -> PrimResult {
+    let base = args.integer(vm, 0)?;
+    let Some(n) = big_of(vm, args.get(vm, 1)) else {
+        return Err(PrimFailure::Fail);
+    };
+    if !n.is_positive() {
+        return Ok(Answer(Value::small(1)));
+    }
+    let one = BigInt::from(1);
+    if base.is_zero() || base == one {
+        return Ok(Answer(big_to_value(vm, &base)?));
+    }
+    if base == -one {
+        return Ok(Answer(Value::small(if n.is_even() { 1 } else { -1 })));
+    }
+    // log2 |base|, from its top 53 bits: exact enough for a size check.
+    let bits = base.bits();
+    let shift = bits.saturating_sub(53);
+    let top = (base.abs() >> shift).to_f64().unwrap_or(f64::MAX);
+    let log2 = top.log2() + shift as f64;
+    let estimate = n.to_f64().unwrap_or(f64::INFINITY) * log2;
+    let result_bits = if estimate.is_finite() && estimate < u64::MAX as f64 {
+        estimate.ceil() as u64
+    } else {
+        u64::MAX
+    };
+    check_result_bits(vm, result_bits)?;
+    let Some(exponent) = n.to_u64() else {
+        return Err(PrimFailure::Fail);
+    };
+    let r = num_traits::Pow::pow(&base, exponent);
+    Ok(Answer(big_to_value(vm, &r)?))
+}
+
 fn at_random(vm: &mut Vm, args: Args) -> PrimResult {
     let n = args.int(vm, 0)?;
     if n <= 0 {
@@ -463,6 +503,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Integer"], "printString", as_string),
     Primitive::new(&["Integer"], "printString:", print_string_radix),
     Primitive::new(&["Integer"], "sqrt", sqrt),
+    Primitive::new(&["Integer"], "raisedTo:", raised_to),
     Primitive::new(&["Integer"], "atRandom", at_random),
     Primitive::new(&["Integer"], "asDouble", as_double),
     Primitive::new(&["Integer"], "as32BitSignedValue", as_32_signed),
