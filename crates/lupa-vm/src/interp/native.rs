@@ -245,8 +245,8 @@ impl Vm {
         self.native.jit.as_deref()
     }
 
-    /// Times native code left its frame to the interpreter (a send or an
-    /// instruction it does not run itself): the deoptimisations of
+    /// Times native code left its frame to the interpreter, by reason
+    /// (indexed like [`DEOPT_REASONS`]): the deoptimisations of
     /// `--jit-stats`.
     pub fn native_bails(&self) -> [u64; DEOPT_REASONS.len()] {
         self.native.bails
