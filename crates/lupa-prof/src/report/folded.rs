@@ -30,7 +30,11 @@ pub fn write<W: Write>(profile: &Profile, w: &mut W) -> io::Result<()> {
 /// contexts below a context at depth `max_depth` are summed into one line,
 /// its stack followed by [`DEEPER`]. The output then grows linearly with
 /// the profile (without a limit, with the square of its depth).
-pub fn write_limited<W: Write>(profile: &Profile, max_depth: usize, w: &mut W) -> io::Result<()> {
+pub fn write_limited<W: Write + ?Sized>(
+    profile: &Profile,
+    max_depth: usize,
+    w: &mut W,
+) -> io::Result<()> {
     let totals = profile.node_totals();
     let mut roots: Vec<NodeId> = profile.roots().collect();
     super::sort_nodes(profile, &totals, &mut roots);

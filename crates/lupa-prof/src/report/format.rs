@@ -257,7 +257,10 @@ pub fn write(
             };
             w.write_all(callgrind::to_string(profile, &opts).as_bytes())
         }
-        Format::Folded => w.write_all(folded::to_string(profile).as_bytes()),
+        // Stacks of at most pprof's MAX_STACK frames (the deeper contexts
+        // summed into a `[deeper]` line): linear in the profile, as pprof's
+        // and speedscope's exports are.
+        Format::Folded => folded::write_limited(profile, super::pprof::MAX_STACK, w),
         Format::Svg => {
             let opts = flame_options(profile, options);
             w.write_all(flamegraph::to_string(profile, &opts).as_bytes())
@@ -349,6 +352,32 @@ mod tests {
             header: vec!["lupa count Main".into(), "72 sends".into()],
             top: Some(3),
             cutoff: 0.05,
+        }
+    }
+
+    /// Every format writes a 20,000-deep recursion (200 million frames if
+    /// each context listed its whole stack) in output linear in its depth,
+    /// with the options the commands use. Without a timing assertion: a
+    /// quadratic writer shows as a test that takes minutes (as speedscope's
+    /// sampled writer did, 18 s, before its stacks shared their prefix).
+    #[test]
+    fn every_format_writes_a_deep_recursion_in_linear_output() {
+        let depth = 20_000;
+        let mut b = crate::ProfileBuilder::new(Metric::Sends);
+        let m = b.add_method(crate::MethodInfo::new("Deep", "rec:"));
+        for _ in 0..depth {
+            b.enter(m);
+            b.add_self(1);
+        }
+        let p = b.finish();
+        for f in Format::ALL {
+            let mut out = Vec::new();
+            write(&p, f, &ReportOptions::default(), &mut out).expect("writes");
+            assert!(
+                out.len() <= depth * 1_000,
+                "{f}: {} bytes for a {depth}-deep recursion",
+                out.len()
+            );
         }
     }
 
