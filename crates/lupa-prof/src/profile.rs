@@ -481,6 +481,35 @@ impl Profile {
         order
     }
 
+    /// Visit every node `roots` reach, depth first (children in their stored
+    /// order), with its path: the non-synthetic nodes from its root to it,
+    /// outermost first (itself last unless synthetic). One walk shares the
+    /// path, so the work is linear in the tree however deep it is; each node
+    /// is visited once (malformed cyclic input does not loop).
+    pub fn walk_paths(
+        &self,
+        roots: impl IntoIterator<Item = NodeId>,
+        mut visit: impl FnMut(NodeId, &[NodeId]),
+    ) {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut path: Vec<NodeId> = Vec::new();
+        let mut todo: Vec<(NodeId, usize)> = roots.into_iter().map(|r| (r, 0)).collect();
+        todo.reverse();
+        while let Some((n, len)) = todo.pop() {
+            match seen.get_mut(n.index()) {
+                Some(s) if !*s => *s = true,
+                _ => continue,
+            }
+            path.truncate(len);
+            if !self.is_synthetic(n) {
+                path.push(n);
+            }
+            visit(n, &path);
+            let here = path.len();
+            todo.extend(self.nodes[n].children.iter().rev().map(|&c| (c, here)));
+        }
+    }
+
     /// The inclusive (total) value of every node: its self value plus the self
     /// values of all its descendants. Indexed like `nodes`.
     pub fn node_totals(&self) -> Vec<u64> {

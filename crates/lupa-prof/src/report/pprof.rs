@@ -37,7 +37,7 @@ use flate2::write::GzEncoder;
 use prost::Message;
 
 use crate::Timeline;
-use crate::profile::{NodeId, Profile};
+use crate::profile::Profile;
 
 /// The most frames a sample's stack holds (see the module documentation).
 pub const MAX_STACK: usize = 256;
@@ -271,16 +271,8 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
     let mut sample = Vec::new();
     for p in profile.processes() {
         let process = strings.get(&p.name);
-        // Depth-first, with the path from the root shared: (node, length of
-        // `path` to restore before visiting it).
-        let mut stack: Vec<(NodeId, usize)> = p.roots.iter().rev().map(|&r| (r, 0)).collect();
-        let mut path: Vec<NodeId> = Vec::new();
-        while let Some((n, len)) = stack.pop() {
-            path.truncate(len);
+        profile.walk_paths(p.roots.iter().copied(), |n, path| {
             let node = &profile.nodes[n];
-            if !profile.is_synthetic(n) {
-                path.push(n);
-            }
             if (node.self_value > 0 || node.activations > 0) && !path.is_empty() {
                 let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
                 let mut value = Vec::with_capacity(sample_type.len());
@@ -339,11 +331,7 @@ pub fn to_message(profile: &Profile, command: &str, timeline: Option<&Timeline>)
                     }],
                 });
             }
-            let here = path.len();
-            for &c in node.children.iter().rev() {
-                stack.push((c, here));
-            }
-        }
+        });
     }
     let comment = vec![strings.get(command)];
     let period_type = Some(sample_type[0].clone());

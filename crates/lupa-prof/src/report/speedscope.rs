@@ -172,16 +172,17 @@ pub fn to_file(profile: &Profile, name: &str) -> File {
     }
 }
 
-/// The stack (frame indices, outermost first) of every node a sample names:
-/// one depth-first walk shares the path from the root, and a stack deeper
-/// than [`MAX_STACK`] keeps its innermost `MAX_STACK + 1` frames (the caller
-/// truncates it further), so the work is linear in the profile and the
-/// samples however deep the recursion. Nodes no sample names (and nodes no
-/// root reaches) are `None`.
+/// The stack (frame indices, outermost first) of every node a sample names,
+/// from one shared walk ([`Profile::walk_paths`]): a stack deeper than
+/// [`MAX_STACK`] keeps its innermost `MAX_STACK` frames under the frame
+/// [`TRUNCATED`] (added to `frames` on first use), so the work is linear in
+/// the profile and the samples however deep the recursion. Nodes no sample
+/// names are `None`.
 fn sampled_stacks(
     profile: &Profile,
     timeline: &Timeline,
     frame_of: &[usize],
+    frames: &mut Vec<Frame>,
 ) -> Vec<Option<Vec<usize>>> {
     let count = profile.nodes.len();
     let mut wanted = vec![false; count];
@@ -190,53 +191,28 @@ fn sampled_stacks(
             *w = true;
         }
     }
+    let frame = |n: &NodeId| frame_of[profile.nodes[*n].method.index()];
     let mut stacks: Vec<Option<Vec<usize>>> = vec![None; count];
-    let mut seen = vec![false; count];
-    let mut path: Vec<usize> = Vec::new();
-    let mut todo: Vec<(NodeId, usize)> = profile.roots().map(|r| (r, 0)).collect();
-    todo.reverse();
-    while let Some((n, len)) = todo.pop() {
-        if std::mem::replace(&mut seen[n.index()], true) {
-            continue; // malformed input: do not loop
-        }
-        path.truncate(len);
-        if !profile.is_synthetic(n) {
-            let f = frame_of[profile.nodes[n].method.index()];
-            if f != usize::MAX {
-                path.push(f);
-            }
-        }
+    profile.walk_paths(profile.roots(), |n, path| {
         if wanted[n.index()] {
-            stacks[n.index()] = Some(path[path.len().saturating_sub(MAX_STACK + 1)..].to_vec());
+            let from = path.len().saturating_sub(MAX_STACK + 1);
+            stacks[n.index()] = Some(path[from..].iter().map(frame).collect());
         }
-        let here = path.len();
-        todo.extend(profile.nodes[n].children.iter().rev().map(|&c| (c, here)));
-    }
-    stacks
-}
-
-/// The speedscope file of a sampled profile and its timeline: one "sampled"
-/// profile per process, samples in time order (see the module docs).
-pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
-    let (frame_of, mut frames) = frame_table(profile);
-    let processes = profile.processes();
-    let owner = profile.node_processes(&processes);
-    // The frame standing for a truncated stack's outer frames, made on first use.
+    });
     let mut truncated: Option<usize> = None;
-    let mut stacks = sampled_stacks(profile, timeline, &frame_of);
-    let mut per_process: Vec<(Vec<serde_json::Value>, Vec<u64>)> =
-        vec![(Vec::new(), Vec::new()); processes.len().max(1)];
-    for s in &timeline.samples {
-        let n = s.node;
-        let stack = stacks[n.index()].get_or_insert_with(|| {
-            // A node no root reaches (malformed input): its own path.
+    for (n, stack) in stacks.iter_mut().enumerate() {
+        if !wanted[n] {
+            continue;
+        }
+        // A node no root reaches (malformed input): its own path.
+        let stack = stack.get_or_insert_with(|| {
             profile
-                .path(n)
+                .path(NodeId(n))
                 .into_iter()
                 .map(|m| frame_of[m.index()])
-                .filter(|&f| f != usize::MAX)
                 .collect()
         });
+        stack.retain(|&f| f != usize::MAX);
         if stack.len() > MAX_STACK {
             let outer = *truncated.get_or_insert_with(|| {
                 frames.push(Frame {
@@ -249,6 +225,22 @@ pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> 
             stack.drain(..stack.len() - MAX_STACK);
             stack.insert(0, outer);
         }
+    }
+    stacks
+}
+
+/// The speedscope file of a sampled profile and its timeline: one "sampled"
+/// profile per process, samples in time order (see the module docs).
+pub fn sampled_to_string(profile: &Profile, timeline: &Timeline, name: &str) -> String {
+    let (frame_of, mut frames) = frame_table(profile);
+    let processes = profile.processes();
+    let owner = profile.node_processes(&processes);
+    let stacks = sampled_stacks(profile, timeline, &frame_of, &mut frames);
+    let mut per_process: Vec<(Vec<serde_json::Value>, Vec<u64>)> =
+        vec![(Vec::new(), Vec::new()); processes.len().max(1)];
+    for s in &timeline.samples {
+        let n = s.node;
+        let stack = stacks[n.index()].as_deref().unwrap_or_default();
         let last = per_process.len() - 1;
         let p = &mut per_process[owner[n.index()].min(last)];
         p.0.push(serde_json::json!(stack));
