@@ -14,10 +14,10 @@
 //!
 //! The run itself is Smalltalk: `LupaTestRunner>>runOnly:` runs every test
 //! selector of each class and prints one `FAIL`/`ERROR` line per problem through
-//! the VM's output; then the final `N passed, M failed` line is printed here, as
-//! `LupaTestRunner>>printSummary` words it, with the processes forked by tests
-//! that ended with an unhandled error counted as failed tests (the runner does
-//! not see them: the VM ends them).
+//! the VM's output; then `LupaTestRunner>>printSummaryWith:` prints the final
+//! `N passed, M failed` line, given the processes forked by tests that ended
+//! with an unhandled error, which count as failed tests (the runner does not
+//! see them: the VM ends them).
 
 use crate::image::BUNDLED;
 use crate::vm::{Vm, VmError};
@@ -108,8 +108,14 @@ impl Vm {
         self.io.failed_forks = 0;
         let ran = self.send_message(runner, "runOnly:", &[arr]);
         self.io.running_tests = false;
+        // The summary line: the runner's wording, with the failed forks.
+        let forks = Value::small(self.io.failed_forks.min(1 << 30) as i64);
+        let printed = ran.and_then(|_| {
+            let runner = self.handles.last().copied().unwrap_or(Value::NIL);
+            self.send_message(runner, "printSummaryWith:", &[forks])
+        });
         let runner = self.handles.pop().unwrap_or(Value::NIL);
-        ran?;
+        printed?;
         let result = self.send_message(runner, "result", &[])?;
         self.handles.push(result);
         let passed = self.send_message(result, "passedCount", &[]);
@@ -124,20 +130,10 @@ impl Vm {
                     VmError::Fatal("TestResult answered a count that is not an integer".into())
                 })
         };
-        let summary = TestSummary {
+        Ok(TestSummary {
             passed: count(passed)?,
             failed: count(failures)? + count(errors)? + self.io.failed_forks,
-        };
-        let forks = match self.io.failed_forks {
-            0 => String::new(),
-            1 => " (1 of them a process forked by a test)".to_string(),
-            n => format!(" ({n} of them processes forked by tests)"),
-        };
-        self.io.print(&format!(
-            "{} passed, {} failed{forks}\n",
-            summary.passed, summary.failed
-        ))?;
-        Ok(summary)
+        })
     }
 }
 
