@@ -4,9 +4,9 @@
 //! ([`lupa_vm::interrupt`]); the command then writes the report of what ran
 //! (saying it was interrupted), cleans up (`history record --git` removes its
 //! worktree) and exits 130 (SIGINT) or 143 (SIGTERM). A second signal ends
-//! the process at once with that status (for a loop of JIT-compiled code
-//! that never calls into the runtime, which sees the request only when it
-//! leaves). Other commands keep the default behaviour (the process ends).
+//! the process at once with that status (for a program that does not reach
+//! a safepoint, such as one inside a long primitive). Other commands keep
+//! the default behaviour (the process ends).
 //!
 //! The signals are received by a thread of their own (`signal_hook`'s
 //! iterator: its handler only writes to a pipe), which sets the VM's atomic

@@ -63,7 +63,8 @@ pub(crate) struct Entries {
     pub(crate) global: u64,
     /// `(ctx, object, index, value)`: a store through the write barrier.
     pub(crate) store: u64,
-    /// `(ctx, pc, sp)`: a sampler's stack request at an inline send.
+    /// `(ctx, pc, sp) -> status`: a request (a sampler's, a stop) at an
+    /// inline send: `DONE`, or `BAIL` to leave.
     pub(crate) sample: u64,
     /// `(ctx, n)`: make the value stack hold `n` slots.
     pub(crate) reserve: u64,
@@ -163,18 +164,33 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
     })
 }
 
+/// Does the loop body `ops[from..to]` test for requests by itself? Every
+/// send does: inline ones test the request word, the others go through the
+/// runtime, which sees a stop. A loop with no send (only jumps, variables
+/// and `to:do:` counting) tests the word at its back jump instead, so that a
+/// stop or a sampler's request reaches every compiled loop; loops with sends,
+/// nearly all of them, pay nothing more.
+fn polls_in(ops: &[Op], from: usize, to: usize) -> bool {
+    ops.get(from..to).is_some_and(|body| {
+        body.iter().any(|op| {
+            matches!(
+                op,
+                Op::Send { .. } | Op::SuperSend { .. } | Op::Special { .. }
+            )
+        })
+    })
+}
+
 /// The signatures of the calls native code makes.
 struct Sigs {
     /// `(i64, i64) -> i64`: native functions, `ret`, `global`.
     two: cranelift_codegen::ir::SigRef,
-    /// `(i64, i64, i64) -> i64`: `send`, `bail`.
+    /// `(i64, i64, i64) -> i64`: `send`, `bail`, `sample`.
     three: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64, i64) -> i64`: `push_block`.
     four: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64, i64)`: `store`.
     four_void: cranelift_codegen::ir::SigRef,
-    /// `(i64, i64, i64)`: `sample`.
-    three_void: cranelift_codegen::ir::SigRef,
     /// `(i64, i64)`: `reserve`.
     two_void: cranelift_codegen::ir::SigRef,
 }
@@ -428,10 +444,14 @@ impl Gen<'_, '_> {
         self.b.ins().select(c, t, f)
     }
 
-    /// The sampler's stack request at an inline send (the interpreter's
-    /// safepoints see it too). `NativeCtx::request` always points at a word,
-    /// a sampler's or a zero one, so that the test costs the same with a
-    /// sampler attached as without.
+    /// A request at an inline send (the interpreter's safepoints see it
+    /// too): the sampler's stack request, or a stop. `NativeCtx::request`
+    /// always points at a word, the sampler's or, with none attached, the
+    /// one a stop sets (`sched/interrupt.rs`), so that the test costs the
+    /// same with a sampler attached as without. On a stop the runtime answers
+    /// `BAIL` with the run's error kept, and native code leaves without
+    /// storing its operands (the run ends), so the cold path adds no block
+    /// that keeps operands live.
     fn poll_request(&mut self, pc_after: usize, depth_after: usize) {
         let req = self.ctx_field(offset_of!(NativeCtx, request));
         let take = self.b.create_block();
@@ -443,9 +463,10 @@ impl Gen<'_, '_> {
         let pc = self.iconst(pc_after as i64);
         let sp = self.sp(depth_after);
         let ctx = self.ctx;
-        let (sig, addr) = (self.sigs.three_void, self.entries.sample);
-        self.call(sig, addr, &[ctx, pc, sp]);
-        self.b.ins().jump(done, NO);
+        let (sig, addr) = (self.sigs.three, self.entries.sample);
+        let stop = self.call(sig, addr, &[ctx, pc, sp]).unwrap_or(pc);
+        let leave = self.leave;
+        self.b.ins().brif(stop, leave, NO, done, NO);
         self.b.switch_to_block(done);
     }
 
@@ -1518,6 +1539,9 @@ impl Gen<'_, '_> {
                 return false;
             }
             Op::Jump(t) | Op::JumpBack(t) => {
+                if matches!(op, Op::JumpBack(_)) && !polls_in(&self.code.ops, t as usize, pc) {
+                    self.poll_request(t as usize, d);
+                }
                 let target = self.blocks[t as usize];
                 self.b.ins().jump(target, NO);
                 return false;
@@ -1588,6 +1612,9 @@ impl Gen<'_, '_> {
                 step,
                 target,
             } => {
+                if !polls_in(&self.code.ops, target as usize, pc) {
+                    self.poll_request(target as usize, d);
+                }
                 let c = self.read_slot(1 + counter as i64);
                 let int = self.is_int(c);
                 let bail = self.bail_block(pc, d);
@@ -1628,7 +1655,6 @@ pub(crate) fn compile(
         three: ctx.func.import_signature(signature(isa, 3, true)),
         four: ctx.func.import_signature(signature(isa, 4, true)),
         four_void: ctx.func.import_signature(signature(isa, 4, false)),
-        three_void: ctx.func.import_signature(signature(isa, 3, false)),
         two_void: ctx.func.import_signature(signature(isa, 2, false)),
     };
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);

@@ -409,10 +409,10 @@ pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, 
     vm.native_store(Value::from_raw(object), index, Value::from_raw(value));
 }
 
-pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64, sp: u64) {
+pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_sample(ctx, pc, sp);
+    vm.native_sample(ctx, pc, sp)
 }
 
 pub(crate) extern "C" fn rt_reserve(ctx: *mut NativeCtx, n: u64) {

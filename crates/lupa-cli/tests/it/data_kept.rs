@@ -290,3 +290,48 @@ fn options_after_a_benchmark_are_refused_and_after_a_class_warned() {
         r.stderr
     );
 }
+
+/// A compiled loop that never leaves native code stops at Ctrl-C while a
+/// sampler runs: the tick's runtime call at an inline send sees the stop,
+/// and a loop with no send at all tests the request word at its back jump.
+/// (With no sampler, native code tests the stop's own word at the same
+/// places; no command runs native code with graceful stops and no sampler:
+/// `run` keeps the default action, and counting commands stay interpreted.)
+#[test]
+fn ctrl_c_stops_loops_that_run_in_native_code() {
+    let loops = [
+        (
+            "inline sends",
+            "i := 0. [ i >= 0 ] whileTrue: [ i := i + 1 ]",
+        ),
+        ("no send", "[ true ] whileTrue: [ ]"),
+        ("to:do:", "1 to: 1000000000000000 do: [ :k | ]"),
+    ];
+    for (what, body) in loops {
+        let program = format!("Spin = ( run = ( | i | 'started' println. {body} ) )");
+        let dir = classes(&[("Spin.som", &program)]);
+        let args = [
+            "profile", "--rate", "100", "--jit", "always", "-cp", ".", "Spin",
+        ];
+        let mut child = spawn(dir.path(), &args);
+        let (out, _out_all) = lines_of(child.stdout.take().expect("stdout"));
+        let (_err, err_all) = lines_of(child.stderr.take().expect("stderr"));
+        wait_for(&out, "started");
+        std::thread::sleep(Duration::from_millis(200));
+        kill(&child, "INT");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("waits") {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("a compiled loop ({what}) did not stop at SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stderr = err_all.join().expect("stderr");
+        assert_eq!(status.code(), Some(130), "{what}: {stderr}");
+        assert!(stderr.contains("interrupted (SIGINT)"), "{stderr}");
+    }
+}

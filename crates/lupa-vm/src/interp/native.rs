@@ -41,10 +41,6 @@ use std::rc::Rc;
 /// depth of Smalltalk recursion.
 pub const MAX_NATIVE_DEPTH: u64 = 400;
 
-/// The stack-request word native code tests while no sampler is attached
-/// (`NativeCtx::request`): never written, always zero.
-static NO_REQUEST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// A compiler of native code for methods and blocks (the `lupa-jit` crate).
 pub trait Jit {
     /// Compile `code`: its native function and a line naming the
@@ -482,7 +478,7 @@ impl Vm {
         let request = if self.obs.sampler_attached() {
             &self.obs.sample.request as *const std::sync::atomic::AtomicU64
         } else {
-            &NO_REQUEST as *const std::sync::atomic::AtomicU64
+            &crate::sched::interrupt::STOP_WORD as *const std::sync::atomic::AtomicU64
         };
         let mut ctx = NativeCtx {
             vm: (self as *mut Vm).cast(),
@@ -763,14 +759,24 @@ impl Vm {
         self.heap.set_slot(object, index as usize, value);
     }
 
-    /// Runtime call: the stack copy a sampler's request asks for, at the send
-    /// just before `pc` that native code ran inline (it tests the request
-    /// word at such sends, as the interpreter's observing loop does).
-    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) {
+    /// Runtime call: native code found its request word set at the send
+    /// just before `pc` that it ran inline (it tests the word at such sends,
+    /// as the interpreter's safepoints test theirs). A stop requested from
+    /// outside answers `BAIL` with the run's error kept (native code leaves
+    /// without storing its operands: the run ends); otherwise the stack copy
+    /// a sampler asked for is made and native code goes on (`DONE`).
+    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) -> u64 {
         self.sync_in(ctx);
         if !self.sched.running.frames.is_empty() {
             self.save_pc(pc as usize);
+        }
+        if crate::sched::interrupt::pending() {
+            let e = self.interrupted();
+            return self.native_failed(e);
+        }
+        if !self.sched.running.frames.is_empty() {
             self.copy_sample_stack(pc as usize);
         }
+        DONE
     }
 }

@@ -6,16 +6,22 @@
 //! The request is one atomic word, so that setting it is async-signal-safe
 //! (a signal handler or a signal-watching thread may call [`request`]); it is
 //! announced to the interpreter's safepoints through `poll.rs`, and stays
-//! set: every later safepoint stops again. Native code made
-//! by a JIT sees it when it next calls into the runtime (a send it cannot
-//! complete inline, an allocation): a loop that runs entirely inline is
-//! stopped only when it leaves, which is why a command line should let a
-//! second signal end the process at once.
+//! set: every later safepoint stops again. Native code made by a JIT sees
+//! it when it next calls into the runtime (a send it cannot complete inline,
+//! an allocation), and at its inline sends: there it tests a request word
+//! anyway (`NativeCtx::request`), its sampler's or, with no sampler
+//! attached, [`STOP_WORD`], which a stop sets. So a compiled loop stops at
+//! once with no sampler, and at the sampler's next tick with one (the tick's
+//! runtime call sees the stop), at no cost to native code's hot path.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// 0, or the exit status the process should end with (128 + the signal).
 static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+/// The request word native code tests at its inline sends while no sampler
+/// is attached: 0 until a stop is requested, then 1 for good.
+pub(crate) static STOP_WORD: AtomicU64 = AtomicU64::new(0);
 
 /// Ask every VM of the process to stop; `status` (non-zero: 130 for
 /// SIGINT, 143 for SIGTERM) is what [`requested`] answers afterwards.
@@ -26,6 +32,7 @@ pub fn request(status: i32) -> bool {
     let first = REQUESTED
         .compare_exchange(0, status, Ordering::Relaxed, Ordering::Relaxed)
         .is_ok();
+    STOP_WORD.store(1, Ordering::Relaxed);
     super::poll::announce();
     first
 }
