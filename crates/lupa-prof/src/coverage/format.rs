@@ -149,4 +149,78 @@ mod tests {
             cobertura::to_string(&c, 7)
         );
     }
+
+    /// A large coverage (4,000 methods of 10 lines in 200 classes of 20
+    /// packages, 500 tests, sources for the page) in every format, each in
+    /// output linear in its size. Without a timing assertion: a writer
+    /// quadratic in the methods or the tests shows as a test that takes
+    /// minutes.
+    #[test]
+    fn every_format_writes_a_large_coverage_in_linear_output() {
+        use crate::coverage::{
+            ClassCoverage, LineHits, MethodCoverage, MethodSource, TestOutcome, TestResult,
+        };
+        let (classes, methods, lines) = (200usize, 20usize, 10u32);
+        let tests: Vec<String> = (0..500).map(|t| format!("BigTest>>test{t}")).collect();
+        let mut c = sample();
+        c.classes.clear();
+        c.sources.clear();
+        c.packages = (0..20).map(|p| format!("Package{p}")).collect();
+        for k in 0..classes {
+            let name = format!("Class{k}");
+            let mut class = ClassCoverage {
+                name: name.clone(),
+                package: format!("Package{}", k % 20),
+                superclass: Some("Object".into()),
+                file: Some(format!("Package{}/{name}.som", k % 20)),
+                methods: Vec::new(),
+            };
+            for m in 0..methods {
+                let first = 1 + (m as u32) * (lines + 1);
+                let selector = format!("method{m}:");
+                c.sources.insert(
+                    format!("{name}>>{selector}"),
+                    MethodSource {
+                        text: (0..lines).map(|l| format!("    ^self step{l}\n")).collect(),
+                        first_line: first,
+                    },
+                );
+                class.methods.push(MethodCoverage {
+                    selector,
+                    class_side: m % 7 == 0,
+                    line: first,
+                    lines_of_code: lines,
+                    executions: (k * m) as u64 % 5,
+                    receivers: (m % 3) as u64,
+                    receivers_estimated: false,
+                    tests: tests.iter().skip((k + m) % 490).take(5).cloned().collect(),
+                    lines: (0..lines)
+                        .map(|l| LineHits {
+                            line: first + l,
+                            hits: u64::from(l % 2),
+                        })
+                        .collect(),
+                });
+            }
+            c.classes.push(class);
+        }
+        c.tests = tests
+            .iter()
+            .map(|name| TestOutcome {
+                name: name.clone(),
+                result: TestResult::Pass,
+            })
+            .collect();
+        let units = classes * methods * lines as usize;
+        let o = CoverageOptions { timestamp: 7 };
+        for f in CoverageFormat::ALL {
+            let mut out = Vec::new();
+            c.write(f, &o, &mut out).expect("writes");
+            assert!(
+                out.len() <= units * 1_000,
+                "{f:?}: {} bytes for {units} lines",
+                out.len()
+            );
+        }
+    }
 }
