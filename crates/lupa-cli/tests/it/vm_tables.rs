@@ -91,6 +91,25 @@ fn an_endless_line_or_a_huge_read_is_a_catchable_out_of_memory_error() {
 }
 
 #[test]
+fn symbols_made_in_a_loop_end_in_a_catchable_out_of_memory_error() {
+    // Symbols are never freed: their table (texts, map, vectors: several
+    // times the Symbol objects' own bytes) has its share of --max-heap. An
+    // existing symbol is still found once the share is spent.
+    let r = runs(
+        "T",
+        "T = ( run = (
+            | i |
+            i := 0.
+            [ [ true ] whileTrue: [ ('s' + i printString) asSymbol. i := i + 1 ] ]
+                on: Error do: [ :e | (e messageText beginsWith: 'out of memory: the symbol table') println ].
+            (i > 10000) println.
+            ('s' + 1 printString) asSymbol == #s1 ifTrue: [ 'found' println ] ) )",
+        &["--max-heap", "16m"],
+    );
+    assert_prints(&r, "true\ntrue\nfound\n");
+}
+
+#[test]
 fn semaphores_that_died_give_their_records_back() {
     // Garbage semaphores, a live one kept across collections, and a copy of
     // a Semaphore (which names no record).

@@ -146,6 +146,7 @@ impl Image {
         }
         let id = self.symbols.names.len() as u32;
         let rc: Rc<str> = Rc::from(name);
+        self.symbols.text_bytes += name.len();
         self.symbols.by_name.insert(rc.clone(), id);
         self.symbols.names.push(rc);
         self.symbols.objects.push(Value::NIL);

@@ -15,9 +15,29 @@ pub(crate) struct Symbols {
     pub(crate) by_name: HashMap<Rc<str>, u32>,
     pub(crate) names: Vec<Rc<str>>,
     pub(crate) objects: Vec<Value>,
+    /// Bytes of the symbols' texts.
+    pub(crate) text_bytes: usize,
 }
 
 impl Symbols {
+    /// The memory the table takes outside the heap, with one more symbol of
+    /// `len` bytes (a VM-side table: symbols are never freed, so a program
+    /// making them from strings is bounded by its share of `--max-heap`,
+    /// `vm::side_tables`). An estimate: each text with its reference counts,
+    /// the two vectors' and the map's capacity, doubled when they are full.
+    pub(crate) fn side_bytes_with(&self, len: usize) -> usize {
+        const RC_COUNTS: usize = 16;
+        const MAP_ENTRY: usize = 32;
+        let n = self.names.len() + 1;
+        let grown = |cap: usize| if n > cap { (2 * cap).max(n) } else { cap };
+        self.text_bytes
+            + len
+            + n * RC_COUNTS
+            + grown(self.names.capacity()) * std::mem::size_of::<Rc<str>>()
+            + grown(self.objects.capacity()) * std::mem::size_of::<Value>()
+            + grown(self.by_name.capacity()) * MAP_ENTRY
+    }
+
     /// The text of symbol `id`.
     pub(crate) fn name(&self, id: u32) -> &str {
         self.names.get(id as usize).map(|s| &**s).unwrap_or("")
