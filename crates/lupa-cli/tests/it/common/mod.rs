@@ -103,8 +103,13 @@ pub(crate) fn go_tool_pprof_top(file: &Path, index: &str) -> Option<String> {
 }
 
 /// Headless Chromium (Debian `chromium`, installed by `.ci/run`), or `None`
-/// (said on stderr) when it is not installed.
+/// (said on stderr) when it is not installed or the slow tests do not run
+/// (the pages are still written and checked; only opening them is skipped).
 pub(crate) fn chromium() -> Option<&'static str> {
+    // Each check starts a browser (1-3 s of both cores): with the slow tests.
+    if !slow_tests("the Chromium check") {
+        return None;
+    }
     let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|p| Path::new(p).exists());
