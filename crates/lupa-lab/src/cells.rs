@@ -86,3 +86,13 @@ mod tests {
         assert_eq!(value_label(GcParam::GcRatio, 2.5), "250%");
     }
 }
+
+/// Seconds as a user wrote them: `0.5`, `2.5`, `60` (a tenth below 10 s).
+pub fn secs(s: f64) -> String {
+    if s < 10.0 {
+        let t = format!("{s:.1}");
+        t.strip_suffix(".0").map_or(t.clone(), str::to_string)
+    } else {
+        format!("{s:.0}")
+    }
+}

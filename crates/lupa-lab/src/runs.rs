@@ -209,7 +209,7 @@ fn run_in_process(w: &Workload, job: &Job) -> Result<RunSample, RunError> {
     let t0 = Instant::now();
     let m = measure(w.options(&job.config), &w.args, Capture::Output).map_err(RunError::Vm)?;
     let stats = RunStats::of(&m);
-    checked(w, stats, m.output.unwrap_or_default(), t0.elapsed())
+    checked(w, stats, m.output.unwrap_or_default(), "", t0.elapsed())
 }
 
 /// The last lines of a text, for an error message.
@@ -286,7 +286,11 @@ did not read its flags as they were meant",
                     got.map_or_else(|| "unset".to_string(), |g| g.to_string())
                 )));
             }
-            checked(w, stats, stdout, wall)
+            let said: Vec<&str> = stderr
+                .lines()
+                .filter(|l| RunStats::from_json_line(l).is_none())
+                .collect();
+            checked(w, stats, stdout, &said.join("\n"), wall)
         }
         None => {
             let said = tail(&stderr, 20);
@@ -304,19 +308,28 @@ did not read its flags as they were meant",
     }
 }
 
-/// Check a run against its workload.
+/// Check a run against its workload; a failure quotes the end of what the
+/// run printed on each stream (or says that it printed nothing).
 fn checked(
     w: &Workload,
     stats: RunStats,
     output: String,
+    errors: &str,
     wall: Duration,
 ) -> Result<RunSample, RunError> {
     let fail = |why: String| {
-        RunError::Failed(format!(
-            "{} {why}; its output was:\n{}",
-            w.command(),
-            tail(&output, 20)
-        ))
+        let out = tail(&output, 20);
+        let err = tail(errors, 20);
+        let mut m = format!("{} {why}", w.command());
+        if out.trim().is_empty() {
+            m.push_str("; it printed nothing on standard output");
+        } else {
+            m.push_str(&format!("; its output ended with:\n{out}"));
+        }
+        if !err.trim().is_empty() {
+            m.push_str(&format!("\nits standard error ended with:\n{err}"));
+        }
+        RunError::Failed(m)
     };
     if stats.exit_code != 0 {
         return Err(fail(format!("exited with status {}", stats.exit_code)));

@@ -16,7 +16,8 @@ use crate::vm_args::{class_path, report};
 /// The exit codes of `lupa gc-tune`, shown in its `--help`.
 pub(crate) const EXIT_CODES: &str = "Exit codes:
   0    done (whatever the verdict)
-  1    the program failed, or did not verify its result, in one of the runs
+  1    the program failed while profiled, or in every run of the defaults (a failed run of
+       another configuration is reported and left out)
   2    bad usage (unknown option, bad --budget, --runs, --jobs or --rate)
   65   a syntax or compile error in a class file (file:line:col)
   66   the class cannot be found
@@ -26,7 +27,10 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
 /// Options of `lupa gc-tune`.
 #[derive(Args, Debug)]
 pub(crate) struct GcTuneArgs {
-    /// Wall time the black-box search may take: 60s, 5m, 1h, 500ms (a number alone is seconds).
+    /// Wall time the black-box search may take, its runs of the defaults included: 60s, 5m, 1h,
+    /// 500ms (a number alone is seconds). It always tries one round of candidates (the report
+    /// says when that went past the budget); the profile and the verification (--runs) come on
+    /// top, and the report gives the time of each.
     #[arg(long, value_name = "TIME", default_value = "60s", value_parser = parse_budget)]
     pub budget: Duration,
     /// Verification runs of each configuration (the defaults, the proposal, the search's best),

@@ -125,6 +125,9 @@ pub struct Verification {
     pub speed_ups: Vec<Option<SpeedUp>>,
     /// Did every run print the same output?
     pub same_output: bool,
+    /// The runs that failed (`config run N: why`, with the end of what the
+    /// run printed); they are left out of the times and speed-ups.
+    pub failures: Vec<String>,
 }
 
 impl Verification {
@@ -136,6 +139,8 @@ impl Verification {
 
 /// Run every configuration `runs` times, interleaved, and compare each with
 /// the first. Configurations with the parameters of an earlier one are run once.
+/// A failed run is reported and left out; only a first configuration with no
+/// run that succeeded (nothing to compare with) is an error.
 pub fn verify(
     runner: &Runner,
     w: &Workload,
@@ -171,8 +176,23 @@ pub fn verify(
         }
     });
     let mut samples: Vec<Vec<RunSample>> = vec![Vec::new(); distinct.len()];
+    let mut failures = Vec::new();
     for (i, r) in results.into_iter().enumerate() {
-        samples[i % distinct.len()].push(r?);
+        match r {
+            Ok(s) => samples[i % distinct.len()].push(s),
+            Err(RunError::Spawn(m)) => return Err(LabError::Io(m)),
+            Err(e) => failures.push(format!(
+                "{} run {}: {e}",
+                jobs[i].config.name,
+                i / distinct.len() + 1
+            )),
+        }
+    }
+    if samples.first().is_none_or(|s| s.is_empty()) {
+        return Err(LabError::Workload(format!(
+            "no run of the defaults succeeded, so nothing can be compared:\n{}",
+            failures.join("\n")
+        )));
     }
     let first = samples
         .first()
@@ -200,6 +220,7 @@ pub fn verify(
         samples,
         speed_ups,
         same_output,
+        failures,
     })
 }
 
@@ -231,6 +252,10 @@ pub struct TuneReport {
     pub search: SearchResult,
     /// The verification of the defaults, the proposal and the search's best.
     pub verification: Verification,
+    /// Wall time of the verification.
+    pub verification_elapsed: Duration,
+    /// Wall time of the whole run.
+    pub elapsed: Duration,
 }
 
 impl TuneReport {
@@ -258,6 +283,7 @@ impl TuneReport {
 
 /// Profile, propose, search and verify (see the module doc).
 pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneReport, LabError> {
+    let t0 = Instant::now();
     progress(format!(
         "profile: object lifetimes of {} (VM mode, rate {}, eden {})",
         o.workload.command(),
@@ -272,8 +298,8 @@ pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneRep
     );
     progress(format!("proposal: {}", proposal.config.describe()));
     progress(format!(
-        "search: budget {:.0} s, seed {}, {} run{} at a time",
-        o.budget.as_secs_f64(),
+        "search: budget {} s, seed {}, {} run{} at a time",
+        crate::cells::secs(o.budget.as_secs_f64()),
         o.seed,
         o.runner.parallelism(),
         if o.runner.parallelism() == 1 { "" } else { "s" }
@@ -289,11 +315,63 @@ pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneRep
         proposal.config.clone(),
         search.best.clone(),
     ];
+    let t1 = Instant::now();
     let verification = verify(&o.runner, &o.workload, &configs, o.runs, progress)?;
     Ok(TuneReport {
         profile,
         proposal,
         search,
         verification,
+        verification_elapsed: t1.elapsed(),
+        elapsed: t0.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lupa_heap::GcParam;
+
+    /// A configuration whose every run fails is reported (with the end of
+    /// what the run printed) and left out; the others are still compared.
+    /// Only the defaults failing is an error.
+    #[test]
+    fn a_failed_verification_run_is_reported_and_left_out() {
+        let dir = tempfile::tempdir().expect("a scratch directory");
+        std::fs::write(
+            dir.path().join("Picky.som"),
+            "Picky = ( run = ( | e |
+                e := system gcParameterAt: #edenSize.
+                e > 4000000 ifFalse: [
+                    'no output' println.
+                    system errorPrintln: 'picky: eden ' + e printString.
+                    system exit: 3 ] ) )",
+        )
+        .expect("writes the class");
+        let w = Workload {
+            args: vec!["Picky".into()],
+            class_path: vec![dir.path().to_path_buf()],
+            check: crate::runs::Check::ExitZero,
+        };
+        let mut small = GcConfig::defaults().named("small");
+        small.set(GcParam::EdenSize, 2.0 * MB as f64);
+        let configs = [GcConfig::defaults(), small.clone()];
+        let v = verify(&Runner::InProcess, &w, &configs, 2, &mut |_| {}).expect("verifies");
+        assert_eq!(v.samples[0].len(), 2);
+        assert!(v.samples[1].is_empty());
+        assert_eq!(v.failures.len(), 2, "{:?}", v.failures);
+        assert!(
+            v.failures[0].starts_with("small run 1: Picky exited with status 3"),
+            "{}",
+            v.failures[0]
+        );
+        assert!(v.failures[0].contains("no output"), "{}", v.failures[0]);
+        assert_eq!(v.speed_ups[1], None);
+        let only_small = [small.clone().named("default"), small];
+        let e = verify(&Runner::InProcess, &w, &only_small[..1], 1, &mut |_| {});
+        assert!(
+            matches!(&e, Err(LabError::Workload(m)) if m.starts_with("no run of the defaults succeeded")),
+            "{e:?}"
+        );
+    }
 }

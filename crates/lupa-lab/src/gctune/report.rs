@@ -60,6 +60,12 @@ fn verification_table(r: &TuneReport) -> Table {
         }
         let mut row = vec![name];
         row.extend(TUNED.iter().map(|&p| p.format(c.get(p))));
+        if ss.is_empty() {
+            row.extend(["every run failed".to_string()]);
+            row.extend((0..6).map(|_| "-".to_string()));
+            t.push(row);
+            continue;
+        }
         row.extend([
             pm(&total, 3),
             pm(&gc, 3),
@@ -135,16 +141,23 @@ byte allocated, {:.0}% of them alive at the end",
     let s = &r.search;
     d.line(format!(
         "Search (iterated local search from the defaults, seed {}): {} configurations, {} runs \
-({} stopped early) in {:.1} s of a {:.0} s budget",
+({} stopped early) in {:.1} s of a {} s budget",
         o.seed,
         s.configs,
         s.runs,
         s.capped,
         s.elapsed.as_secs_f64(),
-        o.budget.as_secs_f64()
+        crate::cells::secs(o.budget.as_secs_f64())
     ));
+    if let Some(note) = &s.note {
+        d.line(format!("  {note}"));
+    }
     if s.improvements.is_empty() {
-        d.line("  nothing it tried beat the defaults");
+        d.line(format!(
+            "  nothing it tried beat the defaults ({} candidate{})",
+            s.configs - 1,
+            if s.configs == 2 { "" } else { "s" }
+        ));
     } else {
         d.line(format!("  best: {}", s.best.describe()));
     }
@@ -158,6 +171,29 @@ process ({} at a time); times are the mean{} of run_main",
         if runs == 1 { "" } else { " ± sd" }
     ));
     d.table(verification_table(r));
+    if !r.verification.failures.is_empty() {
+        d.line("");
+        d.line(format!(
+            "Failed runs ({}, left out of the times and speed-ups):",
+            r.verification.failures.len()
+        ));
+        for f in &r.verification.failures {
+            for (k, line) in f.lines().enumerate() {
+                d.line(format!("  {}{line}", if k == 0 { "" } else { "  " }));
+            }
+        }
+    }
+    d.line("");
+    d.line(format!(
+        "Time: {:.1} s in all: profile {:.1} s, search {:.1} s (its budget: {} s), verification \
+{:.1} s ({} runs, outside the budget)",
+        r.elapsed.as_secs_f64(),
+        r.profile.elapsed.as_secs_f64(),
+        s.elapsed.as_secs_f64(),
+        crate::cells::secs(o.budget.as_secs_f64()),
+        r.verification_elapsed.as_secs_f64(),
+        r.verification.samples.iter().map(Vec::len).sum::<usize>() + r.verification.failures.len()
+    ));
     d.line("");
     let defaults = GcConfig::defaults();
     let measured = |c: &GcConfig, s: Option<SpeedUp>| {

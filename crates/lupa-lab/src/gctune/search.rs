@@ -15,14 +15,21 @@
 //!   times the incumbent's wall time; if it beats the incumbent's mean it runs
 //!   again until it has [`SearchOptions::confirm_runs`] runs, and becomes the
 //!   incumbent if its mean still beats the incumbent's.
+//! - The budget covers the runs of the defaults too: after the first round
+//!   of them, another starts only if it leaves time for a round of
+//!   candidates.
 //! - A round starts only if it is expected to end within the budget, and
-//!   every run is stopped when the budget is spent.
+//!   every run is stopped when the budget is spent, with one exception: the
+//!   search always tries one round of candidates (each stopped at
+//!   [`SearchOptions::cap`] times the defaults' time), even when the budget
+//!   is spent by then; [`SearchResult::note`] then says by how much the
+//!   search went over and what budget would have left room for it.
 //!
 //! The candidates come from a seeded generator (SplitMix64): with the same
 //! seed and the same measurements, the search tries the same configurations.
 
 use crate::gc_config::{GcConfig, MB, TUNED};
-use crate::runs::{Job, RunError, RunSample, Runner, Workload};
+use crate::runs::{Job, RunError, Runner, Workload};
 use lupa_heap::{GcParam, GcSettings, Unit};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -113,6 +120,9 @@ pub struct SearchResult {
     pub elapsed: Duration,
     /// Each new incumbent in turn, with its mean time.
     pub improvements: Vec<(GcConfig, f64)>,
+    /// What the budget did not cover, said in the report (the one round of
+    /// candidates the search always tries went past it).
+    pub note: Option<String>,
 }
 
 /// SplitMix64: small, fast and the same on every platform and version.
@@ -256,24 +266,35 @@ pub fn search(
     let mut runs = 0usize;
     let mut capped = 0usize;
 
-    let jobs: Vec<Job> = (0..o.baseline_runs.max(1))
-        .map(|_| Job::of(&defaults))
-        .collect();
-    let base: Vec<Result<RunSample, RunError>> = runner.run_batch(w, &jobs, &mut |_, _| {});
-    runs += base.len();
-    let mut seen: HashSet<Key> = HashSet::new();
-    seen.insert(key(&defaults));
     let mut incumbent = Cand {
         config: defaults.clone(),
         times: Vec::new(),
         walls: Vec::new(),
         lost: false,
     };
-    for r in base {
-        let s = r?;
-        incumbent.times.push(s.stats.total_s());
-        incumbent.walls.push(s.wall.as_secs_f64());
+    // The defaults, a round (one run per worker) at a time; a round after
+    // the first only when it leaves room for a round of candidates.
+    let mut wanted = o.baseline_runs.max(1);
+    while wanted > 0 {
+        if !incumbent.walls.is_empty() {
+            let round = Duration::from_secs_f64(mean(&incumbent.walls));
+            if o.budget.saturating_sub(start.elapsed()) < 2 * round {
+                break;
+            }
+        }
+        let n = wanted.min(par.max(1));
+        wanted -= n;
+        let jobs: Vec<Job> = (0..n).map(|_| Job::of(&defaults)).collect();
+        for r in runner.run_batch(w, &jobs, &mut |_, _| {}) {
+            runs += 1;
+            let s = r?;
+            incumbent.times.push(s.stats.total_s());
+            incumbent.walls.push(s.wall.as_secs_f64());
+        }
     }
+    let mut seen: HashSet<Key> = HashSet::new();
+    seen.insert(key(&defaults));
+    let mut note = None;
     let baseline_times = incumbent.times.clone();
     progress(format!(
         "search: defaults {:.3} s (mean of {})",
@@ -286,9 +307,16 @@ pub fn search(
     let mut stalled = 0;
     loop {
         let remaining = o.budget.saturating_sub(start.elapsed());
+        // Nothing tried yet: this round runs whatever the budget says.
+        let first = configs == 1;
         // A round: confirmations first, then new candidates, one job per worker at least.
         let mut batch: Vec<(usize, Job)> = Vec::new();
-        let limit = Duration::from_secs_f64(mean(&incumbent.walls) * o.cap).min(remaining);
+        let capped_at = Duration::from_secs_f64(mean(&incumbent.walls) * o.cap);
+        let limit = if first {
+            capped_at
+        } else {
+            capped_at.min(remaining)
+        };
         for (i, c) in pending.iter().enumerate() {
             for _ in c.times.len()..o.confirm_runs {
                 batch.push((
@@ -341,7 +369,22 @@ pub fn search(
         }
         let rounds = batch.len().div_ceil(par) as f64;
         let expected = Duration::from_secs_f64(rounds * mean(&incumbent.walls));
-        if expected > remaining {
+        if first && expected > remaining {
+            let spent = start.elapsed();
+            note = Some(format!(
+                "the budget was {} by the runs of the defaults ({} of {:.1} s); the search \
+tried one round of candidates past it (about {} s more); --budget {}s leaves room for it",
+                if remaining.is_zero() {
+                    "spent"
+                } else {
+                    "nearly spent"
+                },
+                incumbent.walls.len(),
+                mean(&incumbent.walls),
+                crate::cells::secs(expected.as_secs_f64()),
+                crate::cells::secs(((spent + expected).as_secs_f64() * 2.0).ceil())
+            ));
+        } else if expected > remaining {
             // Not tried: forget the candidates the round would have started.
             configs -= pending
                 .iter()
@@ -415,6 +458,7 @@ pub fn search(
         capped,
         elapsed: start.elapsed(),
         improvements,
+        note,
     })
 }
 
@@ -496,5 +540,35 @@ mod tests {
         assert!(r.runs >= 2 && r.configs >= 1, "{r:?}");
         assert!(!r.best_times.is_empty());
         assert!(lines[0].starts_with("search: defaults "), "{lines:?}");
+        assert!(
+            r.configs >= 2,
+            "a 2 s search of Hello tries candidates: {r:?}"
+        );
+        assert_eq!(r.note, None);
+    }
+
+    /// A budget the first run of the defaults spends: one run of them, then
+    /// one round of candidates all the same, said in the note.
+    #[test]
+    fn a_spent_budget_still_tries_one_round_and_says_so() {
+        let w = Workload {
+            args: vec!["Hello".into()],
+            class_path: Vec::new(),
+            check: crate::runs::Check::ExitZero,
+        };
+        let r = search(
+            &Runner::InProcess,
+            &w,
+            &SearchOptions::new(Duration::from_nanos(1), 1),
+            &mut |_| {},
+        )
+        .expect("Hello runs");
+        assert_eq!(r.baseline_times.len(), 1, "{r:?}");
+        assert_eq!(r.configs, 2, "{r:?}");
+        let note = r.note.expect("a note");
+        assert!(
+            note.starts_with("the budget was spent by the runs of the defaults (1 of "),
+            "{note}"
+        );
     }
 }
