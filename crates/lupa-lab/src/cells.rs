@@ -66,6 +66,16 @@ pub fn value_label(p: GcParam, v: f64) -> String {
     }
 }
 
+/// Seconds as a user wrote them: `0.5`, `2.5`, `60` (a tenth below 10 s).
+pub fn secs(s: f64) -> String {
+    if s < 10.0 {
+        let t = format!("{s:.1}");
+        t.strip_suffix(".0").map_or(t.clone(), str::to_string)
+    } else {
+        format!("{s:.0}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,15 +94,5 @@ mod tests {
         assert_eq!(count(&[2, 4]), "3.0 ± 1.4");
         assert_eq!(value_label(GcParam::EdenSize, (15 << 20) as f64), "15MB");
         assert_eq!(value_label(GcParam::GcRatio, 2.5), "250%");
-    }
-}
-
-/// Seconds as a user wrote them: `0.5`, `2.5`, `60` (a tenth below 10 s).
-pub fn secs(s: f64) -> String {
-    if s < 10.0 {
-        let t = format!("{s:.1}");
-        t.strip_suffix(".0").map_or(t.clone(), str::to_string)
-    } else {
-        format!("{s:.0}")
     }
 }
