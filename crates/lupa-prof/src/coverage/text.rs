@@ -58,7 +58,19 @@ pub fn to_string(coverage: &Coverage) -> String {
         if in_package.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\nPackage {p}");
+        // A package is the directory its classes come from: say which.
+        match in_package
+            .iter()
+            .find_map(|c| c.file.as_deref())
+            .and_then(|f| std::path::Path::new(f).parent())
+        {
+            Some(dir) if !dir.as_os_str().is_empty() => {
+                let _ = writeln!(out, "\nPackage {p} ({})", dir.display());
+            }
+            _ => {
+                let _ = writeln!(out, "\nPackage {p}");
+            }
+        }
         for c in in_package {
             let ran = c.methods.iter().filter(|m| m.is_covered()).count();
             let _ = writeln!(
