@@ -84,6 +84,32 @@ impl Heap {
         alive
     }
 
+    /// Hold allocation sampling while the VM allocates for itself (a class
+    /// loaded on demand: its methods, class, metaclass and literals are the
+    /// VM's objects, not the program's): no object allocated until
+    /// [`Heap::release_allocation_sampling`] is sampled, and the distance to
+    /// the next sample point is kept, so the program's own allocations are
+    /// sampled as if the VM's had not happened. Answers what the release
+    /// needs (`None` when sampling is off or already held).
+    pub fn hold_allocation_sampling(&mut self) -> Option<u64> {
+        if self.sampler.is_none() || self.sample_at == u64::MAX {
+            return None;
+        }
+        let left = self.sample_at.saturating_sub(self.stats.allocated_bytes);
+        self.sample_at = u64::MAX;
+        Some(left)
+    }
+
+    /// End a [`Heap::hold_allocation_sampling`]: the next sample point is as
+    /// far ahead as it was when sampling was held.
+    pub fn release_allocation_sampling(&mut self, held: Option<u64>) {
+        if let Some(left) = held
+            && self.sampler.is_some()
+        {
+            self.sample_at = self.stats.allocated_bytes.saturating_add(left.max(1));
+        }
+    }
+
     /// Is allocation sampling on?
     pub fn sampling_allocations(&self) -> bool {
         self.sampler.is_some()

@@ -580,3 +580,62 @@ fn a_recording_that_reaches_its_share_of_the_heap_says_so() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains(warning) && !r.stdout.contains("Warning:"));
 }
+
+/// A class loaded on demand (the first `Helper` in `Lazy>>run`) makes
+/// methods, a class, a metaclass and literals: the VM's objects, which a
+/// lifetime profile does not record (issue 28, point 7); the program's own
+/// allocations, before and after the load, are all recorded at rate 1.
+#[test]
+fn objects_the_vm_makes_to_load_a_class_are_not_recorded() {
+    let dir = crate::common::classes(&[
+        (
+            "Lazy.som",
+            "Lazy = ( run = ( | a h | a := Array new: 3. h := Helper new. h work ) )",
+        ),
+        (
+            "Helper.som",
+            "Helper = ( | x | work = ( x := Array new: 5. ^x ) other = ( ^#(1 2 3) ) more = ( ^'text' ) )",
+        ),
+    ]);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "lifetimes",
+            "--rate",
+            "1",
+            "--format",
+            "csv",
+            "-o",
+            "-",
+            "-cp",
+            ".",
+            "Lazy",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Vec<Vec<String>> = r.stdout.lines().skip(1).map(csv_fields).collect();
+    let classes: Vec<&str> = rows.iter().map(|f| f[0].as_str()).collect();
+    for vm_made in ["Method", "Metaclass", "Helper class"] {
+        assert!(
+            !classes.contains(&vm_made),
+            "{vm_made} recorded: {}",
+            r.stdout
+        );
+    }
+    assert!(
+        rows.iter().all(|f| f[2] != "System>>resolve:"),
+        "{}",
+        r.stdout
+    );
+    let sites: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|f| (f[0].as_str(), f[2].as_str()))
+        .collect();
+    for own in [
+        ("Array", "Lazy>>run"),
+        ("Helper", "Lazy>>run"),
+        ("Array", "Helper>>work"),
+    ] {
+        assert!(sites.contains(&own), "{own:?} not recorded: {}", r.stdout);
+    }
+}

@@ -390,9 +390,17 @@ impl Image {
                 "cannot find class {name}: no {name}.som {wherein}"
             )));
         };
+        // What loading allocates (methods, class, metaclass, literals) is the
+        // VM's, not the program's: a lifetime profile does not sample it.
+        let held = if self.loading.is_empty() {
+            heap.hold_allocation_sampling()
+        } else {
+            None
+        };
         self.loading.push(name.to_string());
         let r = self.load_class_source(heap, &path, &text, &category, Some(name));
         self.loading.pop();
+        heap.release_allocation_sampling(held);
         r
     }
 
