@@ -85,6 +85,12 @@ fn text_report_is_deterministic_at_rate_one() {
 }
 
 /// Split one CSV line by RFC 4180 (quoted fields may hold commas and quotes).
+/// The records of a run that wrote its CSV to standard output (and exited 0).
+fn csv_rows(r: &crate::common::Run) -> Vec<Vec<String>> {
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout.lines().skip(1).map(csv_fields).collect()
+}
+
 fn csv_fields(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut cur = String::new();
@@ -329,8 +335,7 @@ fn records_hold_under_gc_stress_with_a_verified_heap() {
             "-",
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let rows: Vec<Vec<String>> = r.stdout.lines().skip(1).map(csv_fields).collect();
+    let rows = csv_rows(&r);
     assert_eq!(rows.len(), 350);
     let nodes: Vec<_> = rows.iter().filter(|r| r[0] == "Node").collect();
     assert_eq!(nodes.len(), 50);
@@ -612,8 +617,7 @@ fn objects_the_vm_makes_to_load_a_class_are_not_recorded() {
             "Lazy",
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let rows: Vec<Vec<String>> = r.stdout.lines().skip(1).map(csv_fields).collect();
+    let rows = csv_rows(&r);
     let classes: Vec<&str> = rows.iter().map(|f| f[0].as_str()).collect();
     for vm_made in ["Method", "Metaclass", "Helper class"] {
         assert!(

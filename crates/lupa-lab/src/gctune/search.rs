@@ -520,13 +520,18 @@ mod tests {
         assert_ne!(candidates(5), candidates(6));
     }
 
-    #[test]
-    fn a_short_search_in_process_stays_within_its_budget() {
-        let w = Workload {
+    /// The bundled `Hello`, checked by its exit status.
+    fn hello() -> Workload {
+        Workload {
             args: vec!["Hello".into()],
             class_path: Vec::new(),
             check: crate::runs::Check::ExitZero,
-        };
+        }
+    }
+
+    #[test]
+    fn a_short_search_in_process_stays_within_its_budget() {
+        let w = hello();
         let budget = Duration::from_secs(2);
         let mut lines = Vec::new();
         let r = search(
@@ -551,11 +556,7 @@ mod tests {
     /// one round of candidates all the same, said in the note.
     #[test]
     fn a_spent_budget_still_tries_one_round_and_says_so() {
-        let w = Workload {
-            args: vec!["Hello".into()],
-            class_path: Vec::new(),
-            check: crate::runs::Check::ExitZero,
-        };
+        let w = hello();
         let r = search(
             &Runner::InProcess,
             &w,
