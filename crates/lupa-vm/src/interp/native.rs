@@ -478,7 +478,7 @@ impl Vm {
         let request = if self.obs.sampler_attached() {
             &self.obs.sample.request as *const std::sync::atomic::AtomicU64
         } else {
-            &crate::sched::interrupt::STOP_WORD as *const std::sync::atomic::AtomicU64
+            crate::sched::interrupt::word() as *const std::sync::atomic::AtomicU64
         };
         let mut ctx = NativeCtx {
             vm: (self as *mut Vm).cast(),
@@ -767,14 +767,15 @@ impl Vm {
     /// a sampler asked for is made and native code goes on (`DONE`).
     pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) -> u64 {
         self.sync_in(ctx);
-        if !self.sched.running.frames.is_empty() {
+        let in_frame = !self.sched.running.frames.is_empty();
+        if in_frame {
             self.save_pc(pc as usize);
         }
         if crate::sched::interrupt::pending() {
             let e = self.interrupted();
             return self.native_failed(e);
         }
-        if !self.sched.running.frames.is_empty() {
+        if in_frame {
             self.copy_sample_stack(pc as usize);
         }
         DONE

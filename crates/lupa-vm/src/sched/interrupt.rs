@@ -10,29 +10,29 @@
 //! it when it next calls into the runtime (a send it cannot complete inline,
 //! an allocation), and at its inline sends: there it tests a request word
 //! anyway (`NativeCtx::request`), its sampler's or, with no sampler
-//! attached, `STOP_WORD`, which a stop sets. So a compiled loop stops at
-//! once with no sampler, and at the sampler's next tick with one (the tick's
-//! runtime call sees the stop), at no cost to native code's hot path.
+//! attached, this one ([`word`]). So a compiled loop stops at once with no
+//! sampler, and at the sampler's next tick with one (the tick's runtime call
+//! sees the stop), at no cost to native code's hot path.
 
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// 0, or the exit status the process should end with (128 + the signal).
-static REQUESTED: AtomicI32 = AtomicI32::new(0);
-
-/// The request word native code tests at its inline sends while no sampler
-/// is attached: 0 until a stop is requested, then 1 for good.
-pub(crate) static STOP_WORD: AtomicU64 = AtomicU64::new(0);
+/// Native code with no sampler attached tests it at its inline sends.
+static REQUESTED: AtomicU64 = AtomicU64::new(0);
 
 /// Ask every VM of the process to stop; `status` (non-zero: 130 for
 /// SIGINT, 143 for SIGTERM) is what [`requested`] answers afterwards.
 /// Answers false when a stop was already requested (the first status
 /// stays). Async-signal-safe.
 pub fn request(status: i32) -> bool {
-    let status = if status == 0 { 1 } else { status };
+    let status = if status == 0 {
+        1
+    } else {
+        u64::from(status as u32)
+    };
     let first = REQUESTED
         .compare_exchange(0, status, Ordering::Relaxed, Ordering::Relaxed)
         .is_ok();
-    STOP_WORD.store(1, Ordering::Relaxed);
     super::poll::announce();
     first
 }
@@ -41,8 +41,14 @@ pub fn request(status: i32) -> bool {
 pub fn requested() -> Option<i32> {
     match REQUESTED.load(Ordering::Relaxed) {
         0 => None,
-        s => Some(s),
+        s => Some(s as u32 as i32),
     }
+}
+
+/// The request word itself, for native code to test while no sampler is
+/// attached (non-zero once a stop is requested).
+pub(crate) fn word() -> &'static AtomicU64 {
+    &REQUESTED
 }
 
 /// Was a stop requested (the safepoint's test)?
