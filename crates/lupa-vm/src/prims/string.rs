@@ -35,10 +35,11 @@ fn concatenate(vm: &mut Vm, args: Args) -> PrimResult {
 
 fn as_symbol(vm: &mut Vm, args: Args) -> PrimResult {
     let s = args.string(vm, 0)?;
-    if vm.image.symbols.lookup(&s).is_none() {
-        let bytes = vm.image.symbols.side_bytes_with(s.len());
-        vm.check_side_table("the symbol table", bytes, " (symbols are never freed)")?;
+    if let Some(id) = vm.image.symbols.lookup(&s) {
+        return Ok(Answer(vm.image.symbol_object(&mut vm.heap, id)?));
     }
+    let bytes = vm.image.symbols.side_bytes_with(s.len());
+    vm.check_side_table("the symbol table", bytes, " (symbols are never freed)")?;
     Ok(Answer(vm.image.symbol(&mut vm.heap, &s)?))
 }
 
