@@ -10,7 +10,7 @@
 //! it when it next calls into the runtime (a send it cannot complete inline,
 //! an allocation), and at its inline sends: there it tests a request word
 //! anyway (`NativeCtx::request`), its sampler's or, with no sampler
-//! attached, this one ([`word`]). So a compiled loop stops at once with no
+//! attached, this one (`word`). So a compiled loop stops at once with no
 //! sampler, and at the sampler's next tick with one (the tick's runtime call
 //! sees the stop), at no cost to native code's hot path.
 
