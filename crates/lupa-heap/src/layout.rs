@@ -93,6 +93,11 @@ pub mod native {
     pub const CLASS_MASK: u64 = super::CLASS_MASK;
     /// Mask of the size in header word 1.
     pub const SIZE_MASK: u64 = super::SIZE_MASK;
+    /// The low three bits of an immediate double.
+    pub const FLOAT_TAG: u64 = crate::value::FLOAT_TAG;
+    /// What an immediate double's payload (the value shifted right by 3)
+    /// lacks of its left-rotated IEEE bits (`Value::float_unchecked`).
+    pub const FLOAT_EXP_OFFSET: u64 = crate::value::FLOAT_EXP_OFFSET;
 }
 
 /// The largest class index a header can hold.

@@ -16,9 +16,9 @@
 #[repr(transparent)]
 pub struct Value(pub(crate) u64);
 
-const FLOAT_TAG: u64 = 4;
+pub(crate) const FLOAT_TAG: u64 = 4;
 /// Exponent 896 (2^-127) moved to the top of a left-rotated double: the low end of the window.
-const FLOAT_EXP_OFFSET: u64 = 896 << 53;
+pub(crate) const FLOAT_EXP_OFFSET: u64 = 896 << 53;
 
 /// Smallest SmallInteger.
 pub const SMALL_INT_MIN: i64 = -(1 << 62);

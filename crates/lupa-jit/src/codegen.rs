@@ -21,7 +21,9 @@
 //!   interpreter, which resumes it at a resume point.
 //!
 //! Inline paths (each counts its send as the interpreter does): SmallInteger
-//! `+ - * < > <= >= = ~= &` with overflow checks, conditional jumps on
+//! `+ - * < > <= >= = ~= &` with overflow checks, immediate Double
+//! `+ - * < > <= >= = ~=` (a SmallInteger argument converted; a result that
+//! needs a box takes the send), conditional jumps on
 //! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
 //! reads with their bounds checks. Everything else goes through the runtime,
 //! which runs the interpreter's own code for it.
@@ -31,7 +33,7 @@
 //! bytecode pc (the VM profiler's bytecode ranges).
 
 use cranelift_codegen::Context;
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature, SourceLoc,
     UserFuncName, Value, types,
@@ -39,7 +41,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use lupa_compiler::{Op, SpecialOp};
-use lupa_heap::native_layout::{CLASS_MASK, HEADER_BYTES, SIZE_MASK};
+use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_BYTES, SIZE_MASK};
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
     BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
@@ -612,8 +614,11 @@ impl Gen<'_, '_> {
         self.b.use_var(self.s[depth - 1])
     }
 
-    /// A SmallInteger inline path of a binary special send; answers whether
-    /// it handled `op`.
+    /// The inline paths of a binary special send: SmallInteger receiver and
+    /// argument, or (for `+ - *` and the comparisons) an immediate Double
+    /// receiver with an immediate Double or SmallInteger argument, as the
+    /// interpreter's fast path (`interp/special.rs`) takes them. Answers
+    /// whether it handled `op`; anything else goes to the runtime's send.
     fn inline_arith(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
         let cmp = match op {
             SpecialOp::Lt => Some(IntCC::SignedLessThan),
@@ -629,56 +634,167 @@ impl Gen<'_, '_> {
         let bv = self.b.use_var(self.s[depth - 1]);
         let ints = self.both_int(a, bv);
         let fast = self.b.create_block();
+        let not_ints = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.b.create_block();
         self.b.set_cold_block(slow);
-        self.b.ins().brif(ints, fast, NO, slow, NO);
+        self.b.ins().brif(ints, fast, NO, not_ints, NO);
         self.b.switch_to_block(fast);
         let result = match (cmp, op) {
             (Some(cc), _) => {
                 let c = self.b.ins().icmp(cc, a, bv);
-                Some(self.boolean(c))
+                self.boolean(c)
             }
             (None, SpecialOp::Add) => {
                 let b1 = self.b.ins().iadd_imm_s(bv, -1);
                 let (r, of) = self.b.ins().sadd_overflow(a, b1);
-                let ok = self.b.create_block();
-                self.b.ins().brif(of, slow, NO, ok, NO);
-                self.b.switch_to_block(ok);
-                Some(r)
+                self.unless(of, slow);
+                r
             }
             (None, SpecialOp::Sub) => {
                 let (r, of) = self.b.ins().ssub_overflow(a, bv);
-                let ok = self.b.create_block();
-                self.b.ins().brif(of, slow, NO, ok, NO);
-                self.b.switch_to_block(ok);
-                Some(self.b.ins().iadd_imm_s(r, 1))
+                self.unless(of, slow);
+                self.b.ins().iadd_imm_s(r, 1)
             }
             (None, SpecialOp::Mul) => {
                 let x = self.b.ins().sshr_imm_u(a, 1);
                 let y = self.b.ins().iadd_imm_s(bv, -1);
                 let (r, of) = self.b.ins().smul_overflow(x, y);
-                let ok = self.b.create_block();
-                self.b.ins().brif(of, slow, NO, ok, NO);
-                self.b.switch_to_block(ok);
-                Some(self.b.ins().iadd_imm_s(r, 1))
+                self.unless(of, slow);
+                self.b.ins().iadd_imm_s(r, 1)
             }
-            (None, SpecialOp::BitAnd) => Some(self.b.ins().band(a, bv)),
-            _ => None,
+            _ => self.b.ins().band(a, bv),
         };
-        let Some(result) = result else {
-            return false;
-        };
-        self.bump(offset_of!(NativeCtx, sends));
-        self.b.def_var(self.s[depth - 2], result);
-        self.poll_request(pc + 1, depth - 1);
-        self.b.ins().jump(join, NO);
+        self.inline_answer(result, pc, depth, join);
+        self.b.switch_to_block(not_ints);
+        if op == SpecialOp::BitAnd {
+            self.b.ins().jump(slow, NO);
+        } else {
+            let (x, y) = self.double_operands(a, bv, slow);
+            let result = match op {
+                SpecialOp::Add => {
+                    let r = self.b.ins().fadd(x, y);
+                    self.encode_double(r, slow)
+                }
+                SpecialOp::Sub => {
+                    let r = self.b.ins().fsub(x, y);
+                    self.encode_double(r, slow)
+                }
+                SpecialOp::Mul => {
+                    let r = self.b.ins().fmul(x, y);
+                    self.encode_double(r, slow)
+                }
+                _ => {
+                    let cc = match op {
+                        SpecialOp::Lt => FloatCC::LessThan,
+                        SpecialOp::Gt => FloatCC::GreaterThan,
+                        SpecialOp::Le => FloatCC::LessThanOrEqual,
+                        SpecialOp::Ge => FloatCC::GreaterThanOrEqual,
+                        SpecialOp::Eq => FloatCC::Equal,
+                        _ => FloatCC::NotEqual,
+                    };
+                    let c = self.b.ins().fcmp(cc, x, y);
+                    self.boolean(c)
+                }
+            };
+            self.inline_answer(result, pc, depth, join);
+        }
         self.b.switch_to_block(slow);
         self.runtime_send(pc, depth, 1);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(join);
         self.dirty(depth - 2);
         true
+    }
+
+    /// Go on in a new block unless `c`, else to `slow`.
+    fn unless(&mut self, c: Value, slow: Block) {
+        let ok = self.b.create_block();
+        self.b.ins().brif(c, slow, NO, ok, NO);
+        self.b.switch_to_block(ok);
+    }
+
+    /// The end of an inline binary send's path: count the send, answer
+    /// `result` in the receiver's operand, take a request, and join.
+    fn inline_answer(&mut self, result: Value, pc: usize, depth: usize, join: Block) {
+        self.bump(offset_of!(NativeCtx, sends));
+        self.b.def_var(self.s[depth - 2], result);
+        self.poll_request(pc + 1, depth - 1);
+        self.b.ins().jump(join, NO);
+    }
+
+    /// The receiver `a` (an immediate Double) and the argument `b` (an
+    /// immediate Double or a SmallInteger) as `f64`s; anything else goes to
+    /// `slow`.
+    fn double_operands(&mut self, a: Value, b: Value, slow: Block) -> (Value, Value) {
+        let a_tag = self.b.ins().band_imm_s(a, 7);
+        let a_float = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, a_tag, FLOAT_TAG as i64);
+        let check_b = self.b.create_block();
+        self.b.ins().brif(a_float, check_b, NO, slow, NO);
+        self.b.switch_to_block(check_b);
+        let x = self.decode_double(a);
+        let b_float_blk = self.b.create_block();
+        let b_not_float = self.b.create_block();
+        let b_int_blk = self.b.create_block();
+        let both = self.b.create_block();
+        let y = self.b.append_block_param(both, types::F64);
+        let b_tag = self.b.ins().band_imm_s(b, 7);
+        let b_float = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, b_tag, FLOAT_TAG as i64);
+        self.b.ins().brif(b_float, b_float_blk, NO, b_not_float, NO);
+        self.b.switch_to_block(b_float_blk);
+        let yf = self.decode_double(b);
+        self.b.ins().jump(both, &[BlockArg::Value(yf)]);
+        self.b.switch_to_block(b_not_float);
+        let b_int = self.is_int(b);
+        self.b.ins().brif(b_int, b_int_blk, NO, slow, NO);
+        self.b.switch_to_block(b_int_blk);
+        let i = self.b.ins().sshr_imm_u(b, 1);
+        let yi = self.b.ins().fcvt_from_sint(types::F64, i);
+        self.b.ins().jump(both, &[BlockArg::Value(yi)]);
+        self.b.switch_to_block(both);
+        (x, y)
+    }
+
+    /// The `f64` of an immediate Double (`Value::float_unchecked`).
+    fn decode_double(&mut self, v: Value) -> Value {
+        let payload = self.b.ins().ushr_imm_u(v, 3);
+        let rebased = self.b.ins().iadd_imm_s(payload, FLOAT_EXP_OFFSET as i64);
+        let bits = self.b.ins().rotr_imm_u(rebased, 1);
+        let zero = self.iconst(0);
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, payload, 0);
+        let bits = self.b.ins().select(is_zero, zero, bits);
+        self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
+    }
+
+    /// `d` as an immediate Double (`Value::from_f64`); one that needs a box
+    /// goes to `slow`.
+    fn encode_double(&mut self, d: Value, slow: Block) -> Value {
+        let bits = self.b.ins().bitcast(types::I64, MemFlagsData::new(), d);
+        let rot = self.b.ins().rotl_imm_u(bits, 1);
+        let shifted = self
+            .b
+            .ins()
+            .iadd_imm_s(rot, (FLOAT_EXP_OFFSET as i64).wrapping_neg());
+        let in_window = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, shifted, 1 << 61);
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, shifted, 0);
+        let plus_zero = self.b.ins().icmp_imm_s(IntCC::Equal, bits, 0);
+        let window = self.b.ins().band(in_window, nonzero);
+        let ok = self.b.ins().bor(window, plus_zero);
+        let boxed = self.b.ins().bxor_imm_s(ok, 1);
+        self.unless(boxed, slow);
+        let tagged = self.b.ins().ishl_imm_u(shifted, 3);
+        let tagged = self.b.ins().bor_imm_s(tagged, FLOAT_TAG as i64);
+        let zero = self.iconst(FLOAT_TAG as i64);
+        self.b.ins().select(plus_zero, zero, tagged)
     }
 
     fn load32(&mut self, addr: Value, offset: i32) -> Value {

@@ -489,3 +489,44 @@ fn sampled_profiles_split_native_and_interpreted_code() {
     assert!(text.contains("  jit compile "), "{text}");
     assert!(text.contains("  code-zone eviction "), "{text}");
 }
+
+/// Double arithmetic runs inline in native code (immediate Doubles decoded
+/// and encoded in machine code): every operator on a table of operands at
+/// the edges of the immediate encoding (zero, -0.0, the smallest and
+/// largest immediate exponents, results that underflow, overflow or need a
+/// box, SmallInteger and boxed arguments) prints what the interpreter prints.
+#[test]
+fn double_arithmetic_compiled_is_the_interpreters() {
+    let dir = classes(&[(
+        "Doubles.som",
+        "Doubles = (
+            run = (
+                | xs |
+                xs := Array new: 14.
+                xs at: 1 put: 0.0. xs at: 2 put: 0.0 * -1.0. xs at: 3 put: 1.5.
+                xs at: 4 put: -2.25. xs at: 5 put: 1.0e-38. xs at: 6 put: 1.2e-38.
+                xs at: 7 put: 3.0e38. xs at: 8 put: 1.0e300. xs at: 9 put: 0.1.
+                xs at: 10 put: 3. xs at: 11 put: -7. xs at: 12 put: 1.0e-310.
+                xs at: 13 put: 1.0 / 0.0. xs at: 14 put: 1073741823.
+                xs do: [ :a | xs do: [ :b | self print: a with: b ] ]
+            )
+            print: a with: b = (
+                | line |
+                line := a printString , ' ' , b printString , ':'.
+                line := line , ' ' , (self show: a + b) , ' ' , (self show: a - b) , ' ' , (self show: a * b).
+                line := line , ' ' , (a < b) printString , ' ' , (a > b) printString , ' ' , (a <= b) printString.
+                line := line , ' ' , (a >= b) printString , ' ' , (a = b) printString , ' ' , (a ~= b) printString.
+                line println
+            )
+            show: d = ( ^d printString , '/' , d class name , '/' , (1.0 / d) printString )
+        )\n",
+    )]);
+    let run = |jit: &str| {
+        let r = lupa_in(dir.path(), &["--jit", jit, "-cp", ".", "Doubles"]);
+        assert_eq!(r.code, 0, "--jit {jit}: {}", r.stderr);
+        r.stdout
+    };
+    let interpreted = run("off");
+    assert_eq!(interpreted.lines().count(), 14 * 14, "{interpreted}");
+    assert_eq!(run("always"), interpreted);
+}
