@@ -44,8 +44,8 @@ use lupa_compiler::{Op, SpecialOp};
 use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_BYTES, SIZE_MASK};
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
-    BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
-    RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+    BAIL, DECLINE, DONE, FastEntry, Frame, Image, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
+    RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
@@ -61,7 +61,7 @@ pub(crate) struct Entries {
     pub(crate) bail: u64,
     /// `(ctx, pc, sp, index) -> status`: a closure.
     pub(crate) push_block: u64,
-    /// `(ctx, index) -> value or 0`: a global.
+    /// `(ctx, symbol) -> value or 0`: a global.
     pub(crate) global: u64,
     /// `(ctx, object, index, value)`: a store through the write barrier.
     pub(crate) store: u64,
@@ -217,6 +217,8 @@ pub(crate) fn native_signature(isa: &dyn TargetIsa) -> Signature {
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
     code: &'a MethodCode,
+    /// The methods, to read what a send site's inline cache names.
+    image: &'a Image,
     entries: Entries,
     sigs: Sigs,
     flags: MemFlagsData,
@@ -877,16 +879,16 @@ impl Gen<'_, '_> {
         self.fast_entry_of(e, argc, slow)
     }
 
-    /// Run the trivial method of fast-call entry `e` (kind `kind`, not 0) on
-    /// `rcv` without a frame, as the interpreter does when no activation
-    /// hooks are installed; its answer replaces the receiver and the
-    /// arguments.
+    /// Run trivial method `mid` (of kind `kind`, not [`TRIVIAL_NONE`], with
+    /// `operand`, as `FastEntry::trivial_of` answers them) on `rcv` without a
+    /// frame, as the interpreter does when no activation hooks are
+    /// installed; its answer replaces the receiver and the arguments.
     #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
     fn trivial(
         &mut self,
         pc: usize,
-        e: Value,
-        kind: Value,
+        kind: u64,
+        operand: u64,
         rcv: Value,
         depth: usize,
         argc: usize,
@@ -899,66 +901,40 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(run);
         self.bump(offset_of!(NativeCtx, sends));
         self.poll_request(pc + 1, depth - argc);
-        let operand = self.load(e, offset_of!(FastEntry, operand) as i32);
-        let join = self.b.create_block();
-        let result = self.b.append_block_param(join, types::I64);
-        let nil = self.iconst(NIL);
-        // ^field
-        let getter = self.b.create_block();
-        let not_getter = self.b.create_block();
-        let is = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_GETTER as i64);
-        self.b.ins().brif(is, getter, NO, not_getter, NO);
-        self.b.switch_to_block(getter);
-        let fa = self.field_address(rcv, operand, join, &[BlockArg::Value(nil)]);
-        let v = self.load(fa, 0);
-        self.b.ins().jump(join, &[BlockArg::Value(v)]);
-        // field := arg, ^self
-        self.b.switch_to_block(not_getter);
-        let setter = self.b.create_block();
-        let not_setter = self.b.create_block();
-        let is = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SETTER as i64);
-        self.b.ins().brif(is, setter, NO, not_setter, NO);
-        self.b.switch_to_block(setter);
-        let arg = self.b.use_var(self.s[depth - 1]);
-        let fa = self.field_address(rcv, operand, join, &[BlockArg::Value(rcv)]);
-        self.barrier_store_dyn(rcv, operand, fa, arg);
-        self.b.ins().jump(join, &[BlockArg::Value(rcv)]);
-        // ^self, ^constant, ^literal
-        self.b.switch_to_block(not_setter);
-        let is_self = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_SELF as i64);
-        let not_self = self.b.create_block();
-        self.b
-            .ins()
-            .brif(is_self, join, &[BlockArg::Value(rcv)], not_self, NO);
-        self.b.switch_to_block(not_self);
-        let is_const = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_CONSTANT as i64);
-        let not_const = self.b.create_block();
-        self.b
-            .ins()
-            .brif(is_const, join, &[BlockArg::Value(operand)], not_const, NO);
-        self.b.switch_to_block(not_const);
-        let is_lit = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, kind, TRIVIAL_LITERAL as i64);
-        let lit = self.b.create_block();
-        self.b.ins().brif(is_lit, lit, NO, slow, NO);
-        self.b.switch_to_block(lit);
-        let v = self.load(operand, 0);
-        self.b.ins().jump(join, &[BlockArg::Value(v)]);
-        self.b.switch_to_block(join);
+        let result = match kind {
+            TRIVIAL_GETTER | TRIVIAL_SETTER => {
+                // A receiver without the field (a class that changed shape)
+                // answers nil, or itself for a setter, as the interpreter's
+                // shortcut does.
+                let join = self.b.create_block();
+                let result = self.b.append_block_param(join, types::I64);
+                let index = self.iconst(operand as i64);
+                let missing = if kind == TRIVIAL_GETTER {
+                    self.iconst(NIL)
+                } else {
+                    rcv
+                };
+                let fa = self.field_address(rcv, index, join, &[BlockArg::Value(missing)]);
+                let v = if kind == TRIVIAL_GETTER {
+                    self.load(fa, 0)
+                } else {
+                    let arg = self.b.use_var(self.s[depth - 1]);
+                    self.barrier_store_dyn(rcv, index, fa, arg);
+                    rcv
+                };
+                self.b.ins().jump(join, &[BlockArg::Value(v)]);
+                self.b.switch_to_block(join);
+                result
+            }
+            TRIVIAL_SELF => rcv,
+            TRIVIAL_CONSTANT => self.iconst(operand as i64),
+            _ => {
+                // TRIVIAL_LITERAL: the literal's cell, read now (reflection
+                // may have replaced the literal).
+                let cell = self.iconst(operand as i64);
+                self.load(cell, 0)
+            }
+        };
         self.b.def_var(self.s[depth - argc - 1], result);
         self.b.ins().jump(cont, NO);
     }
@@ -1046,59 +1022,116 @@ impl Gen<'_, '_> {
         c
     }
 
-    /// A send with a fast path: the inline cache of `site` names a method
-    /// the fast-call table has for the receiver's class; the runtime's send
-    /// otherwise.
+    /// A send, specialised on what its inline cache held when the function
+    /// was compiled (the interpreter ran it some ten thousand times by then):
+    /// each entry that was filled is probed (its class and epoch against the
+    /// receiver's class and the epoch now, as one word) and, when it still
+    /// names the same method, that method runs its own way: inline when it is
+    /// trivial, by a direct call of its native code otherwise. Everything
+    /// else (an entry empty then, refilled since, a callee without native
+    /// code) is the runtime's send. A site that had seen nothing is only the
+    /// runtime's send: no code for a path never taken.
     fn send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
         self.flush(depth);
+        let Some(pic) = self.code.caches.get(site as usize) else {
+            self.runtime_send_flushed(pc, depth, argc);
+            self.dirty(depth - argc - 1);
+            return;
+        };
+        // (entry address, method, its trivial kind and operand)
+        let mut seen: Vec<(i64, u32, u64, u64)> = Vec::new();
+        for cell in pic.iter() {
+            let e = cell.get();
+            if e.class == 0 {
+                continue;
+            }
+            let Some(m) = self.image.method_code(e.method) else {
+                continue;
+            };
+            if m.num_args != argc {
+                continue;
+            }
+            let (kind, operand) = FastEntry::trivial_of(m);
+            seen.push((cell.as_ptr() as i64, e.method, kind, operand));
+        }
+        if seen.is_empty() {
+            self.runtime_send_flushed(pc, depth, argc);
+            self.dirty(depth - argc - 1);
+            return;
+        }
         let slow = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(slow);
         let rcv = self.b.use_var(self.s[depth - argc - 1]);
         let c = self.class_of(rcv, slow);
-        // The polymorphic inline cache: (class, epoch) of each entry against
-        // the receiver's class and the epoch now, as one word.
         let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
         let hi = self.b.ins().ishl_imm_u(epoch, 32);
         let key = self.b.ins().bor(hi, c);
-        let hit_blk = self.b.create_block();
-        let ic_param = self.b.append_block_param(hit_blk, types::I64);
-        let pic = &self.code.caches[site as usize];
-        for (k, entry) in pic.iter().enumerate() {
-            let addr = self.iconst(entry.as_ptr() as i64);
-            let word = self.load(addr, offset_of!(InlineCache, class) as i32);
+        // One block per trivial method (several classes may share one), and
+        // one call block for the methods that are not trivial.
+        let call = self.b.create_block();
+        let call_mid = self.b.append_block_param(call, types::I64);
+        let mut methods: Vec<(u32, Block)> = Vec::new();
+        for (k, &(addr, mid, kind, _)) in seen.iter().enumerate() {
+            let a = self.iconst(addr);
+            let word = self.load(a, offset_of!(InlineCache, class) as i32);
             let hit = self.b.ins().icmp(IntCC::Equal, word, key);
-            let next = if k + 1 == pic.len() {
+            let hit_blk = self.b.create_block();
+            let next = if k + 1 == seen.len() {
                 slow
             } else {
                 self.b.create_block()
             };
-            self.b
-                .ins()
-                .brif(hit, hit_blk, &[BlockArg::Value(addr)], next, NO);
+            self.b.ins().brif(hit, hit_blk, NO, next, NO);
+            self.b.switch_to_block(hit_blk);
+            let held = self.load32(a, offset_of!(InlineCache, method) as i32);
+            let same = self.b.ins().icmp_imm_u(IntCC::Equal, held, mid as i64);
+            if kind == TRIVIAL_NONE {
+                let m = self.iconst(mid as i64);
+                self.b
+                    .ins()
+                    .brif(same, call, &[BlockArg::Value(m)], slow, NO);
+            } else {
+                let block = match methods.iter().find(|(m, _)| *m == mid) {
+                    Some(&(_, b)) => b,
+                    None => {
+                        let b = self.b.create_block();
+                        methods.push((mid, b));
+                        b
+                    }
+                };
+                self.b.ins().brif(same, block, NO, slow, NO);
+            }
             if next != slow {
                 self.b.switch_to_block(next);
             }
         }
-        self.b.switch_to_block(hit_blk);
-        let ic = ic_param;
-        let mid = self.load32(ic, offset_of!(InlineCache, method) as i32);
-        let e = self.fast_slot(mid, slow);
-        let kind = self.load(e, offset_of!(FastEntry, trivial) as i32);
-        let triv = self.b.create_block();
-        let call = self.b.create_block();
-        self.b.ins().brif(kind, triv, NO, call, NO);
-        self.b.switch_to_block(triv);
-        self.trivial(pc, e, kind, rcv, depth, argc, slow, cont);
+        for &(mid, block) in &methods {
+            let Some(&(_, _, kind, operand)) = seen.iter().find(|e| e.1 == mid) else {
+                continue;
+            };
+            self.b.switch_to_block(block);
+            self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
+        }
         self.b.switch_to_block(call);
-        let entry = self.fast_entry_of(e, argc, slow);
+        let entry = self.fast_entry(call_mid, argc, slow);
         let fl = self.fast_call_room(slow);
         let callee_bp = self
             .b
             .ins()
             .iadd_imm_s(self.bp, self.base + (depth - argc - 1) as i64);
         let nil = self.iconst(NIL);
-        self.fast_call(pc, fl, mid, callee_bp, nil, nil, entry, depth - argc, cont);
+        self.fast_call(
+            pc,
+            fl,
+            call_mid,
+            callee_bp,
+            nil,
+            nil,
+            entry,
+            depth - argc,
+            cont,
+        );
         self.b.switch_to_block(slow);
         self.runtime_send_flushed(pc, depth, argc);
         self.b.ins().jump(cont, NO);
@@ -1588,9 +1621,17 @@ impl Gen<'_, '_> {
             }
             Op::PushGlobal(i) => {
                 let ctx = self.ctx;
-                let idx = self.iconst(i as i64);
+                // The global's symbol id, read from its literal's cell (which
+                // literal patching changes).
+                let Some(cell) = self.code.sel_ids.get(i as usize) else {
+                    let bail = self.bail_block(pc, d);
+                    self.b.ins().jump(bail, NO);
+                    return false;
+                };
+                let addr = self.iconst(cell.as_ptr() as i64);
+                let sym = self.load32(addr, 0);
                 let (sig, f) = (self.sigs.two, self.entries.global);
-                let v = self.call(sig, f, &[ctx, idx]).unwrap_or(idx);
+                let v = self.call(sig, f, &[ctx, sym]).unwrap_or(sym);
                 let bail = self.bail_block(pc, d);
                 let found = self.b.create_block();
                 self.b.ins().brif(v, found, NO, bail, NO);
@@ -1758,6 +1799,7 @@ pub(crate) fn compile(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     code: &MethodCode,
+    image: &Image,
     entries: Entries,
     counter: u64,
 ) -> Result<Compiled, String> {
@@ -1799,6 +1841,7 @@ pub(crate) fn compile(
     let mut g = Gen {
         b,
         code,
+        image,
         entries,
         sigs,
         flags,

@@ -169,6 +169,7 @@ impl Jit for CraneliftJit {
             &mut self.ctx,
             &mut self.fctx,
             code,
+            image,
             self.entries,
             counter,
         );

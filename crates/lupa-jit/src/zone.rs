@@ -397,10 +397,10 @@ pub(crate) extern "C" fn rt_push_block(ctx: *mut NativeCtx, pc: u64, sp: u64, in
     vm.native_push_block(ctx, pc, sp, index)
 }
 
-pub(crate) extern "C" fn rt_global(ctx: *mut NativeCtx, index: u64) -> u64 {
+pub(crate) extern "C" fn rt_global(ctx: *mut NativeCtx, symbol: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
-    let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_global(ctx, index)
+    let (vm, _) = unsafe { parts(ctx) };
+    vm.native_global(symbol)
 }
 
 pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, value: u64) {

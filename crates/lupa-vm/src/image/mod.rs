@@ -178,6 +178,12 @@ impl Image {
         &self.methods[id as usize]
     }
 
+    /// The code of method or block `id`, if there is one (the JIT reads the
+    /// methods a send site's inline cache names).
+    pub fn method_code(&self, id: u32) -> Option<&MethodCode> {
+        self.methods.get(id as usize).map(|m| &**m)
+    }
+
     /// The class object of a class index.
     pub fn class_object(&self, c: u32) -> Value {
         self.classes

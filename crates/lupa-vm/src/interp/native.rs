@@ -358,24 +358,7 @@ impl Vm {
         let fast = &mut self.native.fast;
         fast.clear();
         fast.extend(self.image.methods.iter().map(|m| {
-            use crate::objects::Trivial as T;
-            use crate::objects::native::{
-                TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_SELF, TRIVIAL_SETTER,
-            };
-            let (trivial, operand) = match m.trivial {
-                Some(T::Getter(i)) => (TRIVIAL_GETTER, i as u64),
-                Some(T::Setter(i)) => (TRIVIAL_SETTER, i as u64),
-                Some(T::ReturnSelf) => (TRIVIAL_SELF, 0),
-                Some(T::Literal(k)) => match m.literals.get(k as usize) {
-                    Some(cell) => (TRIVIAL_LITERAL, cell.as_ptr() as u64),
-                    None => (0, 0),
-                },
-                Some(T::Int(i)) => (TRIVIAL_CONSTANT, Value::small(i as i64).raw()),
-                Some(T::Nil) => (TRIVIAL_CONSTANT, Value::NIL.raw()),
-                Some(T::True) => (TRIVIAL_CONSTANT, Value::TRUE.raw()),
-                Some(T::False) => (TRIVIAL_CONSTANT, Value::FALSE.raw()),
-                None => (0, 0),
-            };
+            let (trivial, operand) = FastEntry::trivial_of(m);
             let direct = m.trivial.is_none()
                 && m.primitive.get().is_none()
                 && !m.trap_shortcut
@@ -731,18 +714,15 @@ impl Vm {
         Some(self.image.code(f.method).clone())
     }
 
-    /// Runtime call: the value of the global named by literal `index` of the
-    /// top frame's code, or 0 when there is none (native code then leaves to
-    /// the interpreter, which sends `unknownGlobal:`).
-    pub fn native_global(&mut self, ctx: &mut NativeCtx, index: u64) -> u64 {
-        self.sync_in(ctx);
-        let Some(code) = self.top_code() else {
-            return 0;
-        };
-        let Some(id) = code.sel_ids.get(index as usize).map(|c| c.get()) else {
-            return 0;
-        };
-        self.image.globals.get(&id).map_or(0, |v| v.raw())
+    /// Runtime call: the value of the global named by symbol `symbol` (native
+    /// code reads the symbol's id from its literal's `sel_ids` cell, which
+    /// literal patching updates), or 0 when there is none (native code then
+    /// leaves to the interpreter, which sends `unknownGlobal:`).
+    pub fn native_global(&self, symbol: u64) -> u64 {
+        u32::try_from(symbol)
+            .ok()
+            .and_then(|id| self.image.globals.get(&id))
+            .map_or(0, |v| v.raw())
     }
 
     /// Runtime call: make the value stack hold at least `n` slots (an

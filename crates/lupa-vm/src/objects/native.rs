@@ -27,6 +27,7 @@
 //!   the observation counters at each call, so the counts are those of the
 //!   interpreter.
 
+use super::MethodCode;
 use lupa_heap::Value;
 use std::sync::atomic::AtomicU64;
 
@@ -112,6 +113,31 @@ pub struct FastEntry {
     pub trivial: u64,
     /// The field index, the constant's bits, or the literal's address.
     pub operand: u64,
+}
+
+impl FastEntry {
+    /// How method `m` runs without a frame: its `trivial` kind and
+    /// `operand` ([`TRIVIAL_NONE`] and 0 for a method that needs one). A
+    /// method's code never changes, so neither does its kind: the JIT
+    /// specialises a send site on the kind of the method its inline cache
+    /// held when it compiled it.
+    pub fn trivial_of(m: &MethodCode) -> (u64, u64) {
+        use super::Trivial as T;
+        match m.trivial {
+            Some(T::Getter(i)) => (TRIVIAL_GETTER, i as u64),
+            Some(T::Setter(i)) => (TRIVIAL_SETTER, i as u64),
+            Some(T::ReturnSelf) => (TRIVIAL_SELF, 0),
+            Some(T::Literal(k)) => match m.literals.get(k as usize) {
+                Some(cell) => (TRIVIAL_LITERAL, cell.as_ptr() as u64),
+                None => (TRIVIAL_NONE, 0),
+            },
+            Some(T::Int(i)) => (TRIVIAL_CONSTANT, Value::small(i as i64).raw()),
+            Some(T::Nil) => (TRIVIAL_CONSTANT, Value::NIL.raw()),
+            Some(T::True) => (TRIVIAL_CONSTANT, Value::TRUE.raw()),
+            Some(T::False) => (TRIVIAL_CONSTANT, Value::FALSE.raw()),
+            None => (TRIVIAL_NONE, 0),
+        }
+    }
 }
 
 /// Not a trivial method.
