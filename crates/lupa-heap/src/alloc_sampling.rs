@@ -16,12 +16,21 @@
 //! - Nothing is allocated in the heap for a sample.
 //!
 //! Policies ([`SamplingPolicy`]): every object; every n-th object
-//! (deterministic, for tests); or by bytes with exponentially distributed
-//! intervals of a given mean (a Poisson process over the allocation clock,
-//! as Go's and V8's heap profilers do), so an object of `s` bytes is sampled
-//! with probability `1 - exp(-s / mean)`, whatever the allocation pattern.
+//! (deterministic, for tests); each object independently with a probability
+//! `p`, whatever its size (what a profiler's sampling rate means); or by bytes
+//! with exponentially distributed intervals of a given mean (a Poisson
+//! process over the allocation clock, as Go's and V8's heap profilers do), so
+//! an object of `s` bytes is sampled with probability `1 - exp(-s / mean)`.
 //! [`AllocationSample::probability`] says which, so totals can be estimated
 //! without bias (each sample stands for `1 / probability` objects).
+//!
+//! Per object, the fast path still compares bytes only: the gap to the next
+//! sampled object, `k` objects, is drawn from the geometric distribution
+//! (independent trials of probability `p`), and `sample_at` is set `k`
+//! minimum-size objects ahead, a point the `k`-th object cannot pass. When
+//! the clock crosses it earlier (the objects were larger), the cold path
+//! looks at the object count and moves `sample_at` ahead by the objects still
+//! to come: about `log2(k)` cold calls per sample.
 
 use crate::heap::Heap;
 use crate::lifetime::Track;
@@ -39,12 +48,13 @@ impl Heap {
         ignored: &[u32],
     ) {
         let seed = match policy {
-            SamplingPolicy::Poisson { seed, .. } => seed,
+            SamplingPolicy::Poisson { seed, .. } | SamplingPolicy::PerObject { seed, .. } => seed,
             _ => 0,
         };
         let sampler = AllocSampler {
             policy,
             seen: 0,
+            next_object: 0,
             // Every seed its own stream (a zero state would stay zero).
             rng: mix_seed(seed),
             next_tag: 1,
@@ -90,12 +100,20 @@ impl Heap {
     /// [`Heap::release_allocation_sampling`] is sampled, and the distance to
     /// the next sample point is kept, so the program's own allocations are
     /// sampled as if the VM's had not happened. Answers what the release
-    /// needs (`None` when sampling is off or already held).
+    /// needs (`None` when sampling is off or already held): the distance to
+    /// the next sample point, in objects for [`SamplingPolicy::PerObject`],
+    /// in bytes otherwise.
     pub fn hold_allocation_sampling(&mut self) -> Option<u64> {
-        if self.sampler.is_none() || self.sample_at == u64::MAX {
+        let s = self.sampler.as_ref()?;
+        if self.sample_at == u64::MAX {
             return None;
         }
-        let left = self.sample_at.saturating_sub(self.stats.allocated_bytes);
+        let left = match s.policy {
+            SamplingPolicy::PerObject { .. } => {
+                s.next_object.saturating_sub(self.stats.allocated_objects)
+            }
+            _ => self.sample_at.saturating_sub(self.stats.allocated_bytes),
+        };
         self.sample_at = u64::MAX;
         Some(left)
     }
@@ -103,11 +121,22 @@ impl Heap {
     /// End a [`Heap::hold_allocation_sampling`]: the next sample point is as
     /// far ahead as it was when sampling was held.
     pub fn release_allocation_sampling(&mut self, held: Option<u64>) {
-        if let Some(left) = held
-            && self.sampler.is_some()
-        {
-            self.sample_at = self.stats.allocated_bytes.saturating_add(left.max(1));
-        }
+        let Some(left) = held else {
+            return;
+        };
+        let bytes = self.stats.allocated_bytes;
+        let objects = self.stats.allocated_objects;
+        let Some(s) = self.sampler.as_mut() else {
+            return;
+        };
+        self.sample_at = match s.policy {
+            SamplingPolicy::PerObject { .. } => {
+                let left = left.max(1);
+                s.next_object = objects.saturating_add(left);
+                bytes.saturating_add(left.saturating_mul(MIN_OBJECT_BYTES))
+            }
+            _ => bytes.saturating_add(left.max(1)),
+        };
     }
 
     /// Is allocation sampling on?
@@ -156,6 +185,15 @@ impl Heap {
             self.sample_at = u64::MAX;
             return;
         };
+        if let SamplingPolicy::PerObject { .. } = s.policy {
+            let objects = self.stats.allocated_objects;
+            if objects < s.next_object {
+                // Larger objects than the smallest: not there yet.
+                let left = s.next_object - objects;
+                self.sample_at = now.saturating_add(left.saturating_mul(MIN_OBJECT_BYTES));
+                return;
+            }
+        }
         s.seen += 1;
         let (chosen, probability) = match s.policy {
             SamplingPolicy::All => (true, 1.0),
@@ -163,6 +201,7 @@ impl Heap {
                 let n = n.max(1);
                 (s.seen % n == 0, 1.0 / n as f64)
             }
+            SamplingPolicy::PerObject { probability, .. } => (true, probability),
             SamplingPolicy::Poisson { mean_bytes, .. } => {
                 (true, 1.0 - (-(bytes as f64) / mean_bytes.max(1.0)).exp())
             }
@@ -198,10 +237,17 @@ impl Heap {
 
     /// Set `sample_at` for the allocation after the one that ended at `now`.
     fn draw_next_sample(&mut self, now: u64) {
+        let objects = self.stats.allocated_objects;
         let Some(s) = self.sampler.as_mut() else {
             return;
         };
         self.sample_at = match s.policy {
+            SamplingPolicy::PerObject { probability, .. } => {
+                let gap = geometric_gap(s.next_uniform(), probability);
+                s.next_object = objects.saturating_add(gap);
+                // The gap-th object from here ends at least this far ahead.
+                now.saturating_add(gap.saturating_mul(MIN_OBJECT_BYTES))
+            }
             // Every allocation goes through `sample_allocation`.
             SamplingPolicy::All | SamplingPolicy::EveryNth(_) => now + 1,
             SamplingPolicy::Nothing => u64::MAX,
@@ -212,6 +258,28 @@ impl Heap {
                 now + gap.max(1)
             }
         };
+    }
+}
+
+/// The smallest object, in bytes (a header and no body): `k` objects take
+/// at least `k` times this.
+const MIN_OBJECT_BYTES: u64 = (crate::layout::HEADER_WORDS * 8) as u64;
+
+/// The number of objects up to and including the next sampled one when each
+/// is sampled independently with probability `p`, from a uniform `u` in
+/// (0, 1]: `floor(ln u / ln(1 - p)) + 1`, geometric on 1, 2, ... (`P(gap > j)
+/// = (1 - p)^j`). At least 1; 1 when `p` ≥ 1.
+pub(crate) fn geometric_gap(u: f64, p: f64) -> u64 {
+    if p >= 1.0 || p.is_nan() {
+        return 1;
+    }
+    let q = (-p.max(1e-12)).ln_1p();
+    let j = (u.ln() / q).floor();
+    if j.is_finite() && j >= 0.0 {
+        // `as` saturates at u64::MAX for huge gaps.
+        (j as u64).saturating_add(1)
+    } else {
+        1
     }
 }
 
@@ -227,6 +295,23 @@ fn mix_seed(seed: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn geometric_gaps_have_the_right_tail() {
+        // P(gap > j) = (1 - p)^j: u = (1 - p)^j lies on the boundary.
+        assert_eq!(super::geometric_gap(1.0, 0.25), 1);
+        assert_eq!(super::geometric_gap(0.76, 0.25), 1);
+        assert_eq!(super::geometric_gap(0.74, 0.25), 2);
+        assert_eq!(super::geometric_gap(0.5, 1.0), 1);
+        assert!(super::geometric_gap(f64::MIN_POSITIVE, 1e-9) > 100_000_000_000);
+        // The mean of the gap is 1 / p.
+        let n = 100_000;
+        let mean = (1..=n)
+            .map(|i| super::geometric_gap((i as f64 - 0.5) / n as f64, 0.01) as f64)
+            .sum::<f64>()
+            / n as f64;
+        assert!((mean - 100.0).abs() < 1.0, "{mean}");
+    }
+
     #[test]
     fn neighbouring_seeds_give_different_streams() {
         let states: Vec<u64> = (0..64).map(super::mix_seed).collect();

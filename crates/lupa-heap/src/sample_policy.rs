@@ -11,6 +11,16 @@ pub enum SamplingPolicy {
     All,
     /// Every n-th allocation (n ≥ 1), counting from the start.
     EveryNth(u64),
+    /// Each object independently with this probability (in (0, 1)), whatever
+    /// its size: the gaps between sampled objects, counted in objects, are
+    /// drawn from a geometric distribution by a generator seeded with `seed`.
+    /// What a sampling rate means (the share of objects kept).
+    PerObject {
+        /// The probability that an allocation is sampled.
+        probability: f64,
+        /// Seed of the gap generator.
+        seed: u64,
+    },
     /// By bytes: intervals drawn from an exponential distribution of this mean
     /// (bytes, > 0), from a generator seeded with `seed`.
     Poisson {
@@ -45,6 +55,9 @@ pub(crate) struct AllocSampler {
     pub(crate) policy: SamplingPolicy,
     /// Objects allocated since the start (for `EveryNth`).
     pub(crate) seen: u64,
+    /// The heap's object count (`HeapStats::allocated_objects`) at which the
+    /// next object is sampled (for `PerObject`).
+    pub(crate) next_object: u64,
     /// xorshift64* state (for `Poisson`).
     pub(crate) rng: u64,
     pub(crate) next_tag: u64,

@@ -51,11 +51,13 @@ impl LifetimeMode {
 pub struct LifetimeConfig {
     /// The mode.
     pub mode: LifetimeMode,
-    /// Sampling rate in (0, 1].
+    /// Sampling rate in (0, 1]: in both modes, each allocation is sampled
+    /// independently with this probability, whatever its size
+    /// ([`policy_for`]).
     pub rate: f64,
     /// Every n-th allocation instead (deterministic) when > 0.
     pub every_nth: u64,
-    /// Seed of the sampling intervals.
+    /// Seed of the random gaps between sampled allocations.
     pub seed: u64,
     /// Frames kept per record.
     pub stack_depth: usize,
@@ -71,7 +73,7 @@ pub struct LifetimeConfig {
 }
 
 impl LifetimeConfig {
-    /// The defaults: VM mode, 1% by bytes, seed 42, 8 frames, every class,
+    /// The defaults: VM mode, 1% of the objects, seed 42, 8 frames, every class,
     /// a final full GC.
     pub const DEFAULT: LifetimeConfig = LifetimeConfig {
         mode: LifetimeMode::Vm,
@@ -120,12 +122,7 @@ impl Recording {
         let ignored = class_indices(vm, &config.ignore)?;
         let faithful = match config.mode {
             LifetimeMode::Vm => {
-                let policy = policy_for(
-                    config.rate,
-                    config.every_nth,
-                    config.seed,
-                    lupa_vm::obs::lifetimes::mean_object_bytes(&vm.heap),
-                );
+                let policy = policy_for(config.rate, config.every_nth, config.seed);
                 vm.start_lifetimes(LifetimeOptions {
                     policy,
                     only,
@@ -306,6 +303,7 @@ pub fn to_model(
     }
     let (mean, seed) = match rec.policy {
         Some(SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
+        Some(SamplingPolicy::PerObject { seed, .. }) => (0.0, seed),
         _ => (0.0, config.seed),
     };
     Lifetimes {

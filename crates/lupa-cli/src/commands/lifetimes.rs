@@ -30,14 +30,15 @@ pub(crate) struct LifetimesArgs {
     /// How lifetimes are recorded.
     #[arg(long, value_enum, default_value = "vm")]
     mode: ModeArg,
-    /// Sampling rate in (0, 1]: about this share of the objects is sampled, by bytes with
-    /// random intervals (1: every allocation).
+    /// Sampling rate in (0, 1]: each allocation is sampled independently with this probability,
+    /// whatever its size, in both modes and as `IllLifetimeProfiler>>samplingRate:` does
+    /// (1: every allocation).
     #[arg(long, default_value_t = 0.01, value_name = "R")]
     rate: f64,
     /// Sample every N-th allocation instead (deterministic).
     #[arg(long, value_name = "N")]
     every: Option<u64>,
-    /// Seed of the sampling intervals.
+    /// Seed of the random gaps between sampled allocations.
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Frames kept per allocation.

@@ -35,19 +35,7 @@ fn finite(v: f64) -> f64 {
 
 /// How allocations were sampled, in words.
 fn sampling(profile: &Lifetimes) -> String {
-    let s = &profile.sampling;
-    if s.every_nth > 0 {
-        format!("every {}th allocation", s.every_nth)
-    } else if s.rate >= 1.0 {
-        "every allocation".to_string()
-    } else {
-        format!(
-            "rate {} (by bytes, mean interval {}, seed {})",
-            s.rate,
-            format_bytes(finite(s.mean_interval_bytes)),
-            s.seed
-        )
-    }
+    profile.sampling.description()
 }
 
 /// A numeric cell, sortable on `v`.

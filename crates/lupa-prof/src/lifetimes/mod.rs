@@ -88,8 +88,31 @@ pub struct Sampling {
     /// The seed of the sampling intervals.
     pub seed: u64,
     /// Mean interval between samples in bytes allocated (0 unless sampling
-    /// by bytes).
+    /// by bytes; a rate below 1 samples each object with that probability).
     pub mean_interval_bytes: f64,
+}
+
+impl Sampling {
+    /// How allocations were sampled, in words (the text and HTML reports).
+    pub fn description(&self) -> String {
+        if self.every_nth > 0 {
+            format!("every {}th allocation", self.every_nth)
+        } else if self.rate >= 1.0 {
+            "every allocation".to_string()
+        } else if self.mean_interval_bytes.is_finite() && self.mean_interval_bytes > 0.0 {
+            format!(
+                "rate {} (by bytes, mean interval {}, seed {})",
+                self.rate,
+                analysis::format_bytes(self.mean_interval_bytes),
+                self.seed
+            )
+        } else {
+            format!(
+                "rate {} (each object with probability {}, seed {})",
+                self.rate, self.rate, self.seed
+            )
+        }
+    }
 }
 
 /// Exact totals of the run.

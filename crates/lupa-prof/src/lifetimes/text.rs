@@ -44,18 +44,7 @@ pub fn write<W: Write + ?Sized>(
         "Object lifetimes: {} ({} mode)",
         profile.program, profile.mode
     )?;
-    let how = if s.every_nth > 0 {
-        format!("every {}th allocation", s.every_nth)
-    } else if s.rate >= 1.0 {
-        "every allocation".to_string()
-    } else {
-        format!(
-            "rate {} (by bytes, mean interval {}, seed {})",
-            s.rate,
-            format_bytes(s.mean_interval_bytes),
-            s.seed
-        )
-    };
+    let how = s.description();
     writeln!(w, "Sampling: {how}")?;
     writeln!(
         w,

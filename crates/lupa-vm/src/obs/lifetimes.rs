@@ -4,8 +4,9 @@
 //!
 //! The mechanism, in three parts:
 //! - **the heap** decides which allocations are sampled, on the allocation
-//!   path (`lupa_heap`'s `alloc_sampling.rs`: every object, every n-th, or a
-//!   Poisson process over bytes), tracks each sampled object under a tag, and
+//!   path (`lupa_heap`'s `alloc_sampling.rs`: every object, every n-th, or
+//!   each object with the sampling rate as its probability, [`policy_for`]),
+//!   tracks each sampled object under a tag, and
 //!   records its death (the allocation clock, the collections it survived)
 //!   when a collection finds it dead;
 //! - **the interpreter** adds the allocation site at the first observation
@@ -476,31 +477,23 @@ pub fn allocation_stack_from(
     out
 }
 
-/// The sampling policy for a sampling rate in (0, 1] (the share of objects
-/// sampled, on average): every object at 1; otherwise a Poisson process over
-/// bytes whose mean interval is `mean_object_bytes / rate`, so that about
-/// `rate` of the objects of the mean size are sampled; every n-th object
-/// when `every_nth` > 0 (deterministic).
-pub fn policy_for(rate: f64, every_nth: u64, seed: u64, mean_object_bytes: f64) -> SamplingPolicy {
+/// The sampling policy for a sampling rate in (0, 1]: the one rule of both
+/// modes (faithful mode's `IllLifetimeProfiler>>noteAllocation:by:` applies
+/// it in Smalltalk). Every object at 1; below 1, each object independently
+/// with probability `rate`, whatever its size and whatever ran before the
+/// start ([`SamplingPolicy::PerObject`]), so that on average a share `rate` of
+/// the objects of any class and size is sampled and each record has
+/// probability `rate`; every n-th object when `every_nth` > 0
+/// (deterministic).
+pub fn policy_for(rate: f64, every_nth: u64, seed: u64) -> SamplingPolicy {
     if every_nth > 0 {
         SamplingPolicy::EveryNth(every_nth)
     } else if rate >= 1.0 {
         SamplingPolicy::All
     } else {
-        SamplingPolicy::Poisson {
-            mean_bytes: (mean_object_bytes.max(8.0) / rate.max(1e-9)).max(1.0),
+        SamplingPolicy::PerObject {
+            probability: rate.max(1e-9),
             seed,
         }
-    }
-}
-
-/// The mean size of the objects allocated so far in `heap`, in bytes (header
-/// included): what a sampling rate is scaled by ([`policy_for`]).
-pub fn mean_object_bytes(heap: &Heap) -> f64 {
-    let st = heap.stats();
-    if st.allocated_objects < 1000 {
-        32.0
-    } else {
-        st.allocated_bytes as f64 / st.allocated_objects as f64
     }
 }

@@ -3,9 +3,7 @@
 
 use super::Primitive;
 use super::{Args, PrimResult, Reply::Answer};
-use crate::obs::lifetimes::{
-    LifetimeOptions, allocation_stack_from as stack_from, mean_object_bytes, policy_for,
-};
+use crate::obs::lifetimes::{LifetimeOptions, allocation_stack_from as stack_from, policy_for};
 use crate::vm::Vm;
 use lupa_heap::Value;
 
@@ -35,7 +33,7 @@ fn start(vm: &mut Vm, args: Args) -> PrimResult {
             "the sampling rate must be in (0, 1], not {rate}"
         )));
     }
-    let policy = policy_for(rate, every, seed, mean_object_bytes(&vm.heap));
+    let policy = policy_for(rate, every, seed);
     vm.start_lifetimes(LifetimeOptions {
         policy,
         only,
@@ -141,13 +139,15 @@ fn records(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// `lifetimeTotals`: `#(records durationUs allocatedBytes allocatedObjects
 /// scavenges fullGCs gcUs meanIntervalBytes seed lateSites)` of the last
-/// recording (`meanIntervalBytes` 0 unless sampling by bytes).
+/// recording (`meanIntervalBytes` 0 unless sampling by bytes, which no rate
+/// does: a rate samples per object).
 fn totals(vm: &mut Vm, _args: Args) -> PrimResult {
     let Some(r) = vm.obs.last_lifetimes.as_ref() else {
         return Ok(Answer(Value::NIL));
     };
     let (mean, seed) = match r.policy {
         Some(lupa_heap::SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
+        Some(lupa_heap::SamplingPolicy::PerObject { seed, .. }) => (0.0, seed),
         _ => (0.0, 0),
     };
     let vals = [
@@ -267,16 +267,8 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         .collect::<Result<_, _>>()?;
     let rate = vm.number_as_f64(totals[10]).ok_or_else(bad)?;
     let every = u(vm, totals[11])?;
-    let policy = if every > 0 {
-        lupa_heap::SamplingPolicy::EveryNth(every)
-    } else if rate >= 1.0 || t[7] == 0 {
-        lupa_heap::SamplingPolicy::All
-    } else {
-        lupa_heap::SamplingPolicy::Poisson {
-            mean_bytes: t[7] as f64,
-            seed: t[8],
-        }
-    };
+    // Faithful mode samples by the rule of `policy_for`.
+    let policy = policy_for(rate, every, t[8]);
     let start_bytes = records.first().map_or(0, |r| r.birth_bytes);
     vm.obs.last_lifetimes = Some(LifetimeRecording {
         records,
