@@ -20,6 +20,11 @@
 //!   frame); anything else returns `BAIL`, leaving the frame to the
 //!   interpreter, which resumes it at a resume point.
 //!
+//! A send site is specialised on what its inline cache held at compile
+//! time: each method it named then runs inline (a trivial method) or by a
+//! direct call of its native code, after a probe that the cache still names
+//! it; a site with an empty cache is only the runtime's send.
+//!
 //! Inline paths (each counts its send as the interpreter does): SmallInteger
 //! `+ - * < > <= >= = ~= &` with overflow checks, immediate Double
 //! `+ - * < > <= >= = ~=` (a SmallInteger argument converted; a result that
@@ -44,8 +49,9 @@ use lupa_compiler::{Op, SpecialOp};
 use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_BYTES, SIZE_MASK};
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
-    BAIL, DECLINE, DONE, FastEntry, Frame, Image, InlineCache, MAX_NATIVE_DEPTH, MethodCode, NativeCtx,
-    RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+    BAIL, DECLINE, DONE, FastEntry, Frame, Image, InlineCache, MAX_NATIVE_DEPTH, MethodCode,
+    NativeCtx, RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF,
+    TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
