@@ -1057,7 +1057,13 @@ impl Gen<'_, '_> {
             if m.num_args != argc {
                 continue;
             }
-            let (kind, operand) = FastEntry::trivial_of(m);
+            // A trap runs its proxy's shortcut first (the interpreter's
+            // `invoke`): never inline.
+            let (kind, operand) = if m.trap_shortcut {
+                (TRIVIAL_NONE, 0)
+            } else {
+                FastEntry::trivial_of(m)
+            };
             seen.push((cell.as_ptr() as i64, e.method, kind, operand));
         }
         if seen.is_empty() {
