@@ -246,7 +246,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Context class"], "unwindTo:return:", unwind_to_return),
     Primitive::new(&["Context class"], "restart:", restart_frame),
     Primitive::new(&["Context class"], "isUnwindingTo:", is_unwinding_to),
-    Primitive::new(&["Context class"], "backtrace", backtrace).allocating(),
-    Primitive::new(&["Context class"], "backtraceFrom:", backtrace_from).allocating(),
+    Primitive::new(&["Context class"], "backtrace", backtrace),
+    Primitive::new(&["Context class"], "backtraceFrom:", backtrace_from),
     Primitive::new(&["Context class"], "depth", depth),
 ];

@@ -85,8 +85,9 @@ impl Primitive {
     /// methods bound to these (`System>>allocatingMethods`), and a unit test
     /// checks that each does allocate. Primitives whose new objects are
     /// numbers (arithmetic, `asDouble`, `asNumber`: the interpreter makes the
-    /// same on its fast paths, without a send) and the profilers' own
-    /// (records, reports, deaths, the JIT's code map) are not marked.
+    /// same on its fast paths, without a send), error reporting's (`Context
+    /// backtrace`) and the profilers' own (records, reports, deaths, the JIT's
+    /// code map) are not marked.
     pub(crate) const fn allocating(self) -> Primitive {
         Primitive {
             allocates: true,
@@ -140,8 +141,7 @@ pub(crate) fn bindings() -> impl Iterator<Item = (&'static str, &'static str, Pr
 
 /// The bindings of the allocators ([`Primitive::allocating`]), as
 /// [`bindings`] gives them.
-pub(crate) fn allocating_bindings()
--> impl Iterator<Item = (&'static str, &'static str, PrimId)> {
+pub(crate) fn allocating_bindings() -> impl Iterator<Item = (&'static str, &'static str, PrimId)> {
     bindings().filter(|(_, _, id)| MODULES[id.module as usize][id.index as usize].allocates)
 }
 
