@@ -32,14 +32,15 @@ const ALLOCS: &str = "Allocs = (
 )
 ";
 
-/// The records of one run, counted by class, site method and site line.
-fn counts(dir: &std::path::Path, mode: &str) -> BTreeMap<(String, String, u32), u32> {
+/// The records of one run (class path `cp`), counted by class, site method
+/// and site line.
+fn counts(dir: &std::path::Path, cp: &str, mode: &str) -> BTreeMap<(String, String, u32), u32> {
     let r = lupa_in(
         dir,
         &[
             "lifetimes",
             "-cp",
-            ".",
+            cp,
             "--mode",
             mode,
             "--rate",
@@ -88,7 +89,7 @@ fn counts(dir: &std::path::Path, mode: &str) -> BTreeMap<(String, String, u32), 
 fn faithful_mode_sees_every_allocating_primitive_as_vm_mode_does() {
     let dir = crate::common::classes(&[("Allocs.som", ALLOCS)]);
     std::fs::write(dir.path().join("lines.txt"), "alpha\nbeta\ngamma\n").expect("written");
-    let faithful = counts(dir.path(), "faithful");
+    let faithful = counts(dir.path(), ".", "faithful");
     let site = |class: &str, method: &str, line: u32| {
         faithful
             .get(&(class.to_string(), method.to_string(), line))
@@ -123,7 +124,33 @@ fn faithful_mode_sees_every_allocating_primitive_as_vm_mode_does() {
     // VM mode records the same, plus what the VM makes before the program's
     // first send (the arguments of `System>>initialize:`), which no method
     // of the program's allocates.
-    let mut vm = counts(dir.path(), "vm");
+    let mut vm = counts(dir.path(), ".", "vm");
     vm.retain(|(_, method, _), _| method != "System>>initialize:");
     assert_eq!(vm, faithful);
+}
+
+/// The same program on SOM's own core-lib (when a checkout is at hand,
+/// `LUPA_SOM_DIR`): faithful mode runs (MethodProxies' registries stand on
+/// Array alone, `MpIdentityMap`) and records what VM mode records, but for
+/// the Arrays SOM's `Class>>hasMethod:` gets from `Class>>methods` (not an
+/// allocator: it answers the class's cached Array when it has one).
+#[test]
+fn faithful_mode_sees_the_allocators_on_soms_core_lib() {
+    let Some(som) = crate::common::som_dir() else {
+        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping");
+        return;
+    };
+    let dir = crate::common::classes(&[("Allocs.som", ALLOCS)]);
+    std::fs::write(dir.path().join("lines.txt"), "alpha\nbeta\ngamma\n").expect("written");
+    let cp = format!("{}:.", som.join("Smalltalk").display());
+    let faithful = counts(dir.path(), &cp, "faithful");
+    let mut vm = counts(dir.path(), &cp, "vm");
+    vm.retain(|(_, method, _), _| method != "System>>initialize:" && method != "Class>>hasMethod:");
+    assert_eq!(vm, faithful);
+    let read: u32 = faithful
+        .iter()
+        .filter(|((class, method, _), _)| class == "String" && method == "File>>readLine")
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(read, 6, "readLine: 3 lines, twice");
 }
