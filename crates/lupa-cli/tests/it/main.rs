@@ -16,6 +16,7 @@ mod history_pg;
 mod hostile;
 mod jit;
 mod lifetimes;
+mod lifetimes_allocators;
 mod lifetimes_rate;
 mod profile;
 mod proxies;

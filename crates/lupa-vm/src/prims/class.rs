@@ -186,9 +186,9 @@ fn class_is_indexable(vm: &mut Vm, args: Args) -> PrimResult {
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Class"], "name", class_name),
-    Primitive::new(&["Class"], "new", class_new),
+    Primitive::new(&["Class"], "new", class_new).allocating(),
     Primitive::new(&["Class"], "superclass", class_superclass),
-    Primitive::new(&["Class"], "fields", class_fields),
+    Primitive::new(&["Class"], "fields", class_fields).allocating(),
     Primitive::new(&["Class"], "methods", class_methods),
     Primitive::new(&["Class"], ">>", class_at),
     Primitive::new(&["Class"], "methodAt:", class_at),
@@ -196,10 +196,10 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Class"], "removeMethodAt:", class_remove),
     Primitive::new(&["Class"], "compile:", class_compile),
     Primitive::new(&["Class"], "instanceFieldCount", class_field_count),
-    Primitive::new(&["Class"], "category", class_category),
-    Primitive::new(&["Class"], "packageLocation", class_package_location),
-    Primitive::new(&["Class"], "subclasses", class_subclasses),
+    Primitive::new(&["Class"], "category", class_category).allocating(),
+    Primitive::new(&["Class"], "packageLocation", class_package_location).allocating(),
+    Primitive::new(&["Class"], "subclasses", class_subclasses).allocating(),
     Primitive::new(&["Class"], "isIndexable", class_is_indexable),
-    Primitive::new(&["Class class"], "allClasses", all_classes),
-    Primitive::new(&["System"], "loadedClasses", all_classes),
+    Primitive::new(&["Class class"], "allClasses", all_classes).allocating(),
+    Primitive::new(&["System"], "loadedClasses", all_classes).allocating(),
 ];

@@ -144,8 +144,8 @@ fn temporary_path(vm: &mut Vm, args: Args) -> PrimResult {
 pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["File class"], "primOpenRead:", open_read),
     Primitive::new(&["File class"], "primOpenWrite:", open_write),
-    Primitive::new(&["File class"], "primReadLine:", read_line),
-    Primitive::new(&["File class"], "primRead:count:", read),
+    Primitive::new(&["File class"], "primReadLine:", read_line).allocating(),
+    Primitive::new(&["File class"], "primRead:count:", read).allocating(),
     Primitive::new(&["File class"], "primLineNumber:", line_number),
     Primitive::new(&["File class"], "primWrite:string:", write),
     Primitive::new(&["File class"], "primClose:", close),
@@ -153,5 +153,5 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["File class"], "exists:", exists),
     Primitive::new(&["File class"], "sizeOf:", size_of),
     Primitive::new(&["File class"], "delete:", delete),
-    Primitive::new(&["File class"], "temporaryPath:", temporary_path),
+    Primitive::new(&["File class"], "temporaryPath:", temporary_path).allocating(),
 ];

@@ -273,8 +273,8 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["System"], "vmParameterAt:", vm_parameter_at),
     Primitive::new(&["System"], "vmParameterAt:put:", vm_parameter_at_put),
     Primitive::new(&["System"], "gcStatAt:", gc_stat_at),
-    Primitive::new(&["System"], "gcStatNames", gc_stat_names),
-    Primitive::new(&["System"], "gcStatValues", gc_stat_values),
+    Primitive::new(&["System"], "gcStatNames", gc_stat_names).allocating(),
+    Primitive::new(&["System"], "gcStatValues", gc_stat_values).allocating(),
     Primitive::new(&["System"], "finalizationSemaphore", finalization_semaphore),
     Primitive::new(
         &["System"],
@@ -288,5 +288,5 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["System"], "takeDeaths", take_deaths),
     Primitive::new(&["System"], "gcCount", gc_count),
     Primitive::new(&["System"], "totalAllocatedBytes", allocated_bytes),
-    Primitive::new(&["System"], "gcStats", gc_stats),
+    Primitive::new(&["System"], "gcStats", gc_stats).allocating(),
 ];

@@ -290,6 +290,51 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
     Ok(Answer(args.get(vm, 0)))
 }
 
+/// `allocatingMethods`: the methods bound to an allocator
+/// ([`Primitive::allocating`]), what Illimani's faithful mode instruments. The
+/// classes the allocators are bound to are loaded first (a program may load
+/// `File` only after the profiler started); one that cannot be loaded (absent
+/// from the class path and the library, or not compiling) is left out, and so
+/// is a method of an allocator's selector that is not bound to it (a core-lib
+/// that writes it in Smalltalk).
+fn allocating_methods(vm: &mut Vm, _args: Args) -> PrimResult {
+    let bindings: Vec<_> = super::allocating_bindings().collect();
+    // Load first (loading allocates), then read the methods without allocating.
+    let mut sites = Vec::with_capacity(bindings.len());
+    for (class, selector, id) in bindings {
+        let (name, meta) = match class.strip_suffix(" class") {
+            Some(name) => (name, true),
+            None => (class, false),
+        };
+        let Ok(c) = vm.load_class_by_name(name) else {
+            continue;
+        };
+        let c = if meta {
+            vm.image.classes[c as usize].partner
+        } else {
+            c
+        };
+        sites.push((c, selector, id));
+    }
+    let mut methods = Vec::with_capacity(sites.len());
+    for (c, selector, id) in sites {
+        let Some(sel) = vm.image.symbols.lookup(selector) else {
+            continue;
+        };
+        let Some(m) = vm.image.classes[c as usize].methods.get(&sel).copied() else {
+            continue;
+        };
+        let bound = vm
+            .image
+            .method_code_of(&vm.heap, m)
+            .is_some_and(|code| code.primitive.get() == Some(id));
+        if bound && !methods.contains(&m) {
+            methods.push(m);
+        }
+    }
+    Ok(Answer(vm.new_array(&methods)?))
+}
+
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(
@@ -313,4 +358,5 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
         last_collection_was_full,
     ),
     Primitive::new(&["System"], "recordLifetimes:totals:", record_lifetimes),
+    Primitive::new(&["System"], "allocatingMethods", allocating_methods),
 ];

@@ -112,7 +112,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Method", "Primitive"], "numArgs", method_num_args),
     Primitive::new(&["Method", "Primitive"], "sourceLine", method_source_line),
     Primitive::new(&["Method", "Primitive"], "hasPragma:", method_has_pragma),
-    Primitive::new(&["Method", "Primitive"], "pragmas", method_pragmas),
+    Primitive::new(&["Method", "Primitive"], "pragmas", method_pragmas).allocating(),
     Primitive::new(&["Method", "Primitive"], "invokeOn:with:", method_invoke),
-    Primitive::new(&["Method", "Primitive"], "sourceCode", method_source_code),
+    Primitive::new(&["Method", "Primitive"], "sourceCode", method_source_code).allocating(),
 ];

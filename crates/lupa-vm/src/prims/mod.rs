@@ -49,7 +49,8 @@ use lupa_heap::Value;
 pub(crate) type PrimFn = fn(&mut Vm, Args) -> PrimResult;
 
 /// One entry of a primitive table: the classes whose methods of `selector`
-/// it is bound to (`"Array class"` for the class side), and the function.
+/// it is bound to (`"Array class"` for the class side), the function, and
+/// whether it is an *allocator*.
 #[derive(Clone, Copy)]
 pub(crate) struct Primitive {
     /// Class names (the class side as `"Name class"`).
@@ -58,6 +59,9 @@ pub(crate) struct Primitive {
     pub(crate) selector: &'static str,
     /// The implementation.
     pub(crate) function: PrimFn,
+    /// An allocator ([`Primitive::allocating`]): every answer that is a heap
+    /// object, other than the receiver itself, is one it has just made.
+    pub(crate) allocates: bool,
 }
 
 impl Primitive {
@@ -71,6 +75,23 @@ impl Primitive {
             classes,
             selector,
             function,
+            allocates: false,
+        }
+    }
+
+    /// The same primitive marked as an allocator: it answers a new object
+    /// (`nil`, an immediate or the receiver itself aside; a Symbol's
+    /// `shallowCopy` is the Symbol). Illimani's faithful mode instruments the
+    /// methods bound to these (`System>>allocatingMethods`), and a unit test
+    /// checks that each does allocate. Primitives whose new objects are
+    /// numbers (arithmetic, `asDouble`, `asNumber`: the interpreter makes the
+    /// same on its fast paths, without a send), error reporting's (`Context
+    /// backtrace`) and the profilers' own (records, reports, deaths, the JIT's
+    /// code map) are not marked.
+    pub(crate) const fn allocating(self) -> Primitive {
+        Primitive {
+            allocates: true,
+            ..self
         }
     }
 }
@@ -116,6 +137,12 @@ pub(crate) fn bindings() -> impl Iterator<Item = (&'static str, &'static str, Pr
             p.classes.iter().map(move |c| (*c, p.selector, id))
         })
     })
+}
+
+/// The bindings of the allocators ([`Primitive::allocating`]), as
+/// [`bindings`] gives them.
+pub(crate) fn allocating_bindings() -> impl Iterator<Item = (&'static str, &'static str, PrimId)> {
+    bindings().filter(|(_, _, id)| MODULES[id.module as usize][id.index as usize].allocates)
 }
 
 /// Receiver (`i == 0`) or argument `i` of a primitive with `argc` arguments.

@@ -193,7 +193,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Object"], "hashcode", hashcode),
     Primitive::new(&["Object"], "identityHash", hashcode),
     Primitive::new(&["Object"], "objectSize", object_size),
-    Primitive::new(&["Object"], "shallowCopy", shallow_copy),
+    Primitive::new(&["Object"], "shallowCopy", shallow_copy).allocating(),
     Primitive::new(&["Object"], "halt", halt),
     Primitive::new(&["Object"], "inspect", inspect),
     Primitive::new(&["Object"], "instVarAt:", inst_var_at),

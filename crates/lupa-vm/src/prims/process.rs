@@ -202,7 +202,7 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Process"], "priority:", process_set_priority),
     Primitive::new(&["ProcessorScheduler"], "yield", yield_),
     Primitive::new(&["ProcessorScheduler"], "activeProcess", active_process),
-    Primitive::new(&["Semaphore class"], "new", sem_new),
+    Primitive::new(&["Semaphore class"], "new", sem_new).allocating(),
     Primitive::new(&["Semaphore"], "signal", sem_signal),
     Primitive::new(&["Semaphore"], "wait", sem_wait),
     Primitive::new(&["Semaphore"], "excessSignals", sem_excess),

@@ -225,3 +225,155 @@ fn exit_refuses_a_status_that_is_not_a_32_bit_integer() {
         other => panic!("expected Error, got {other:?}"),
     }
 }
+
+/// A receiver and arguments on which allocator `class>>selector` answers a
+/// new object, or `None` for a primitive this test does not know (which
+/// fails the test: every allocator needs a case here).
+fn allocator_case(vm: &mut Vm, class: &str, selector: &str, file: &str) -> Option<Vec<Value>> {
+    let oom = "allocates";
+    let class_of = |vm: &mut Vm, name: &str| vm.class_named(name).expect("class loads");
+    let array = |vm: &mut Vm| {
+        vm.new_array(&[Value::small(1), Value::small(2), Value::small(3)])
+            .expect(oom)
+    };
+    let string = |vm: &mut Vm| vm.new_string("abcdef").expect(oom);
+    let method = |vm: &mut Vm| {
+        let sel = vm.image.symbols.lookup("at:").expect("at: is a symbol");
+        vm.image.classes[super::super::objects::cls::ARRAY as usize]
+            .methods
+            .get(&sel)
+            .copied()
+            .expect("Array>>at:")
+    };
+    let system = vm.image.system_object;
+    Some(match (class, selector) {
+        ("Array", "copyFrom:to:") => vec![array(vm), Value::small(2), Value::small(3)],
+        ("WeakArray", "copyFrom:to:") => {
+            let weak = class_of(vm, "WeakArray");
+            let w = answer(call(
+                vm,
+                "WeakArray class",
+                "new:",
+                &[weak, Value::small(3)],
+            ));
+            vec![w, Value::small(1), Value::small(2)]
+        }
+        ("Array class", "new:") => vec![class_of(vm, "Array"), Value::small(4)],
+        ("WeakArray class", "new:") => vec![class_of(vm, "WeakArray"), Value::small(4)],
+        ("Class", "new:") => vec![class_of(vm, "Array"), Value::small(4)],
+        ("Array class", "new:withAll:") => {
+            vec![class_of(vm, "Array"), Value::small(4), Value::small(7)]
+        }
+        ("Class", "new") => vec![class_of(vm, "Object")],
+        ("Class", "fields" | "category" | "packageLocation" | "subclasses") => {
+            vec![class_of(vm, "Object")]
+        }
+        ("Class class", "allClasses") => vec![class_of(vm, "Class")],
+        ("System", "loadedClasses" | "arguments" | "classPath") => vec![system],
+        ("System", "gcStatNames" | "gcStatValues" | "gcStats") => vec![system],
+        ("System", "classNamesInPackage:") => {
+            let package = vm.new_string("Kernel").expect(oom);
+            vec![system, package]
+        }
+        ("System", "loadFile:") => {
+            let path = vm.new_string(file).expect(oom);
+            vec![system, path]
+        }
+        ("Object", "shallowCopy") => vec![array(vm)],
+        ("String", "concatenate:") => {
+            let (a, b) = (string(vm), string(vm));
+            vec![a, b]
+        }
+        ("String", "asString") => vec![string(vm)],
+        ("String", "primSubstringFrom:to:") => {
+            vec![string(vm), Value::small(2), Value::small(4)]
+        }
+        ("String", "charAt:") => vec![string(vm), Value::small(2)],
+        ("Symbol", "asString") => vec![vm.image.symbol(&mut vm.heap, "abc").expect(oom)],
+        ("String class", "new:") => vec![class_of(vm, "String"), Value::small(5)],
+        ("Integer", "asString" | "printString" | "asCharacterString") => vec![Value::small(65)],
+        ("Integer", "printString:") => vec![Value::small(65), Value::small(16)],
+        ("Double", "asString" | "printString") => vec![vm.new_double(1.5).expect(oom)],
+        ("File class", "primReadLine:") => {
+            let file_class = class_of(vm, "File");
+            let path = vm.new_string(file).expect(oom);
+            let h = answer(call(vm, "File class", "primOpenRead:", &[file_class, path]));
+            vec![file_class, h]
+        }
+        ("File class", "primRead:count:") => {
+            let file_class = class_of(vm, "File");
+            let path = vm.new_string(file).expect(oom);
+            let h = answer(call(vm, "File class", "primOpenRead:", &[file_class, path]));
+            vec![file_class, h, Value::small(3)]
+        }
+        ("File class", "temporaryPath:") => {
+            let file_class = class_of(vm, "File");
+            let name = vm.new_string("x").expect(oom);
+            vec![file_class, name]
+        }
+        ("Semaphore class", "new") => vec![class_of(vm, "Semaphore")],
+        ("Method" | "Primitive", "pragmas" | "sourceCode") => vec![method(vm)],
+        _ => return None,
+    })
+}
+
+/// Every primitive marked `.allocating()` answers an object it has just made:
+/// a heap object, none of its inputs, and the heap counted a new allocation.
+/// Illimani's faithful mode records what these answer (`System>>allocatingMethods`).
+#[test]
+fn every_allocator_allocates() {
+    let mut vm = vm();
+    let path = std::env::temp_dir().join(format!("lupa-{}-allocators.txt", std::process::id()));
+    std::fs::write(&path, "alpha\nbeta\n").expect("written");
+    let file = path.display().to_string();
+    let allocators: Vec<_> = super::allocating_bindings().collect();
+    assert!(allocators.len() > 30, "{} allocators", allocators.len());
+    for (class, selector, _) in allocators {
+        let Some(inputs) = allocator_case(&mut vm, class, selector, &file) else {
+            panic!("no case for the allocator {class}>>{selector}: add one to allocator_case");
+        };
+        let before = vm.heap.stats().allocated_objects;
+        let v = answer(call(&mut vm, class, selector, &inputs));
+        assert!(v.is_ptr(), "{class}>>{selector} answered an immediate");
+        assert!(
+            !inputs.contains(&v),
+            "{class}>>{selector} answered an input"
+        );
+        assert!(
+            vm.heap.stats().allocated_objects > before,
+            "{class}>>{selector} allocated nothing"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// `System>>allocatingMethods` answers the methods bound to allocators:
+/// `Array>>copyFrom:to:` and `File class>>primReadLine:` (its class loaded on
+/// the way), not `Array>>at:`.
+#[test]
+fn allocating_methods_are_the_methods_bound_to_allocators() {
+    let mut vm = vm();
+    let system = vm.image.system_object;
+    let methods = answer(call(&mut vm, "System", "allocatingMethods", &[system]));
+    let names: Vec<String> = (0..vm.heap.size(methods))
+        .filter_map(|i| vm.image.method_code_of(&vm.heap, vm.heap.slot(methods, i)))
+        .map(|code| {
+            let holder = &vm.image.classes[code.holder.get() as usize].name;
+            let selector = vm.image.symbols.name(code.selector).to_string();
+            format!("{holder}>>{selector}")
+        })
+        .collect();
+    for expected in [
+        "Array>>copyFrom:to:",
+        "Array class>>new:",
+        "String>>concatenate:",
+        "Object>>shallowCopy",
+        "File class>>primReadLine:",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    assert!(!names.iter().any(|n| n == "Array>>at:"), "{names:?}");
+}
