@@ -81,7 +81,8 @@ pub(crate) struct VmArgs {
     /// default), `always` at their first activation, `off` interprets everything.
     #[arg(long, value_name = "MODE", global = true, value_parser = parse_jit_mode)]
     pub(crate) jit: Option<JitMode>,
-    /// Activations plus backward jumps of a method or block before the JIT compiles it.
+    /// Activations plus backward jumps of a method or block before the JIT compiles it
+    /// (default 2000).
     #[arg(long, value_name = "N", global = true)]
     pub(crate) jit_threshold: Option<u32>,
     /// Size of the JIT's code zone, e.g. 32MB (the default); when it is full, the quarter of

@@ -111,8 +111,9 @@ impl CraneliftJit {
         // bought nothing measurable on the bundled benchmarks (the code is
         // straight-line templates over SSA operands already).
         set(&mut flags, "opt_level", "none")?;
-        // The single-pass register allocator halves compile time but doubles
-        // code size and runs Richards 3x slower: backtracking stays.
+        // The single-pass register allocator halves compile time but makes
+        // code 2x larger and Json, DeltaBlue, CD and Richards 1.3-1.8x
+        // slower in CPU time: backtracking stays (ARCHITECTURE.md, "The JIT").
         set(
             &mut flags,
             "enable_verifier",
