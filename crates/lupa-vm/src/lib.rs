@@ -64,7 +64,7 @@ pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use sched::{Frame, Scheduler, interrupt};
 pub use sunit::TestSummary;
 pub use vm::profiler_door::{
-    CallGraph, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,
+    CallGraph, GraphBlock, GraphMethod, ProfilerFactory, ProfilerReport, ProfilerSession,
 };
 pub use vm::{
     DEFAULT_CODE_ZONE_BYTES, DEFAULT_JIT_THRESHOLD, JitFactory, JitMode, Vm, VmError, VmOptions,

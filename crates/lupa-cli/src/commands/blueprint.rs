@@ -38,6 +38,10 @@ pub(crate) struct BlueprintArgs {
     /// Samples per second of the timed run (1 to 20000).
     #[arg(long, value_name = "HZ", default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=20000))]
     rate: u32,
+    /// Deterministic timed run: a sample every N message sends, no sampler thread (the same
+    /// samples on every run; for tests and comparisons).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
     /// The program: CLASS and its arguments.
     #[arg(required = true, num_args = 1.., value_name = "CLASS ARGS", allow_hyphen_values = true, trailing_var_arg = true)]
     program: Vec<String>,
@@ -68,6 +72,7 @@ pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
     let mode = ProfileMode::Blueprint(BlueprintConfig {
         packages: packages.clone(),
         rate_hz: a.rate,
+        every: a.every,
     });
     let mut run = mode.run(vm, Workload::Program(&a.program))?;
     let status = run.result?;

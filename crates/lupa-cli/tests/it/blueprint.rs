@@ -154,8 +154,13 @@ fn json_has_classes_methods_and_exact_calls() {
     assert_eq!(method("Item", "price", false)["same_answer"], false);
     assert_eq!(method("Item", "price:", true)["executions"], 4);
     assert_eq!(method("Cart", "unused", false)["executions"], 0);
-    // Cart>>total: t := 0, then per item: do:'s block sends +, price, currency.
-    assert_eq!(method("Cart", "total", false)["sends"], 2 * (2 + 4 * 3));
+    // Cart>>total sends items and do:; per item, do:'s block sends +, price,
+    // currency: the block's sends are its own, listed inside total.
+    let total = method("Cart", "total", false);
+    assert_eq!(total["sends"], 2 * 2);
+    assert_eq!(total["blocks"][0]["name"], "[] in Cart>>total");
+    assert_eq!(total["blocks"][0]["executions"], 2 * 4);
+    assert_eq!(total["blocks"][0]["sends"], 2 * 4 * 3);
     for m in classes
         .iter()
         .flat_map(|c| c["methods"].as_array().cloned().unwrap_or_default())
@@ -341,6 +346,109 @@ fn a_program_that_exits_gets_its_blueprint_and_its_status() {
     );
     assert!(
         r.stdout.contains("        100  Quits>>work -> Quits>>id:"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A method that only creates a block (`createHandler`, as in Richards) whose
+/// runs come much later, in a hot loop of another method: the block's time
+/// and executions are its own, listed inside its home method, and the method
+/// that created it is not hot. Deterministic: the timed run samples every 7
+/// sends (`--every`), so shares are sample counts.
+#[test]
+fn a_block_s_time_is_its_own_not_the_method_s_that_created_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("Later")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("Later/Later.som"),
+        "Later = (
+            | handler |
+            run = ( self createHandler. self spin: 200. (self loop: 3000) println )
+            createHandler = ( handler := [ :i | self work: i ] )
+            spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (self id: i) ]. ^s )
+            loop: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (handler value: i) ]. ^s )
+            work: i = ( | t | t := 0. 1 to: 5 do: [ :k | t := t + (self id: k) ]. ^t + i )
+            id: x = ( ^x )
+        )",
+    )
+    .expect("write");
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "blueprint",
+            "-cp",
+            "Later",
+            "--every",
+            "7",
+            "--format",
+            "json",
+            "-o",
+            "-",
+            "Later",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let methods: Vec<serde_json::Value> = v["classes"][0]["methods"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let method = |selector: &str| {
+        methods
+            .iter()
+            .find(|m| m["selector"] == selector)
+            .cloned()
+            .unwrap_or_else(|| panic!("Later>>{selector}"))
+    };
+    let share = |m: &serde_json::Value, key: &str| m[key].as_f64().unwrap_or(-1.0);
+    let total_ms = v["total_ms"].as_f64().unwrap_or(0.0);
+    let create = method("createHandler");
+    assert_eq!(create["executions"], 1);
+    // The block, inside its home method, with its own executions and sends.
+    let blocks = create["blocks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(blocks.len(), 1, "{create}");
+    let block = &blocks[0];
+    assert_eq!(block["name"], "[] in Later>>createHandler", "{block}");
+    assert_eq!(block["executions"], 3000);
+    assert_eq!(block["sends"], 3000, "one work: per run");
+    // Its time (while it ran: work: and id: included) is most of the run;
+    // the method that created it ran once, briefly, before the loop.
+    let block_share = share(block, "time_ms") / total_ms;
+    assert!(block_share > 0.8, "{block}, of {total_ms} ms");
+    assert!(share(&create, "self_ms") < 0.01 * total_ms, "{create}");
+    assert!(share(&create, "time_ms") < 0.01 * total_ms, "{create}");
+    assert!(share(&create, "percentage") < 1.0, "{create}");
+    // Nothing else has blocks that are not inlined.
+    for m in &methods {
+        if m["selector"] != "createHandler" {
+            assert_eq!(m["blocks"], serde_json::json!([]), "{m}");
+        }
+    }
+    // The loop that ran it holds its time (it ran inside loop:), as does
+    // work:, which it called; its calls are its home method's.
+    assert!(share(&method("loop:"), "time_ms") / total_ms > 0.8);
+    let calls = v["calls"].as_array().cloned().unwrap_or_default();
+    assert!(
+        calls.iter().any(|c| c["caller"] == "Later>>createHandler"
+            && c["callee"] == "Later>>work:"
+            && c["count"] == 3000),
+        "{calls:?}"
+    );
+    // The text report lists it, indented, right under its home method.
+    let r = lupa_in(
+        dir.path(),
+        &["blueprint", "-cp", "Later", "--every", "7", "Later"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let home = lines
+        .iter()
+        .position(|l| l.ends_with(" Later>>createHandler"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        lines[home + 1].ends_with("   [] in Later>>createHandler")
+            && lines[home + 1].contains("        3000        3000"),
         "{}",
         r.stdout
     );

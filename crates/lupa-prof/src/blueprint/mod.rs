@@ -8,12 +8,14 @@
 //! the sampling profiler), its executions and sends (exact, from the counting
 //! profiler), whether every call answered the same object (a caching candidate,
 //! drawn gray) and whether no call changed its receiver's fields (likely free of
-//! side effects); and the calls between them, with their exact counts.
+//! side effects), with its blocks (their time their own, not the method that
+//! created them); and the calls between them, with their exact counts.
 //!
 //! Two pictures: the **structural** blueprint (classes in their inheritance tree,
 //! methods as boxes inside them) and the **behavioral** one (the call graph,
 //! methods as boxes, calls as arrows, callers above callees). In both, a method
-//! box's height is its time and its width its number of executions. Writers:
+//! box's height is its time and its width its number of executions, its
+//! blocks drawn as boxes of their own inside its frame. Writers:
 //! [`model::to_text`] (a ranking and the calls), JSON ([`Blueprint::to_json`]),
 //! [`svg`] (a standalone picture) and [`html`] (a page with the picture, its
 //! legend and the numbers of the method under the pointer); [`layout`] places
@@ -26,4 +28,4 @@ pub mod model;
 pub mod svg;
 
 pub use format::BlueprintFormat;
-pub use model::{Blueprint, BlueprintClass, BlueprintMethod, Call, Kind, VERSION};
+pub use model::{Blueprint, BlueprintBlock, BlueprintClass, BlueprintMethod, Call, Kind, VERSION};

@@ -2,10 +2,15 @@
 //!
 //! Contract: methods are named `Class>>selector` (`Class class>>selector` on
 //! the class side, [`BlueprintMethod::name_in`]); a [`Call`] names both ends
-//! that way, and only methods of the blueprint; times are milliseconds of the
-//! sampled run ([`Blueprint::total_ms`]), `percentage` the method's self time
-//! as a share of it (so the percentages of all methods that ran add up to
-//! about 100 when every method is in the blueprint).
+//! that way, and only methods of the blueprint (a call a block made is its
+//! home method's); times are milliseconds of the sampled run
+//! ([`Blueprint::total_ms`]), `percentage` the self time as a share of it.
+//! A block's time is its own ([`BlueprintMethod::blocks`], shown inside its
+//! home method), not charged to the method that created it: a method's
+//! `self_ms` leaves its blocks out, its `time_ms` is the time while it was on
+//! the stack (blocks that ran inside it included, those that ran after it
+//! returned not). So the percentages of all methods and their blocks add up
+//! to about 100 when every method is in the blueprint.
 
 use std::fmt::Write as _;
 
@@ -57,6 +62,32 @@ pub struct BlueprintClass {
     pub methods: Vec<BlueprintMethod>,
 }
 
+/// A block of a method (shown inside it): its time and executions are its
+/// own, not its home method's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlueprintBlock {
+    /// Its name, `[]#2 in Class>>selector`.
+    pub name: String,
+    /// Activations (exact).
+    pub executions: u64,
+    /// Milliseconds while it ran: its code and what it called (recursion
+    /// counted once).
+    pub time_ms: f64,
+    /// Milliseconds in its own code.
+    pub self_ms: f64,
+    /// `self_ms` as a percentage of the run's time.
+    pub percentage: f64,
+    /// Sends its own code executed (exact).
+    pub sends: u64,
+}
+
+impl BlueprintBlock {
+    /// Did it run (or take time)?
+    pub fn ran(&self) -> bool {
+        self.executions > 0 || self.time_ms > 0.0
+    }
+}
+
 /// A method and its metrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlueprintMethod {
@@ -66,19 +97,26 @@ pub struct BlueprintMethod {
     pub class_side: bool,
     /// Activations (exact).
     pub executions: u64,
-    /// Milliseconds in it and in what it called (recursion counted once).
+    /// Milliseconds while it was on the stack: its own code, what it called
+    /// and the blocks that ran inside it (recursion counted once); a block of
+    /// it that ran after it returned is not in it.
     pub time_ms: f64,
-    /// Milliseconds in its own code (its blocks included).
+    /// Milliseconds in its own code (its blocks left out: see `blocks`).
     pub self_ms: f64,
     /// `self_ms` as a percentage of the run's time.
     pub percentage: f64,
-    /// Sends its own code executed (exact).
+    /// Sends its own code executed (exact; its blocks' are theirs, in
+    /// `blocks`).
     pub sends: u64,
     /// Called at least twice, every call answering the same object (not its
     /// receiver): a caching candidate, drawn gray.
     pub same_answer: bool,
     /// Called, and no call changed a field of its receiver.
     pub side_effect_free: bool,
+    /// Its blocks that ran, the most time first (their time is theirs, not
+    /// the method's).
+    #[serde(default)]
+    pub blocks: Vec<BlueprintBlock>,
 }
 
 /// Calls of one method by another.
@@ -102,9 +140,9 @@ impl BlueprintMethod {
         }
     }
 
-    /// Did it run (or take time)?
+    /// Did it run (or take time), or did one of its blocks?
     pub fn ran(&self) -> bool {
-        self.executions > 0 || self.time_ms > 0.0
+        self.executions > 0 || self.time_ms > 0.0 || self.blocks.iter().any(BlueprintBlock::ran)
     }
 
     /// A caching candidate worth a look (drawn gray): every call answered
@@ -124,11 +162,15 @@ impl Blueprint {
             .flat_map(|c| c.methods.iter().map(move |m| (c, m)))
     }
 
-    /// The largest time and number of executions of its methods (the scales
-    /// of the pictures).
+    /// The largest time and number of executions of its methods and their
+    /// blocks (the scales of the pictures).
     pub fn maxima(&self) -> (f64, u64) {
         self.methods().fold((0.0f64, 0u64), |(t, e), (_, m)| {
-            (t.max(m.time_ms), e.max(m.executions))
+            m.blocks
+                .iter()
+                .fold((t.max(m.time_ms), e.max(m.executions)), |(t, e), b| {
+                    (t.max(b.time_ms), e.max(b.executions))
+                })
         })
     }
 
@@ -141,7 +183,8 @@ impl Blueprint {
 }
 
 /// The text report: a summary, the methods that ran by time (with their
-/// flags: `G` same answer, `S` likely side-effect free), then the calls.
+/// flags: `G` same answer, `S` likely side-effect free), each followed by its
+/// blocks that ran (indented, their own time), then the calls.
 pub fn to_text(bp: &Blueprint) -> String {
     let mut ran: Vec<(String, &BlueprintMethod)> = bp
         .methods()
@@ -179,7 +222,8 @@ pub fn to_text(bp: &Blueprint) -> String {
     );
     let _ = writeln!(
         out,
-        "flags: G every call answered the same object (gray when it sends messages: cache it?), S no call changed its receiver"
+        "flags: G every call answered the same object (gray when it sends messages: cache it?), S no call changed its receiver; \
+         a block is listed, indented, under its home method: its time is its own, not in its home's self time"
     );
     let _ = writeln!(out);
     let _ = writeln!(
@@ -198,6 +242,14 @@ pub fn to_text(bp: &Blueprint) -> String {
             "{:>10.2} {:>10.2} {:>6.1}% {:>11} {:>11} {:<5} {name}",
             m.time_ms, m.self_ms, m.percentage, m.executions, m.sends, flags
         );
+        // Its blocks, inside it: their time is theirs.
+        for b in m.blocks.iter().filter(|b| b.ran()) {
+            let _ = writeln!(
+                out,
+                "{:>10.2} {:>10.2} {:>6.1}% {:>11} {:>11} {:<5}   {}",
+                b.time_ms, b.self_ms, b.percentage, b.executions, b.sends, "", b.name
+            );
+        }
     }
     let _ = writeln!(out);
     if candidates.is_empty() {
@@ -329,6 +381,52 @@ pub(crate) mod tests {
             text.contains("          4  Square>>area -> Square>>side"),
             "{text}"
         );
+    }
+
+    /// `Shape>>handler` only makes a block that ran 50 times later: the
+    /// block's time is its own, listed under its home method.
+    pub(crate) fn with_block() -> Blueprint {
+        let mut bp = sample();
+        bp.classes[0].methods.push(BlueprintMethod {
+            selector: "handler".into(),
+            executions: 1,
+            time_ms: 0.1,
+            self_ms: 0.1,
+            percentage: 1.0,
+            sends: 0,
+            blocks: vec![BlueprintBlock {
+                name: "[] in Shape>>handler".into(),
+                executions: 50,
+                time_ms: 8.0,
+                self_ms: 3.0,
+                percentage: 30.0,
+                sends: 100,
+            }],
+            ..BlueprintMethod::default()
+        });
+        bp
+    }
+
+    #[test]
+    fn text_lists_blocks_under_their_home_with_their_own_time() {
+        let text = to_text(&with_block());
+        let lines: Vec<&str> = text.lines().collect();
+        let home = lines
+            .iter()
+            .position(|l| l.ends_with(" Shape>>handler"))
+            .expect("the home method");
+        assert!(
+            lines[home].trim_start().starts_with("0.10       0.10"),
+            "{text}"
+        );
+        let block = lines[home + 1];
+        assert!(block.ends_with("   [] in Shape>>handler"), "{text}");
+        assert!(
+            block.trim_start().starts_with("8.00       3.00   30.0%"),
+            "{text}"
+        );
+        assert!(block.contains("          50         100"), "{text}");
+        assert_eq!(with_block().maxima(), (8.0, 50));
     }
 
     #[test]

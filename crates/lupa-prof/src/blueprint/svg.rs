@@ -9,12 +9,17 @@
 //! inheritance tree (superclass above, linked by a line) with their methods
 //! inside, the most time first; the **behavioral** one draws the methods that
 //! ran as a layered call graph, callers above callees, each call an arrow
-//! (dashed when it closes a cycle), its method's name under each box.
+//! (dashed when it closes a cycle), its method's name under each box. A
+//! method some of whose blocks ran is drawn in a dashed frame holding its box
+//! and one box per block beside it, sized the same way by the block's own
+//! time and executions (a block's time is not its home method's).
 //!
 //! Contract: one `rect.method` per method drawn (every method of the
 //! blueprint in the structural picture, those that ran in the behavioral
 //! one), each with `data-method` (`Class>>selector`) and a `<title>` tooltip
-//! giving its numbers; `rect.class` per class (structural), `path.call` per
+//! giving its numbers; per method whose blocks ran, a `rect.home` frame and a
+//! `rect.block` per block that ran (`data-method` its home, `data-block` its
+//! name, a `<title>` tooltip); `rect.class` per class (structural), `path.call` per
 //! call between drawn methods (behavioral), `line.inherits` per inheritance
 //! link; the picture's `width`/`height` hold every box.
 
@@ -24,7 +29,7 @@ use std::fmt::Write as _;
 use crate::render::{escape_xml, svg};
 
 use super::layout;
-use super::model::{Blueprint, BlueprintMethod, Kind};
+use super::model::{Blueprint, BlueprintBlock, BlueprintMethod, Kind};
 
 /// Space between boxes.
 const GAP: f64 = 6.0;
@@ -33,21 +38,95 @@ const ROW: f64 = 220.0;
 /// The height of a class's name.
 const TITLE: f64 = 16.0;
 /// Where the picture's content starts (below its title and legend).
-const TOP: f64 = 48.0;
+const TOP: f64 = 54.0;
 /// The fill of a method that always answered the same object.
 pub const GRAY: &str = "#9a9a9a";
 /// The border of a method that never changed its receiver.
 pub const PURE: &str = "#1f5fd0";
 
-/// A method box's size: width from executions (log), height from time.
-pub fn method_size(m: &BlueprintMethod, max_time: f64) -> (f64, f64) {
-    let w = 6.0 + 8.0 * ((m.executions as f64) + 1.0).ln();
+/// The padding of a method's frame around it and its blocks.
+const PAD: f64 = 2.0;
+/// The fill of a block box.
+pub const BLOCK: &str = "#fff3d6";
+
+/// A box's size: width from executions (log), height from time.
+fn box_size(executions: u64, time_ms: f64, max_time: f64) -> (f64, f64) {
+    let w = 6.0 + 8.0 * ((executions as f64) + 1.0).ln();
     let h = if max_time > 0.0 {
-        6.0 + 90.0 * (m.time_ms / max_time).clamp(0.0, 1.0)
+        6.0 + 90.0 * (time_ms / max_time).clamp(0.0, 1.0)
     } else {
         6.0
     };
     (w, h)
+}
+
+/// A method box's size: width from executions (log), height from time.
+pub fn method_size(m: &BlueprintMethod, max_time: f64) -> (f64, f64) {
+    box_size(m.executions, m.time_ms, max_time)
+}
+
+/// The size of what a method takes: its box, or, when blocks of it ran, a
+/// frame holding its box and theirs side by side.
+pub fn unit_size(m: &BlueprintMethod, max_time: f64) -> (f64, f64) {
+    let (mut w, mut h) = method_size(m, max_time);
+    let mut framed = false;
+    for b in m.blocks.iter().filter(|b| b.ran()) {
+        let (bw, bh) = box_size(b.executions, b.time_ms, max_time);
+        w += GAP / 2.0 + bw;
+        h = h.max(bh);
+        framed = true;
+    }
+    if framed {
+        (w + 2.0 * PAD, h + 2.0 * PAD)
+    } else {
+        (w, h)
+    }
+}
+
+/// The tooltip of a block of the method `home`.
+pub fn block_tooltip(home: &str, b: &BlueprintBlock) -> String {
+    format!(
+        "{}\ntime: {:.2} ms ({:.2} ms self, {:.1}% of the run): its own, not {home}'s\nexecutions: {}\nsends: {}",
+        b.name, b.time_ms, b.self_ms, b.percentage, b.executions, b.sends
+    )
+}
+
+/// A method at (x, y): its box, and when blocks of it ran, a `rect.home`
+/// frame holding its box and a `rect.block` per block beside it.
+fn method_unit(
+    out: &mut String,
+    name: &str,
+    m: &BlueprintMethod,
+    (x, y): (f64, f64),
+    max_time: f64,
+) {
+    let size = method_size(m, max_time);
+    let blocks: Vec<&BlueprintBlock> = m.blocks.iter().filter(|b| b.ran()).collect();
+    if blocks.is_empty() {
+        method_rect(out, name, m, (x, y), size);
+        return;
+    }
+    let (w, h) = unit_size(m, max_time);
+    let _ = writeln!(
+        out,
+        r##"<rect class="home" data-method="{}" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="none" stroke="#c08a20" stroke-dasharray="3,2"/>"##,
+        escape_xml(name)
+    );
+    method_rect(out, name, m, (x + PAD, y + PAD), size);
+    let mut bx = x + PAD + size.0;
+    for b in blocks {
+        bx += GAP / 2.0;
+        let (bw, bh) = box_size(b.executions, b.time_ms, max_time);
+        let _ = writeln!(
+            out,
+            r##"<rect class="block" data-method="{}" data-block="{}" x="{bx:.1}" y="{:.1}" width="{bw:.1}" height="{bh:.1}" fill="{BLOCK}" stroke="#a06a00"><title>{}</title></rect>"##,
+            escape_xml(name),
+            escape_xml(&b.name),
+            y + PAD,
+            escape_xml(&block_tooltip(name, b))
+        );
+        bx += bw;
+    }
 }
 
 /// The tooltip of a method.
@@ -63,6 +142,13 @@ pub fn tooltip(name: &str, m: &BlueprintMethod) -> String {
     }
     if m.side_effect_free {
         t.push_str("\nno call changed its receiver");
+    }
+    for b in m.blocks.iter().filter(|b| b.ran()) {
+        let _ = write!(
+            t,
+            "\nblock {}: {:.2} ms ({:.2} ms self), {} executions (its own time, not in this method's self time)",
+            b.name, b.time_ms, b.self_ms, b.executions
+        );
     }
     if !m.ran() {
         t.push_str("\nnever ran");
@@ -141,6 +227,12 @@ fn head(out: &mut String, bp: &Blueprint, kind: Kind, w: f64, h: f64) {
         out,
         r##"<text x="{GAP}" y="32" fill="#444444">height: time; width: executions (log); gray: every call answered the same object and it sends messages (cache it?); blue border: never changed its receiver</text>"##
     );
+    if bp.methods().any(|(_, m)| m.blocks.iter().any(|b| b.ran())) {
+        let _ = writeln!(
+            out,
+            r##"<text x="{GAP}" y="44" fill="#444444">dashed frame: a method and its blocks (pale boxes beside it), each block's time its own, not its home method's</text>"##
+        );
+    }
 }
 
 /// The picture of the given kind, as an SVG document.
@@ -167,7 +259,7 @@ pub fn structural(bp: &Blueprint) -> String {
         });
         let sizes: Vec<(f64, f64)> = order
             .iter()
-            .map(|&i| method_size(&c.methods[i], max_time))
+            .map(|&i| unit_size(&c.methods[i], max_time))
             .collect();
         let placed = layout::rows(&sizes, ROW, GAP, TITLE);
         let name_w = 7.0 * c.name.chars().count() as f64 + 2.0 * GAP;
@@ -207,7 +299,7 @@ pub fn structural(bp: &Blueprint) -> String {
     }
     for (i, c) in bp.classes.iter().enumerate() {
         let (x, y) = tree.places[i];
-        let (order, sizes, placed, (cw, ch)) = &inner[i];
+        let (order, _, placed, (cw, ch)) = &inner[i];
         let _ = writeln!(
             out,
             r##"<g class="class-box" data-class="{}"><rect class="class" x="{x:.1}" y="{y:.1}" width="{cw:.1}" height="{ch:.1}" fill="#f4f4f4" stroke="#444444"/><text x="{:.1}" y="{:.1}">{}</text>"##,
@@ -219,7 +311,7 @@ pub fn structural(bp: &Blueprint) -> String {
         for (k, &mi) in order.iter().enumerate() {
             let m = &c.methods[mi];
             let (mx, my) = placed.places[k];
-            method_rect(&mut out, &m.name_in(&c.name), m, (x + mx, y + my), sizes[k]);
+            method_unit(&mut out, &m.name_in(&c.name), m, (x + mx, y + my), max_time);
         }
         let _ = writeln!(out, "</g>");
     }
@@ -252,10 +344,7 @@ pub fn behavioral(bp: &Blueprint) -> String {
         })
         .collect();
     // A node: its box above its name.
-    let boxes: Vec<(f64, f64)> = nodes
-        .iter()
-        .map(|(_, m)| method_size(m, max_time))
-        .collect();
+    let boxes: Vec<(f64, f64)> = nodes.iter().map(|(_, m)| unit_size(m, max_time)).collect();
     let sizes: Vec<(f64, f64)> = nodes
         .iter()
         .zip(&boxes)
@@ -312,7 +401,7 @@ pub fn behavioral(bp: &Blueprint) -> String {
     }
     for (i, (name, m)) in nodes.iter().enumerate() {
         let (x, y) = box_at(i);
-        method_rect(&mut out, name, m, (x, y), boxes[i]);
+        method_unit(&mut out, name, m, (x, y), max_time);
         let (nx, ny) = placed.places[i];
         let _ = writeln!(
             out,
@@ -394,6 +483,30 @@ mod tests {
             "{svg}"
         );
         assert!(!svg.contains("unused"));
+    }
+
+    #[test]
+    fn a_method_s_blocks_are_boxes_of_their_own_in_its_frame() {
+        use crate::blueprint::model::tests::with_block;
+        for svg in [structural(&with_block()), behavioral(&with_block())] {
+            assert_eq!(svg.matches("class=\"home\"").count(), 1, "{svg}");
+            assert_eq!(svg.matches("class=\"block\"").count(), 1, "{svg}");
+            assert!(
+                svg.contains("data-block=\"[] in Shape&gt;&gt;handler\""),
+                "{svg}"
+            );
+            assert!(
+                svg.contains("its own, not Shape&gt;&gt;handler&apos;s"),
+                "{svg}"
+            );
+        }
+        // The block, the longest, is as tall as boxes get; its home's box is not.
+        let bp = with_block();
+        let m = &bp.classes[0].methods[2];
+        assert_eq!(unit_size(m, 8.0).1, 96.0 + 2.0 * PAD);
+        assert!(method_size(m, 8.0).1 < 10.0);
+        // Without blocks no frame.
+        assert!(!structural(&sample()).contains("class=\"home\""));
     }
 
     #[test]

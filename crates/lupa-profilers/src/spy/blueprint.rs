@@ -1,15 +1,20 @@
 //! Time profiling blueprints ([`crate::ProfileMode::Blueprint`], `lupa
 //! blueprint`): Spy's `BlueprintProfiler` over the configured packages while
 //! a program runs, then its time and call graph (the program run twice more, not instrumented:
-//! counted, then sampled, each sample counting 1; their output is
-//! discarded), read into a [`lupa_prof::blueprint::Blueprint`].
+//! counted, then sampled, each sample counting 1, deterministically with
+//! [`BlueprintConfig::every`]; their output is discarded), read into a
+//! [`lupa_prof::blueprint::Blueprint`]. A block's time and executions are its
+//! own, read into its home method's [`lupa_prof::blueprint::BlueprintBlock`]s
+//! (Spy's `BlockSpy`), not charged to the method that created it.
 //!
 //! The numbers are the Smalltalk spies' (`executionTime`,
 //! `numberOfExecutions`, `outgoingCalls`, `answersAlwaysTheSame`...); this
 //! module only drives the profiler and reads them.
 
 use lupa_prof::Profile;
-use lupa_prof::blueprint::{Blueprint, BlueprintClass, BlueprintMethod, Call, VERSION};
+use lupa_prof::blueprint::{
+    Blueprint, BlueprintBlock, BlueprintClass, BlueprintMethod, Call, VERSION,
+};
 use lupa_vm::{Value, Vm, VmError};
 
 use std::time::Instant;
@@ -87,7 +92,7 @@ impl RunningBlueprint {
             vm.io.flush()?;
             // The timed runs' output is not the program's output again.
             vm.io.capture_output();
-            let timed = timed_runs(vm, h, p, args, self.config.rate_hz);
+            let timed = timed_runs(vm, h, p, args, &self.config);
             drop(vm.io.take_captured());
             timed?;
         }
@@ -111,11 +116,12 @@ fn timed_runs(
     h: &Handles,
     p: usize,
     args: &[String],
-    rate_hz: u32,
+    blueprint: &BlueprintConfig,
 ) -> Result<(), VmError> {
     let counted = profile_of(vm, ProfileMode::COMPTEUR, args)?;
     let config = SamplerConfig {
-        rate_hz,
+        rate_hz: blueprint.rate_hz,
+        every: blueprint.every,
         unweighted: true,
         ..SamplerConfig::SMALLTALK
     };
@@ -241,7 +247,25 @@ fn read_method(
             count: n,
         });
     }
+    let v = send(vm, h, spy, "blocks", &[])?;
+    let list = h.keep(vm, v);
+    let mut blocks = Vec::new();
+    for block in elements(vm, h, list, "blocks")? {
+        let name = send(vm, h, block, "name", &[])?;
+        blocks.push(BlueprintBlock {
+            name: text(vm, name, "a block spy's name")?,
+            executions: count(
+                send(vm, h, block, "numberOfExecutions", &[])?,
+                "numberOfExecutions",
+            )?,
+            time_ms: number(vm, h, block, "executionTime")?,
+            self_ms: number(vm, h, block, "selfTime")?,
+            percentage: number(vm, h, block, "percentageOfTime")?,
+            sends: count(send(vm, h, block, "numberOfSends", &[])?, "numberOfSends")?,
+        });
+    }
     Ok(BlueprintMethod {
+        blocks,
         selector,
         class_side,
         executions,

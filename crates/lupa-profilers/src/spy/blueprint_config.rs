@@ -11,6 +11,10 @@ pub struct BlueprintConfig {
     pub packages: Vec<String>,
     /// Samples per second of the timed run (1 to 20000).
     pub rate_hz: u32,
+    /// Deterministic timed run: a sample every this many sends, no sampler
+    /// thread (the same samples on every run; the milliseconds still wall
+    /// time, spread over the samples).
+    pub every: Option<u64>,
 }
 
 impl BlueprintConfig {
@@ -18,6 +22,7 @@ impl BlueprintConfig {
     pub const DEFAULT: BlueprintConfig = BlueprintConfig {
         packages: Vec::new(),
         rate_hz: 5000,
+        every: None,
     };
 }
 

@@ -55,9 +55,10 @@ pub struct ProfilerReport {
     pub graph: CallGraph,
 }
 
-/// The call graph of a profiled run at method level: a block's activations
-/// and values belong to its home method (Spy's time and call graph, section
-/// 3.5 of the Spy paper).
+/// The call graph of a profiled run at method level (Spy's time and call
+/// graph, section 3.5 of the Spy paper): a block's activations and values are
+/// its own ([`CallGraph::blocks`], each inside its home method), not its home
+/// method's; the calls its code makes are its home method's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallGraph {
     /// The methods that ran, `Class>>selector` (`Foo class>>bar` on the class side).
@@ -65,6 +66,8 @@ pub struct CallGraph {
     /// Calls: caller and callee (indices into `methods`) and how many
     /// activations of the callee the caller's code (its blocks included) made.
     pub edges: Vec<(usize, usize, u64)>,
+    /// The blocks that ran, each with its home method.
+    pub blocks: Vec<GraphBlock>,
 }
 
 /// One method of a [`CallGraph`].
@@ -74,17 +77,36 @@ pub struct GraphMethod {
     pub name: String,
     /// Its activations (its blocks' not counted).
     pub calls: u64,
-    /// Its own value and its blocks' (sends, samples...).
+    /// Its own value (sends, samples...), its blocks' left out.
     pub own: u64,
-    /// Its inclusive value (recursion counted once).
+    /// Its inclusive value: while one of its activations was on the stack
+    /// (recursion counted once), blocks that ran inside it included, those
+    /// that ran after it returned not.
+    pub total: u64,
+}
+
+/// One block of a [`CallGraph`]: its value is its own, not its home method's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphBlock {
+    /// Its name as the profile gives it (`[]#2 in Foo>>bar`).
+    pub name: String,
+    /// Its home method (an index into [`CallGraph::methods`]).
+    pub home: usize,
+    /// Its activations.
+    pub calls: u64,
+    /// Its own value (sends, samples...): its code's.
+    pub own: u64,
+    /// Its inclusive value: while one of its activations was on the stack
+    /// (its recursion counted once).
     pub total: u64,
 }
 
 impl ProfilerReport {
     /// As Smalltalk data: `{ text. tree. total. gc. methods. graph }`, methods an
-    /// Array of `{ name. self. total }`, graph `{ graphMethods. calls }` with
-    /// graphMethods `{ name. calls. self. total }` and calls `{ caller. callee.
-    /// count }` (1-based indices into graphMethods): what
+    /// Array of `{ name. self. total }`, graph `{ graphMethods. calls. blocks }`
+    /// with graphMethods `{ name. calls. self. total }`, calls `{ caller.
+    /// callee. count }` and blocks `{ name. home. calls. self. total }`
+    /// (1-based indices into graphMethods): what
     /// `System>>stopProfilerData` answers.
     pub fn to_smalltalk(&self, vm: &mut Vm) -> Result<Value, OutOfMemory> {
         let mut methods = Vec::with_capacity(self.methods.len());
@@ -109,7 +131,9 @@ impl ProfilerReport {
 }
 
 impl CallGraph {
-    /// As Smalltalk data: `{ methods. calls }` (see [`ProfilerReport::to_smalltalk`]).
+    /// As Smalltalk data: `{ methods. calls. blocks }` (see
+    /// [`ProfilerReport::to_smalltalk`]; blocks `{ name. home. calls. self.
+    /// total }`, home a 1-based index into methods).
     /// Allocation does not collect (the collector runs at the next safepoint),
     /// so the values built here stay valid while it builds the rest.
     pub fn to_smalltalk(&self, vm: &mut Vm) -> Result<Value, OutOfMemory> {
@@ -124,7 +148,19 @@ impl CallGraph {
             calls.push(vm.new_array(&[small(from as u64 + 1), small(to as u64 + 1), small(n)])?);
         }
         let calls = vm.new_array(&calls)?;
-        vm.new_array(&[methods, calls])
+        let mut blocks = Vec::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            let name = vm.new_string(&b.name)?;
+            blocks.push(vm.new_array(&[
+                name,
+                small(b.home as u64 + 1),
+                small(b.calls),
+                small(b.own),
+                small(b.total),
+            ])?);
+        }
+        let blocks = vm.new_array(&blocks)?;
+        vm.new_array(&[methods, calls, blocks])
     }
 }
 
