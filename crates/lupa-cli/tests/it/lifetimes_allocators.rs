@@ -32,6 +32,15 @@ const ALLOCS: &str = "Allocs = (
 )
 ";
 
+/// The Strings `File>>readLine` made, in `counts`.
+fn lines_read(counts: &BTreeMap<(String, String, u32), u32>) -> u32 {
+    counts
+        .iter()
+        .filter(|((class, method, _), _)| class == "String" && method == "File>>readLine")
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// The records of one run (class path `cp`), counted by class, site method
 /// and site line.
 fn counts(dir: &std::path::Path, cp: &str, mode: &str) -> BTreeMap<(String, String, u32), u32> {
@@ -108,12 +117,7 @@ fn faithful_mode_sees_every_allocating_primitive_as_vm_mode_does() {
     assert_eq!(site("String", run, 13), 16, "String new:");
     assert_eq!(site("Array", run, 14), 17, "shallowCopy");
     assert_eq!(site("Array", run, 17), 1, "copy");
-    let read: u32 = faithful
-        .iter()
-        .filter(|((class, method, _), _)| class == "String" && method == "File>>readLine")
-        .map(|(_, n)| n)
-        .sum();
-    assert_eq!(read, 6, "readLine: 3 lines, twice");
+    assert_eq!(lines_read(&faithful), 6, "readLine: 3 lines, twice");
     let files: u32 = faithful
         .iter()
         .filter(|((class, _, _), _)| class == "File")
@@ -147,10 +151,5 @@ fn faithful_mode_sees_the_allocators_on_soms_core_lib() {
     let mut vm = counts(dir.path(), &cp, "vm");
     vm.retain(|(_, method, _), _| method != "System>>initialize:" && method != "Class>>hasMethod:");
     assert_eq!(vm, faithful);
-    let read: u32 = faithful
-        .iter()
-        .filter(|((class, method, _), _)| class == "String" && method == "File>>readLine")
-        .map(|(_, n)| n)
-        .sum();
-    assert_eq!(read, 6, "readLine: 3 lines, twice");
+    assert_eq!(lines_read(&faithful), 6, "readLine: 3 lines, twice");
 }
