@@ -28,7 +28,8 @@
 //! Inline paths (each counts its send as the interpreter does): SmallInteger
 //! `+ - * < > <= >= = ~= &` with overflow checks, immediate Double
 //! `+ - * < > <= >= = ~=` (a SmallInteger argument converted; a result that
-//! needs a box takes the send), conditional jumps on
+//! needs a box takes the send), `=`/`~=` on a String receiver (by a runtime
+//! call that only reads the heap), conditional jumps on
 //! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
 //! reads with their bounds checks. Everything else goes through the runtime,
 //! which runs the interpreter's own code for it.
@@ -69,6 +70,8 @@ pub(crate) struct Entries {
     pub(crate) push_block: u64,
     /// `(ctx, symbol) -> value or 0`: a global.
     pub(crate) global: u64,
+    /// `(ctx, a, b) -> 1 (equal), 2 (not) or 0`: `=` on a String receiver.
+    pub(crate) string_equal: u64,
     /// `(ctx, object, index, value)`: a store through the write barrier.
     pub(crate) store: u64,
     /// `(ctx, pc, sp) -> status`: a request (a sampler's, a stop) at an
@@ -708,6 +711,23 @@ impl Gen<'_, '_> {
             self.inline_answer(result, pc, depth, join);
         }
         self.b.switch_to_block(slow);
+        if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
+            // A String receiver: the interpreter's fast path, by a call that
+            // only reads the heap (no operand stored).
+            let ctx = self.ctx;
+            let (sig, f) = (self.sigs.three, self.entries.string_equal);
+            let r = self.call(sig, f, &[ctx, a, bv]).unwrap_or(a);
+            let answered = self.b.create_block();
+            let send = self.b.create_block();
+            self.b.set_cold_block(send);
+            self.b.ins().brif(r, answered, NO, send, NO);
+            self.b.switch_to_block(answered);
+            let want = if op == SpecialOp::Eq { 1 } else { 2 };
+            let c = self.b.ins().icmp_imm_u(IntCC::Equal, r, want);
+            let result = self.boolean(c);
+            self.inline_answer(result, pc, depth, join);
+            self.b.switch_to_block(send);
+        }
         self.runtime_send(pc, depth, 1);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(join);

@@ -139,6 +139,7 @@ impl CraneliftJit {
                 bail: zone::rt_bail as *const () as u64,
                 push_block: zone::rt_push_block as *const () as u64,
                 global: zone::rt_global as *const () as u64,
+                string_equal: zone::rt_string_equal as *const () as u64,
                 store: zone::rt_store as *const () as u64,
                 sample: zone::rt_sample as *const () as u64,
                 reserve: zone::rt_reserve as *const () as u64,

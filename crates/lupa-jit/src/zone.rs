@@ -403,6 +403,12 @@ pub(crate) extern "C" fn rt_global(ctx: *mut NativeCtx, symbol: u64) -> u64 {
     vm.native_global(symbol)
 }
 
+pub(crate) extern "C" fn rt_string_equal(ctx: *mut NativeCtx, a: u64, b: u64) -> u64 {
+    // SAFETY: called by native code with its context (see `parts`).
+    let (vm, _) = unsafe { parts(ctx) };
+    vm.native_string_equal(Value::from_raw(a), Value::from_raw(b))
+}
+
 pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, value: u64) {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, _) = unsafe { parts(ctx) };

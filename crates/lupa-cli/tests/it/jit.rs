@@ -530,3 +530,36 @@ fn double_arithmetic_compiled_is_the_interpreters() {
     assert_eq!(interpreted.lines().count(), 14 * 14, "{interpreted}");
     assert_eq!(run("always"), interpreted);
 }
+
+/// `=` and `~=` on a String receiver run by a heap-reading runtime call from
+/// native code: Strings, Symbols and other arguments compare as the
+/// interpreter compares them.
+#[test]
+fn string_equality_compiled_is_the_interpreters() {
+    let dir = classes(&[(
+        "Strings.som",
+        "Strings = (
+            run = (
+                | xs |
+                xs := Array new: 7.
+                xs at: 1 put: 'abc'. xs at: 2 put: 'ab' , 'c'. xs at: 3 put: #abc.
+                xs at: 4 put: ''. xs at: 5 put: 'abd'. xs at: 6 put: 3. xs at: 7 put: nil.
+                xs do: [ :a | xs do: [ :b |
+                    ((a = b) printString , ' ' , (a ~= b) printString) println ] ]
+            )
+        )\n",
+    )]);
+    let run = |jit: &str| {
+        let r = lupa_in(dir.path(), &["--jit", jit, "-cp", ".", "Strings"]);
+        assert_eq!(r.code, 0, "--jit {jit}: {}", r.stderr);
+        r.stdout
+    };
+    let interpreted = run("off");
+    assert_eq!(interpreted.lines().count(), 49, "{interpreted}");
+    assert_eq!(
+        interpreted.lines().filter(|l| *l == "true false").count(),
+        13,
+        "{interpreted}"
+    );
+    assert_eq!(run("always"), interpreted);
+}

@@ -725,6 +725,18 @@ impl Vm {
             .map_or(0, |v| v.raw())
     }
 
+    /// Runtime call: `a = b` on a String receiver (the interpreter's fast
+    /// path, `string_equal`): 1 when equal, 2 when not, 0 when the fast path
+    /// does not apply (native code then makes the send). Reads the heap
+    /// only: native code calls it without storing its operands.
+    pub fn native_string_equal(&mut self, a: Value, b: Value) -> u64 {
+        match self.string_equal(a, b) {
+            Some(true) => 1,
+            Some(false) => 2,
+            None => 0,
+        }
+    }
+
     /// Runtime call: make the value stack hold at least `n` slots (an
     /// activation's extent native code is about to use).
     pub fn native_reserve(&mut self, ctx: &mut NativeCtx, n: u64) {

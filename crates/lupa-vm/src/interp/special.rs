@@ -284,6 +284,21 @@ impl Vm {
         }
     }
 
+    /// `a = b` for a String receiver while `String>>=` is the primitive:
+    /// whether `b` is a String or Symbol with the same characters; `None`
+    /// when this fast path does not apply (the send is made).
+    #[inline(always)]
+    pub(crate) fn string_equal(&mut self, a: Value, b: Value) -> Option<bool> {
+        if !(a.is_ptr() && b.is_ptr()) || self.heap.class_index(a) != cls::STRING {
+            return None;
+        }
+        if !self.image.string_eq_is_primitive(&self.heap) {
+            return None;
+        }
+        let cb = self.heap.class_index(b);
+        Some((cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b))
+    }
+
     /// `=`/`~=` between two Strings (or a String and a Symbol) by byte comparison, when
     /// the receiver is a plain String whose `=` is the primitive. Answers false (send
     /// normally) otherwise.
@@ -295,15 +310,9 @@ impl Vm {
         b: Value,
         n: usize,
     ) -> Result<bool, VmError> {
-        if !(a.is_ptr() && b.is_ptr()) || self.heap.class_index(a) != cls::STRING {
+        let Some(eq) = self.string_equal(a, b) else {
             return Ok(false);
-        }
-        let cb = self.heap.class_index(b);
-        if !self.image.string_eq_is_primitive(&self.heap) {
-            return Ok(false);
-        }
-        let eq =
-            (cb == cls::STRING || cb == cls::SYMBOL) && self.heap.bytes(a) == self.heap.bytes(b);
+        };
         self.sched.running.stack.truncate(n - 2);
         self.sched
             .running
