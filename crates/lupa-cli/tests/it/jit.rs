@@ -521,14 +521,21 @@ fn double_arithmetic_compiled_is_the_interpreters() {
             show: d = ( ^d printString , '/' , d class name , '/' , (1.0 / d) printString )
         )\n",
     )]);
+    let interpreted = same_output_compiled(dir.path(), "Doubles");
+    assert_eq!(interpreted.lines().count(), 14 * 14, "{interpreted}");
+}
+
+/// Run class `name` of `dir` interpreted and with everything compiled:
+/// both must succeed and print the same; answers what they printed.
+fn same_output_compiled(dir: &std::path::Path, name: &str) -> String {
     let run = |jit: &str| {
-        let r = lupa_in(dir.path(), &["--jit", jit, "-cp", ".", "Doubles"]);
+        let r = lupa_in(dir, &["--jit", jit, "-cp", ".", name]);
         assert_eq!(r.code, 0, "--jit {jit}: {}", r.stderr);
         r.stdout
     };
     let interpreted = run("off");
-    assert_eq!(interpreted.lines().count(), 14 * 14, "{interpreted}");
     assert_eq!(run("always"), interpreted);
+    interpreted
 }
 
 /// `=` and `~=` on a String receiver run by a heap-reading runtime call from
@@ -549,17 +556,11 @@ fn string_equality_compiled_is_the_interpreters() {
             )
         )\n",
     )]);
-    let run = |jit: &str| {
-        let r = lupa_in(dir.path(), &["--jit", jit, "-cp", ".", "Strings"]);
-        assert_eq!(r.code, 0, "--jit {jit}: {}", r.stderr);
-        r.stdout
-    };
-    let interpreted = run("off");
+    let interpreted = same_output_compiled(dir.path(), "Strings");
     assert_eq!(interpreted.lines().count(), 49, "{interpreted}");
     assert_eq!(
         interpreted.lines().filter(|l| *l == "true false").count(),
         13,
         "{interpreted}"
     );
-    assert_eq!(run("always"), interpreted);
 }
