@@ -1103,8 +1103,9 @@ impl Gen<'_, '_> {
         // one call block for the methods that are not trivial.
         let call = self.b.create_block();
         let call_mid = self.b.append_block_param(call, types::I64);
-        let mut methods: Vec<(u32, Block)> = Vec::new();
-        for (k, &(addr, mid, kind, _)) in seen.iter().enumerate() {
+        // (method, its block, kind, operand)
+        let mut methods: Vec<(u32, Block, u64, u64)> = Vec::new();
+        for (k, &(addr, mid, kind, operand)) in seen.iter().enumerate() {
             let a = self.iconst(addr);
             let word = self.load(a, offset_of!(InlineCache, class) as i32);
             let hit = self.b.ins().icmp(IntCC::Equal, word, key);
@@ -1124,11 +1125,11 @@ impl Gen<'_, '_> {
                     .ins()
                     .brif(same, call, &[BlockArg::Value(m)], slow, NO);
             } else {
-                let block = match methods.iter().find(|(m, _)| *m == mid) {
-                    Some(&(_, b)) => b,
+                let block = match methods.iter().find(|m| m.0 == mid) {
+                    Some(m) => m.1,
                     None => {
                         let b = self.b.create_block();
-                        methods.push((mid, b));
+                        methods.push((mid, b, kind, operand));
                         b
                     }
                 };
@@ -1138,10 +1139,7 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(next);
             }
         }
-        for &(mid, block) in &methods {
-            let Some(&(_, _, kind, operand)) = seen.iter().find(|e| e.1 == mid) else {
-                continue;
-            };
+        for &(_, block, kind, operand) in &methods {
             self.b.switch_to_block(block);
             self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
         }
