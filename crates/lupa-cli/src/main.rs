@@ -59,8 +59,8 @@ enum Command {
     /// implementations saw and it did not.
     #[command(after_help = EXIT_CODES)]
     Types(commands::types::TypesArgs),
-    /// Time profiling blueprints (Spy's BlueprintProfiler): run CLASS like `run` with the methods of
-    /// the profiled packages instrumented, then twice more (counted, then sampled), and draw the
+    /// Time profiling blueprints (Spy's BlueprintProfiler): run CLASS like `run`, counted, with the
+    /// methods of the profiled packages watched, then once more (sampled), and draw the
     /// structural blueprint (classes, methods as boxes) or the behavioral one (the call graph):
     /// height = time, width = executions, gray = every call answered the same object.
     #[command(after_help = EXIT_CODES)]

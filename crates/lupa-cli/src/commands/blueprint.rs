@@ -1,6 +1,6 @@
 //! `lupa blueprint`: time profiling blueprints (Spy's BlueprintProfiler, the
-//! Spy paper's section 4.2): run CLASS like `lupa run` with the methods of the
-//! profiled packages instrumented, then twice more (counted, sampled; their
+//! Spy paper's section 4.2): run CLASS like `lupa run`, counted, with the
+//! methods of the profiled packages watched, then once more (sampled; its
 //! output discarded), and draw the structural or behavioral blueprint.
 
 use clap::{Args, ValueEnum};

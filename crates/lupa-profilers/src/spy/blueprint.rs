@@ -1,8 +1,10 @@
 //! Time profiling blueprints ([`crate::ProfileMode::Blueprint`], `lupa
 //! blueprint`): Spy's `BlueprintProfiler` over the configured packages while
-//! a program runs, then its time and call graph (the program run twice more, not instrumented:
-//! counted, then sampled, each sample counting 1, deterministically with
-//! [`BlueprintConfig::every`]; their output is discarded), read into a
+//! a program runs under Compteur (the VM watches its methods: nothing the
+//! program does changes, so the counted run is this one), then its time (the
+//! program run once more, not instrumented, sampled, each sample counting 1,
+//! deterministically with [`BlueprintConfig::every`]; its output is
+//! discarded), read into a
 //! [`lupa_prof::blueprint::Blueprint`]. A block's time and executions are its
 //! own, read into its home method's [`lupa_prof::blueprint::BlueprintBlock`]s
 //! (Spy's `BlockSpy`), not charged to the method that created it.
@@ -20,7 +22,6 @@ use lupa_vm::{Value, Vm, VmError};
 use std::time::Instant;
 
 pub use super::blueprint_config::BlueprintConfig;
-use super::coverage::instrumented;
 use super::time::call_graph;
 use super::{Handles, count, elements, new_profiler, send, string_array, text};
 use crate::mode::ProfileMode;
@@ -33,8 +34,8 @@ pub(crate) struct RunningBlueprint {
     h: Handles,
     profiler: usize,
     config: BlueprintConfig,
-    /// The program, once it ran to its end.
-    program: Option<Vec<String>>,
+    /// The program and its counted profile, once it ran to its end.
+    program: Option<(Vec<String>, Profile)>,
 }
 
 impl RunningBlueprint {
@@ -57,8 +58,9 @@ impl RunningBlueprint {
         })
     }
 
-    /// Run the program with the packages instrumented (a blueprint profiles
-    /// a program, not tests).
+    /// Run the program counted (Compteur), with the packages instrumented
+    /// (a blueprint profiles a program, not tests; uninstrumented however
+    /// it ends).
     pub(crate) fn run(&mut self, vm: &mut Vm, workload: Workload<'_>) -> Result<i32, VmError> {
         let Workload::Program(args) = workload else {
             return Err(VmError::Fatal(
@@ -68,18 +70,21 @@ impl RunningBlueprint {
         let (h, p) = (&self.h, self.profiler);
         let names = string_array(vm, h, &self.config.packages)?;
         let names = h.get(vm, names);
-        let ran = instrumented(vm, h, p, names, args);
+        send(vm, h, p, "addPackagesNamed:", &[names])?;
+        send(vm, h, p, "install", &[])?;
+        let counted = profile_of(vm, ProfileMode::COMPTEUR, args);
+        let uninstalled = send(vm, h, p, "uninstall", &[]);
         h.truncate(vm, p + 1);
-        if ran.is_ok() {
-            self.program = Some(args.to_vec());
-        }
-        ran
+        let (status, profile) = counted?;
+        uninstalled?;
+        self.program = Some((args.to_vec(), profile));
+        Ok(status)
     }
 
-    /// Run the program twice more, counted then sampled (their output
-    /// discarded), give the profiler its time and call graph, and read the
-    /// blueprint (the command is left empty). Without a program that ran to
-    /// its end there are no timed runs: the blueprint has no time.
+    /// Run the program once more, sampled (its output discarded), give the
+    /// profiler its time and call graph, and read the blueprint (the command
+    /// is left empty). Without a program that ran to its end there is no
+    /// timed run: the blueprint has no time.
     pub(crate) fn finish(self, vm: &mut Vm) -> Result<Blueprint, VmError> {
         let done = self.timed_and_read(vm);
         self.h.release(vm);
@@ -88,11 +93,11 @@ impl RunningBlueprint {
 
     fn timed_and_read(&self, vm: &mut Vm) -> Result<Blueprint, VmError> {
         let (h, p) = (&self.h, self.profiler);
-        if let Some(args) = &self.program {
+        if let Some((args, counted)) = &self.program {
             vm.io.flush()?;
-            // The timed runs' output is not the program's output again.
+            // The timed run's output is not the program's output again.
             vm.io.capture_output();
-            let timed = timed_runs(vm, h, p, args, &self.config);
+            let timed = timed_run(vm, h, p, args, counted, &self.config);
             drop(vm.io.take_captured());
             timed?;
         }
@@ -107,18 +112,18 @@ fn number(vm: &mut Vm, h: &Handles, slot: usize, selector: &str) -> Result<f64, 
         .ok_or_else(|| VmError::Fatal(format!("{selector} did not answer a number")))
 }
 
-/// The counted and the sampled runs of the program (driven from here, so
-/// that a program ending with `system exit:` is measured too), handed to the
-/// profiler in `p` as `System>>stopProfilerData` would hand them
-/// (`setCallGraph:timeGraph:samples:milliseconds:`).
-fn timed_runs(
+/// The sampled run of the program (driven from here, so that a program
+/// ending with `system exit:` is measured too), handed to the profiler in
+/// `p` with the `counted` profile as `System>>stopProfilerData` would hand
+/// them (`setCallGraph:timeGraph:samples:milliseconds:`).
+fn timed_run(
     vm: &mut Vm,
     h: &Handles,
     p: usize,
     args: &[String],
+    counted: &Profile,
     blueprint: &BlueprintConfig,
 ) -> Result<(), VmError> {
-    let counted = profile_of(vm, ProfileMode::COMPTEUR, args)?;
     let config = SamplerConfig {
         rate_hz: blueprint.rate_hz,
         every: blueprint.every,
@@ -126,9 +131,9 @@ fn timed_runs(
         ..SamplerConfig::SMALLTALK
     };
     let started = Instant::now();
-    let sampled = profile_of(vm, ProfileMode::Sampling(config), args)?;
+    let (_, sampled) = profile_of(vm, ProfileMode::Sampling(config), args)?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let graph = call_graph(&counted).to_smalltalk(vm)?;
+    let graph = call_graph(counted).to_smalltalk(vm)?;
     let graph = h.keep(vm, graph);
     let time_graph = call_graph(&sampled).to_smalltalk(vm)?;
     let time_graph = h.keep(vm, time_graph);
@@ -146,12 +151,12 @@ fn timed_runs(
     Ok(())
 }
 
-/// The profile of one run of `args` under `mode`; the run's failure is the
-/// error.
-fn profile_of(vm: &mut Vm, mode: ProfileMode, args: &[String]) -> Result<Profile, VmError> {
+/// The exit status and profile of one run of `args` under `mode`; the
+/// run's failure is the error.
+fn profile_of(vm: &mut Vm, mode: ProfileMode, args: &[String]) -> Result<(i32, Profile), VmError> {
     let run = mode.run(vm, Workload::Program(args))?;
-    run.result?;
-    Ok(Profile::try_from(run.output)?)
+    let status = run.result?;
+    Ok((status, Profile::try_from(run.output)?))
 }
 
 /// Read the profiler in `p` into a blueprint.

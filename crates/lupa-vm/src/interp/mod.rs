@@ -32,6 +32,7 @@ mod send;
 mod som_wording;
 mod special;
 mod unwind;
+mod watched;
 
 pub(crate) use runtime_limits::{RuntimeLimits, STACK_SHARE};
 pub(crate) use special::floor_div;

@@ -210,6 +210,19 @@ impl Vm {
     /// Run method `m` on the receiver and `argc` arguments on the stack.
     #[inline]
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
+        if crate::interp::OBSERVE && self.obs.watching {
+            return self.invoke_watched(m, argc);
+        }
+        self.invoke_unwatched(m, argc)
+    }
+
+    /// [`Vm::invoke`] with no method watch to tell.
+    #[inline(always)]
+    pub(super) fn invoke_unwatched(
+        &mut self,
+        m: Rc<MethodCode>,
+        argc: usize,
+    ) -> Result<(), VmError> {
         if m.trap_shortcut && self.trap_shortcut_applies(&m) {
             // A disabled proxy, or a call made by instrumentation code (see `proxies`).
             return self.send_to_original(&m, argc);

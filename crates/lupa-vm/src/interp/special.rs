@@ -57,8 +57,9 @@ impl Vm {
     /// Is the method the special send `op` of `code` (selector literal
     /// `sel`, send site `site`) would run on the receiver on the stack
     /// instrumented: an enabled trap (a MethodProxies trap its fast path
-    /// would skip) or an object (`run:with:in:`)? Only asked by the
-    /// observing loop while a trap is installed under a special selector
+    /// would skip), an object (`run:with:in:`) or a watched method
+    /// (`obs/watch.rs`)? Only asked by the observing loop while a trap is
+    /// installed, or a method watched, under a special selector
     /// ([`Observation::guarding_traps`](crate::obs::Observation)); at the
     /// meta level traps do not fire, so the fast path stands. The lookup
     /// fills the site's inline cache, which the send then uses.
@@ -98,9 +99,10 @@ impl Vm {
                 Lookup::NotFound => return false,
             }
         };
-        self.image.methods.get(method as usize).is_some_and(|m| {
-            m.trap_shortcut && m.literals.first().is_some_and(|l| l.get() == Value::TRUE)
-        })
+        self.obs.watching && self.obs.watches.wants(method) != 0
+            || self.image.methods.get(method as usize).is_some_and(|m| {
+                m.trap_shortcut && m.literals.first().is_some_and(|l| l.get() == Value::TRUE)
+            })
     }
 
     /// A method dictionary changed under selector `sel`: when it is a special

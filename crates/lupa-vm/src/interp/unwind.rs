@@ -35,6 +35,10 @@ impl Vm {
     /// return path stays small.
     #[inline(never)]
     fn observe_exit(&mut self, f: &Frame, unwinding: bool) {
+        if unwinding && self.obs.watches.expecting() {
+            let depth = self.sched.running.frames.len();
+            self.obs.watches.unwound(self.sched.current, depth);
+        }
         if unwinding && self.obs.covering_lines() && !self.sched.running.at_meta_level() {
             self.obs.mark_abort(f.method, f.pc);
         }
@@ -61,6 +65,9 @@ impl Vm {
     /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
     #[inline]
     pub(super) fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
+        if OBSERVE && self.obs.hooks_on && self.obs.watches.expecting() {
+            self.watched_return(v);
+        }
         let Some(f) = self.pop_frame(false) else {
             return Ok(());
         };

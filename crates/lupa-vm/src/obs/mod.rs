@@ -21,6 +21,7 @@ pub mod coverage;
 pub mod lifetimes;
 pub mod pretenure;
 pub mod sampling;
+pub mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,6 +172,15 @@ pub struct Observation {
     pub(crate) last_lifetimes: Option<crate::obs::lifetimes::LifetimeRecording>,
     /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
     pub(crate) pretenuring: Option<crate::obs::pretenure::Pretenuring>,
+    /// Method watches (`watch.rs`).
+    pub(crate) watches: crate::obs::watch::Watches,
+    /// Is a method watch on? (`watches.is_on()`, kept where `invoke` tests it.)
+    pub(crate) watching: bool,
+    /// Is a trap (or an object) installed under a special selector? With a
+    /// watched method of a special selector, this makes `guarding_traps`.
+    traps_installed: bool,
+    /// Does a watch name a method with a special selector?
+    watches_special: bool,
 }
 
 impl Default for Observation {
@@ -202,6 +212,10 @@ impl Default for Observation {
             lifetimes: None,
             last_lifetimes: None,
             pretenuring: None,
+            watches: Default::default(),
+            watching: false,
+            traps_installed: false,
+            watches_special: false,
         }
     }
 }
@@ -296,19 +310,37 @@ impl Observation {
 
     /// Install activation hooks (replacing any).
     pub fn set_hooks(&mut self, hooks: Option<Box<dyn ActivationHooks>>) {
-        self.hooks_on = hooks.is_some() || self.lines.is_some();
         self.hooks = hooks;
+        self.refresh_hooks_on();
     }
 
     /// Remove and answer the hooks.
     pub fn take_hooks(&mut self) -> Option<Box<dyn ActivationHooks>> {
-        self.hooks_on = self.lines.is_some();
-        self.hooks.take()
+        let hooks = self.hooks.take();
+        self.refresh_hooks_on();
+        hooks
+    }
+
+    /// Recompute `hooks_on`: activation hooks, line coverage or a method
+    /// watch need the activation path.
+    pub(crate) fn refresh_hooks_on(&mut self) {
+        self.watching = self.watches.is_on();
+        self.hooks_on = self.hooks.is_some() || self.lines.is_some() || self.watching;
     }
 
     /// Guard the special sends whose method is instrumented (see
     /// [`Observation::guarding_traps`]); answers whether that changed.
     pub(crate) fn set_guarding_traps(&mut self, on: bool) -> bool {
+        self.traps_installed = on;
+        self.guard_special_sends(self.watches_special)
+    }
+
+    /// Guard the special sends when traps are installed under special
+    /// selectors or `watched` (a watched method has one); answers whether
+    /// the guard changed.
+    pub(crate) fn guard_special_sends(&mut self, watched: bool) -> bool {
+        self.watches_special = watched;
+        let on = self.traps_installed || watched;
         let changed = self.guarding_traps != on;
         self.guarding_traps = on;
         self.update_per_send();

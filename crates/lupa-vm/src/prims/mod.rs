@@ -35,6 +35,7 @@ pub(crate) mod profiling;
 pub(crate) mod proxies;
 pub(crate) mod string;
 pub(crate) mod system;
+pub(crate) mod watch;
 
 pub use args::Args;
 pub use outcome::{Expected, PrimFailure, PrimResult, Reply};
@@ -117,6 +118,7 @@ pub(crate) const MODULES: &[&[Primitive]] = &[
     gc::PRIMITIVES,
     lifetimes::PRIMITIVES,
     file::PRIMITIVES,
+    watch::PRIMITIVES,
 ];
 
 /// The function of primitive `id`.

@@ -33,6 +33,7 @@ impl Vm {
         for v in self.handles.iter_mut() {
             root(v);
         }
+        self.obs.watches.visit_roots(&mut root);
         c.finish();
         let elapsed = t0.elapsed();
         self.obs.pop_state(saved_state);

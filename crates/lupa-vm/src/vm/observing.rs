@@ -74,7 +74,7 @@ impl Vm {
     /// each is counted as an arrival there (see `obs/coverage.rs`).
     pub fn start_line_coverage(&mut self) {
         self.obs.lines = Some(Default::default());
-        self.obs.hooks_on = true;
+        self.obs.refresh_hooks_on();
         for (id, pc) in self.base_level_positions() {
             self.obs.mark_run(id, pc);
         }
@@ -90,10 +90,47 @@ impl Vm {
             self.obs.mark_abort(id, pc);
         }
         let counts = self.obs.lines.take().unwrap_or_default();
-        self.obs.hooks_on = self.obs.has_hooks();
+        self.obs.refresh_hooks_on();
         self.obs.refresh_per_send();
         self.observation_changed();
         LineCoverage { counts }
+    }
+
+    /// Start a method watch (`obs/watch.rs`) of `methods` (method ids) with
+    /// `options` (`obs::watch::RECEIVERS`...): from now on every call of one
+    /// of them at the base level is recorded. Answers the watch's number.
+    pub fn start_watch(&mut self, methods: &[u32], options: u32) -> u32 {
+        let id = self.obs.watches.start(methods, options);
+        self.watch_changed();
+        id
+    }
+
+    /// Set the tag in force for watch `id` (None: no tag); false when no
+    /// such watch is on.
+    pub fn set_watch_tag(&mut self, id: u32, tag: Option<u32>) -> bool {
+        self.obs.watches.set_tag(id, tag)
+    }
+
+    /// Stop watch `id` and answer what it saw (None: no such watch is on).
+    pub fn stop_watch(&mut self, id: u32) -> Option<crate::obs::watch::Watch> {
+        let w = self.obs.watches.stop(id);
+        self.watch_changed();
+        w
+    }
+
+    /// The watches changed: the activation path, and the guard on special
+    /// sends (a watched method with a special selector must not be skipped
+    /// by its fast path).
+    fn watch_changed(&mut self) {
+        self.obs.refresh_hooks_on();
+        let image = &self.image;
+        let special = self.obs.watches.names_any(|m| {
+            image.methods.get(m as usize).is_some_and(|code| {
+                lupa_compiler::SpecialOp::for_selector(&code.selector_name).is_some()
+            })
+        });
+        self.obs.guard_special_sends(special);
+        self.observation_changed();
     }
 
     /// The method id and saved pc of every frame of every process that runs

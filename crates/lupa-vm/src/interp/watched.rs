@@ -1,0 +1,116 @@
+//! The interpreter's side of method watches (`obs/watch.rs`): a call of a
+//! watched method is recorded before it runs, and its end when it answers.
+//! Out of line: `invoke` only tests whether a watch is on.
+
+use std::rc::Rc;
+
+use crate::objects::MethodCode;
+use crate::obs::watch::{ARGUMENTS, AT_THE_END, RECEIVER_FIELDS, RECEIVERS};
+use crate::vm::{Vm, VmError};
+use lupa_heap::Value;
+
+impl Vm {
+    /// [`Vm::invoke`] while a watch is on: record the call when a watch
+    /// names `m` and the caller runs at the base level, run it, and record
+    /// its end (at once when it answered without a frame, else when the
+    /// frame it pushed returns).
+    #[inline(never)]
+    pub(super) fn invoke_watched(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
+        let wants = if self.sched.running.at_meta_level() {
+            0
+        } else {
+            self.obs.watches.wants(m.id)
+        };
+        if wants == 0 {
+            return self.invoke_unwatched(m, argc);
+        }
+        let bp = self.sched.running.stack.len() - 1 - argc;
+        let receiver = self.sched.running.stack[bp];
+        let key = if wants & RECEIVERS != 0 {
+            self.identity_key(receiver)
+        } else {
+            0
+        };
+        let mut classes = [0u32; 8];
+        let n = if wants & ARGUMENTS != 0 {
+            argc.min(classes.len())
+        } else {
+            0
+        };
+        for (i, c) in classes.iter_mut().enumerate().take(n) {
+            *c = self.class_of(self.sched.running.stack[bp + 1 + i]);
+        }
+        self.obs.watches.call(m.id, key, &classes[..n]);
+        if wants & AT_THE_END == 0 {
+            return self.invoke_unwatched(m, argc);
+        }
+        let fields = (wants & RECEIVER_FIELDS != 0 && self.obs.watches.compares_fields(m.id))
+            .then(|| self.named_fields(receiver));
+        let (process, depth, id) = (self.sched.current, self.sched.running.frames.len(), m.id);
+        self.invoke_unwatched(m, argc)?;
+        if self.sched.current != process {
+            return Ok(());
+        }
+        let frames = self.sched.running.frames.len();
+        if frames == depth {
+            // Answered without a frame (and without a collection: the
+            // receiver and the fields read above are still what they were).
+            if let Some(&v) = self.sched.running.stack.last() {
+                self.watched_answer(id, receiver, v, fields.as_deref());
+            }
+        } else if frames == depth + 1 {
+            self.obs
+                .watches
+                .expect_answer(process, depth, id, receiver, fields);
+        }
+        Ok(())
+    }
+
+    /// The top frame returns `v`: when it answers for a watched call, record
+    /// its end.
+    #[inline(never)]
+    pub(super) fn watched_return(&mut self, v: Value) {
+        let Some(depth) = self.sched.running.frames.len().checked_sub(1) else {
+            return;
+        };
+        if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
+            let method = crate::obs::watch::Watches::method_of(&p);
+            self.watched_answer(method, p.receiver, v, p.fields.as_deref());
+        }
+    }
+
+    /// A watched call of `method` on `receiver` answered `v`; `before` its
+    /// receiver's named fields before the call, when they are compared.
+    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, before: Option<&[Value]>) {
+        let class = self.class_of(v);
+        let changed = before.map(|b| self.named_fields(receiver) != b);
+        self.obs.watches.answer(method, receiver, v, class, changed);
+    }
+
+    /// The named fields of `v` (none for an immediate or a class, whose
+    /// fields are the VM's).
+    fn named_fields(&mut self, v: Value) -> Vec<Value> {
+        if !v.is_ptr() || self.class_index_of_object(v).is_some() {
+            return Vec::new();
+        }
+        let c = self.heap.class_index(v);
+        let named = self
+            .image
+            .classes
+            .get(c as usize)
+            .map_or(0, |info| info.fields.len());
+        let n = named.min(self.heap.slot_count(v));
+        (0..n).map(|i| self.heap.slot(v, i)).collect()
+    }
+
+    /// A key that tells objects apart by identity without keeping them: the
+    /// identity hash and class of a heap object, the bits of an immediate.
+    fn identity_key(&mut self, v: Value) -> u64 {
+        if v.is_ptr() {
+            let class = self.heap.class_index(v);
+            (1 << 62) | (u64::from(self.heap.identity_hash(v)) << 32) | u64::from(class)
+        } else {
+            v.raw() & !(1 << 62)
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! Method watches: what every call of chosen methods did, kept by the VM.
+//!
+//! Spy's built-in profilers (test coverage, type feedback) need per method
+//! facts the interpreter sees at each call anyway: how many calls, how many
+//! distinct receivers, which test was running, the classes of the arguments
+//! and of the answer. Gathered by a MethodProxies trap, each call ran a
+//! dozen Smalltalk sends of hooks around the method (a whole-Kernel coverage
+//! of the bundled suites took 25 times a plain run). A watch
+//! ([`Vm::start_watch`](crate::Vm::start_watch)) names the methods instead,
+//! and the interpreter records each call itself:
+//!
+//! - **which calls**: every call of a watched method made at the base level
+//!   (the program's own; a call made by instrumentation code, at the meta
+//!   level, is never counted), however it runs: with a frame, as a
+//!   primitive, as a trivial method without a frame, or a special send
+//!   (`+`, `at:`, `value`...) whose fast path would skip the lookup (while a
+//!   watched method has a special selector, the observing loop looks before
+//!   it takes one: `Vm::special_is_instrumented`). A method reached through
+//!   a proxy's trap is counted when the trap runs it (its code is the same);
+//! - **receivers** ([`RECEIVERS`]): distinct by identity, without keeping
+//!   them alive: [`Distinct`] holds identity hashes (with the class), exact
+//!   up to [`EXACT_LIMIT`], then a HyperLogLog estimate;
+//! - **tags** ([`TAGS`]): the tag in force at the call (a number the
+//!   program sets with `System>>watch:tag:`, e.g. the running test);
+//! - **arguments** ([`ARGUMENTS`]): the classes seen at each argument index;
+//! - **answers** ([`ANSWERS`]): the classes of what the calls answered. A
+//!   call that answers at once (a primitive, a trivial method) is recorded
+//!   there; one that pushed a frame is recorded when that frame returns (a
+//!   non-local return to it and an exception handler returning from it
+//!   included); one unwound past is not (it answered nothing);
+//! - **the same answer** ([`SAME_ANSWER`]): whether every answer was one
+//!   object (by identity) other than the receiver, and that object (kept,
+//!   as a profiler's hook would keep it, until an answer differs);
+//! - **receiver fields** ([`RECEIVER_FIELDS`]): whether a call changed a
+//!   named field of its receiver (its fields are compared by identity
+//!   before and after the call, until one call changed them; what it does
+//!   to other objects is not seen).
+//!
+//! Watches may nest (a profiler run inside a profiled program): a call is
+//! recorded by every watch that names its method. The only heap references
+//! held are the same answers and, during a call, its receiver and the
+//! snapshot of its fields: the collector updates them as roots
+//! ([`Watches::visit_roots`]).
+//!
+//! Cost: nothing while no watch is on (one flag tested per invoke). While one
+//! is, activation hooks are on: the interpreter runs its observing path and
+//! native code does not run, as for line coverage.
+
+use std::collections::HashSet;
+
+use lupa_heap::Value;
+
+/// Record distinct receivers.
+pub const RECEIVERS: u32 = 1;
+/// Record the tags in force at the calls.
+pub const TAGS: u32 = 2;
+/// Record the classes of the arguments.
+pub const ARGUMENTS: u32 = 4;
+/// Record the classes of the answers.
+pub const ANSWERS: u32 = 8;
+/// Record whether every answer was the same object.
+pub const SAME_ANSWER: u32 = 16;
+/// Record whether a call changed a named field of its receiver.
+pub const RECEIVER_FIELDS: u32 = 32;
+/// Every option.
+pub const ALL: u32 = RECEIVERS | TAGS | ARGUMENTS | ANSWERS | SAME_ANSWER | RECEIVER_FIELDS;
+/// Set in what [`Watches::wants`] answers when a watch names the method
+/// (whatever its options).
+pub const NAMED: u32 = 1 << 31;
+/// The options that need each call's end.
+pub const AT_THE_END: u32 = ANSWERS | SAME_ANSWER | RECEIVER_FIELDS;
+
+/// Distinct values counted exactly up to this many.
+pub const EXACT_LIMIT: usize = 1024;
+/// HyperLogLog registers past [`EXACT_LIMIT`] (standard error 1.04 / 64 = 1.6%).
+const REGISTERS: usize = 4096;
+
+/// Distinct 64-bit keys counted without keeping what they stand for: exact
+/// up to [`EXACT_LIMIT`], then a HyperLogLog sketch of 4096 registers
+/// (Flajolet et al. 2007; linear counting below 2.5 x 4096). The same key
+/// twice in a row is looked at once.
+#[derive(Debug, Clone, Default)]
+pub struct Distinct {
+    exact: HashSet<u64>,
+    registers: Option<Box<[u8; REGISTERS]>>,
+    last: Option<u64>,
+}
+
+/// A 64-bit mix (splitmix64's finaliser), so that nearby keys spread.
+fn mix(mut h: u64) -> u64 {
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+impl Distinct {
+    /// Count `key`.
+    pub fn add(&mut self, key: u64) {
+        if self.last == Some(key) {
+            return;
+        }
+        self.last = Some(key);
+        if let Some(r) = self.registers.as_mut() {
+            Self::add_hash(r, key);
+            return;
+        }
+        self.exact.insert(key);
+        if self.exact.len() > EXACT_LIMIT {
+            let mut r = Box::new([0u8; REGISTERS]);
+            for &k in &self.exact {
+                Self::add_hash(&mut r, k);
+            }
+            self.exact = HashSet::new();
+            self.registers = Some(r);
+        }
+    }
+
+    fn add_hash(r: &mut [u8; REGISTERS], key: u64) {
+        let h = mix(key);
+        let index = (h as usize) & (REGISTERS - 1);
+        let rest = h >> 12;
+        let rank = (rest.trailing_zeros() + 1).min(53) as u8;
+        if rank > r[index] {
+            r[index] = rank;
+        }
+    }
+
+    /// How many distinct keys (exact, or the estimate).
+    pub fn count(&self) -> u64 {
+        let Some(r) = self.registers.as_ref() else {
+            return self.exact.len() as u64;
+        };
+        let m = REGISTERS as f64;
+        let sum: f64 = r.iter().map(|&x| 2f64.powi(-i32::from(x))).sum();
+        let zeros = r.iter().filter(|&&x| x == 0).count();
+        let raw = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;
+        if raw <= 2.5 * m && zeros > 0 {
+            return (m * (m / zeros as f64).ln()).round() as u64;
+        }
+        raw.round() as u64
+    }
+
+    /// Is [`Distinct::count`] an estimate?
+    pub fn is_estimated(&self) -> bool {
+        self.registers.is_some()
+    }
+}
+
+/// What one watch saw of one method.
+#[derive(Debug, Clone, Default)]
+pub struct MethodFacts {
+    /// Calls at the base level.
+    pub executions: u64,
+    /// Distinct receivers (with [`RECEIVERS`]).
+    pub receivers: Distinct,
+    /// The tags in force at its calls, in the order first seen (with [`TAGS`]).
+    pub tags: Vec<u32>,
+    last_tag: Option<u32>,
+    /// Per argument index, the class indices seen, in the order first seen
+    /// (with [`ARGUMENTS`]).
+    pub arguments: Vec<Vec<u32>>,
+    /// The class indices of its answers, in the order first seen (with [`ANSWERS`]).
+    pub answers: Vec<u32>,
+    /// Calls that answered (with [`SAME_ANSWER`]).
+    pub answered: u64,
+    /// What its answers were (with [`SAME_ANSWER`]).
+    pub same: Same,
+    /// Did a call change a named field of its receiver (with [`RECEIVER_FIELDS`])?
+    pub changed_receiver: bool,
+}
+
+/// What the answers of a method's calls were, by identity.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Same {
+    /// None yet.
+    #[default]
+    Unseen,
+    /// Always this object, never the receiver.
+    One(Value),
+    /// Not always the same, or the receiver.
+    Varied,
+}
+
+fn add_class(set: &mut Vec<u32>, class: u32) {
+    if !set.contains(&class) {
+        set.push(class);
+    }
+}
+
+/// One watch: its methods and what it saw of them.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// Its number (answered by `start`).
+    pub id: u32,
+    options: u32,
+    /// Per method id, its slot + 1 (0: not watched).
+    slot_of: Vec<u32>,
+    /// The methods as given: each one's slot.
+    order: Vec<u32>,
+    facts: Vec<MethodFacts>,
+    tag: Option<u32>,
+}
+
+impl Watch {
+    /// What it saw of each method, in the order they were given (a method
+    /// given twice appears twice, with the same facts).
+    pub fn facts(&self) -> impl Iterator<Item = &MethodFacts> {
+        self.order.iter().map(|&s| &self.facts[s as usize])
+    }
+
+    fn slot(&self, method: u32) -> Option<usize> {
+        match self.slot_of.get(method as usize) {
+            Some(&s) if s > 0 => Some(s as usize - 1),
+            _ => None,
+        }
+    }
+}
+
+/// A call whose answer is still to come: the frame at `depth` of `process`
+/// answers for `method`, called on `receiver` whose named fields were
+/// `fields` (with [`RECEIVER_FIELDS`]).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    process: usize,
+    depth: usize,
+    method: u32,
+    /// The receiver of the call.
+    pub receiver: Value,
+    /// Its named fields before the call (when they are compared).
+    pub fields: Option<Vec<Value>>,
+}
+
+/// The watches on now.
+#[derive(Debug, Default)]
+pub struct Watches {
+    list: Vec<Watch>,
+    next_id: u32,
+    pending: Vec<Pending>,
+}
+
+impl Watches {
+    /// Is any watch on?
+    pub fn is_on(&self) -> bool {
+        !self.list.is_empty()
+    }
+
+    /// Start watching `methods` (method ids) with `options`: answers the
+    /// watch's number.
+    pub fn start(&mut self, methods: &[u32], options: u32) -> u32 {
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let mut w = Watch {
+            id: self.next_id,
+            options: options & ALL,
+            slot_of: Vec::new(),
+            order: Vec::with_capacity(methods.len()),
+            facts: Vec::new(),
+            tag: None,
+        };
+        for &m in methods {
+            let i = m as usize;
+            if w.slot_of.len() <= i {
+                w.slot_of.resize(i + 1, 0);
+            }
+            if w.slot_of[i] == 0 {
+                w.facts.push(MethodFacts::default());
+                w.slot_of[i] = w.facts.len() as u32;
+            }
+            w.order.push(w.slot_of[i] - 1);
+        }
+        self.list.push(w);
+        self.next_id
+    }
+
+    /// Stop watch `id` and answer it (None: no such watch).
+    pub fn stop(&mut self, id: u32) -> Option<Watch> {
+        let i = self.list.iter().position(|w| w.id == id)?;
+        let w = self.list.remove(i);
+        if !self.list.iter().any(|w| w.options & ANSWERS != 0) {
+            self.pending.clear();
+        }
+        Some(w)
+    }
+
+    /// Set the tag of watch `id` (None: no tag); false when there is no such watch.
+    pub fn set_tag(&mut self, id: u32, tag: Option<u32>) -> bool {
+        match self.list.iter_mut().find(|w| w.id == id) {
+            Some(w) => {
+                w.tag = tag;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The options of every watch that names `method`, with [`NAMED`] (0:
+    /// none does).
+    #[inline]
+    pub fn wants(&self, method: u32) -> u32 {
+        self.list
+            .iter()
+            .filter(|w| w.slot(method).is_some())
+            .fold(0, |o, w| o | w.options | NAMED)
+    }
+
+    /// Does a watch name a method with one of these selectors? (`selector_of`
+    /// answers a method id's selector.)
+    pub fn names_any(&self, mut matches: impl FnMut(u32) -> bool) -> bool {
+        self.list.iter().any(|w| {
+            w.slot_of
+                .iter()
+                .enumerate()
+                .any(|(m, &s)| s > 0 && matches(m as u32))
+        })
+    }
+
+    /// A call of `method`: `receiver` its identity key (with [`RECEIVERS`]),
+    /// `arguments` its arguments' classes (with [`ARGUMENTS`]).
+    pub fn call(&mut self, method: u32, receiver: u64, arguments: &[u32]) {
+        for w in &mut self.list {
+            let Some(s) = w.slot(method) else { continue };
+            let (options, tag) = (w.options, w.tag);
+            let f = &mut w.facts[s];
+            f.executions += 1;
+            if options & RECEIVERS != 0 {
+                f.receivers.add(receiver);
+            }
+            if options & TAGS != 0
+                && let Some(t) = tag
+                && f.last_tag != Some(t)
+            {
+                f.last_tag = Some(t);
+                if !f.tags.contains(&t) {
+                    f.tags.push(t);
+                }
+            }
+            if options & ARGUMENTS != 0 {
+                if f.arguments.len() < arguments.len() {
+                    f.arguments.resize_with(arguments.len(), Vec::new);
+                }
+                for (set, &c) in f.arguments.iter_mut().zip(arguments) {
+                    add_class(set, c);
+                }
+            }
+        }
+    }
+
+    /// Does a watch compare the receiver fields of `method`'s calls (none
+    /// of them has changed them yet)?
+    pub fn compares_fields(&self, method: u32) -> bool {
+        self.list.iter().any(|w| {
+            w.options & RECEIVER_FIELDS != 0
+                && w.slot(method).is_some_and(|s| !w.facts[s].changed_receiver)
+        })
+    }
+
+    /// A call of `method` on `receiver` answered `answer`, an instance of
+    /// class `class`; `changed` tells whether it changed a named field of
+    /// the receiver (None: not compared).
+    pub fn answer(
+        &mut self,
+        method: u32,
+        receiver: Value,
+        answer: Value,
+        class: u32,
+        changed: Option<bool>,
+    ) {
+        for w in &mut self.list {
+            let Some(s) = w.slot(method) else { continue };
+            let f = &mut w.facts[s];
+            if w.options & ANSWERS != 0 {
+                add_class(&mut f.answers, class);
+            }
+            if w.options & SAME_ANSWER != 0 {
+                f.answered += 1;
+                f.same = match f.same {
+                    _ if answer == receiver => Same::Varied,
+                    Same::Unseen => Same::One(answer),
+                    Same::One(first) if first == answer => Same::One(first),
+                    _ => Same::Varied,
+                };
+            }
+            if w.options & RECEIVER_FIELDS != 0 && changed == Some(true) {
+                f.changed_receiver = true;
+            }
+        }
+    }
+
+    /// The call of `method` on `receiver` goes on in the frame at `depth`
+    /// of `process`: its return answers for it.
+    pub fn expect_answer(
+        &mut self,
+        process: usize,
+        depth: usize,
+        method: u32,
+        receiver: Value,
+        fields: Option<Vec<Value>>,
+    ) {
+        self.pending.push(Pending {
+            process,
+            depth,
+            method,
+            receiver,
+            fields,
+        });
+    }
+
+    /// Visit the heap references held (the collector updates them).
+    pub fn visit_roots(&mut self, root: &mut impl FnMut(&mut Value)) {
+        for w in &mut self.list {
+            for f in &mut w.facts {
+                if let Same::One(v) = &mut f.same {
+                    root(v);
+                }
+            }
+        }
+        for p in &mut self.pending {
+            root(&mut p.receiver);
+            for v in p.fields.iter_mut().flatten() {
+                root(v);
+            }
+        }
+    }
+
+    /// Is an answer expected from some frame?
+    #[inline(always)]
+    pub fn expecting(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The frame at `depth` of `process` returns: the call it answers for,
+    /// if any. (Expectations of deeper frames of the process, which can only
+    /// be stale, are dropped.)
+    pub fn answered(&mut self, process: usize, depth: usize) -> Option<Pending> {
+        loop {
+            let i = self.pending.iter().rposition(|p| p.process == process)?;
+            if self.pending[i].depth < depth {
+                return None;
+            }
+            let p = self.pending.remove(i);
+            if p.depth == depth {
+                return Some(p);
+            }
+        }
+    }
+
+    /// The method a pending call is of.
+    pub fn method_of(p: &Pending) -> u32 {
+        p.method
+    }
+
+    /// The frame at `depth` of `process` is unwound: it answers nothing.
+    pub fn unwound(&mut self, process: usize, depth: usize) {
+        let _ = self.answered(process, depth);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_is_exact_up_to_the_limit_then_close() {
+        let mut d = Distinct::default();
+        for k in 0..EXACT_LIMIT as u64 {
+            d.add(k * 7919);
+            d.add(k * 7919);
+        }
+        assert_eq!(d.count(), EXACT_LIMIT as u64);
+        assert!(!d.is_estimated());
+        for k in 0..100_000u64 {
+            d.add(k * 7919);
+        }
+        assert!(d.is_estimated());
+        let n = d.count() as f64;
+        // Six standard errors (1.6%) either side.
+        assert!((n - 100_000.0).abs() < 100_000.0 * 0.1, "estimate {n}");
+    }
+
+    #[test]
+    fn calls_are_recorded_by_every_watch_naming_the_method() {
+        let mut w = Watches::default();
+        let a = w.start(&[3, 5, 3], ALL);
+        let b = w.start(&[5], RECEIVERS);
+        assert_eq!(w.wants(5), ALL | NAMED);
+        assert_eq!(w.wants(4), 0);
+        w.set_tag(a, Some(7));
+        w.call(5, 1, &[10, 11]);
+        w.call(5, 2, &[10, 12]);
+        w.set_tag(a, Some(8));
+        w.call(5, 2, &[13, 11]);
+        w.answer(5, Value::NIL, Value::TRUE, 20, None);
+        let wb = w.stop(b).expect("watch b");
+        let f: Vec<_> = wb.facts().collect();
+        assert_eq!((f[0].executions, f[0].receivers.count()), (3, 2));
+        assert!(f[0].tags.is_empty() && f[0].arguments.is_empty());
+        let wa = w.stop(a).expect("watch a");
+        let f: Vec<_> = wa.facts().collect();
+        assert_eq!(f.len(), 3);
+        assert_eq!(f[0].executions, 0);
+        assert_eq!(f[1].tags, vec![7, 8]);
+        assert_eq!(f[1].arguments, vec![vec![10, 13], vec![11, 12]]);
+        assert_eq!(f[1].answers, vec![20]);
+        assert!(!w.is_on());
+    }
+
+    #[test]
+    fn answers_come_from_the_frame_of_the_call_and_not_from_unwound_ones() {
+        let mut w = Watches::default();
+        w.start(&[1, 2], ANSWERS);
+        let r = Value::NIL;
+        w.expect_answer(0, 4, 1, r, None);
+        w.expect_answer(1, 2, 2, r, None);
+        w.expect_answer(0, 6, 2, r, None);
+        let method = |p: Option<Pending>| p.map(|p| Watches::method_of(&p));
+        assert_eq!(method(w.answered(0, 5)), None);
+        w.unwound(0, 6);
+        assert_eq!(method(w.answered(0, 6)), None);
+        assert_eq!(method(w.answered(1, 2)), Some(2));
+        // A stale deeper expectation does not hide the one at the depth.
+        w.expect_answer(0, 9, 2, r, None);
+        assert_eq!(method(w.answered(0, 4)), Some(1));
+        assert!(!w.expecting());
+    }
+
+    #[test]
+    fn the_same_answer_is_one_object_never_the_receiver() {
+        let mut w = Watches::default();
+        let id = w.start(&[1, 2, 3], SAME_ANSWER | RECEIVER_FIELDS);
+        let (a, b, r) = (Value::small(1), Value::small(2), Value::small(9));
+        w.answer(1, r, a, 0, Some(false));
+        w.answer(1, r, a, 0, Some(false));
+        w.answer(2, r, a, 0, Some(false));
+        w.answer(2, r, b, 0, Some(true));
+        w.answer(3, r, r, 0, None);
+        let f: Vec<_> = w.stop(id).expect("watch").facts().cloned().collect();
+        assert_eq!(
+            (f[0].answered, f[0].same, f[0].changed_receiver),
+            (2, Same::One(a), false)
+        );
+        assert_eq!((f[1].same, f[1].changed_receiver), (Same::Varied, true));
+        assert_eq!(f[2].same, Same::Varied);
+    }
+}
