@@ -35,7 +35,7 @@ impl Vm {
     /// return path stays small.
     #[inline(never)]
     fn observe_exit(&mut self, f: &Frame, unwinding: bool) {
-        if unwinding && self.obs.watches.expecting() {
+        if unwinding && f.flags & Frame::WATCHED != 0 {
             let depth = self.sched.running.frames.len();
             self.obs.watches.unwound(self.sched.current, depth);
         }
@@ -65,7 +65,15 @@ impl Vm {
     /// Pop the top frame, answering `v` to its sender. Handles unwind resumption.
     #[inline]
     pub(super) fn return_from_top(&mut self, v: Value) -> Result<(), VmError> {
-        if OBSERVE && self.obs.hooks_on && self.obs.watches.expecting() {
+        if OBSERVE
+            && self.obs.hooks_on
+            && self
+                .sched
+                .running
+                .frames
+                .last()
+                .is_some_and(|f| f.flags & Frame::WATCHED != 0)
+        {
             self.watched_return(v);
         }
         let Some(f) = self.pop_frame(false) else {

@@ -62,6 +62,9 @@ impl Vm {
             self.obs
                 .watches
                 .expect_answer(process, depth, id, receiver, fields);
+            if let Some(f) = self.sched.running.frames.last_mut() {
+                f.flags |= crate::sched::Frame::WATCHED;
+            }
         }
         Ok(())
     }

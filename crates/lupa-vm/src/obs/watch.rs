@@ -46,7 +46,7 @@
 //! is, activation hooks are on: the interpreter runs its observing path and
 //! native code does not run, as for line coverage.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use lupa_heap::Value;
 
@@ -81,7 +81,7 @@ const REGISTERS: usize = 4096;
 /// twice in a row is looked at once.
 #[derive(Debug, Clone, Default)]
 pub struct Distinct {
-    exact: HashSet<u64>,
+    exact: FxHashSet<u64>,
     registers: Option<Box<[u8; REGISTERS]>>,
     last: Option<u64>,
 }
@@ -112,7 +112,7 @@ impl Distinct {
             for &k in &self.exact {
                 Self::add_hash(&mut r, k);
             }
-            self.exact = HashSet::new();
+            self.exact = FxHashSet::default();
             self.registers = Some(r);
         }
     }
@@ -210,6 +210,7 @@ impl Watch {
         self.order.iter().map(|&s| &self.facts[s as usize])
     }
 
+    #[inline]
     fn slot(&self, method: u32) -> Option<usize> {
         match self.slot_of.get(method as usize) {
             Some(&s) if s > 0 => Some(s as usize - 1),
@@ -298,6 +299,13 @@ impl Watches {
     /// none does).
     #[inline]
     pub fn wants(&self, method: u32) -> u32 {
+        if let [w] = self.list.as_slice() {
+            return if w.slot(method).is_some() {
+                w.options | NAMED
+            } else {
+                0
+            };
+        }
         self.list
             .iter()
             .filter(|w| w.slot(method).is_some())
@@ -369,7 +377,7 @@ impl Watches {
         for w in &mut self.list {
             let Some(s) = w.slot(method) else { continue };
             let f = &mut w.facts[s];
-            if w.options & ANSWERS != 0 {
+            if w.options & ANSWERS != 0 && f.answers.last() != Some(&class) {
                 add_class(&mut f.answers, class);
             }
             if w.options & SAME_ANSWER != 0 {

@@ -43,6 +43,10 @@ impl Frame {
     /// A `<trapShortcut>` method, a MethodProxies trap (it also has
     /// `META_LEVEL`: it takes the level path).
     pub const TRAP_SHORTCUT: u32 = 8;
+    /// Its return answers a watched call (`obs/watch.rs`): set by the
+    /// interpreter on the frame a watched call pushed, never by
+    /// [`Frame::flags_of`].
+    pub const WATCHED: u32 = 16;
 
     /// The flags of a frame running `m`.
     #[inline(always)]
