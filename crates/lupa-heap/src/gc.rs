@@ -162,7 +162,7 @@ impl<'h> Collection<'h> {
             let heap = &mut *self.heap;
             if heap.old_top * 8 > heap.config.max_heap {
                 heap.request_full_gc();
-            } else if heap.old_used_words() > heap.full_gc_threshold {
+            } else if heap.program_old_words() > heap.full_gc_threshold {
                 heap.request_full_gc_for(FullReason::Ratio);
             } else {
                 heap.ensure_headroom();
@@ -761,6 +761,7 @@ impl<'h> Collection<'h> {
         let used = heap.old_used_words();
         heap.last_full_used = Some(used);
         heap.full_gc_threshold = heap.threshold_after(used);
+        heap.observer_words = 0;
         heap.full_requested = false;
         heap.tenure_all_requested = false;
         // --max-heap: signal once when the live data does not fit; leave the

@@ -90,8 +90,14 @@ pub struct Heap {
     /// The next allocation goes to old space (`tenure_next_allocation`);
     /// `large_words` is 0 meanwhile, so that it takes the slow path.
     pub(crate) tenure_next: bool,
-    /// `large_words` while `tenure_next` holds it at 0.
+    /// `large_words` while `tenure_next` or `observer` holds it at 0.
     pub(crate) saved_large_words: usize,
+    /// Observer allocations (`set_observer_allocations`): every allocation goes
+    /// to old space, off the allocation clock; `large_words` is 0 meanwhile.
+    pub(crate) observer: bool,
+    /// Old-space words the observer allocated since the last full GC: left
+    /// out of the old-space growth the GC ratio measures.
+    pub(crate) observer_words: usize,
     // ---- policy ----
     pub(crate) config: HeapConfig,
     pub(crate) gc_requested: bool,
@@ -158,6 +164,8 @@ impl Heap {
             large_words: 0,
             tenure_next: false,
             saved_large_words: 0,
+            observer: false,
+            observer_words: 0,
             hash_state: config.hash_seed | 1,
             config,
             gc_requested: false,
@@ -218,8 +226,8 @@ impl Heap {
         };
         self.refresh_eden_threshold();
         // Large objects go to old space; never more than a quarter of eden.
-        self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
         self.tenure_next = false;
+        self.set_large_bound((self.config.large_object_size / 8).min(eden / 4).max(64));
     }
 
     /// The slow-path bound of eden allocation from the scavenge threshold,
@@ -283,6 +291,22 @@ impl Heap {
     /// Words used by old objects (holes excluded).
     pub(crate) fn old_used_words(&self) -> usize {
         (self.young_start - FIRST_INDEX) + (self.old_top - self.young_end()) - self.hole_words
+    }
+
+    /// Set the large-object bound (words), or keep it aside while the
+    /// observer's allocations hold it at 0.
+    pub(crate) fn set_large_bound(&mut self, words: usize) {
+        if self.observer || self.tenure_next {
+            self.saved_large_words = words;
+        } else {
+            self.large_words = words;
+        }
+    }
+
+    /// Old-space words in use less what the observer allocated since the last
+    /// full GC: what the GC ratio compares with its threshold.
+    pub(crate) fn program_old_words(&self) -> usize {
+        self.old_used_words().saturating_sub(self.observer_words)
     }
 
     /// Room for `total` words in a hole of old space, if the current hole has it.
@@ -420,7 +444,7 @@ impl Heap {
             Some(self.full_reason)
         } else if stress_full || self.old_top > self.config.max_heap / 8 {
             Some(FullReason::Requested)
-        } else if self.old_used_words() > self.full_gc_threshold {
+        } else if self.program_old_words() > self.full_gc_threshold {
             // Past the ratio before the scavenge that would have found it: the
             // full GC takes that scavenge's place (it evacuates new space too).
             Some(FullReason::Ratio)

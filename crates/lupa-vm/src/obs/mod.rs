@@ -171,6 +171,10 @@ pub struct Observation {
     pub(crate) last_lifetimes: Option<crate::obs::lifetimes::LifetimeRecording>,
     /// Pretenuring advice in force (`VmOptions::pretenure`), if any.
     pub(crate) pretenuring: Option<crate::obs::pretenure::Pretenuring>,
+    /// The meta level's allocations are an observer's (`System>>observerAllocations:`,
+    /// Illimani's faithful mode): while a process runs at the meta level, the heap
+    /// puts them in old space, off the allocation clock (`Heap::set_observer_allocations`).
+    pub(crate) observer_allocations: bool,
 }
 
 impl Default for Observation {
@@ -202,6 +206,7 @@ impl Default for Observation {
             lifetimes: None,
             last_lifetimes: None,
             pretenuring: None,
+            observer_allocations: false,
         }
     }
 }
