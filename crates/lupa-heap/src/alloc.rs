@@ -75,11 +75,11 @@ impl Heap {
     /// not on the allocation clock (`HeapStats::allocated_bytes` and
     /// `allocated_objects` count the program's objects) but on
     /// `observer_bytes`/`observer_objects`; and the GC ratio leaves the
-    /// observer's old words since the last full GC out of the growth it
-    /// measures. What the observer keeps alive through a full GC still counts
-    /// in the live size the next threshold is computed from. The fast path is
-    /// unchanged: the large-object bound is 0 while on, so every allocation
-    /// takes the slow path, which tests the flag.
+    /// observer's words since `reset_observer_words` out of the old space it
+    /// measures, taking them as the observer's live data (its garbage, once a
+    /// full GC frees it, makes the program's share look smaller by as much).
+    /// The fast path is unchanged: the large-object bound is 0 while on, so
+    /// every allocation takes the slow path, which tests the flag.
     pub fn set_observer_allocations(&mut self, on: bool) {
         if on == self.observer {
             return;
@@ -94,6 +94,12 @@ impl Heap {
             self.large_words = self.saved_large_words;
         }
         self.observer = on;
+    }
+
+    /// Forget the observer's words so far (`set_observer_allocations`): a new
+    /// observer starts, or the last one's data is the program's from now on.
+    pub fn reset_observer_words(&mut self) {
+        self.observer_words = 0;
     }
 
     /// Are allocations the observer's now?

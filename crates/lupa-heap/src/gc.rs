@@ -760,8 +760,7 @@ impl<'h> Collection<'h> {
         }
         let used = heap.old_used_words();
         heap.last_full_used = Some(used);
-        heap.full_gc_threshold = heap.threshold_after(used);
-        heap.observer_words = 0;
+        heap.full_gc_threshold = heap.threshold_after(heap.program_old_words());
         heap.full_requested = false;
         heap.tenure_all_requested = false;
         // --max-heap: signal once when the live data does not fit; leave the

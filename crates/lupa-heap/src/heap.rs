@@ -95,8 +95,10 @@ pub struct Heap {
     /// Observer allocations (`set_observer_allocations`): every allocation goes
     /// to old space, off the allocation clock; `large_words` is 0 meanwhile.
     pub(crate) observer: bool,
-    /// Old-space words the observer allocated since the last full GC: left
-    /// out of the old-space growth the GC ratio measures.
+    /// Old-space words the observer allocated since `reset_observer_words`,
+    /// taken as its live data: left out of the old space the GC ratio
+    /// measures (the growth since the last full GC, and the live size the
+    /// threshold is computed from).
     pub(crate) observer_words: usize,
     // ---- policy ----
     pub(crate) config: HeapConfig,
@@ -303,8 +305,8 @@ impl Heap {
         }
     }
 
-    /// Old-space words in use less what the observer allocated since the last
-    /// full GC: what the GC ratio compares with its threshold.
+    /// Old-space words in use less the observer's (`observer_words`): what the
+    /// GC ratio compares with its threshold, and computes the next one from.
     pub(crate) fn program_old_words(&self) -> usize {
         self.old_used_words().saturating_sub(self.observer_words)
     }

@@ -222,6 +222,9 @@ fn observer_allocations(vm: &mut Vm, args: Args) -> PrimResult {
     };
     let was = vm.obs.observer_allocations;
     vm.obs.observer_allocations = on;
+    if was != on {
+        vm.heap.reset_observer_words();
+    }
     vm.level_changed();
     Ok(Answer(Value::bool(was)))
 }
