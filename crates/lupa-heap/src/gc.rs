@@ -399,6 +399,9 @@ impl<'h> Collection<'h> {
         mem[e] =
             (mem[e] & !(FORMAT_MASK << FORMAT_SHIFT)) | ((Format::Pointers as u64) << FORMAT_SHIFT);
         self.heap.mourn.push(Value::from_index(e));
+        let s = &self.heap.stats;
+        let fired = [s.scavenges, s.full_gcs];
+        self.heap.mourn_fired.push(fired);
         self.heap.stats.ephemerons_mourned += 1;
     }
 

@@ -123,6 +123,11 @@ pub struct Heap {
     pub(crate) last_kind: Option<CollectionKind>,
     // ---- finalization and lifetime events ----
     pub(crate) mourn: Vec<Value>,
+    /// For each ephemeron of `mourn`: the scavenges and full GCs done before
+    /// the collection that queued it.
+    pub(crate) mourn_fired: Vec<[u64; 2]>,
+    /// The same, for the ephemerons the last `take_mourn_queue` answered.
+    pub(crate) taken_fired: Vec<[u64; 2]>,
     pub(crate) tracked: TrackedTable,
     pub(crate) deaths: Vec<Death>,
     /// The allocation clock at which the next allocation is looked at by the
@@ -182,6 +187,8 @@ impl Heap {
             stats: HeapStats::default(),
             last_kind: None,
             mourn: Vec::new(),
+            mourn_fired: Vec::new(),
+            taken_fired: Vec::new(),
             tracked: TrackedTable::default(),
             deaths: Vec::new(),
             sample_at: u64::MAX,
@@ -459,7 +466,15 @@ impl Heap {
     /// be sent `mourn`. The VM must keep them as roots until it has done so (the
     /// heap keeps them alive until they are taken).
     pub fn take_mourn_queue(&mut self) -> Vec<Value> {
+        self.taken_fired = std::mem::take(&mut self.mourn_fired);
         std::mem::take(&mut self.mourn)
+    }
+
+    /// For each ephemeron the last [`Heap::take_mourn_queue`] answered, in
+    /// order: the scavenges and full GCs done before the collection that found
+    /// its key dead (what the key survived since a count taken at its birth).
+    pub fn mourn_queue_collections(&self) -> &[[u64; 2]] {
+        &self.taken_fired
     }
 
     /// Number of ephemerons waiting to be taken by [`Heap::take_mourn_queue`].

@@ -662,3 +662,24 @@ fn observer_allocations_stay_out_of_eden_and_off_the_clock() {
     assert!(h.slot(roots[0], 1).is_ptr(), "the young object survived");
     assert_eq!(count(&h), 20_000 + 1);
 }
+
+/// Each queued ephemeron carries the collections done before the one that
+/// found its key dead, even when another collection runs before the queue is
+/// taken (a full GC right after the scavenge).
+#[test]
+fn queued_ephemerons_say_which_collection_found_their_key_dead() {
+    let mut h = heap();
+    let mut roots = [Value::NIL];
+    full(&mut h, &mut roots);
+    scavenge(&mut h, &mut roots);
+    let e = h.alloc_ephemeron(C, 2).expect("ephemeron");
+    let key = h.alloc_pointers(C, 1).expect("key");
+    h.set_slot(e, 0, key);
+    let mut roots = [e];
+    scavenge(&mut h, &mut roots);
+    full(&mut h, &mut roots);
+    assert_eq!(h.take_mourn_queue(), vec![roots[0]]);
+    assert_eq!(h.mourn_queue_collections(), &[[1, 1]][..]);
+    assert!(h.take_mourn_queue().is_empty());
+    assert!(h.mourn_queue_collections().is_empty());
+}
