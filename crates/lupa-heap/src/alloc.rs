@@ -37,6 +37,9 @@ impl Heap {
         let index = self.top;
         let new_top = index + total;
         let index = if new_top > self.eden_threshold || total > self.large_words {
+            if self.observer {
+                return self.alloc_observer(header0, size_field, total);
+            }
             self.alloc_slow(total)?
         } else {
             self.top = new_top;
@@ -59,11 +62,95 @@ impl Heap {
     /// away, with no collection in between, and the object must be initialised
     /// like any old object (the write barrier applies to later stores).
     pub fn tenure_next_allocation(&mut self) {
-        if !self.tenure_next {
+        if !self.tenure_next && !self.observer {
             self.tenure_next = true;
             self.saved_large_words = self.large_words;
             self.large_words = 0;
         }
+    }
+
+    /// Observer allocations on or off: while on, every allocation is a
+    /// profiler's own (Illimani's faithful mode, at the meta level): it goes to
+    /// old space, so it never fills eden nor brings a scavenge forward; it is
+    /// not on the allocation clock (`HeapStats::allocated_bytes` and
+    /// `allocated_objects` count the program's objects) but on
+    /// `observer_bytes`/`observer_objects`; and the GC ratio leaves the
+    /// observer's words since `reset_observer_words` out of the old space it
+    /// measures, taking them as the observer's live data (its garbage, once a
+    /// full GC frees it, makes the program's share look smaller by as much).
+    /// The fast path is unchanged: the large-object bound is 0 while on, so
+    /// every allocation takes the slow path, which tests the flag.
+    pub fn set_observer_allocations(&mut self, on: bool) {
+        if on == self.observer {
+            return;
+        }
+        if on {
+            if !self.tenure_next {
+                self.saved_large_words = self.large_words;
+            }
+            self.tenure_next = false;
+            self.large_words = 0;
+        } else {
+            self.large_words = self.saved_large_words;
+        }
+        self.observer = on;
+    }
+
+    /// Forget the observer's words so far (`set_observer_allocations`): a new
+    /// observer starts, or the last one's data is the program's from now on.
+    pub fn reset_observer_words(&mut self) {
+        self.observer_words = 0;
+    }
+
+    /// Are allocations the observer's now?
+    pub fn observer_allocations(&self) -> bool {
+        self.observer
+    }
+
+    /// An observer's allocation (`set_observer_allocations`): in old space,
+    /// never requesting a collection (old space grows if it must), off the
+    /// allocation clock and the sampler.
+    #[cold]
+    #[inline(never)]
+    fn alloc_observer(
+        &mut self,
+        header0: u64,
+        size_field: u64,
+        total: usize,
+    ) -> Result<usize, OutOfMemory> {
+        let limit = self.limit_words();
+        if total > limit {
+            return Err(OutOfMemory {
+                requested: total.saturating_mul(8),
+            });
+        }
+        let index = match self.alloc_in_holes(total) {
+            Some(index) => index,
+            None => {
+                let index = self.old_top;
+                let end = index + total;
+                if end > self.mem.len() {
+                    if end > limit {
+                        self.request_full_gc();
+                        return Err(OutOfMemory {
+                            requested: total.saturating_mul(8),
+                        });
+                    }
+                    self.grow_to(end, limit);
+                }
+                self.old_top = end;
+                index
+            }
+        };
+        let bytes = (total * 8) as u64;
+        self.stats.old_used_bytes += bytes;
+        self.stats.old_free_bytes = self.stats.old_free_bytes.saturating_sub(bytes);
+        self.stats.observer_bytes += bytes;
+        self.stats.observer_objects += 1;
+        self.observer_words += total;
+        self.mem[index] = header0;
+        self.mem[index + 1] = size_field;
+        Ok(index)
     }
 
     #[cold]

@@ -162,7 +162,7 @@ impl<'h> Collection<'h> {
             let heap = &mut *self.heap;
             if heap.old_top * 8 > heap.config.max_heap {
                 heap.request_full_gc();
-            } else if heap.old_used_words() > heap.full_gc_threshold {
+            } else if heap.program_old_words() > heap.full_gc_threshold {
                 heap.request_full_gc_for(FullReason::Ratio);
             } else {
                 heap.ensure_headroom();
@@ -399,6 +399,9 @@ impl<'h> Collection<'h> {
         mem[e] =
             (mem[e] & !(FORMAT_MASK << FORMAT_SHIFT)) | ((Format::Pointers as u64) << FORMAT_SHIFT);
         self.heap.mourn.push(Value::from_index(e));
+        let s = &self.heap.stats;
+        let fired = [s.scavenges, s.full_gcs];
+        self.heap.mourn_fired.push(fired);
         self.heap.stats.ephemerons_mourned += 1;
     }
 
@@ -760,7 +763,7 @@ impl<'h> Collection<'h> {
         }
         let used = heap.old_used_words();
         heap.last_full_used = Some(used);
-        heap.full_gc_threshold = heap.threshold_after(used);
+        heap.full_gc_threshold = heap.threshold_after(heap.program_old_words());
         heap.full_requested = false;
         heap.tenure_all_requested = false;
         // --max-heap: signal once when the live data does not fit; leave the

@@ -90,8 +90,16 @@ pub struct Heap {
     /// The next allocation goes to old space (`tenure_next_allocation`);
     /// `large_words` is 0 meanwhile, so that it takes the slow path.
     pub(crate) tenure_next: bool,
-    /// `large_words` while `tenure_next` holds it at 0.
+    /// `large_words` while `tenure_next` or `observer` holds it at 0.
     pub(crate) saved_large_words: usize,
+    /// Observer allocations (`set_observer_allocations`): every allocation goes
+    /// to old space, off the allocation clock; `large_words` is 0 meanwhile.
+    pub(crate) observer: bool,
+    /// Old-space words the observer allocated since `reset_observer_words`,
+    /// taken as its live data: left out of the old space the GC ratio
+    /// measures (the growth since the last full GC, and the live size the
+    /// threshold is computed from).
+    pub(crate) observer_words: usize,
     // ---- policy ----
     pub(crate) config: HeapConfig,
     pub(crate) gc_requested: bool,
@@ -115,6 +123,11 @@ pub struct Heap {
     pub(crate) last_kind: Option<CollectionKind>,
     // ---- finalization and lifetime events ----
     pub(crate) mourn: Vec<Value>,
+    /// For each ephemeron of `mourn`: the scavenges and full GCs done before
+    /// the collection that queued it.
+    pub(crate) mourn_fired: Vec<[u64; 2]>,
+    /// The same, for the ephemerons the last `take_mourn_queue` answered.
+    pub(crate) taken_fired: Vec<[u64; 2]>,
     pub(crate) tracked: TrackedTable,
     pub(crate) deaths: Vec<Death>,
     /// The allocation clock at which the next allocation is looked at by the
@@ -158,6 +171,8 @@ impl Heap {
             large_words: 0,
             tenure_next: false,
             saved_large_words: 0,
+            observer: false,
+            observer_words: 0,
             hash_state: config.hash_seed | 1,
             config,
             gc_requested: false,
@@ -172,6 +187,8 @@ impl Heap {
             stats: HeapStats::default(),
             last_kind: None,
             mourn: Vec::new(),
+            mourn_fired: Vec::new(),
+            taken_fired: Vec::new(),
             tracked: TrackedTable::default(),
             deaths: Vec::new(),
             sample_at: u64::MAX,
@@ -218,8 +235,8 @@ impl Heap {
         };
         self.refresh_eden_threshold();
         // Large objects go to old space; never more than a quarter of eden.
-        self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
         self.tenure_next = false;
+        self.set_large_bound((self.config.large_object_size / 8).min(eden / 4).max(64));
     }
 
     /// The slow-path bound of eden allocation from the scavenge threshold,
@@ -283,6 +300,22 @@ impl Heap {
     /// Words used by old objects (holes excluded).
     pub(crate) fn old_used_words(&self) -> usize {
         (self.young_start - FIRST_INDEX) + (self.old_top - self.young_end()) - self.hole_words
+    }
+
+    /// Set the large-object bound (words), or keep it aside while the
+    /// observer's allocations hold it at 0.
+    pub(crate) fn set_large_bound(&mut self, words: usize) {
+        if self.observer || self.tenure_next {
+            self.saved_large_words = words;
+        } else {
+            self.large_words = words;
+        }
+    }
+
+    /// Old-space words in use less the observer's (`observer_words`): what the
+    /// GC ratio compares with its threshold, and computes the next one from.
+    pub(crate) fn program_old_words(&self) -> usize {
+        self.old_used_words().saturating_sub(self.observer_words)
     }
 
     /// Room for `total` words in a hole of old space, if the current hole has it.
@@ -420,7 +453,7 @@ impl Heap {
             Some(self.full_reason)
         } else if stress_full || self.old_top > self.config.max_heap / 8 {
             Some(FullReason::Requested)
-        } else if self.old_used_words() > self.full_gc_threshold {
+        } else if self.program_old_words() > self.full_gc_threshold {
             // Past the ratio before the scavenge that would have found it: the
             // full GC takes that scavenge's place (it evacuates new space too).
             Some(FullReason::Ratio)
@@ -433,7 +466,15 @@ impl Heap {
     /// be sent `mourn`. The VM must keep them as roots until it has done so (the
     /// heap keeps them alive until they are taken).
     pub fn take_mourn_queue(&mut self) -> Vec<Value> {
+        self.taken_fired = std::mem::take(&mut self.mourn_fired);
         std::mem::take(&mut self.mourn)
+    }
+
+    /// For each ephemeron the last [`Heap::take_mourn_queue`] answered, in
+    /// order: the scavenges and full GCs done before the collection that found
+    /// its key dead (what the key survived since a count taken at its birth).
+    pub fn mourn_queue_collections(&self) -> &[[u64; 2]] {
+        &self.taken_fired
     }
 
     /// Number of ephemerons waiting to be taken by [`Heap::take_mourn_queue`].

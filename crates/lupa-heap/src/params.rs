@@ -69,7 +69,7 @@ impl Heap {
             GcParam::LargeObjectSize => {
                 self.config.large_object_size = bytes.max(1024);
                 let eden = self.eden_end - self.young_start;
-                self.large_words = (self.config.large_object_size / 8).min(eden / 4).max(64);
+                self.set_large_bound((self.config.large_object_size / 8).min(eden / 4).max(64));
             }
         }
         let mut c = self.config.clone();

@@ -58,6 +58,11 @@ pub struct HeapStats {
     /// Bytes allocated directly in old space (large objects, and objects allocated
     /// while eden was full).
     pub old_allocated_bytes: u64,
+    /// Bytes an observer allocated (`Heap::set_observer_allocations`: a
+    /// profiler's own objects, in old space, not on the allocation clock).
+    pub observer_bytes: u64,
+    /// Objects an observer allocated.
+    pub observer_objects: u64,
     /// Eden size (bytes).
     pub eden_bytes: u64,
     /// Size of one survivor space (bytes).
@@ -106,6 +111,8 @@ impl HeapStats {
             ("allocatedBytes", self.allocated_bytes),
             ("allocatedObjects", self.allocated_objects),
             ("oldAllocatedBytes", self.old_allocated_bytes),
+            ("observerBytes", self.observer_bytes),
+            ("observerObjects", self.observer_objects),
             ("tenuredObjects", self.tenured_objects),
             ("tenuredBytes", self.tenured_bytes),
             ("copiedBytes", self.copied_bytes),

@@ -182,8 +182,7 @@ impl Vm {
     pub(crate) fn enter_level(&mut self, flags: u32) {
         let depth = self.sched.running.frames.len();
         if self.sched.running.enter_level(flags, depth) {
-            self.limits
-                .set_allowance(self.sched.running.frame_allowance());
+            self.level_changed();
         }
     }
 
@@ -191,9 +190,19 @@ impl Vm {
     #[inline(never)]
     pub(crate) fn leave_level(&mut self, flags: u32) {
         if self.sched.running.leave_level(flags) {
-            self.limits
-                .set_allowance(self.sched.running.frame_allowance());
+            self.level_changed();
         }
+    }
+
+    /// The running process's level may have changed (a level frame pushed or
+    /// popped, a process switch): its frame limit, and whether its allocations
+    /// are an observer's (`System>>observerAllocations:`).
+    pub(crate) fn level_changed(&mut self) {
+        self.limits
+            .set_allowance(self.sched.running.frame_allowance());
+        self.heap.set_observer_allocations(
+            self.obs.observer_allocations && self.sched.running.at_meta_level(),
+        );
     }
 
     /// Should the `<trapShortcut>` method `m` be bypassed: is its proxy disabled

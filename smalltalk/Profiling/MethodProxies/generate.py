@@ -183,7 +183,9 @@ def hooks():
         <metaLevel>
         | args |
         enabled ifFalse: [ ^nil ].
-        args := Array new: {n}.{fill}
+        args := spare.
+        spare := nil.
+        args isNil ifTrue: [ args := Array new: {n} ].{fill}
         usesBefore ifTrue: [ handler beforeExecutionWithReceiver: receiver arguments: args ].
         ^args
     )

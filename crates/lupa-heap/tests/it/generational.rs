@@ -626,3 +626,60 @@ fn micro_benchmark() {
         );
     }
 }
+
+/// Observer allocations (a profiler's own objects): in old space, off the
+/// allocation clock, never asking for a collection however many; an old
+/// observer object that refers to a young one keeps it through a scavenge
+/// (the write barrier); when off again, allocation is as before.
+#[test]
+fn observer_allocations_stay_out_of_eden_and_off_the_clock() {
+    let mut h = heap();
+    let young = h.alloc_pointers(C, 2).expect("young");
+    let bytes = h.stats().allocated_bytes;
+    let objects = h.stats().allocated_objects;
+    h.set_observer_allocations(true);
+    assert!(h.observer_allocations());
+    // Many times eden's size in observer objects.
+    let mut kept = Value::NIL;
+    for _ in 0..20_000 {
+        let o = h.alloc_pointers(C, 4).expect("observer");
+        assert!(!h.is_young(o));
+        h.set_slot(o, 0, kept);
+        kept = o;
+    }
+    h.set_slot(kept, 1, young);
+    assert!(!h.needs_gc(), "the observer brings no collection forward");
+    assert_eq!(h.stats().allocated_bytes, bytes);
+    assert_eq!(h.stats().allocated_objects, objects);
+    assert_eq!(h.stats().observer_objects, 20_000);
+    assert_eq!(h.stats().observer_bytes, 20_000 * 48);
+    h.set_observer_allocations(false);
+    let o = h.alloc_pointers(C, 2).expect("program");
+    assert!(h.is_young(o));
+    assert_eq!(h.stats().allocated_bytes, bytes + 32);
+    let mut roots = [kept];
+    scavenge(&mut h, &mut roots);
+    assert!(h.slot(roots[0], 1).is_ptr(), "the young object survived");
+    assert_eq!(count(&h), 20_000 + 1);
+}
+
+/// Each queued ephemeron carries the collections done before the one that
+/// found its key dead, even when another collection runs before the queue is
+/// taken (a full GC right after the scavenge).
+#[test]
+fn queued_ephemerons_say_which_collection_found_their_key_dead() {
+    let mut h = heap();
+    let mut roots = [Value::NIL];
+    full(&mut h, &mut roots);
+    scavenge(&mut h, &mut roots);
+    let e = h.alloc_ephemeron(C, 2).expect("ephemeron");
+    let key = h.alloc_pointers(C, 1).expect("key");
+    h.set_slot(e, 0, key);
+    let mut roots = [e];
+    scavenge(&mut h, &mut roots);
+    full(&mut h, &mut roots);
+    assert_eq!(h.take_mourn_queue(), vec![roots[0]]);
+    assert_eq!(h.mourn_queue_collections(), &[[1, 1]][..]);
+    assert!(h.take_mourn_queue().is_empty());
+    assert!(h.mourn_queue_collections().is_empty());
+}

@@ -93,8 +93,7 @@ impl Vm {
         let r = self.activate_block(closure, 0);
         self.sched.current = creator;
         std::mem::swap(&mut self.sched.running, &mut fresh);
-        self.limits
-            .set_allowance(self.sched.running.frame_allowance());
+        self.level_changed();
         self.sched.procs[idx].saved = fresh;
         if let Err(e) = r {
             self.sched.procs[idx].status = Status::Terminated;
@@ -201,8 +200,7 @@ impl Vm {
             std::mem::swap(&mut self.sched.running, &mut self.sched.procs[cur].saved);
             std::mem::swap(&mut self.sched.running, &mut self.sched.procs[next].saved);
             self.sched.current = next;
-            self.limits
-                .set_allowance(self.sched.running.frame_allowance());
+            self.level_changed();
             if self.sched.procs[cur].status == Status::Terminated {
                 // A finished process keeps no stacks in its tombstone.
                 self.sched.procs[cur].saved = ProcessState::default();

@@ -181,6 +181,10 @@ pub struct Observation {
     traps_installed: bool,
     /// Does a watch name a method with a special selector?
     watches_special: bool,
+    /// The meta level's allocations are an observer's (`System>>observerAllocations:`,
+    /// Illimani's faithful mode): while a process runs at the meta level, the heap
+    /// puts them in old space, off the allocation clock (`Heap::set_observer_allocations`).
+    pub(crate) observer_allocations: bool,
 }
 
 impl Default for Observation {
@@ -216,6 +220,7 @@ impl Default for Observation {
             watching: false,
             traps_installed: false,
             watches_special: false,
+            observer_allocations: false,
         }
     }
 }

@@ -189,6 +189,21 @@ fn mourn_queue(vm: &mut Vm, _args: Args) -> PrimResult {
     Ok(Answer(a))
 }
 
+/// `System mournQueueCollections`: for each ephemeron the last `mournQueue`
+/// answered, the scavenges and full GCs done before the collection that found
+/// its key dead, flat (`s1 f1 s2 f2 ...`): a profiler's ephemeron learns which
+/// collection found its object dead even when another ran before it was
+/// mourned.
+fn mourn_queue_collections(vm: &mut Vm, _args: Args) -> PrimResult {
+    let vals: Vec<Value> = vm
+        .heap
+        .mourn_queue_collections()
+        .iter()
+        .flat_map(|c| c.map(|n| Value::small(n as i64)))
+        .collect();
+    Ok(Answer(vm.new_array(&vals)?))
+}
+
 /// Bytes a tracked object costs the VM: its entry in the tracked table, then
 /// its death record until `takeDeaths` (an upper estimate of both).
 const TRACKED_COST: usize = 128;
@@ -282,6 +297,11 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
         set_finalization_semaphore,
     ),
     Primitive::new(&["System"], "mournQueue", mourn_queue),
+    Primitive::new(
+        &["System"],
+        "mournQueueCollections",
+        mourn_queue_collections,
+    ),
     Primitive::new(&["System"], "track:", track),
     Primitive::new(&["System"], "untrack:", untrack),
     Primitive::new(&["System"], "isTracked:", is_tracked),

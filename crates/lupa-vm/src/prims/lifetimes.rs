@@ -202,6 +202,33 @@ fn last_collection_was_full(vm: &mut Vm, _args: Args) -> PrimResult {
     )))
 }
 
+/// `System observerAllocations: aBoolean`: from now on, are the allocations
+/// a process makes at the meta level an observer's (a profiler's own objects:
+/// Illimani's faithful mode)? They then go to old space, off the allocation
+/// clock (`totalAllocatedBytes`, `gcStatAt: #allocatedObjects`) and the GC
+/// ratio (`Heap::set_observer_allocations`), so that the observer neither
+/// brings a collection forward nor moves the clock it reads. Answers the
+/// previous setting.
+fn observer_allocations(vm: &mut Vm, args: Args) -> PrimResult {
+    let v = args.get(vm, 1);
+    let on = if v == Value::TRUE {
+        true
+    } else if v == Value::FALSE {
+        false
+    } else {
+        return Err(super::PrimFailure::Error(
+            "observerAllocations: takes true or false".into(),
+        ));
+    };
+    let was = vm.obs.observer_allocations;
+    vm.obs.observer_allocations = on;
+    if was != on {
+        vm.heap.reset_observer_words();
+    }
+    vm.level_changed();
+    Ok(Answer(Value::bool(was)))
+}
+
 /// `recordLifetimes: rows totals: totals`: a lifetime recording made in
 /// Smalltalk (Illimani's faithful mode) becomes the VM's last recording, for
 /// the profiler layer (`lupa lifetimes --mode faithful`). `rows` as
@@ -358,5 +385,6 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
         last_collection_was_full,
     ),
     Primitive::new(&["System"], "recordLifetimes:totals:", record_lifetimes),
+    Primitive::new(&["System"], "observerAllocations:", observer_allocations),
     Primitive::new(&["System"], "allocatingMethods", allocating_methods),
 ];
