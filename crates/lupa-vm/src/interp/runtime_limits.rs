@@ -181,12 +181,50 @@ impl RuntimeLimits {
     }
 
     /// A frame was popped, leaving `depth` frames: leave the overflow state once
-    /// the stack is back well below the limit.
+    /// the stack is back well below the limit ([`RESET_MARGIN`] frames, or half
+    /// the limit when the stack budget makes it smaller than that: waiting
+    /// processes may leave the running one a few hundred frames, and a margin
+    /// it can never get under would make its next overflow fatal).
     #[inline(always)]
     pub(crate) fn note_depth(&mut self, depth: usize) {
-        if self.in_overflow && depth + RESET_MARGIN < self.frame_limit - OVERFLOW_HEADROOM {
-            self.in_overflow = false;
-            self.frame_limit -= OVERFLOW_HEADROOM;
+        if self.in_overflow {
+            let base = self.frame_limit.saturating_sub(OVERFLOW_HEADROOM);
+            if depth + RESET_MARGIN.min(base / 2) < base {
+                self.in_overflow = false;
+                self.frame_limit = base;
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overflow_state_is_left_under_a_small_budget() {
+        // 20000 frames allowed, but waiting processes leave a budget of 400.
+        let mut limits = RuntimeLimits::new(20_000, 1 << 30);
+        limits.set_others(limits.budget_bytes() - 400 * FRAME_COST);
+        assert_eq!(limits.frame_limit(), 400);
+        assert!(limits.enter_overflow());
+        assert_eq!(limits.frame_limit(), 400 + OVERFLOW_HEADROOM);
+        // The handler returns to a shallow frame: the state is left.
+        limits.note_depth(5);
+        assert!(!limits.in_overflow());
+        assert_eq!(limits.frame_limit(), 400);
+        // So the next overflow is handled too.
+        assert!(limits.enter_overflow());
+    }
+
+    #[test]
+    fn the_overflow_state_holds_until_well_below_the_limit() {
+        let mut limits = RuntimeLimits::new(20_000, 1 << 30);
+        assert!(limits.enter_overflow());
+        limits.note_depth(19_500);
+        assert!(limits.in_overflow());
+        limits.note_depth(18_000);
+        assert!(!limits.in_overflow());
+        assert_eq!(limits.frame_limit(), 20_000);
     }
 }
