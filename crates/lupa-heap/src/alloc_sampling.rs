@@ -17,12 +17,10 @@
 //!
 //! Policies ([`SamplingPolicy`]): every object; every n-th object
 //! (deterministic, for tests); each object independently with a probability
-//! `p`, whatever its size (what a profiler's sampling rate means); or by bytes
-//! with exponentially distributed intervals of a given mean (a Poisson
-//! process over the allocation clock, as Go's and V8's heap profilers do), so
-//! an object of `s` bytes is sampled with probability `1 - exp(-s / mean)`.
-//! [`AllocationSample::probability`] says which, so totals can be estimated
-//! without bias (each sample stands for `1 / probability` objects).
+//! `p`, whatever its size (what a profiler's sampling rate means).
+//! [`AllocationSample::probability`] says with which probability, so totals
+//! can be estimated without bias (each sample stands for `1 / probability`
+//! objects).
 //!
 //! Per object, the fast path still compares bytes only: the gap to the next
 //! sampled object, `k` objects, is drawn from the geometric distribution
@@ -48,7 +46,7 @@ impl Heap {
         ignored: &[u32],
     ) {
         let seed = match policy {
-            SamplingPolicy::Poisson { seed, .. } | SamplingPolicy::PerObject { seed, .. } => seed,
+            SamplingPolicy::PerObject { seed, .. } => seed,
             _ => 0,
         };
         let sampler = AllocSampler {
@@ -202,9 +200,6 @@ impl Heap {
                 (s.seen % n == 0, 1.0 / n as f64)
             }
             SamplingPolicy::PerObject { probability, .. } => (true, probability),
-            SamplingPolicy::Poisson { mean_bytes, .. } => {
-                (true, 1.0 - (-(bytes as f64) / mean_bytes.max(1.0)).exp())
-            }
             SamplingPolicy::Nothing => (false, 0.0),
         };
         let class = (header0 & crate::layout::CLASS_MASK) as u32;
@@ -251,12 +246,6 @@ impl Heap {
             // Every allocation goes through `sample_allocation`.
             SamplingPolicy::All | SamplingPolicy::EveryNth(_) => now + 1,
             SamplingPolicy::Nothing => u64::MAX,
-            SamplingPolicy::Poisson { mean_bytes, .. } => {
-                let u = s.next_uniform();
-                let gap = (-u.ln() * mean_bytes.max(1.0)).ceil() as u64;
-                // The next sample point lies in the object that crosses it.
-                now + gap.max(1)
-            }
         };
     }
 }

@@ -21,14 +21,6 @@ pub enum SamplingPolicy {
         /// Seed of the gap generator.
         seed: u64,
     },
-    /// By bytes: intervals drawn from an exponential distribution of this mean
-    /// (bytes, > 0), from a generator seeded with `seed`.
-    Poisson {
-        /// Mean interval between samples, in bytes allocated.
-        mean_bytes: f64,
-        /// Seed of the interval generator.
-        seed: u64,
-    },
     /// No allocation: the sampler is on only so that a lifetime recording
     /// logs the collections (faithful mode samples in Smalltalk).
     Nothing,
@@ -58,7 +50,7 @@ pub(crate) struct AllocSampler {
     /// The heap's object count (`HeapStats::allocated_objects`) at which the
     /// next object is sampled (for `PerObject`).
     pub(crate) next_object: u64,
-    /// xorshift64* state (for `Poisson`).
+    /// xorshift64* state (for `PerObject`).
     pub(crate) rng: u64,
     pub(crate) next_tag: u64,
     /// Class indices not sampled (by class index; empty: none).

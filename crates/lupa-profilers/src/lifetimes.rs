@@ -301,10 +301,9 @@ pub fn to_model(
             probability: r.probability,
         });
     }
-    let (mean, seed) = match rec.policy {
-        Some(SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
-        Some(SamplingPolicy::PerObject { seed, .. }) => (0.0, seed),
-        _ => (0.0, config.seed),
+    let seed = match rec.policy {
+        Some(SamplingPolicy::PerObject { seed, .. }) => seed,
+        _ => config.seed,
     };
     Lifetimes {
         command: command.to_string(),
@@ -316,7 +315,6 @@ pub fn to_model(
             rate: config.rate,
             every_nth: config.every_nth,
             seed,
-            mean_interval_bytes: mean,
         },
         totals: Totals {
             duration_us: rec.duration_us,

@@ -65,51 +65,6 @@ fn every_nth_and_class_filters() {
     assert!(h.take_allocation_samples().iter().all(|x| x.class == 6));
 }
 
-#[test]
-fn poisson_sampling_is_unbiased_by_bytes_and_seeded() {
-    let run = |seed: u64| {
-        let mut h = heap();
-        h.start_allocation_sampling(
-            SamplingPolicy::Poisson {
-                mean_bytes: 32.0 * 10.0,
-                seed,
-            },
-            &[],
-            &[],
-        );
-        let mut samples = Vec::new();
-        // 20,000 objects of 32 bytes and 2,000 of 400 bytes, interleaved.
-        for i in 0..22_000u32 {
-            let slots = if i % 11 == 0 { 48 } else { 2 };
-            h.alloc_pointers(5, slots).expect("fits");
-            if h.has_allocation_samples() {
-                samples.extend(h.take_allocation_samples());
-            }
-            if i % 4000 == 3999 {
-                scavenge(&mut h, &mut []);
-            }
-        }
-        samples
-    };
-    let a = run(1);
-    assert_eq!(a, run(1), "the same seed gives the same samples");
-    assert_ne!(a, run(2));
-    // Horvitz-Thompson: the weighted counts estimate the true counts.
-    let est = |bytes: u64| -> f64 {
-        a.iter()
-            .filter(|s| s.bytes == bytes)
-            .map(|s| 1.0 / s.probability)
-            .sum()
-    };
-    let small = est(32);
-    let large = est(400);
-    assert!((small - 20_000.0).abs() < 20_000.0 * 0.15, "small: {small}");
-    assert!((large - 2_000.0).abs() < 2_000.0 * 0.15, "large: {large}");
-    // Large objects are sampled more often (1 - exp(-400/320) = 0.71).
-    let p_large = a.iter().find(|s| s.bytes == 400).map(|s| s.probability);
-    assert!(p_large.is_some_and(|p| (p - (1.0 - (-400.0f64 / 320.0).exp())).abs() < 1e-9));
-}
-
 /// Allocate `n` objects of class 5, the `i`-th with `slots(i)` slots,
 /// scavenging now and then; answers the samples.
 fn run_sizes(

@@ -39,8 +39,9 @@ use serde::{Deserialize, Serialize};
 
 pub use format::LifetimesFormat;
 
-/// The version of the JSON document ([`Lifetimes::metadata_json`]).
-pub const VERSION: u32 = 1;
+/// The version of the JSON document ([`Lifetimes::metadata_json`]). 2:
+/// `sampling.mean_interval_bytes` removed (no rate samples by bytes).
+pub const VERSION: u32 = 2;
 
 /// A lifetime profile.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -85,11 +86,8 @@ pub struct Sampling {
     pub rate: f64,
     /// Every n-th allocation (deterministic) when > 0.
     pub every_nth: u64,
-    /// The seed of the sampling intervals.
+    /// The seed of the gaps between sampled objects.
     pub seed: u64,
-    /// Mean interval between samples in bytes allocated (0 unless sampling
-    /// by bytes; a rate below 1 samples each object with that probability).
-    pub mean_interval_bytes: f64,
 }
 
 impl Sampling {
@@ -99,13 +97,6 @@ impl Sampling {
             format!("every {}th allocation", self.every_nth)
         } else if self.rate >= 1.0 {
             "every allocation".to_string()
-        } else if self.mean_interval_bytes.is_finite() && self.mean_interval_bytes > 0.0 {
-            format!(
-                "rate {} (by bytes, mean interval {}, seed {})",
-                self.rate,
-                analysis::format_bytes(self.mean_interval_bytes),
-                self.seed
-            )
         } else {
             format!(
                 "rate {} (each object with probability {}, seed {})",

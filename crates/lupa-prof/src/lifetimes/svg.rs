@@ -524,7 +524,6 @@ pub(crate) mod tests {
                 rate: 0.5,
                 every_nth: 0,
                 seed: 7,
-                mean_interval_bytes: 64.0,
             },
             final_gc: true,
             stopped_at_limit: false,

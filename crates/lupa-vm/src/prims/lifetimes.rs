@@ -138,17 +138,15 @@ fn records(vm: &mut Vm, args: Args) -> PrimResult {
 }
 
 /// `lifetimeTotals`: `#(records durationUs allocatedBytes allocatedObjects
-/// scavenges fullGCs gcUs meanIntervalBytes seed lateSites)` of the last
-/// recording (`meanIntervalBytes` 0 unless sampling by bytes, which no rate
-/// does: a rate samples per object).
+/// scavenges fullGCs gcUs seed lateSites)` of the last recording (`seed` 0
+/// unless a rate below 1 sampled each object with that probability).
 fn totals(vm: &mut Vm, _args: Args) -> PrimResult {
     let Some(r) = vm.obs.last_lifetimes.as_ref() else {
         return Ok(Answer(Value::NIL));
     };
-    let (mean, seed) = match r.policy {
-        Some(lupa_heap::SamplingPolicy::Poisson { mean_bytes, seed }) => (mean_bytes, seed),
-        Some(lupa_heap::SamplingPolicy::PerObject { seed, .. }) => (0.0, seed),
-        _ => (0.0, 0),
+    let seed = match r.policy {
+        Some(lupa_heap::SamplingPolicy::PerObject { seed, .. }) => seed,
+        _ => 0,
     };
     let vals = [
         int(r.records.len() as u64),
@@ -158,7 +156,6 @@ fn totals(vm: &mut Vm, _args: Args) -> PrimResult {
         int(r.scavenges),
         int(r.full_gcs),
         int(r.gc_us),
-        int(mean.round() as u64),
         int(seed),
         int(r.late_sites),
     ];
@@ -256,7 +253,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
     };
     let rows = elems(vm, args.get(vm, 1))?;
     let totals = elems(vm, args.get(vm, 2))?;
-    if totals.len() < 12 {
+    if totals.len() < 11 {
         return Err(bad());
     }
     let mut records = Vec::with_capacity(rows.len());
@@ -288,14 +285,14 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
             probability: vm.number_as_f64(f[10]).ok_or_else(bad)?,
         });
     }
-    let t: Vec<u64> = totals[..10]
+    let t: Vec<u64> = totals[..9]
         .iter()
         .map(|&v| u(vm, v))
         .collect::<Result<_, _>>()?;
-    let rate = vm.number_as_f64(totals[10]).ok_or_else(bad)?;
-    let every = u(vm, totals[11])?;
+    let rate = vm.number_as_f64(totals[9]).ok_or_else(bad)?;
+    let every = u(vm, totals[10])?;
     // Faithful mode samples by the rule of `policy_for`.
-    let policy = policy_for(rate, every, t[8]);
+    let policy = policy_for(rate, every, t[7]);
     let start_bytes = records.first().map_or(0, |r| r.birth_bytes);
     vm.obs.last_lifetimes = Some(LifetimeRecording {
         records,
@@ -309,7 +306,7 @@ fn record_lifetimes(vm: &mut Vm, args: Args) -> PrimResult {
         start_bytes,
         collections: Vec::new(),
         stacks: stacks.stacks,
-        late_sites: t[9],
+        late_sites: t[8],
         // The faithful profiler's own final GC is known to its caller.
         final_gc: false,
         stopped_at_limit: false,
