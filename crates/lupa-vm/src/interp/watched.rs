@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use crate::objects::MethodCode;
-use crate::obs::watch::{ARGUMENTS, AT_THE_END, RECEIVER_FIELDS, RECEIVERS};
+use crate::obs::watch::{ARGUMENTS, AT_THE_END, Fields, RECEIVER_FIELDS, RECEIVERS};
 use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
@@ -56,7 +56,7 @@ impl Vm {
             // Answered without a frame (and without a collection: the
             // receiver and the fields read above are still what they were).
             if let Some(&v) = self.sched.running.stack.last() {
-                self.watched_answer(id, receiver, v, fields.as_deref());
+                self.watched_answer(id, receiver, v, fields.as_ref());
             }
         } else if frames == depth + 1 {
             self.obs
@@ -78,32 +78,43 @@ impl Vm {
         };
         if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
             let method = crate::obs::watch::Watches::method_of(&p);
-            self.watched_answer(method, p.receiver, v, p.fields.as_deref());
+            self.watched_answer(method, p.receiver, v, p.fields.as_ref());
         }
     }
 
     /// A watched call of `method` on `receiver` answered `v`; `before` its
     /// receiver's named fields before the call, when they are compared.
-    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, before: Option<&[Value]>) {
+    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, before: Option<&Fields>) {
         let class = self.class_of(v);
-        let changed = before.map(|b| self.named_fields(receiver) != b);
+        let changed = before.map(|b| {
+            let n = self.named_field_count(receiver);
+            n != b.len() || (0..n).any(|i| self.heap.slot(receiver, i) != b.get(i))
+        });
         self.obs.watches.answer(method, receiver, v, class, changed);
     }
 
-    /// The named fields of `v` (none for an immediate or a class, whose
-    /// fields are the VM's).
-    fn named_fields(&mut self, v: Value) -> Vec<Value> {
-        if !v.is_ptr() || self.class_index_of_object(v).is_some() {
-            return Vec::new();
+    /// The named fields of `v` now.
+    fn named_fields(&mut self, v: Value) -> Fields {
+        let mut f = Fields::default();
+        for i in 0..self.named_field_count(v) {
+            f.push(self.heap.slot(v, i));
+        }
+        f
+    }
+
+    /// How many named fields `v` has (none for an immediate or an instance
+    /// of a metaclass, a class, whose fields are the VM's).
+    fn named_field_count(&self, v: Value) -> usize {
+        if !v.is_ptr() {
+            return 0;
         }
         let c = self.heap.class_index(v);
-        let named = self
-            .image
-            .classes
-            .get(c as usize)
-            .map_or(0, |info| info.fields.len());
-        let n = named.min(self.heap.slot_count(v));
-        (0..n).map(|i| self.heap.slot(v, i)).collect()
+        match self.image.classes.get(c as usize) {
+            Some(info) if !info.is_meta && c != crate::objects::cls::METACLASS => {
+                info.fields.len().min(self.heap.slot_count(v))
+            }
+            _ => 0,
+        }
     }
 
     /// A key that tells objects apart by identity without keeping them: the

@@ -219,6 +219,67 @@ impl Watch {
     }
 }
 
+/// Named fields read before a call: the first [`INLINE_FIELDS`] in place
+/// (no allocation for most objects), the rest in `spill`.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    inline: [Value; INLINE_FIELDS],
+    len: usize,
+    spill: Vec<Value>,
+}
+
+/// Fields a [`Fields`] holds without allocating.
+pub const INLINE_FIELDS: usize = 6;
+
+impl Default for Fields {
+    fn default() -> Fields {
+        Fields {
+            inline: [Value::NIL; INLINE_FIELDS],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+}
+
+impl Fields {
+    /// Add the next field.
+    pub fn push(&mut self, v: Value) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = v,
+            None => self.spill.push(v),
+        }
+        self.len += 1;
+    }
+
+    /// How many fields.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Is it empty?
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Field `i` (nil past the end).
+    pub fn get(&self, i: usize) -> Value {
+        match self.inline.get(i) {
+            Some(&v) if i < self.len => v,
+            Some(_) => Value::NIL,
+            None => self
+                .spill
+                .get(i - INLINE_FIELDS)
+                .copied()
+                .unwrap_or(Value::NIL),
+        }
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        let n = self.len.min(INLINE_FIELDS);
+        self.inline[..n].iter_mut().chain(self.spill.iter_mut())
+    }
+}
+
 /// A call whose answer is still to come: the frame at `depth` of `process`
 /// answers for `method`, called on `receiver` whose named fields were
 /// `fields` (with [`RECEIVER_FIELDS`]).
@@ -230,7 +291,7 @@ pub struct Pending {
     /// The receiver of the call.
     pub receiver: Value,
     /// Its named fields before the call (when they are compared).
-    pub fields: Option<Vec<Value>>,
+    pub fields: Option<Fields>,
 }
 
 /// The watches on now.
@@ -403,7 +464,7 @@ impl Watches {
         depth: usize,
         method: u32,
         receiver: Value,
-        fields: Option<Vec<Value>>,
+        fields: Option<Fields>,
     ) {
         self.pending.push(Pending {
             process,
@@ -425,8 +486,10 @@ impl Watches {
         }
         for p in &mut self.pending {
             root(&mut p.receiver);
-            for v in p.fields.iter_mut().flatten() {
-                root(v);
+            if let Some(f) = p.fields.as_mut() {
+                for v in f.values_mut() {
+                    root(v);
+                }
             }
         }
     }
@@ -530,6 +593,20 @@ mod tests {
         w.expect_answer(0, 9, 2, r, None);
         assert_eq!(method(w.answered(0, 4)), Some(1));
         assert!(!w.expecting());
+    }
+
+    #[test]
+    fn fields_hold_past_the_inline_ones() {
+        let mut f = Fields::default();
+        assert!(f.is_empty());
+        for i in 0..10 {
+            f.push(Value::small(i));
+        }
+        assert_eq!(f.len(), 10);
+        assert_eq!(f.get(3), Value::small(3));
+        assert_eq!(f.get(8), Value::small(8));
+        assert_eq!(f.get(10), Value::NIL);
+        assert_eq!(f.values_mut().count(), 10);
     }
 
     #[test]
