@@ -210,7 +210,7 @@ impl Vm {
     /// Run method `m` on the receiver and `argc` arguments on the stack.
     #[inline]
     pub(crate) fn invoke(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
-        if crate::interp::OBSERVE && self.obs.watching {
+        if crate::interp::OBSERVE && self.obs.watches.is_on() {
             return self.invoke_watched(m, argc);
         }
         self.invoke_unwatched(m, argc)

@@ -77,8 +77,7 @@ impl Vm {
             return;
         };
         if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
-            let method = crate::obs::watch::Watches::method_of(&p);
-            self.watched_answer(method, p.receiver, v, p.fields.as_ref());
+            self.watched_answer(p.method, p.receiver, v, p.fields.as_ref());
         }
     }
 

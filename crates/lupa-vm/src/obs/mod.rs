@@ -174,8 +174,6 @@ pub struct Observation {
     pub(crate) pretenuring: Option<crate::obs::pretenure::Pretenuring>,
     /// Method watches (`watch.rs`).
     pub(crate) watches: crate::obs::watch::Watches,
-    /// Is a method watch on? (`watches.is_on()`, kept where `invoke` tests it.)
-    pub(crate) watching: bool,
     /// Is a trap (or an object) installed under a special selector? With a
     /// watched method of a special selector, this makes `guarding_traps`.
     traps_installed: bool,
@@ -217,7 +215,6 @@ impl Default for Observation {
             last_lifetimes: None,
             pretenuring: None,
             watches: Default::default(),
-            watching: false,
             traps_installed: false,
             watches_special: false,
             observer_allocations: false,
@@ -329,23 +326,27 @@ impl Observation {
     /// Recompute `hooks_on`: activation hooks, line coverage or a method
     /// watch need the activation path.
     pub(crate) fn refresh_hooks_on(&mut self) {
-        self.watching = self.watches.is_on();
-        self.hooks_on = self.hooks.is_some() || self.lines.is_some() || self.watching;
+        self.hooks_on = self.hooks.is_some() || self.lines.is_some() || self.watches.is_on();
     }
 
     /// Guard the special sends whose method is instrumented (see
     /// [`Observation::guarding_traps`]); answers whether that changed.
     pub(crate) fn set_guarding_traps(&mut self, on: bool) -> bool {
         self.traps_installed = on;
-        self.guard_special_sends(self.watches_special)
+        self.update_guard()
     }
 
-    /// Guard the special sends when traps are installed under special
-    /// selectors or `watched` (a watched method has one); answers whether
-    /// the guard changed.
-    pub(crate) fn guard_special_sends(&mut self, watched: bool) -> bool {
-        self.watches_special = watched;
-        let on = self.traps_installed || watched;
+    /// Guard the special sends while a watched method has a special
+    /// selector (`on`); answers whether the guard changed.
+    pub(crate) fn set_guarding_watches(&mut self, on: bool) -> bool {
+        self.watches_special = on;
+        self.update_guard()
+    }
+
+    /// The guard is on while traps or watched methods are under special
+    /// selectors; answers whether it changed.
+    fn update_guard(&mut self) -> bool {
+        let on = self.traps_installed || self.watches_special;
         let changed = self.guarding_traps != on;
         self.guarding_traps = on;
         self.update_per_send();

@@ -287,7 +287,8 @@ impl Fields {
 pub struct Pending {
     process: usize,
     depth: usize,
-    method: u32,
+    /// The method called.
+    pub method: u32,
     /// The receiver of the call.
     pub receiver: Value,
     /// Its named fields before the call (when they are compared).
@@ -303,7 +304,8 @@ pub struct Watches {
 }
 
 impl Watches {
-    /// Is any watch on?
+    /// Is any watch on? (Tested by every `invoke`: one length compare.)
+    #[inline(always)]
     pub fn is_on(&self) -> bool {
         !self.list.is_empty()
     }
@@ -494,12 +496,6 @@ impl Watches {
         }
     }
 
-    /// Is an answer expected from some frame?
-    #[inline(always)]
-    pub fn expecting(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
     /// The frame at `depth` of `process` returns: the call it answers for,
     /// if any. (Expectations of deeper frames of the process, which can only
     /// be stale, are dropped.)
@@ -514,11 +510,6 @@ impl Watches {
                 return Some(p);
             }
         }
-    }
-
-    /// The method a pending call is of.
-    pub fn method_of(p: &Pending) -> u32 {
-        p.method
     }
 
     /// The frame at `depth` of `process` is unwound: it answers nothing.
@@ -584,7 +575,7 @@ mod tests {
         w.expect_answer(0, 4, 1, r, None);
         w.expect_answer(1, 2, 2, r, None);
         w.expect_answer(0, 6, 2, r, None);
-        let method = |p: Option<Pending>| p.map(|p| Watches::method_of(&p));
+        let method = |p: Option<Pending>| p.map(|p| p.method);
         assert_eq!(method(w.answered(0, 5)), None);
         w.unwound(0, 6);
         assert_eq!(method(w.answered(0, 6)), None);
@@ -592,7 +583,7 @@ mod tests {
         // A stale deeper expectation does not hide the one at the depth.
         w.expect_answer(0, 9, 2, r, None);
         assert_eq!(method(w.answered(0, 4)), Some(1));
-        assert!(!w.expecting());
+        assert!(w.pending.is_empty());
     }
 
     #[test]

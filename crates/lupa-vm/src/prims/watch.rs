@@ -27,22 +27,21 @@ use crate::obs::watch::{MethodFacts, Same};
 use crate::vm::Vm;
 use lupa_heap::{OutOfMemory, Value};
 
+/// Argument `i`, a SmallInteger from 0 to 2^32-1, or `None`.
+fn u32_arg(vm: &Vm, args: Args, i: usize) -> Option<u32> {
+    args.int(vm, i).ok().and_then(|n| u32::try_from(n).ok())
+}
+
 /// A watch number in a SmallInteger.
 fn watch_id(vm: &Vm, args: Args, i: usize) -> Result<u32, super::PrimFailure> {
-    args.int(vm, i)
-        .ok()
-        .and_then(|n| u32::try_from(n).ok())
-        .or_error("not a watch number (System>>watchMethods:options: answers one)")
+    u32_arg(vm, args, i).or_error("not a watch number (System>>watchMethods:options: answers one)")
 }
 
 fn watch_methods(vm: &mut Vm, args: Args) -> PrimResult {
     let elements = args
         .array_elements(vm, 1)
         .or_error("watchMethods:options: needs an Array of methods")?;
-    let options = args
-        .int(vm, 2)
-        .ok()
-        .and_then(|n| u32::try_from(n).ok())
+    let options = u32_arg(vm, args, 2)
         .filter(|&o| o <= crate::obs::watch::ALL)
         .or_error("watchMethods:options: needs options from 0 to 63")?;
     let mut ids = Vec::with_capacity(elements.len());
@@ -61,12 +60,9 @@ fn watch_tag(vm: &mut Vm, args: Args) -> PrimResult {
     let id = watch_id(vm, args, 1)?;
     let tag = match args.get(vm, 2) {
         Value::NIL => None,
-        _ => Some(
-            args.int(vm, 2)
-                .ok()
-                .and_then(|n| u32::try_from(n).ok())
-                .or_error("watch:tag: needs a tag from 0 to 2^32-1, or nil")?,
-        ),
+        _ => {
+            Some(u32_arg(vm, args, 2).or_error("watch:tag: needs a tag from 0 to 2^32-1, or nil")?)
+        }
     };
     if !vm.set_watch_tag(id, tag) {
         return Err(super::PrimFailure::error("watch:tag: no such watch is on"));

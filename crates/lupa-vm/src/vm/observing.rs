@@ -129,7 +129,7 @@ impl Vm {
                 lupa_compiler::SpecialOp::for_selector(&code.selector_name).is_some()
             })
         });
-        self.obs.guard_special_sends(special);
+        self.obs.set_guarding_watches(special);
         self.observation_changed();
     }
 
