@@ -65,8 +65,8 @@ enum Command {
     /// height = time, width = executions, gray = every call answered the same object.
     #[command(after_help = EXIT_CODES)]
     Blueprint(commands::blueprint::BlueprintArgs),
-    /// Sample the whole VM (VMProfiler): run CLASS like `run` while a sampler thread records, at
-    /// jittered ticks, the Smalltalk stack and what the VM is doing (interpreting, running native
+    /// Sample the whole VM (VMProfiler): run CLASS like `run` while the VM thread records, at
+    /// jittered deadlines it checks itself (no sampler thread; one with --native), the Smalltalk stack and what the VM is doing (interpreting, running native
     /// code the JIT compiled, a primitive, a method lookup, a scavenge, a full GC, a process switch,
     /// an allocation, finalization, waiting in a file call, idle until a Delay expires, the JIT
     /// compiling or evicting), weighted by the VM thread's CPU time. Prints where the time went

@@ -175,12 +175,13 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
     })
 }
 
-/// Does the loop body `ops[from..to]` test for requests by itself? Every
-/// send does: inline ones test the request word, the others go through the
-/// runtime, which sees a stop. A loop with no send (only jumps, variables
-/// and `to:do:` counting) tests the word at its back jump instead, so that a
-/// stop or a sampler's request reaches every compiled loop; loops with sends,
-/// nearly all of them, pay nothing more.
+/// Does the loop body `ops[from..to]` poll by itself? Every send does:
+/// inline ones compare the sends counted with `NativeCtx::poll_at`, the
+/// others go through the runtime, which makes the same test. A loop with no
+/// send (only jumps, variables and `to:do:` counting) tests the request word
+/// at its back jump instead, so that a stop or a sampler thread's request
+/// reaches every compiled loop; loops with sends, nearly all of them, pay
+/// nothing more.
 fn polls_in(ops: &[Op], from: usize, to: usize) -> bool {
     ops.get(from..to).is_some_and(|body| {
         body.iter().any(|op| {
@@ -457,21 +458,40 @@ impl Gen<'_, '_> {
         self.b.ins().select(c, t, f)
     }
 
-    /// A request at an inline send (the interpreter's safepoints see it
-    /// too): the sampler's stack request, or a stop. `NativeCtx::request`
-    /// always points at a word, the sampler's or, with none attached, the
-    /// one a stop sets (`sched/interrupt.rs`), so that the test costs the
-    /// same with a sampler attached as without. On a stop the runtime answers
+    /// A poll at an inline send (the interpreter's safepoints make the same
+    /// test, `obs/self_timed.rs`): once the sends native code counted since
+    /// its last runtime call reach `NativeCtx::poll_at`, the runtime looks at
+    /// requests from other threads (a stop, a sampler thread's stack request)
+    /// and at a self-timed sampler's clock. On a stop the runtime answers
     /// `BAIL` with the run's error kept, and native code leaves without
     /// storing its operands (the run ends), so the cold path adds no block
     /// that keeps operands live.
     fn poll_request(&mut self, pc_after: usize, depth_after: usize) {
+        let sends = self.ctx_field(offset_of!(NativeCtx, sends));
+        let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
+        let due = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
+        self.take_poll(due, pc_after, depth_after);
+    }
+
+    /// A poll at the back jump of a loop that sends nothing (so counts no
+    /// sends): the request word `NativeCtx::request` (never null: the
+    /// sampler thread's, or with none attached the one a stop sets,
+    /// `sched/interrupt.rs`).
+    fn poll_back_jump(&mut self, pc_after: usize, depth_after: usize) {
         let req = self.ctx_field(offset_of!(NativeCtx, request));
+        let r = self.load(req, 0);
+        self.take_poll(r, pc_after, depth_after);
+    }
+
+    /// Call the runtime's poll when `due` is non-zero (a cold block).
+    fn take_poll(&mut self, due: Value, pc_after: usize, depth_after: usize) {
         let take = self.b.create_block();
         let done = self.b.create_block();
         self.b.set_cold_block(take);
-        let r = self.load(req, 0);
-        self.b.ins().brif(r, take, NO, done, NO);
+        self.b.ins().brif(due, take, NO, done, NO);
         self.b.switch_to_block(take);
         let pc = self.iconst(pc_after as i64);
         let sp = self.sp(depth_after);
@@ -1727,7 +1747,7 @@ impl Gen<'_, '_> {
             }
             Op::Jump(t) | Op::JumpBack(t) => {
                 if matches!(op, Op::JumpBack(_)) && !polls_in(&self.code.ops, t as usize, pc) {
-                    self.poll_request(t as usize, d);
+                    self.poll_back_jump(t as usize, d);
                 }
                 let target = self.blocks[t as usize];
                 self.b.ins().jump(target, NO);
@@ -1800,7 +1820,7 @@ impl Gen<'_, '_> {
                 target,
             } => {
                 if !polls_in(&self.code.ops, target as usize, pc) {
-                    self.poll_request(target as usize, d);
+                    self.poll_back_jump(target as usize, d);
                 }
                 let c = self.read_slot(1 + counter as i64);
                 let int = self.is_int(c);

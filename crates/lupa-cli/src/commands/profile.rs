@@ -39,8 +39,9 @@ pub(crate) struct ProfileArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
           conflicts_with = "every", value_parser = clap::value_parser!(u64).range(1..))]
     compare_modes: Option<u64>,
-    /// Also take the VM thread's native program counter at each tick (SIGPROF to the VM thread;
-    /// Linux on x86-64 or AArch64) and report the time by Rust function of the lupa binary. On a
+    /// Also take the VM thread's native program counter at each tick (a sampler thread sends
+    /// SIGPROF to the VM thread at each tick, which costs a wake-up per tick; Linux on x86-64 or
+    /// AArch64) and report the time by Rust function of the lupa binary. On a
     /// loaded machine many ticks have no pc (the VM thread did not run before the next tick;
     /// counted in the report): use an idle machine or a lower --rate.
     #[arg(long, conflicts_with = "every")]

@@ -2,9 +2,12 @@
 //! the clock is absent and [`ThreadCpuClock::of_current_thread`] answers
 //! `None`).
 //!
+//! Also the self-timed sampler's stamp counter ([`stamp`]: the time stamp
+//! counter).
+//!
 //! This is one of the two modules of the profiler layer allowed `unsafe` (the
-//! other is `native.rs`; ARCHITECTURE.md, "Where `unsafe` lives"): each block is a single libc call on memory it owns, with its
-//! `SAFETY:` argument beside it.
+//! other is `native.rs`; ARCHITECTURE.md, "Where `unsafe` lives"): each block is a single libc call on memory it owns,
+//! or the `rdtsc` instruction, with its `SAFETY:` argument beside it.
 
 #![allow(unsafe_code)]
 
@@ -55,9 +58,39 @@ impl ThreadCpuClock {
     }
 }
 
+/// A counter that grows at a constant rate, cheap to read: the time stamp
+/// counter on x86-64 (a few instructions, no system call; modern x86-64
+/// processors keep it invariant across frequency changes and cores), the
+/// monotonic clock's nanoseconds elsewhere. The self-timed sampler gives it to
+/// the VM, which calibrates it against the clock (`lupa_vm` `obs/self_timed.rs`).
+pub(crate) fn stamp() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` reads a register; it touches no memory and exists on
+        // every x86-64 processor.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stamp_counter_grows() {
+        let a = stamp();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = stamp();
+        assert!(b > a, "{a} then {b}");
+    }
 
     #[test]
     #[cfg(target_os = "linux")]

@@ -157,6 +157,11 @@ fn run_lines(vm: &Vm, stats: &SamplerStats, lines: &mut Vec<String>) {
                     String::new()
                 };
                 lines.push(format!("sampler thread: CPU {}{per_tick}", ms(own)));
+            } else if stats.config.every.is_none() {
+                lines.push(
+                    "sampler: self-timed (no thread: the VM thread samples itself at its polls)"
+                        .to_string(),
+                );
             }
             if stats.samples == 0 {
                 lines.push(

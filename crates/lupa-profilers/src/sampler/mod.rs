@@ -26,6 +26,7 @@ mod clock;
 mod compare;
 mod header;
 mod native;
+mod self_timed;
 mod symbols;
 mod thread;
 
@@ -36,12 +37,9 @@ pub use header::header;
 use build::{Leaf, Sample};
 use lupa_prof::report::{NativeFunctionDoc, SamplingInfo};
 use lupa_prof::{Marker, MarkerKind, Metric, Profile, Timeline};
-use lupa_vm::{
-    HeapStats, NativeFunctionInfo, SampleRegister, StackSample, Vm, VmEventKind, VmState,
-};
+use lupa_vm::{HeapStats, NativeFunctionInfo, StackSample, Vm, VmEventKind, VmState};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thread::{SamplerThread, ThreadConfig, ThreadReport, Tick};
 
@@ -184,11 +182,21 @@ impl SamplerConfig {
 /// A started sampler; [`finish`](RunningSampler::finish) it.
 pub struct RunningSampler {
     config: SamplerConfig,
-    thread: Option<(Arc<SampleRegister>, SamplerThread)>,
+    driver: Driver,
     heap_before: HeapStats,
     sends_before: u64,
     switches_before: u64,
     start: Instant,
+}
+
+/// What takes the samples.
+enum Driver {
+    /// The interpreter, every N sends (deterministic).
+    Every,
+    /// The VM thread itself, at its polls (the default; `self_timed.rs`).
+    SelfTimed,
+    /// A sampler thread (for `--native`, whose pcs need a signal at the tick).
+    Thread(SamplerThread),
 }
 
 impl fmt::Debug for RunningSampler {
@@ -344,42 +352,52 @@ impl RunningSampler {
         if vm.obs.sampling() {
             return Err(SamplerError::Busy);
         }
-        let thread = match config.every {
+        let driver = match config.every {
             Some(n) => {
                 vm.sample_every(n);
-                None
+                Driver::Every
             }
             None => {
                 let cpu = clock::ThreadCpuClock::of_current_thread();
                 if config.clock == SampleClock::Cpu && cpu.is_none() {
                     return Err(SamplerError::NoCpuClock);
                 }
-                let native = if config.native {
-                    Some(native::NativeTarget::for_current_thread().map_err(SamplerError::Native)?)
+                let interval = Duration::from_nanos(1_000_000_000 / u64::from(config.rate_hz));
+                if config.native {
+                    let native =
+                        native::NativeTarget::for_current_thread().map_err(SamplerError::Native)?;
+                    let register = vm.attach_sampler();
+                    let t = SamplerThread::spawn(
+                        register,
+                        cpu,
+                        ThreadConfig {
+                            interval,
+                            seed: config.seed,
+                            max_ticks: MAX_TICKS,
+                        },
+                        Some(native),
+                    )
+                    .map_err(|e| {
+                        vm.detach_sampler();
+                        SamplerError::Thread(e.to_string())
+                    })?;
+                    Driver::Thread(t)
                 } else {
-                    None
-                };
-                let register = vm.attach_sampler();
-                let t = SamplerThread::spawn(
-                    register.clone(),
-                    cpu,
-                    ThreadConfig {
-                        interval: Duration::from_nanos(1_000_000_000 / u64::from(config.rate_hz)),
-                        seed: config.seed,
-                        max_ticks: MAX_TICKS,
-                    },
-                    native,
-                )
-                .map_err(|e| {
-                    vm.detach_sampler();
-                    SamplerError::Thread(e.to_string())
-                })?;
-                Some((register, t))
+                    let (timer, first) = self_timed::SelfSampler::new(
+                        cpu,
+                        config.clock == SampleClock::Cpu,
+                        interval,
+                        config.seed,
+                        MAX_TICKS,
+                    );
+                    vm.attach_self_timer(Box::new(timer), interval, first);
+                    Driver::SelfTimed
+                }
             }
         };
         Ok(RunningSampler {
             config,
-            thread,
+            driver,
             heap_before: vm.heap.stats().clone(),
             sends_before: vm.obs.sends,
             switches_before: vm.obs.process_switches,
@@ -395,13 +413,17 @@ impl RunningSampler {
     /// Stop sampling and build the profile.
     pub fn finish(self, vm: &mut Vm) -> Sampled {
         let wall = self.start.elapsed();
-        let report = match self.thread {
-            Some((_, t)) => {
+        let report = match self.driver {
+            Driver::Thread(t) => {
                 let r = t.stop();
                 vm.detach_sampler();
                 Some(r)
             }
-            None => {
+            Driver::SelfTimed => vm
+                .detach_self_timer()
+                .and_then(|t| t.into_any().downcast::<self_timed::SelfSampler>().ok())
+                .map(|s| s.into_report()),
+            Driver::Every => {
                 vm.sample_every(0);
                 None
             }

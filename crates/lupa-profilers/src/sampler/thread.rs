@@ -103,6 +103,13 @@ impl SamplerThread {
     }
 }
 
+/// An interval uniform in [0.5, 1.5) of `mean`: no period for a program to
+/// alias with.
+pub(crate) fn jittered(rng: &mut StdRng, mean: Duration) -> Duration {
+    let mean = mean.as_nanos().max(1) as f64;
+    Duration::from_nanos((mean * rng.random_range(0.5..1.5)) as u64)
+}
+
 /// Give the last stored tick the native pc its signal's handler copied.
 fn collect_native(native: &NativeTarget, chunks: &mut [Vec<Tick>]) {
     if let Some(last) = chunks.last_mut().and_then(|c| c.last_mut())
@@ -120,7 +127,6 @@ fn run(
     stop: &AtomicBool,
 ) -> ThreadReport {
     let mut rng = StdRng::seed_from_u64(config.seed);
-    let mean = config.interval.as_nanos().max(1) as f64;
     let start = Instant::now();
     let cpu_start = cpu.and_then(|c| c.read_ns());
     let mut chunks: Vec<Vec<Tick>> = vec![Vec::with_capacity(CHUNK)];
@@ -134,9 +140,7 @@ fn run(
     let mut stored = 0usize;
     let mut seq = 0u64;
     loop {
-        // Uniform in [0.5, 1.5) of the mean: no period for a program to alias with.
-        let step = Duration::from_nanos((mean * rng.random_range(0.5..1.5)) as u64);
-        deadline += step;
+        deadline += jittered(&mut rng, config.interval);
         let mut now = Instant::now();
         if now > deadline && now - deadline > config.interval {
             report.missed += 1;

@@ -398,6 +398,14 @@ impl Vm {
         self.obs.sends += std::mem::take(&mut ctx.sends);
         self.obs.inlined += std::mem::take(&mut ctx.inlined);
         self.sched.running.frames.set_len(ctx.frames_len as usize);
+        self.sync_poll(ctx);
+    }
+
+    /// Give native code the sends to its next poll (`ctx.sends` counts from 0
+    /// after [`sync_in`](Self::sync_in)).
+    #[inline(always)]
+    fn sync_poll(&self, ctx: &mut NativeCtx) {
+        ctx.poll_at = self.obs.poll_at.get().saturating_sub(self.obs.sends);
     }
 
     /// Give native code what it reads and compares: the stacks' and the
@@ -418,6 +426,7 @@ impl Vm {
         };
         ctx.heap = self.heap.words_ptr();
         ctx.epoch = self.image.classes.epoch() as u64;
+        self.sync_poll(ctx);
         ctx.slow_returns = u64::from(self.obs.hooks_on || self.limits.in_overflow());
         ctx.fast = self.native.fast.as_ptr();
         ctx.fast_len = self.native.fast.len() as u64;
@@ -472,6 +481,7 @@ impl Vm {
             sends: 0,
             inlined: 0,
             depth: 0,
+            poll_at: 0,
             attention: 0,
             request,
             frames: std::ptr::null_mut(),
@@ -609,6 +619,16 @@ impl Vm {
             self.note_send::<true>(code.id, pc);
         } else {
             self.note_send::<false>(code.id, pc);
+        }
+        if self.poll_wanted() {
+            // The poll native code's inline sends make (before the callee's
+            // frame exists, so a sample is the sender's, at its send).
+            if crate::sched::interrupt::pending() {
+                let e = self.interrupted();
+                return self.native_failed(e);
+            }
+            self.copy_sample_stack(pc);
+            self.self_timed_poll(Some(pc), false);
         }
         let r = match code.ops.get(pc.wrapping_sub(1)) {
             Some(&Op::Send { sel, argc, site }) => {
@@ -751,12 +771,13 @@ impl Vm {
         self.heap.set_slot(object, index as usize, value);
     }
 
-    /// Runtime call: native code found its request word set at the send
-    /// just before `pc` that it ran inline (it tests the word at such sends,
-    /// as the interpreter's safepoints test theirs). A stop requested from
-    /// outside answers `BAIL` with the run's error kept (native code leaves
-    /// without storing its operands: the run ends); otherwise the stack copy
-    /// a sampler asked for is made and native code goes on (`DONE`).
+    /// Runtime call: a poll of native code, at the send just before `pc`
+    /// that it ran inline (the sends it counted reached `ctx.poll_at`), or at
+    /// the back jump of a loop that sends nothing (its request word was set).
+    /// A stop requested from outside answers `BAIL` with the run's error kept
+    /// (native code leaves without storing its operands: the run ends);
+    /// otherwise the stack copy a sampler thread asked for, or a self-timed
+    /// sampler's, is made and native code goes on (`DONE`).
     pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) -> u64 {
         self.sync_in(ctx);
         let in_frame = !self.sched.running.frames.is_empty();
@@ -769,7 +790,11 @@ impl Vm {
         }
         if in_frame {
             self.copy_sample_stack(pc as usize);
+            self.self_timed_poll(Some(pc as usize), false);
+        } else {
+            self.obs.schedule_poll();
         }
+        self.sync_poll(ctx);
         DONE
     }
 }

@@ -111,8 +111,8 @@ impl Vm {
             if self.sched.current == entry_proc && self.sched.running.frames.len() <= base {
                 return Ok(true);
             }
-            if crate::sched::poll::changed(self.obs.polled) {
-                self.poll(true)?;
+            if self.poll_wanted() {
+                self.poll_due(true)?;
             }
             if self.sched.running.frames.is_empty() {
                 // A process other than the entry one has finished.
@@ -293,10 +293,11 @@ impl Vm {
                         pc = t as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
                         self.count_hotness(&code);
-                        if crate::sched::poll::changed(self.obs.polled) {
-                            // A loop that sends nothing still answers at once.
+                        if self.poll_wanted() || crate::sched::poll::changed(self.obs.polled) {
+                            // A loop that sends nothing still answers a stop
+                            // or a sampler thread's request at once.
                             self.save_pc(pc);
-                            self.poll(false)?;
+                            self.poll_due(false)?;
                         }
                         if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
@@ -418,6 +419,12 @@ impl Vm {
                         pc = target as usize;
                         self.cover_branch::<PER_SEND>(code.id, pc);
                         self.count_hotness(&code);
+                        if self.poll_wanted() {
+                            // A loop whose sends make no frames (primitives,
+                            // fast paths, trivial methods) polls here.
+                            self.save_pc(pc);
+                            self.poll_due(false)?;
+                        }
                         if self.heap.needs_gc() || self.sched.switch_pending {
                             self.save_pc(pc);
                             continue 'frame;
@@ -464,6 +471,45 @@ impl Vm {
         }
         if self.obs.on_each_send && self.obs.on_send(method, pc) {
             self.copy_sample_stack(pc);
+        }
+    }
+
+    /// Is a poll due (`obs/self_timed.rs`)? The safepoints' one test: the
+    /// send counter against the count at which the next poll is due (without
+    /// the send counter, in a `no-observe` build: a request announced).
+    #[inline(always)]
+    pub(super) fn poll_wanted(&self) -> bool {
+        if OBSERVE {
+            self.obs.sends >= self.obs.poll_at.get()
+        } else {
+            crate::sched::poll::changed(self.obs.polled)
+        }
+    }
+
+    /// A poll: requests from other threads, announced since the last one
+    /// ([`poll`](Self::poll)), and a self-timed sampler's clock. `at_frame`
+    /// as for `poll`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn poll_due(&mut self, at_frame: bool) -> Result<(), VmError> {
+        if crate::sched::poll::changed(self.obs.polled) {
+            self.poll(at_frame)?;
+        }
+        self.self_timed_poll(None, at_frame);
+        Ok(())
+    }
+
+    /// The clock of a self-timed sampler at a poll (`obs/self_timed.rs`):
+    /// copy the stack when a sample is due; schedule the next poll. `top_pc`
+    /// as for [`copy_sample_stack`](Self::copy_sample_stack).
+    pub(super) fn self_timed_poll(&mut self, top_pc: Option<usize>, at_frame: bool) {
+        if !self.obs.self_timed() {
+            self.obs.schedule_poll();
+            return;
+        }
+        if let Some(seq) = self.obs.self_poll(std::time::Instant::now()) {
+            let sample = self.stack_sample(seq, top_pc, at_frame);
+            self.obs.push_stack(sample);
         }
     }
 
@@ -533,7 +579,7 @@ impl Vm {
     /// pc, the top one at `top_pc` when given (its saved pc may be stale
     /// inside a send). `skip_entered`: leave out a top frame that has not run
     /// its first instruction (see [`Vm::poll`]).
-    fn stack_sample(
+    pub(super) fn stack_sample(
         &self,
         seq: u64,
         top_pc: Option<usize>,

@@ -55,6 +55,10 @@ pub struct NativeCtx {
     pub inlined: u64,
     /// Native activations nested in the one the interpreter entered.
     pub depth: u64,
+    /// The value of `sends` at which native code polls (the runtime's
+    /// `sample` entry): requests from other threads, a self-timed sampler's
+    /// clock (`obs/self_timed.rs`). Set at each runtime call.
+    pub poll_at: u64,
     /// Non-zero when the next safepoint of native code must leave to the
     /// interpreter (a collection is due, a process switch, a change of the
     /// observation mode, a method to compile).

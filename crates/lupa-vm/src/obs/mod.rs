@@ -21,10 +21,13 @@ pub mod coverage;
 pub mod lifetimes;
 pub mod pretenure;
 pub mod sampling;
+pub mod self_timed;
 pub mod watch;
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// One activation event.
 #[derive(Debug, Clone, Copy)]
@@ -122,6 +125,31 @@ pub struct Observation {
     /// The generation of requests from other threads last looked at (see
     /// `sched/poll.rs`).
     pub(crate) polled: u64,
+    /// The send count at which the next *poll* is due (`self_timed.rs`): the
+    /// safepoints compare the send counter with it. A poll looks at requests
+    /// from other threads and, with a self-timed sampler, at the clock. A
+    /// cell, so that a state that ends past a self-timed deadline can bring
+    /// the poll forward from `&self`.
+    pub(crate) poll_at: Cell<u64>,
+    /// A self-timed sampler (`self_timed.rs`).
+    self_timing: Option<Box<crate::obs::self_timed::SelfTiming>>,
+    /// With a self-timed sampler: when its next sample is due.
+    self_deadline: Cell<Option<Instant>>,
+    /// The same deadline in the units of the self-timed sampler's stamp
+    /// counter (`u64::MAX`: none, or the counter not calibrated yet), which
+    /// the ends of states compare (a stamp costs a few instructions where the
+    /// clock costs fifty).
+    deadline_stamp: Cell<u64>,
+    /// The self-timed sampler's stamp counter (`SelfTimer` says which).
+    stamp: fn() -> u64,
+    /// Is the deadline near (due before about two polls from the last)?
+    /// Then the end of every primitive and lookup tests it; the ends of
+    /// long operations (collections, large allocations, blocking calls, the
+    /// idle sleep, JIT work) always do.
+    stamp_armed: Cell<bool>,
+    /// With a self-timed sampler: the state word of an operation that ended
+    /// past the deadline, the state of the sample the next poll takes.
+    pending_state: Cell<Option<u64>>,
     /// Is every send observed beyond its count? The interpreter runs the loop
     /// compiled for it (a lifetime recording, line coverage, guarded traps,
     /// or [`on_each_send`](Self::on_each_send)). A sampler alone does not
@@ -195,6 +223,13 @@ impl Default for Observation {
             hooks: None,
             sample: Arc::default(),
             polled: 0,
+            poll_at: Cell::new(crate::obs::self_timed::IDLE_EVERY),
+            self_timing: None,
+            self_deadline: Cell::new(None),
+            deadline_stamp: Cell::new(u64::MAX),
+            stamp: crate::obs::self_timed::no_stamp,
+            stamp_armed: Cell::new(false),
+            pending_state: Cell::new(None),
             per_send: false,
             on_each_send: false,
             around_primitives: false,
@@ -228,6 +263,7 @@ impl Observation {
     /// and answers its stack requests.
     pub(crate) fn attach_sampler(&mut self) -> Arc<SampleRegister> {
         self.sampler_attached = true;
+        self.schedule_poll();
         self.sample.request.store(0, Ordering::Relaxed);
         self.update_per_send();
         self.sample.clone()
@@ -236,8 +272,127 @@ impl Observation {
     /// Stop writing the sampling register.
     pub(crate) fn detach_sampler(&mut self) {
         self.sampler_attached = false;
+        self.self_timing = None;
+        self.self_deadline.set(None);
+        self.deadline_stamp.set(u64::MAX);
+        self.stamp_armed.set(false);
+        self.pending_state.set(None);
+        self.poll_at
+            .set(self.sends + crate::obs::self_timed::IDLE_EVERY);
         self.sample.request.store(0, Ordering::Relaxed);
         self.update_per_send();
+    }
+
+    /// Attach a self-timed sampler (`self_timed.rs`): the state word is
+    /// published as for a sampler thread, and the VM's polls look at the
+    /// clock; the first sample is due at `first`.
+    pub(crate) fn attach_self_timer(
+        &mut self,
+        timer: Box<dyn crate::obs::self_timed::SelfTimer>,
+        mean_interval: std::time::Duration,
+        first: Instant,
+    ) {
+        self.attach_sampler();
+        self.stamp = timer.stamp_fn();
+        let timing = crate::obs::self_timed::SelfTiming::new(timer, mean_interval);
+        self.poll_at.set(self.sends + timing.every);
+        self.self_timing = Some(Box::new(timing));
+        self.self_deadline.set(Some(first));
+        self.deadline_stamp.set(u64::MAX);
+        self.stamp_armed.set(true);
+    }
+
+    /// Detach a self-timed sampler and give its timer back (`None`: none was
+    /// attached; a sampler thread's attachment is left as it is).
+    pub(crate) fn detach_self_timer(
+        &mut self,
+    ) -> Option<Box<dyn crate::obs::self_timed::SelfTimer>> {
+        let timing = self.self_timing.take()?;
+        self.detach_sampler();
+        Some(timing.timer)
+    }
+
+    /// Is a self-timed sampler attached?
+    pub(crate) fn self_timed(&self) -> bool {
+        self.self_timing.is_some()
+    }
+
+    /// A poll (the send counter reached [`poll_at`](Self::poll_at)) at `now`,
+    /// with a self-timed sampler attached: answers the sequence number of a
+    /// sample to take now, if one is due, and schedules the next poll.
+    pub(crate) fn self_poll(&mut self, now: Instant) -> Option<u64> {
+        // Read with the clock, so that the pair calibrates the deadline's stamp.
+        let stamp = (self.stamp)();
+        let pending = self.pending_state.take();
+        let Some(t) = self.self_timing.as_mut() else {
+            self.poll_at
+                .set(self.sends + crate::obs::self_timed::IDLE_EVERY);
+            return None;
+        };
+        if pending.is_none() {
+            t.adapt(now);
+        }
+        let due = pending.is_some() || self.self_deadline.get().is_some_and(|d| now >= d);
+
+        let seq = if due {
+            let word = pending.unwrap_or_else(|| self.sample.state.load(Ordering::Relaxed));
+            let (seq, next) = t
+                .timer
+                .take(crate::obs::sampling::StateWord::unpack(word), now);
+            self.self_deadline.set(Some(next));
+            Some(seq)
+        } else {
+            None
+        };
+        self.deadline_stamp.set(
+            self.self_deadline
+                .get()
+                .map_or(u64::MAX, |d| t.stamp_at(d, now, stamp)),
+        );
+        self.stamp_armed.set(
+            self.deadline_stamp.get() == u64::MAX
+                || self
+                    .self_deadline
+                    .get()
+                    .is_some_and(|d| d.saturating_duration_since(now) <= 2 * t.target()),
+        );
+        let gap = t.next_gap();
+        self.poll_at.set(self.sends + gap);
+        seq
+    }
+
+    /// Where no self-timed sampler runs: the next poll, for requests from
+    /// other threads (a stop, a sampler thread's tick).
+    pub(crate) fn schedule_poll(&self) {
+        let gap = if self.sampler_attached {
+            crate::obs::self_timed::THREAD_EVERY
+        } else {
+            crate::obs::self_timed::IDLE_EVERY
+        };
+        self.poll_at.set(self.sends + gap);
+    }
+
+    /// A state ends (a primitive, a lookup, a collection...), or is
+    /// interrupted by a long operation (a collection, a large allocation, a
+    /// blocking call), while a self-timed sampler runs: if its deadline has
+    /// passed, the sample is that state's, taken at the next safepoint
+    /// (`self_timed.rs`).
+    #[cold]
+    #[inline(never)]
+    fn self_timed_state_ends(&self) {
+        let passed = match self.deadline_stamp.get() {
+            // Not calibrated yet (no poll since the sampler started): the clock.
+            u64::MAX => self
+                .self_deadline
+                .get()
+                .is_some_and(|d| Instant::now() >= d),
+            at => (self.stamp)() >= at,
+        };
+        if passed && self.pending_state.get().is_none() {
+            self.pending_state
+                .set(Some(self.sample.state.load(Ordering::Relaxed)));
+            self.poll_at.set(0);
+        }
     }
 
     /// Recompute the per-send mode after a change of what is observed.
@@ -472,6 +627,11 @@ impl Observation {
         if !self.sampler_attached {
             return 0;
         }
+        if self.self_timing.is_some() {
+            // The operation interrupted is the sample's if the deadline passed
+            // in it (a long primitive that allocates at its end).
+            self.self_timed_state_ends();
+        }
         self.swap_state(state, detail, process)
     }
 
@@ -498,6 +658,9 @@ impl Observation {
     /// Put back the word [`swap_state`](Self::swap_state) answered.
     #[inline(always)]
     pub(crate) fn restore_state(&self, saved: u64) {
+        if self.stamp_armed.get() {
+            self.self_timed_state_ends();
+        }
         self.sample.state.store(saved, Ordering::Relaxed);
     }
 
@@ -509,6 +672,9 @@ impl Observation {
     pub(crate) fn push_allocation(&self, process: usize) -> u64 {
         if !self.sampler_attached {
             return 0;
+        }
+        if self.self_timing.is_some() {
+            self.self_timed_state_ends();
         }
         let saved = self.sample.state.load(Ordering::Relaxed);
         let before = crate::obs::sampling::StateWord::unpack(saved);
@@ -534,6 +700,9 @@ impl Observation {
     #[inline]
     pub(crate) fn pop_state(&self, saved: u64) {
         if self.sampler_attached {
+            if self.self_timing.is_some() {
+                self.self_timed_state_ends();
+            }
             self.sample.state.store(saved, Ordering::Relaxed);
         }
     }

@@ -147,6 +147,8 @@ fn inlined_send_count(vm: &mut Vm, _args: Args) -> PrimResult {
 fn reset_send_count(vm: &mut Vm, args: Args) -> PrimResult {
     vm.obs.sends = 0;
     vm.obs.inlined = 0;
+    // The next poll was due at a count of the old scale.
+    vm.obs.poll_at.set(0);
     Ok(Answer(args.receiver(vm)))
 }
 

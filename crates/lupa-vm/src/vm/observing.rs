@@ -30,6 +30,33 @@ impl Vm {
         r
     }
 
+    /// Attach a self-timed sampler (no thread: the VM samples itself at its
+    /// polls, `obs/self_timed.rs`), whose first sample is due at `first` and
+    /// the next ones about every `mean_interval`, as `timer` says. The state
+    /// word is published as for [`attach_sampler`](Self::attach_sampler).
+    pub fn attach_self_timer(
+        &mut self,
+        timer: Box<dyn crate::SelfTimer>,
+        mean_interval: std::time::Duration,
+        first: std::time::Instant,
+    ) {
+        self.obs.attach_self_timer(timer, mean_interval, first);
+        self.obs.set_state(
+            crate::obs::sampling::VmState::Interpreting,
+            0,
+            self.sched.current,
+        );
+        self.observation_changed();
+    }
+
+    /// Detach a self-timed sampler and give its timer back (`None`: none
+    /// is attached).
+    pub fn detach_self_timer(&mut self) -> Option<Box<dyn crate::SelfTimer>> {
+        let timer = self.obs.detach_self_timer();
+        self.observation_changed();
+        timer
+    }
+
     /// Stop writing the sampling register.
     pub fn detach_sampler(&mut self) {
         self.obs.detach_sampler();

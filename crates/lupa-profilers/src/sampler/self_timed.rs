@@ -1,0 +1,275 @@
+//! The self-timed sampler: no thread, the VM thread samples itself at its
+//! polls (`lupa_vm` `obs/self_timed.rs` says how and where the VM polls).
+//! This is the sampler's default; a sampler thread remains for `--native`,
+//! whose native pcs need a signal sent at the tick.
+//!
+//! Contract. [`SelfSampler`] is the VM's [`SelfTimer`]: each sample it is
+//! told of becomes a [`Tick`] numbered from 1, weighed by the VM thread's CPU
+//! clock and the wall clock since the previous one, in the state the VM
+//! says; the next deadline is the previous one plus a jittered interval
+//! (uniform in [0.5, 1.5) of the mean, as the thread's). When several
+//! deadlines passed before the VM could poll (a long primitive, collection
+//! or sleep), the sample stands for one tick per deadline, in the same state
+//! and with the same stack: what a sampler thread ticking through it would
+//! have recorded. A tick weighs the time from the previous tick's deadline to
+//! its own (the thread's weight): wall time exactly, CPU time interpolated
+//! between the two samples around the deadline (the CPU clock is a system
+//! call, read once per sample).
+//! In a CPU-time profile, deadlines that passed while the VM thread was not
+//! running (descheduled) make no ticks beyond one per interval of the CPU
+//! time it used; they are counted as missed. Ticks past `max_ticks` are
+//! counted as lost. [`SelfSampler::into_report`] answers
+//! the same [`ThreadReport`] a sampler thread does, so the profile is built
+//! the same way.
+
+use super::clock::ThreadCpuClock;
+use super::thread::{ThreadReport, Tick, jittered};
+use lupa_vm::{SelfTimer, StateWord};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::time::{Duration, Instant};
+
+/// Most ticks one sample stands for (a pause longer than this many intervals
+/// is one burst of ticks plus a missed deadline).
+const MAX_BURST: u64 = 1 << 16;
+
+/// A self-timed sampler's ticks, kept by the VM while it runs.
+pub(crate) struct SelfSampler {
+    cpu: Option<ThreadCpuClock>,
+    /// A CPU-time profile: deadlines passed while the VM thread did not run
+    /// make no ticks.
+    cpu_paced: bool,
+    rng: StdRng,
+    interval: Duration,
+    started: Instant,
+    cpu_start: Option<u64>,
+    last_wall: Instant,
+    last_cpu: u64,
+    /// The deadline of the last tick (the start at first), and the VM
+    /// thread's CPU clock then (interpolated).
+    last_deadline: Instant,
+    last_deadline_cpu: u64,
+    deadline: Instant,
+    ticks: Vec<Tick>,
+    max_ticks: usize,
+    lost: u64,
+    missed: u64,
+    seq: u64,
+}
+
+impl SelfSampler {
+    /// A sampler of the calling thread (the VM's) every `interval` on
+    /// average, and its first deadline.
+    pub(crate) fn new(
+        cpu: Option<ThreadCpuClock>,
+        cpu_paced: bool,
+        interval: Duration,
+        seed: u64,
+        max_ticks: usize,
+    ) -> (SelfSampler, Instant) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let started = Instant::now();
+        let cpu_start = cpu.and_then(|c| c.read_ns());
+        let deadline = started + jittered(&mut rng, interval);
+        let sampler = SelfSampler {
+            cpu_paced: cpu_paced && cpu.is_some(),
+            cpu,
+            rng,
+            interval,
+            started,
+            cpu_start,
+            last_wall: started,
+            last_cpu: cpu_start.unwrap_or(0),
+            last_deadline: started,
+            last_deadline_cpu: cpu_start.unwrap_or(0),
+            deadline,
+            ticks: Vec::with_capacity(super::thread::CHUNK),
+            max_ticks,
+            lost: 0,
+            missed: 0,
+            seq: 0,
+        };
+        (sampler, deadline)
+    }
+
+    /// Keep a tick (or count it as lost past `max_ticks`).
+    fn push(&mut self, tick: Tick) {
+        if self.ticks.len() < self.max_ticks {
+            self.ticks.push(tick);
+        } else {
+            self.lost += 1;
+        }
+    }
+
+    /// What was sampled, as a sampler thread reports it.
+    pub(crate) fn into_report(self) -> ThreadReport {
+        let cpu_now = self.cpu.and_then(|c| c.read_ns());
+        ThreadReport {
+            ticks: self.ticks,
+            lost: self.lost,
+            missed: self.missed,
+            wall: self.started.elapsed(),
+            cpu_ns: self
+                .cpu_start
+                .zip(cpu_now)
+                .map(|(s, n)| n.saturating_sub(s)),
+            started: Some(self.started),
+            own_cpu_ns: None,
+        }
+    }
+}
+
+impl SelfTimer for SelfSampler {
+    fn take(&mut self, state: StateWord, now: Instant) -> (u64, Instant) {
+        let cpu_now = self.cpu.and_then(|c| c.read_ns()).unwrap_or(0);
+        let (t0, c0) = (self.last_wall, self.last_cpu);
+        let actual = now.saturating_duration_since(t0).as_nanos().max(1);
+        let cpu = u128::from(cpu_now.saturating_sub(c0));
+        // The CPU clock at a moment between the last sample and now, by
+        // linear interpolation (it is read only when a sample is taken).
+        let cpu_at = |at: Instant| {
+            let into = at.saturating_duration_since(t0).as_nanos().min(actual);
+            c0 + (cpu * into / actual) as u64
+        };
+        (self.last_wall, self.last_cpu) = (now, cpu_now);
+        // One tick per deadline passed since the last sample (at least the
+        // one that made the VM take this one), as a sampler thread would have
+        // ticked during a long operation. Each weighs the time from the
+        // previous tick's deadline to its own, as a thread's tick does, not
+        // the time to the moment the VM could take it: a sample taken late,
+        // at the end of a long collection, must not take the time after its
+        // deadline from the next one. CPU time at a deadline is interpolated,
+        // so the weights add up to the CPU time to the last deadline.
+        if self.cpu_paced {
+            // Deadlines that passed while the VM thread did not run (the
+            // machine gave its core to others) are not ticks of a CPU-time
+            // profile: at most one tick per interval of CPU time.
+            let mut passed = 1u64;
+            let mut at = self.deadline;
+            let mut probe = self.rng.clone();
+            while passed < MAX_BURST {
+                at += jittered(&mut probe, self.interval);
+                if at > now {
+                    break;
+                }
+                passed += 1;
+            }
+            let ran = cpu_now.saturating_sub(self.last_deadline_cpu);
+            let by_cpu = 1 + ran / self.interval.as_nanos().max(1) as u64;
+            if passed > by_cpu {
+                self.missed += passed - by_cpu;
+                let wall = now.saturating_duration_since(self.last_deadline).as_nanos() as u64;
+                for i in 0..by_cpu {
+                    let last = i + 1 == by_cpu;
+                    self.seq += 1;
+                    self.push(Tick {
+                        seq: self.seq,
+                        state,
+                        cpu_ns: ran / by_cpu + if last { ran % by_cpu } else { 0 },
+                        wall_ns: wall / by_cpu + if last { wall % by_cpu } else { 0 },
+                        native_pc: 0,
+                    });
+                }
+                (self.last_deadline, self.last_deadline_cpu) = (now, cpu_now);
+                self.deadline = now + jittered(&mut self.rng, self.interval);
+                return (self.seq, self.deadline);
+            }
+        }
+        let mut at = self.deadline.min(now);
+        let mut n = 0u64;
+        loop {
+            n += 1;
+            let cpu_then = cpu_at(at).max(self.last_deadline_cpu);
+            self.seq += 1;
+            let tick = Tick {
+                seq: self.seq,
+                state,
+                cpu_ns: cpu_then - self.last_deadline_cpu,
+                wall_ns: at.saturating_duration_since(self.last_deadline).as_nanos() as u64,
+                native_pc: 0,
+            };
+            (self.last_deadline, self.last_deadline_cpu) = (at, cpu_then);
+            self.push(tick);
+            let next = at + jittered(&mut self.rng, self.interval);
+            if next > now {
+                self.deadline = next;
+                break;
+            }
+            if n >= MAX_BURST {
+                self.missed += 1;
+                (self.last_deadline, self.last_deadline_cpu) = (now, cpu_now);
+                self.deadline = now + jittered(&mut self.rng, self.interval);
+                break;
+            }
+            at = next;
+        }
+        (self.seq, self.deadline)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+
+    fn stamp_fn(&self) -> fn() -> u64 {
+        super::clock::stamp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lupa_vm::VmState;
+
+    fn word() -> StateWord {
+        StateWord {
+            state: VmState::Interpreting,
+            detail: 0,
+            process: 0,
+        }
+    }
+
+    #[test]
+    fn ticks_are_numbered_and_deadlines_follow_the_mean() {
+        let interval = Duration::from_micros(100);
+        let (mut s, first) = SelfSampler::new(None, false, interval, 7, 10);
+        assert!(first > s.started);
+        let mut at = first;
+        let mut gaps = Vec::new();
+        for i in 1..=12u64 {
+            let (seq, next) = s.take(word(), at);
+            assert_eq!(seq, i);
+            assert!(next > at);
+            gaps.push((next - at).as_nanos() as f64);
+            at = next;
+        }
+        assert!(
+            gaps.iter().all(|&g| (50_000.0..150_000.0).contains(&g)),
+            "{gaps:?}"
+        );
+        let r = s.into_report();
+        assert_eq!((r.ticks.len(), r.lost, r.missed), (10, 2, 0));
+        assert!(r.ticks.windows(2).all(|w| w[0].seq + 1 == w[1].seq));
+    }
+
+    #[test]
+    fn a_long_pause_is_a_tick_per_deadline_sharing_its_time() {
+        let interval = Duration::from_micros(100);
+        let (mut s, first) = SelfSampler::new(None, false, interval, 1, 1000);
+        let late = first + Duration::from_millis(10);
+        let (seq, next) = s.take(word(), late);
+        assert!(next > late && next < late + Duration::from_micros(150));
+        let r = s.into_report();
+        let n = r.ticks.len() as i64;
+        assert!((n - 101).abs() <= 12, "{n} ticks");
+        assert_eq!(
+            seq, n as u64,
+            "the stack copied carries the last tick's number"
+        );
+        let wall: u64 = r.ticks.iter().map(|t| t.wall_ns).sum();
+        let span = late
+            .saturating_duration_since(r.started.expect("started"))
+            .as_nanos() as u64;
+        assert!(wall <= span && wall + 150_000 > span, "{wall} of {span}");
+        assert_eq!(r.missed, 0);
+    }
+}

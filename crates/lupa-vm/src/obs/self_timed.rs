@@ -1,0 +1,216 @@
+//! A sampler with no thread: the VM thread samples itself (ARCHITECTURE.md,
+//! "The sampler (VMProfiler)", "Self-timed sampling").
+//!
+//! A sampler thread that wakes at every tick pays the machine's timer
+//! wake-up at each one (9-18 µs of CPU on a virtual machine, 10-18% of a core
+//! at 10 kHz). A self-timed sampler takes no interrupt: the VM already stops
+//! at a *poll* every few thousand sends (`Observation::poll_at`, compared
+//! with the send counter at the safepoints of both loops and at native
+//! code's sends), and there it reads the monotonic clock (a vDSO call, no
+//! system call). When the jittered deadline has passed it copies the stack,
+//! as for a sampler thread's request, and hands the moment to its
+//! [`SelfTimer`], which weighs the sample (the VM thread's CPU clock) and
+//! says when the next one is due.
+//!
+//! Contract.
+//! - **Polls.** Between two polls the VM runs `every` sends; each poll
+//!   adapts `every` so that polls come about [`POLLS_PER_INTERVAL`] times per
+//!   mean interval (bounded by [`MIN_EVERY`] and [`MAX_EVERY`], at most
+//!   doubling or halving at a time). A loop that sends nothing does not
+//!   poll; its time is charged to the next sample.
+//! - **Long operations.** A state that interrupts another (a collection, a
+//!   large allocation, a blocking call, an idle sleep, the JIT compiling)
+//!   tests the deadline when it starts and when it ends; a primitive or a
+//!   lookup when it ends, if the deadline is near (due within two poll
+//!   intervals of the last poll: the test is then *armed*). If it has passed,
+//!   the state that ends is kept as the sample's state and the next
+//!   safepoint polls at once: the sample is charged to that operation under
+//!   the stack of its caller, as a sampler thread's tick during it would be.
+//! - **Weights.** A sample's weight is what its timer measures since the
+//!   previous sample; deadlines that passed while the VM could not poll
+//!   (a long collection) make one sample of the whole span, not several.
+
+use crate::obs::sampling::StateWord;
+use std::time::{Duration, Instant};
+
+/// Polls per mean sampling interval the VM aims at.
+pub const POLLS_PER_INTERVAL: u32 = 16;
+
+/// Fewest sends between two polls.
+pub const MIN_EVERY: u64 = 16;
+
+/// Most sends between two polls.
+pub const MAX_EVERY: u64 = 1 << 20;
+
+/// Sends between two polls while no sampler runs: how late a stop (Ctrl-C)
+/// is seen by a loop that sends, at most (a loop that sends nothing sees it
+/// at its back jumps).
+pub const IDLE_EVERY: u64 = 4096;
+
+/// Sends between two polls while a sampler thread is attached: how late its
+/// stack request is answered, at most (a fraction of a microsecond).
+pub const THREAD_EVERY: u64 = 64;
+
+/// What samples the VM for a self-timed sampler (the profiler layer's).
+pub trait SelfTimer: Send {
+    /// A sample is due and is being taken now, at `now`, in `state`: record
+    /// it (its weight is the timer's business) and answer its sequence
+    /// number (non-zero; the stack copied now carries it) and when the next
+    /// sample is due.
+    fn take(&mut self, state: StateWord, now: Instant) -> (u64, Instant);
+
+    /// The timer itself, to be taken back by its concrete type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+
+    /// A cheap counter that grows at a constant rate (the time stamp
+    /// counter), read at the end of every state (a primitive call...) to
+    /// test the deadline; the VM calibrates it against the clock at its
+    /// polls. [`no_stamp`] (the default) turns those tests off.
+    fn stamp_fn(&self) -> fn() -> u64 {
+        no_stamp
+    }
+}
+
+/// A stamp counter that never reaches a deadline: the ends of states are not
+/// tested.
+pub fn no_stamp() -> u64 {
+    0
+}
+
+/// The VM's side of a self-timed sampler.
+pub(crate) struct SelfTiming {
+    pub(crate) timer: Box<dyn SelfTimer>,
+    /// The interval between polls the VM aims at.
+    target: Duration,
+    /// Sends between two polls.
+    pub(crate) every: u64,
+    /// The last poll.
+    last_poll: Instant,
+    /// xorshift64 state of the polls' jitter.
+    jitter: u64,
+    /// The clock and the stamp counter when the sampler was attached: the
+    /// counter's calibration.
+    origin: (Instant, u64),
+}
+
+impl SelfTiming {
+    pub(crate) fn new(timer: Box<dyn SelfTimer>, mean_interval: Duration) -> SelfTiming {
+        let stamp = timer.stamp_fn();
+        SelfTiming {
+            origin: (Instant::now(), stamp()),
+            timer,
+            target: mean_interval / POLLS_PER_INTERVAL,
+            every: 1024,
+            last_poll: Instant::now(),
+            jitter: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    /// The stamp counter's value at `deadline`, from its value `stamp` at
+    /// `now` and its rate since the sampler was attached (`u64::MAX` until
+    /// 100 µs have passed: no rate yet).
+    pub(crate) fn stamp_at(&self, deadline: Instant, now: Instant, stamp: u64) -> u64 {
+        let (t0, s0) = self.origin;
+        let ns = now.saturating_duration_since(t0).as_nanos();
+        if ns < 100_000 || stamp <= s0 {
+            return u64::MAX;
+        }
+        let per_ns = (stamp - s0) as f64 / ns as f64;
+        let ahead = deadline.saturating_duration_since(now).as_nanos() as f64 * per_ns;
+        stamp.saturating_add(ahead as u64)
+    }
+
+    /// The interval between polls aimed at.
+    pub(crate) fn target(&self) -> Duration {
+        self.target
+    }
+
+    /// Sends to the next poll: uniform in [every/2, 3·every/2), so that the
+    /// polls, where samples are taken, fall at no fixed period of the
+    /// program's sends.
+    pub(crate) fn next_gap(&mut self) -> u64 {
+        let mut x = self.jitter;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.jitter = x;
+        self.every / 2 + x % self.every.max(1)
+    }
+
+    /// A poll at `now` after `every` sends: adapt the number of sends to the
+    /// next poll so that polls come every `target` (at most doubling or
+    /// halving at a time, within [`MIN_EVERY`]..=[`MAX_EVERY`]).
+    pub(crate) fn adapt(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.last_poll);
+        self.last_poll = now;
+        let (e, t) = (elapsed.as_nanos().max(1), self.target.as_nanos().max(1));
+        let scaled = (u128::from(self.every) * t / e) as u64;
+        self.every = scaled
+            .clamp(self.every / 2, self.every.saturating_mul(2))
+            .clamp(MIN_EVERY, MAX_EVERY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nothing;
+    impl SelfTimer for Nothing {
+        fn take(&mut self, _: StateWord, now: Instant) -> (u64, Instant) {
+            (1, now)
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+            self
+        }
+    }
+
+    #[test]
+    fn polls_adapt_towards_their_target_by_at_most_a_factor_of_two() {
+        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let start = t.last_poll;
+        // 1024 sends took 100 µs against a target of 10 µs: halve.
+        t.adapt(start + Duration::from_micros(100));
+        assert_eq!(t.every, 512);
+        // 512 sends took 5 µs: double (not more).
+        let at = t.last_poll;
+        t.adapt(at + Duration::from_micros(5));
+        assert_eq!(t.every, 1024);
+        // On target: unchanged.
+        let at = t.last_poll;
+        t.adapt(at + Duration::from_micros(10));
+        assert_eq!(t.every, 1024);
+        // Never below the floor.
+        for _ in 0..40 {
+            let at = t.last_poll;
+            t.adapt(at + Duration::from_secs(1));
+        }
+        assert_eq!(t.every, MIN_EVERY);
+    }
+
+    #[test]
+    fn the_stamp_counter_is_calibrated_against_the_clock() {
+        let t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let (t0, s0) = t.origin;
+        // Too early to know the counter's rate.
+        assert_eq!(t.stamp_at(t0 + Duration::from_micros(10), t0, s0), u64::MAX);
+        // 3 counts per ns: a deadline 1 µs after `now` is 3000 counts on.
+        let now = t0 + Duration::from_millis(1);
+        let at = s0 + 3_000_000;
+        let d = t.stamp_at(now + Duration::from_micros(1), now, at);
+        assert!((d as i64 - (at + 3000) as i64).abs() <= 1, "{d}");
+        // A deadline already passed is now.
+        assert_eq!(t.stamp_at(now - Duration::from_micros(5), now, at), at);
+    }
+
+    #[test]
+    fn poll_gaps_are_spread_around_the_mean() {
+        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let gaps: Vec<u64> = (0..4000).map(|_| t.next_gap()).collect();
+        assert!(gaps.iter().all(|&g| (512..1536).contains(&g)), "{gaps:?}");
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        assert!((mean - 1024.0).abs() < 30.0, "{mean}");
+        let distinct: std::collections::BTreeSet<_> = gaps.iter().collect();
+        assert!(distinct.len() > 500, "{}", distinct.len());
+    }
+}
