@@ -507,7 +507,7 @@ impl Vm {
             self.obs.schedule_poll();
             return;
         }
-        if let Some(seq) = self.obs.self_poll(std::time::Instant::now()) {
+        if let Some(seq) = self.obs.self_poll() {
             let sample = self.stack_sample(seq, top_pc, at_frame);
             self.obs.push_stack(sample);
         }

@@ -320,8 +320,7 @@ impl Observation {
     /// A poll (the send counter reached [`poll_at`](Self::poll_at)) at `now`,
     /// with a self-timed sampler attached: answers the sequence number of a
     /// sample to take now, if one is due, and schedules the next poll.
-    pub(crate) fn self_poll(&mut self, now: Instant) -> Option<u64> {
-        // Read with the clock, so that the pair calibrates the deadline's stamp.
+    pub(crate) fn self_poll(&mut self) -> Option<u64> {
         let stamp = (self.stamp)();
         let pending = self.pending_state.take();
         let Some(t) = self.self_timing.as_mut() else {
@@ -329,11 +328,21 @@ impl Observation {
                 .set(self.sends + crate::obs::self_timed::IDLE_EVERY);
             return None;
         };
+        let at = self.deadline_stamp.get();
+        if pending.is_none() && at != u64::MAX && stamp < at {
+            // Most polls: the deadline is not due, which the stamp counter
+            // tells without the clock.
+            t.adapt_stamps(stamp);
+            self.stamp_armed.set(at - stamp <= 2 * t.target_stamps());
+            self.poll_at.set(self.sends + t.next_gap());
+            return None;
+        }
+        // Read with the stamp, so that the pair calibrates the deadline's stamp.
+        let now = Instant::now();
         if pending.is_none() {
-            t.adapt(now);
+            t.adapt(now, stamp);
         }
         let due = pending.is_some() || self.self_deadline.get().is_some_and(|d| now >= d);
-
         let seq = if due {
             let word = pending.unwrap_or_else(|| self.sample.state.load(Ordering::Relaxed));
             let (seq, next) = t

@@ -84,8 +84,11 @@ pub(crate) struct SelfTiming {
     target: Duration,
     /// Sends between two polls.
     pub(crate) every: u64,
-    /// The last poll.
+    /// The last poll, and the stamp counter then.
     last_poll: Instant,
+    last_poll_stamp: u64,
+    /// `target` in stamp counts (0 until the counter is calibrated).
+    target_stamps: u64,
     /// xorshift64 state of the polls' jitter.
     jitter: u64,
     /// The clock and the stamp counter when the sampler was attached: the
@@ -102,6 +105,8 @@ impl SelfTiming {
             target: mean_interval / POLLS_PER_INTERVAL,
             every: 1024,
             last_poll: Instant::now(),
+            last_poll_stamp: stamp(),
+            target_stamps: 0,
             jitter: 0x9E37_79B9_7F4A_7C15,
         }
     }
@@ -109,13 +114,14 @@ impl SelfTiming {
     /// The stamp counter's value at `deadline`, from its value `stamp` at
     /// `now` and its rate since the sampler was attached (`u64::MAX` until
     /// 100 µs have passed: no rate yet).
-    pub(crate) fn stamp_at(&self, deadline: Instant, now: Instant, stamp: u64) -> u64 {
+    pub(crate) fn stamp_at(&mut self, deadline: Instant, now: Instant, stamp: u64) -> u64 {
         let (t0, s0) = self.origin;
         let ns = now.saturating_duration_since(t0).as_nanos();
         if ns < 100_000 || stamp <= s0 {
             return u64::MAX;
         }
         let per_ns = (stamp - s0) as f64 / ns as f64;
+        self.target_stamps = ((self.target.as_nanos() as f64 * per_ns) as u64).clamp(1, 1 << 40);
         let ahead = deadline.saturating_duration_since(now).as_nanos() as f64 * per_ns;
         stamp.saturating_add(ahead as u64)
     }
@@ -137,17 +143,39 @@ impl SelfTiming {
         self.every / 2 + x % self.every.max(1)
     }
 
-    /// A poll at `now` after `every` sends: adapt the number of sends to the
-    /// next poll so that polls come every `target` (at most doubling or
-    /// halving at a time, within [`MIN_EVERY`]..=[`MAX_EVERY`]).
-    pub(crate) fn adapt(&mut self, now: Instant) {
+    /// A poll at `now` (the stamp counter reading `stamp`) after `every`
+    /// sends: adapt the number of sends to the next poll so that polls come
+    /// every `target` (at most doubling or halving at a time, within
+    /// [`MIN_EVERY`]..=[`MAX_EVERY`]).
+    pub(crate) fn adapt(&mut self, now: Instant, stamp: u64) {
+        if self.target_stamps > 0 {
+            return self.adapt_stamps(stamp);
+        }
         let elapsed = now.saturating_duration_since(self.last_poll);
         self.last_poll = now;
+        self.last_poll_stamp = stamp;
         let (e, t) = (elapsed.as_nanos().max(1), self.target.as_nanos().max(1));
-        let scaled = (u128::from(self.every) * t / e) as u64;
+        self.set_every((u128::from(self.every) * t / e) as u64);
+    }
+
+    /// [`adapt`](Self::adapt) in the units of the stamp counter, once
+    /// calibrated (integer arithmetic only: most polls do nothing else).
+    pub(crate) fn adapt_stamps(&mut self, stamp: u64) {
+        let elapsed = stamp.saturating_sub(self.last_poll_stamp).max(1);
+        self.last_poll_stamp = stamp;
+        // every <= 2^20 and target_stamps <= 2^40: no overflow.
+        self.set_every(self.every.saturating_mul(self.target_stamps) / elapsed);
+    }
+
+    fn set_every(&mut self, scaled: u64) {
         self.every = scaled
             .clamp(self.every / 2, self.every.saturating_mul(2))
             .clamp(MIN_EVERY, MAX_EVERY);
+    }
+
+    /// The target interval between polls in stamp counts (0: not calibrated).
+    pub(crate) fn target_stamps(&self) -> u64 {
+        self.target_stamps
     }
 }
 
@@ -170,27 +198,27 @@ mod tests {
         let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
         let start = t.last_poll;
         // 1024 sends took 100 µs against a target of 10 µs: halve.
-        t.adapt(start + Duration::from_micros(100));
+        t.adapt(start + Duration::from_micros(100), 0);
         assert_eq!(t.every, 512);
         // 512 sends took 5 µs: double (not more).
         let at = t.last_poll;
-        t.adapt(at + Duration::from_micros(5));
+        t.adapt(at + Duration::from_micros(5), 0);
         assert_eq!(t.every, 1024);
         // On target: unchanged.
         let at = t.last_poll;
-        t.adapt(at + Duration::from_micros(10));
+        t.adapt(at + Duration::from_micros(10), 0);
         assert_eq!(t.every, 1024);
         // Never below the floor.
         for _ in 0..40 {
             let at = t.last_poll;
-            t.adapt(at + Duration::from_secs(1));
+            t.adapt(at + Duration::from_secs(1), 0);
         }
         assert_eq!(t.every, MIN_EVERY);
     }
 
     #[test]
     fn the_stamp_counter_is_calibrated_against_the_clock() {
-        let t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
         let (t0, s0) = t.origin;
         // Too early to know the counter's rate.
         assert_eq!(t.stamp_at(t0 + Duration::from_micros(10), t0, s0), u64::MAX);
@@ -201,6 +229,11 @@ mod tests {
         assert!((d as i64 - (at + 3000) as i64).abs() <= 1, "{d}");
         // A deadline already passed is now.
         assert_eq!(t.stamp_at(now - Duration::from_micros(5), now, at), at);
+        // The poll target (10 µs) in counts, and polls adapted by counts.
+        assert_eq!(t.target_stamps(), 30_000);
+        t.last_poll_stamp = at;
+        t.adapt_stamps(at + 60_000);
+        assert_eq!(t.every, 512, "twice the target: half the sends");
     }
 
     #[test]
