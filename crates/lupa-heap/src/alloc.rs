@@ -193,8 +193,10 @@ impl Heap {
     /// Spur's rule for an allocation that finds the free old space exhausted
     /// (its primitive fails, and the image's `handleFailingBasicNew:` runs a
     /// full GC, then grows memory by at least the request if the GC freed too
-    /// little): the heap grows by a segment at once (allocation never
-    /// collects) and the full GC runs at the next safepoint.
+    /// little: `growMemoryByAtLeast:`, i.e. `growOldSpaceByAtLeast:` of the
+    /// whole request): the heap grows at once by a segment for the whole
+    /// request, rounded up to a power of two and at least the growth headroom
+    /// (allocation never collects), and the full GC runs at the next safepoint.
     pub(crate) fn alloc_old(&mut self, total: usize) -> Result<usize, OutOfMemory> {
         if let Some(index) = self.alloc_in_holes(total) {
             self.note_old_alloc(total);
@@ -214,7 +216,7 @@ impl Heap {
             if end > self.mem.capacity() {
                 self.request_full_gc_for(FullReason::Exhausted);
             }
-            self.grow_to(end, limit);
+            self.grow_with(end, limit, total);
         }
         self.old_top = end;
         self.note_old_alloc(total);
@@ -236,9 +238,18 @@ impl Heap {
     /// is; the words are initialised a little ahead of use, so that a large
     /// headroom costs nothing until it is used.
     pub(crate) fn grow_to(&mut self, end: usize, limit: usize) {
+        let need = end.saturating_sub(self.mem.capacity());
+        self.grow_with(end, limit, need);
+    }
+
+    /// [`Heap::grow_to`] with a segment for `need` words: the shortfall when
+    /// the collector tenures (Spur's `growOldSpaceByAtLeast: 0`, one
+    /// headroom), the whole request when the program allocates (Spur's
+    /// `growMemoryByAtLeast:` of the bytes requested).
+    pub(crate) fn grow_with(&mut self, end: usize, limit: usize, need: usize) {
         let cap = self.mem.capacity();
         if end > cap {
-            let want = (cap + self.segment_words(end - cap)).min(limit).max(end);
+            let want = (cap + self.segment_words(need)).min(limit).max(end);
             self.mem.reserve_exact(want - self.mem.len());
             self.stats.growths += 1;
             self.stats.heap_bytes = (self.mem.capacity() * 8) as u64;

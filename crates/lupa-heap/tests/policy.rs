@@ -8,8 +8,8 @@
 //! 3. tenuring into exhausted old space grows it by a segment, without a full
 //!    GC;
 //! 4. a program's allocation that finds old space exhausted grows it by a
-//!    segment (the headroom, or the request rounded up to a power of two) and
-//!    the full GC runs at the next safepoint;
+//!    segment (the headroom, or the whole request rounded up to a power of
+//!    two) and the full GC runs at the next safepoint;
 //! 5. after a full GC, free room beyond the shrink threshold is given back,
 //!    and the next threshold is the live size times one plus the ratio.
 
@@ -200,13 +200,19 @@ fn rule_4_an_allocation_that_finds_old_space_exhausted_grows_it_and_asks_for_a_f
     assert_eq!(h.stats().exhaustion_full_gcs, 1);
     assert_eq!(h.stats().ratio_full_gcs, 0);
     assert_eq!(h.stats().full_gcs, 2);
-    // A request larger than the headroom: a segment of the next power of two.
+    // A request larger than the headroom: a segment for the whole request
+    // (not only what the free room lacks), rounded up to a power of two, as
+    // `handleFailingBasicNew:` asks `growMemoryByAtLeast:` the bytes requested.
     h.request_scavenge();
     collect(&mut h, &mut roots);
-    let big = 100 * KB; // 800 KB and a header
+    let big = 65_600; // 512.5 KB and a header: just past a power of two
     let before = h.stats().heap_bytes as usize;
     let room = free(&h);
     assert!(room < (big + 2) * 8, "it cannot fit in {room} bytes");
+    assert!(
+        (big + 2 - room / 8).next_power_of_two() < (big + 2).next_power_of_two(),
+        "what the free room lacks would round to a smaller segment"
+    );
     let o = h.alloc_pointers(C, big).expect("room");
     h.set_slot(roots[0], k + 1, o);
     assert!(h.needs_gc());
@@ -214,10 +220,10 @@ fn rule_4_an_allocation_that_finds_old_space_exhausted_grows_it_and_asks_for_a_f
     let need = (h.stats().heap_bytes as usize - before) / 8;
     assert_eq!(
         need,
-        need.next_power_of_two(),
-        "a power of two: {need} words"
+        (big + 2).next_power_of_two(),
+        "the request rounded up to a power of two: {need} words"
     );
-    assert!(need * 8 >= (big + 2) * 8 - room);
+    assert!(need * 8 > (big + 2) * 8 - room, "more than the shortfall");
 }
 
 #[test]
