@@ -60,6 +60,26 @@ impl GcConfig {
         }
     }
 
+    /// The same parameters with their sizes (eden, growth headroom, shrink
+    /// threshold) divided by `factor` and rounded to whole bytes; the GC
+    /// ratio (a proportion) and the tenuring threshold (a count) are kept.
+    /// Running the paper's configurations on data `factor` times smaller with
+    /// their sizes divided by `factor` keeps the paper's proportions of data
+    /// to eden, headroom and shrink threshold (`lupa gc-bench --param-scale`).
+    pub fn scaled_down(mut self, factor: f64) -> Self {
+        if factor.is_finite() && factor > 1.0 {
+            for p in [
+                GcParam::EdenSize,
+                GcParam::GrowthHeadroom,
+                GcParam::ShrinkThreshold,
+            ] {
+                let v = (self.get(p) / factor).round().max(1.0);
+                self.set(p, v);
+            }
+        }
+        self
+    }
+
     /// The same parameters under another name.
     pub fn named(mut self, name: &str) -> Self {
         self.name = name.to_string();
@@ -191,6 +211,23 @@ EDEN/HEADROOM/SHRINK/RATIO such as 32MB/64MB/128MB/100%)"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaling_down_divides_the_sizes_only() {
+        let c5 = paper_configs()[5].clone().scaled_down(100.0);
+        assert_eq!(c5.name, "c5");
+        assert_eq!(c5.bytes(GcParam::EdenSize), 3_145_728);
+        assert_eq!(c5.bytes(GcParam::GrowthHeadroom), 5_368_709);
+        assert_eq!(c5.bytes(GcParam::ShrinkThreshold), 5_368_709);
+        assert_eq!(c5.get(GcParam::GcRatio), 10.0);
+        let d = GcConfig::defaults().scaled_down(100.0);
+        assert_eq!(d.bytes(GcParam::EdenSize), 157_286);
+        // The flags still parse back to the same values.
+        let h = d.heap(&HeapConfig::default());
+        assert_eq!(h.eden_size, 157_286);
+        assert_eq!(h.growth_headroom, 167_772);
+        assert_eq!(GcConfig::defaults().scaled_down(1.0), GcConfig::defaults());
+    }
 
     #[test]
     fn flags_are_exact() {

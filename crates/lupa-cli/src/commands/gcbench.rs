@@ -71,6 +71,11 @@ pub(crate) struct GcBenchArgs {
     /// Also write one CSV line per run to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Divide the sizes of every configuration (eden, growth headroom, shrink threshold; not the
+    /// GC ratio) by N, `default` included: with `--sizes 5MB,16MB,31MB` (the paper's files
+    /// divided by 100), `--param-scale 100` keeps the paper's proportions of data to parameters.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_scale)]
+    pub param_scale: f64,
     /// Unmeasured warm-up runs (of the first configuration) before the measured ones.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_warmup)]
     pub warmup: usize,
@@ -99,6 +104,13 @@ fn parse_runs(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if (1..=10_000).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' is not a number of runs from 1 to 10000")),
+    }
+}
+
+pub(crate) fn parse_scale(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(n) if (1.0..=10_000.0).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a scale from 1 to 10000")),
     }
 }
 
@@ -137,7 +149,12 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
     if let Some(path) = &a.csv {
         crate::save::check_writable(path).map_err(LabError::Io)?;
     }
-    let mut configs = a.configs.0.clone();
+    let mut configs: Vec<GcConfig> = a
+        .configs
+        .0
+        .iter()
+        .map(|c| c.clone().scaled_down(a.param_scale))
+        .collect();
     if let Some(t) = a.tenuring_threshold {
         for c in &mut configs {
             c.set(TENURING, t);
@@ -173,7 +190,15 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
         &options,
         &mut progress,
     )?;
-    let mut out = outcome.report.to_text();
+    let mut out = String::new();
+    if a.param_scale > 1.0 {
+        out.push_str(&format!(
+            "GC parameter sizes divided by {} (--param-scale): eden, growth headroom and shrink \
+threshold of every configuration, the defaults included; GC ratios as given.\n\n",
+            a.param_scale
+        ));
+    }
+    out.push_str(&outcome.report.to_text());
     if let Some(path) = &a.csv {
         crate::save::save(path, outcome.runs.csv().as_bytes()).map_err(LabError::Io)?;
         out.push_str(&format!(

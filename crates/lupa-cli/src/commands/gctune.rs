@@ -5,6 +5,7 @@
 //! --stats-json` (`commands/run.rs`).
 
 use clap::Args;
+use lupa_lab::gc_config::GcConfig;
 use lupa_lab::gctune::{self, TuneOptions};
 use lupa_lab::{Check, LabError, Runner, Workload};
 use std::process::ExitCode;
@@ -49,6 +50,11 @@ pub(crate) struct GcTuneArgs {
     /// Class path searched before the bundled library (directories separated by ':').
     #[arg(long = "cp", alias = "classpath", value_name = "DIR:DIR")]
     pub class_path: Option<String>,
+    /// Compare with the defaults' sizes (eden, growth headroom, shrink threshold; not the GC
+    /// ratio) divided by N, as `lupa gc-bench --param-scale N` does, e.g. on a file 100 times
+    /// smaller than the paper's.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = crate::commands::gcbench::parse_scale)]
+    pub param_scale: f64,
     /// No progress lines on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -121,6 +127,7 @@ pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
         seed: a.seed,
         rate: a.rate,
         runner,
+        baseline: GcConfig::defaults().scaled_down(a.param_scale),
     };
     let quiet = a.quiet;
     let mut progress = |line: String| {

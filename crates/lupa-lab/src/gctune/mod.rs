@@ -41,6 +41,7 @@ pub use stats::{SpeedUp, speed_up};
 use crate::LabError;
 use crate::gc_config::{GcConfig, MB};
 use crate::runs::{Job, RunError, RunSample, Runner, Workload};
+use lupa_heap::GcParam;
 use lupa_prof::lifetimes::Lifetimes;
 use lupa_profilers::ProfileMode;
 use lupa_profilers::lifetimes::{LifetimeConfig, LifetimeMode};
@@ -239,6 +240,10 @@ pub struct TuneOptions {
     pub rate: f64,
     /// Where runs happen.
     pub runner: Runner,
+    /// What the proposal and the search are compared with: the VM's defaults
+    /// ([`GcConfig::defaults`]), or those with their sizes scaled down
+    /// (`--param-scale`).
+    pub baseline: GcConfig,
 }
 
 /// Everything `lupa gc-tune` found.
@@ -293,7 +298,7 @@ pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneRep
     let profile = profile(&o.workload, o.rate, o.seed)?;
     let proposal = propose(
         &profile.lifetimes,
-        HeapConfig::default().eden_size as u64,
+        o.baseline.bytes(GcParam::EdenSize) as u64,
         &Rules::default(),
     );
     progress(format!("proposal: {}", proposal.config.describe()));
@@ -307,11 +312,14 @@ pub fn tune(o: &TuneOptions, progress: &mut dyn FnMut(String)) -> Result<TuneRep
     let search = search(
         &o.runner,
         &o.workload,
-        &SearchOptions::new(o.budget, o.seed),
+        &SearchOptions {
+            baseline: o.baseline.clone(),
+            ..SearchOptions::new(o.budget, o.seed)
+        },
         progress,
     )?;
     let configs = [
-        GcConfig::defaults(),
+        o.baseline.clone(),
         proposal.config.clone(),
         search.best.clone(),
     ];

@@ -195,7 +195,7 @@ process ({} at a time); times are the mean{} of run_main",
         r.verification.samples.iter().map(Vec::len).sum::<usize>() + r.verification.failures.len()
     ));
     d.line("");
-    let defaults = GcConfig::defaults();
+    let defaults = o.baseline.clone();
     let measured = |c: &GcConfig, s: Option<SpeedUp>| {
         if c.same_parameters(&defaults) {
             "1.00x (these are the defaults)".to_string()

@@ -84,6 +84,8 @@ pub struct SearchOptions {
     pub confirm_runs: usize,
     /// A candidate's run is stopped past this many times the incumbent's wall time (1.5).
     pub cap: f64,
+    /// Where the search starts, the configuration it must beat (the defaults).
+    pub baseline: GcConfig,
 }
 
 impl SearchOptions {
@@ -94,6 +96,7 @@ impl SearchOptions {
             seed,
             space: Space::default(),
             baseline_runs: 2,
+            baseline: GcConfig::defaults(),
             random_share: 0.25,
             confirm_runs: 3,
             cap: 1.5,
@@ -262,7 +265,7 @@ pub fn search(
     let start = Instant::now();
     let mut rng = Rng::new(o.seed);
     let par = runner.parallelism();
-    let defaults = GcConfig::defaults();
+    let defaults = o.baseline.clone();
     let mut runs = 0usize;
     let mut capped = 0usize;
 
