@@ -15,9 +15,10 @@
 //! - a runtime call first stores every operand into its slot, passes the pc
 //!   to resume at and the operand stack's top, and afterwards reloads the
 //!   stack's and the heap's addresses and the operands;
-//! - a send the runtime completes goes on inline; one that activates a method
-//!   with native code calls that code directly (the runtime has pushed the
-//!   frame); anything else returns `BAIL`, leaving the frame to the
+//! - a send the runtime completes goes on inline, and so does one that
+//!   activates a method with native code (the runtime's entry point, in
+//!   `zone.rs`, calls that code itself: a slow path is one call and one
+//!   test); anything else returns `BAIL`, leaving the frame to the
 //!   interpreter, which resumes it at a resume point.
 //!
 //! A send site is specialised on what its inline cache held at compile
@@ -503,38 +504,16 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// After a send-like runtime call answered `r`: go on (`DONE`), call the
-    /// callee's native code (an address), or leave (`BAIL`). Continues in a
-    /// block where the operands `0..depth_after` are reloaded.
+    /// After a send's runtime call answered `r`: go on (`DONE`, the runtime
+    /// ran the callee, natively or not, to its return) or leave (`BAIL`).
+    /// Continues in a block where the answer is reloaded.
     fn after_call(&mut self, r: Value, depth_after: usize) {
         let done = self.b.create_block();
-        let not_done = self.b.create_block();
-        let call = self.b.create_block();
         let leave = self.leave;
-        let cont = self.b.create_block();
-        self.b.ins().brif(r, not_done, NO, done, NO);
-        self.b.switch_to_block(not_done);
-        let is_bail = self.b.ins().icmp_imm_s(IntCC::Equal, r, BAIL as i64);
-        self.b.ins().brif(is_bail, leave, NO, call, NO);
-        self.b.switch_to_block(call);
-        let d = self.ctx_field(offset_of!(NativeCtx, depth));
-        let d1 = self.b.ins().iadd_imm_s(d, 1);
-        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
-        let ctx = self.ctx;
-        let zero = self.iconst(0);
-        let two = self.sigs.two;
-        let inst = self.b.ins().call_indirect(two, r, &[ctx, zero]);
-        let st = self.b.inst_results(inst)[0];
-        let d = self.ctx_field(offset_of!(NativeCtx, depth));
-        let d0 = self.b.ins().iadd_imm_s(d, -1);
-        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
-        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
-        self.b.ins().brif(returned, done, NO, leave, NO);
+        self.b.ins().brif(r, leave, NO, done, NO);
         self.b.switch_to_block(done);
         self.reload_bases();
         self.reload_top(depth_after);
-        self.b.ins().jump(cont, NO);
-        self.b.switch_to_block(cont);
     }
 
     /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose

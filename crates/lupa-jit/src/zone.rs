@@ -18,12 +18,16 @@
 //!   addresses. As for writes, no native code runs meanwhile, so no return
 //!   address points into moved code.
 //! - **Entering native code.** A function's address becomes a
-//!   [`NativeFn`] only here, after its code is in place.
+//!   [`NativeFn`] only here: after its code is in place, and in the send
+//!   entry point, which calls the native code of the callee the runtime's
+//!   send activated (native code's slow path of a send is one call).
 //! - **Leaving native code.** The runtime entry points native code calls
 //!   (`extern "C"` functions) turn the context's raw VM pointer back into
 //!   `&mut Vm` and call the VM's safe runtime calls.
 
-use lupa_vm::{JitWork, MethodCode, NativeCtx, NativeFn, NativeFunctionInfo, Value, Vm};
+use lupa_vm::{
+    BAIL, DONE, JitWork, MethodCode, NativeCtx, NativeFn, NativeFunctionInfo, RETURNED, Value, Vm,
+};
 use std::ptr::NonNull;
 use std::rc::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -373,10 +377,32 @@ unsafe fn parts<'a>(ctx: *mut NativeCtx) -> (&'a mut Vm, &'a mut NativeCtx) {
     }
 }
 
+/// A send: `DONE` (native code goes on) or `BAIL`. When the send activated
+/// a method with native code, that code is called from here, so that a send
+/// site's slow path in native code is one call and one test (its callers'
+/// code stays small, which is most of what compiling it costs).
 pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
-    // SAFETY: called by native code with its context (see `parts`).
-    let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_send(ctx, pc, sp)
+    let r = {
+        // SAFETY: called by native code with its context (see `parts`); the
+        // references end with this block, before native code runs again.
+        let (vm, ctx) = unsafe { parts(ctx) };
+        vm.native_send(ctx, pc, sp)
+    };
+    if r == DONE || r == BAIL {
+        return r;
+    }
+    // SAFETY: `native_send` answers DONE, BAIL or the address of the native
+    // code of the callee it activated (a `NativeFn` in this zone, entered at
+    // pc 0 with the context native code runs with, as a direct call from
+    // native code would). `ctx` is valid for this call and no Rust reference
+    // to it or to the VM is live while the callee runs.
+    unsafe {
+        let f = std::mem::transmute::<usize, NativeFn>(r as usize);
+        (*ctx).depth += 1;
+        let status = f(ctx, 0);
+        (*ctx).depth -= 1;
+        if status == RETURNED { DONE } else { BAIL }
+    }
 }
 
 pub(crate) extern "C" fn rt_return(ctx: *mut NativeCtx, sp: u64) -> u64 {

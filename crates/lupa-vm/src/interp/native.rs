@@ -605,7 +605,8 @@ impl Vm {
     /// Runtime call: the send (`Send`, `SuperSend` or the fallback of a
     /// `Special` whose inline path did not apply) just before resume point
     /// `pc` of the top frame, with the operand stack's top at `sp`. Answers
-    /// `DONE`, `BAIL` or the native code of the activated callee.
+    /// `DONE`, `BAIL` or the native code of the activated callee (which the
+    /// JIT's send entry point then calls).
     pub fn native_send(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64) -> u64 {
         self.sync_in(ctx);
         let pc = pc as usize;
