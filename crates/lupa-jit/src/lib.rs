@@ -111,6 +111,9 @@ impl CraneliftJit {
         // bought nothing measurable on the bundled benchmarks (the code is
         // straight-line templates over SSA operands already).
         set(&mut flags, "opt_level", "none")?;
+        // Nothing unwinds through native code (panics abort; the VM leaves
+        // native code by returning a status): no unwind tables to make.
+        set(&mut flags, "unwind_info", "false")?;
         // The single-pass register allocator halves compile time but makes
         // code 2x larger and Json, DeltaBlue, CD and Richards 1.3-1.8x
         // slower in CPU time: backtracking stays (ARCHITECTURE.md, "The JIT").
@@ -190,14 +193,7 @@ impl Jit for CraneliftJit {
         let evictions = self.zone.evictions;
         let f = self
             .zone
-            .install(
-                &compiled.code,
-                Rc::downgrade(code),
-                slot,
-                name.clone(),
-                compiled.pcs,
-                work,
-            )
+            .install(compiled, Rc::downgrade(code), slot, name.clone(), work)
             .map_err(|e| e.to_string())?;
         if let Some(map) = &mut self.perf_map {
             // After an eviction every function may have moved: name them all

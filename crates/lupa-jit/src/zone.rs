@@ -25,6 +25,7 @@
 //!   (`extern "C"` functions) turn the context's raw VM pointer back into
 //!   `&mut Vm` and call the VM's safe runtime calls.
 
+use crate::codegen::Compiled;
 use lupa_vm::{
     BAIL, DONE, JitWork, MethodCode, NativeCtx, NativeFn, NativeFunctionInfo, RETURNED, Value, Vm,
 };
@@ -57,6 +58,8 @@ pub(crate) struct Function {
     pub(crate) method_id: u32,
     /// When it was put at `offset`.
     pub(crate) since: Instant,
+    /// The table its resume dispatch reads (its address is in the code).
+    pub(crate) _resume_table: Box<[u32]>,
 }
 
 impl Function {
@@ -231,17 +234,21 @@ impl CodeZone {
         }
     }
 
-    /// Put `code` in the zone (evicting when full) for `method`; answers its
-    /// native function.
+    /// Put `compiled`'s code in the zone (evicting when full) for `method`,
+    /// keeping its pc map and resume table; answers its native function.
     pub(crate) fn install(
         &mut self,
-        code: &[u8],
+        compiled: Compiled,
         method: Weak<MethodCode>,
         counter: usize,
         name: String,
-        pcs: Vec<(u32, u32, u32)>,
         work: &JitWork<'_>,
     ) -> Result<NativeFn, ZoneError> {
+        let Compiled {
+            code,
+            pcs,
+            resume_table,
+        } = compiled;
         let len = code.len().div_ceil(16) * 16;
         if len > self.size {
             return Err(ZoneError::TooLarge(len));
@@ -251,7 +258,7 @@ impl CodeZone {
         }
         let method_id = method.upgrade().map_or(u32::MAX, |m| m.id);
         let offset = self.used;
-        self.write(offset, code)?;
+        self.write(offset, &code)?;
         self.used += len;
         self.functions.push(Function {
             offset,
@@ -262,6 +269,7 @@ impl CodeZone {
             pcs,
             method_id,
             since: Instant::now(),
+            _resume_table: resume_table,
         });
         Ok(self.function_at(offset))
     }
