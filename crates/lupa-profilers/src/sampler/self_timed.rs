@@ -92,8 +92,17 @@ impl SelfSampler {
         (sampler, deadline)
     }
 
-    /// Keep a tick (or count it as lost past `max_ticks`).
-    fn push(&mut self, tick: Tick) {
+    /// The next tick, in `state`, weighing `cpu_ns` and `wall_ns`: kept, or
+    /// counted as lost past `max_ticks`.
+    fn tick(&mut self, state: StateWord, cpu_ns: u64, wall_ns: u64) {
+        self.seq += 1;
+        let tick = Tick {
+            seq: self.seq,
+            state,
+            cpu_ns,
+            wall_ns,
+            native_pc: 0,
+        };
         if self.ticks.len() < self.max_ticks {
             self.ticks.push(tick);
         } else {
@@ -161,14 +170,11 @@ impl SelfTimer for SelfSampler {
                 let wall = now.saturating_duration_since(self.last_deadline).as_nanos() as u64;
                 for i in 0..by_cpu {
                     let last = i + 1 == by_cpu;
-                    self.seq += 1;
-                    self.push(Tick {
-                        seq: self.seq,
+                    self.tick(
                         state,
-                        cpu_ns: ran / by_cpu + if last { ran % by_cpu } else { 0 },
-                        wall_ns: wall / by_cpu + if last { wall % by_cpu } else { 0 },
-                        native_pc: 0,
-                    });
+                        ran / by_cpu + if last { ran % by_cpu } else { 0 },
+                        wall / by_cpu + if last { wall % by_cpu } else { 0 },
+                    );
                 }
                 (self.last_deadline, self.last_deadline_cpu) = (now, cpu_now);
                 self.deadline = now + jittered(&mut self.rng, self.interval);
@@ -180,16 +186,9 @@ impl SelfTimer for SelfSampler {
         loop {
             n += 1;
             let cpu_then = cpu_at(at).max(self.last_deadline_cpu);
-            self.seq += 1;
-            let tick = Tick {
-                seq: self.seq,
-                state,
-                cpu_ns: cpu_then - self.last_deadline_cpu,
-                wall_ns: at.saturating_duration_since(self.last_deadline).as_nanos() as u64,
-                native_pc: 0,
-            };
+            let wall = at.saturating_duration_since(self.last_deadline).as_nanos() as u64;
+            self.tick(state, cpu_then - self.last_deadline_cpu, wall);
             (self.last_deadline, self.last_deadline_cpu) = (at, cpu_then);
-            self.push(tick);
             let next = at + jittered(&mut self.rng, self.interval);
             if next > now {
                 self.deadline = next;

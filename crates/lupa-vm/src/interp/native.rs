@@ -469,7 +469,7 @@ impl Vm {
             .map_or(Value::NIL, |f| f.env);
         // A sampler thread's request word, which a stop also announces; with
         // no thread (none, or a self-timed sampler), the stop's own word.
-        let request = if self.obs.sampler_attached() && !self.obs.self_timed() {
+        let request = if self.obs.thread_sampler() {
             &self.obs.sample.request as *const std::sync::atomic::AtomicU64
         } else {
             crate::sched::interrupt::word() as *const std::sync::atomic::AtomicU64

@@ -317,6 +317,11 @@ impl Observation {
         self.self_timing.is_some()
     }
 
+    /// Is a sampler thread attached (one that writes the request word)?
+    pub(crate) fn thread_sampler(&self) -> bool {
+        self.sampler_attached && self.self_timing.is_none()
+    }
+
     /// A poll (the send counter reached [`poll_at`](Self::poll_at)) at `now`,
     /// with a self-timed sampler attached: answers the sequence number of a
     /// sample to take now, if one is due, and schedules the next poll.
