@@ -85,6 +85,12 @@ pub(crate) struct VmArgs {
     /// (default 2000).
     #[arg(long, value_name = "N", global = true)]
     pub(crate) jit_threshold: Option<u32>,
+    /// `on` (the default) compiles hot code on a compiler thread while the VM thread goes on
+    /// interpreting it, and installs the native code at a later safepoint; `off` compiles on the
+    /// VM thread where the code got hot (deterministic compile points). `--jit always` always
+    /// compiles on the VM thread.
+    #[arg(long, value_name = "on|off", global = true, value_parser = parse_on_off)]
+    pub(crate) jit_thread: Option<bool>,
     /// Size of the JIT's code zone, e.g. 32MB (the default); when it is full, the quarter of
     /// the code entered least is evicted.
     #[arg(long, value_name = "SIZE", global = true, value_parser = lupa_heap::units::parse_size)]
@@ -99,6 +105,15 @@ pub(crate) struct VmArgs {
     /// Write /tmp/perf-PID.map, naming the JIT's native functions for Linux perf and samply.
     #[arg(long, global = true)]
     pub(crate) perf_map: bool,
+}
+
+/// `--jit-thread on|off`.
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("'{s}' is neither on nor off")),
+    }
 }
 
 /// `--jit off|on|always`.
@@ -197,6 +212,9 @@ pub(crate) fn options(a: &VmArgs) -> VmOptions {
     o.jit = a.jit.unwrap_or_default();
     if let Some(t) = a.jit_threshold {
         o.jit_threshold = t;
+    }
+    if let Some(t) = a.jit_thread {
+        o.jit_thread = t;
     }
     if let Some(z) = a.code_zone {
         o.code_zone_bytes = z;

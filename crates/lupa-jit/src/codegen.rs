@@ -30,8 +30,11 @@
 //! register allocation, ~2.5 us per IR instruction): the code is shaped to
 //! be small (see ARCHITECTURE.md, "The JIT", for what was measured).
 //!
-//! A send site is specialised on what its inline cache held at compile
-//! time: each method it named then runs inline (a trivial method) or by a
+//! Codegen reads a [`Unit`] (`unit.rs`), never the `MethodCode` or the
+//! `Image`, so that it runs on a compiler thread as well as on the VM's.
+//!
+//! A send site is specialised on what its inline cache held when the unit
+//! was copied: each method it named then runs inline (a trivial method) or by a
 //! direct call of its native code, after a probe that the cache still names
 //! it; a site with an empty cache is only the runtime's send.
 //!
@@ -48,6 +51,7 @@
 //! location, so the code zone can map any machine-code address back to a
 //! bytecode pc (the VM profiler's bytecode ranges).
 
+use crate::unit::Unit;
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
@@ -60,9 +64,8 @@ use lupa_compiler::{Op, SpecialOp};
 use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_BYTES, SIZE_MASK};
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
-    BAIL, DECLINE, DONE, FastEntry, Frame, Image, InlineCache, MAX_NATIVE_DEPTH, MethodCode,
-    NativeCtx, RETURNED, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF,
-    TRIVIAL_SETTER, cls,
+    BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, NativeCtx, RETURNED,
+    TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
@@ -235,9 +238,9 @@ pub(crate) fn native_signature(isa: &dyn TargetIsa) -> Signature {
 /// The code generator of one function.
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
-    code: &'a MethodCode,
-    /// The methods, to read what a send site's inline cache names.
-    image: &'a Image,
+    /// The method or block, as copied on the VM thread (`unit.rs`): with
+    /// what its send sites' inline caches named then.
+    code: &'a Unit,
     entries: Entries,
     sigs: Sigs,
     flags: MemFlagsData,
@@ -1113,27 +1116,12 @@ impl Gen<'_, '_> {
             return;
         };
         // (entry address, method, its trivial kind and operand)
-        let mut seen: Vec<(i64, u32, u64, u64)> = Vec::new();
-        for cell in pic.iter() {
-            let e = cell.get();
-            if e.class == 0 {
-                continue;
-            }
-            let Some(m) = self.image.method_code(e.method) else {
-                continue;
-            };
-            if m.num_args != argc {
-                continue;
-            }
-            // A trap runs its proxy's shortcut first (the interpreter's
-            // `invoke`): never inline.
-            let (kind, operand) = if m.trap_shortcut {
-                (TRIVIAL_NONE, 0)
-            } else {
-                FastEntry::trivial_of(m)
-            };
-            seen.push((cell.as_ptr() as i64, e.method, kind, operand));
-        }
+        // (Filled entries only, traps never trivial: `Unit::of`.)
+        let seen: Vec<(i64, u32, u64, u64)> = pic
+            .iter()
+            .filter(|e| e.num_args == argc)
+            .map(|e| (e.cell, e.method, e.kind, e.operand))
+            .collect();
         if seen.is_empty() {
             self.runtime_send_flushed(pc, depth, argc);
             self.dirty(depth - argc - 1);
@@ -1611,7 +1599,7 @@ impl Gen<'_, '_> {
                 self.push(&mut d, v);
             }
             Op::PushLiteral(i) => {
-                let cell = self.code.literals[i as usize].as_ptr() as i64;
+                let cell = self.code.literals[i as usize];
                 let addr = self.iconst(cell);
                 let v = self.load(addr, 0);
                 self.push(&mut d, v);
@@ -1704,12 +1692,12 @@ impl Gen<'_, '_> {
                 let ctx = self.ctx();
                 // The global's symbol id, read from its literal's cell (which
                 // literal patching changes).
-                let Some(cell) = self.code.sel_ids.get(i as usize) else {
+                let Some(&cell) = self.code.sel_ids.get(i as usize) else {
                     let bail = self.bail_block(pc, d);
                     self.b.ins().jump(bail, NO);
                     return false;
                 };
-                let addr = self.iconst(cell.as_ptr() as i64);
+                let addr = self.iconst(cell);
                 let sym = self.load32(addr, 0);
                 let (sig, f) = (self.sigs.two, self.entries.global);
                 let v = self.call(sig, f, &[ctx, sym]).unwrap_or(sym);
@@ -1879,8 +1867,7 @@ pub(crate) fn compile(
     isa: &dyn TargetIsa,
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
-    code: &MethodCode,
-    image: &Image,
+    code: &Unit,
     entries: Entries,
     counter: u64,
 ) -> Result<Compiled, String> {
@@ -1930,7 +1917,6 @@ pub(crate) fn compile(
     let mut g = Gen {
         b,
         code,
-        image,
         entries,
         sigs,
         flags,

@@ -2,7 +2,7 @@
 //! size against their bytecode, compile time in total and per function,
 //! failures, evictions, the code zone's use, the frames native code left to
 //! the interpreter and the states of the compiled code's inline caches
-//! (`--jit-stats`), plus the
+//! (`--jit-stats`), what the compiler thread cost each thread, plus the
 //! description of every function in the code zone (name, address, pc map)
 //! that the VM profiler maps native pcs with.
 
@@ -23,6 +23,23 @@ pub(crate) struct Counts {
     pub(crate) slowest: Vec<(Duration, String)>,
     /// The perf map could not be written and was given up.
     pub(crate) perf_map_lost: bool,
+    /// Jobs given to the compiler thread.
+    pub(crate) submitted: u64,
+    /// Its results dropped (their method gone, or compiled meanwhile).
+    pub(crate) dropped: u64,
+    /// The VM thread's time for the compiler thread: copying what it reads
+    /// and installing what it made.
+    pub(crate) vm_thread_time: Duration,
+}
+
+/// The compiler thread as it is at the report.
+pub(crate) struct ThreadCounts {
+    /// Its CPU time so far.
+    pub(crate) cpu_time: Duration,
+    /// Jobs it holds, not installed.
+    pub(crate) queued: usize,
+    /// Why it is gone, if it is.
+    pub(crate) lost: Option<String>,
 }
 
 impl Counts {
@@ -39,7 +56,12 @@ impl Counts {
         self.slowest.truncate(5);
     }
 
-    pub(crate) fn report(&self, zone: &CodeZone, vm: &Vm) -> JitStats {
+    pub(crate) fn report(
+        &self,
+        zone: &CodeZone,
+        vm: &Vm,
+        thread: Option<ThreadCounts>,
+    ) -> JitStats {
         let (zone_bytes, zone_used) = zone.usage();
         let epoch = vm.class_epoch();
         let mut cache_states = [0u64; PIC_SIZE + 1];
@@ -64,6 +86,14 @@ impl Counts {
             bails: vm.native_bails(),
             cache_states,
             functions: functions(zone),
+            thread: thread.map(|t| ThreadStats {
+                submitted: self.submitted,
+                queued: t.queued,
+                dropped: self.dropped,
+                cpu_time: t.cpu_time,
+                vm_thread_time: self.vm_thread_time,
+                lost: t.lost,
+            }),
         }
     }
 }
@@ -116,6 +146,27 @@ pub struct JitStats {
     /// `--perf-map` was asked for but the map could not be written to the
     /// end (it names the functions made before).
     pub perf_map_lost: bool,
+    /// The compiler thread, if one was started (`--jit-thread on`): then
+    /// `compile_time` is its time per job, not the VM thread's.
+    pub thread: Option<ThreadStats>,
+}
+
+/// What the compiler thread did, and what it cost each thread.
+#[derive(Debug, Clone)]
+pub struct ThreadStats {
+    /// Jobs given to it.
+    pub submitted: u64,
+    /// Jobs it still held (or had not had installed) at the report.
+    pub queued: usize,
+    /// Results dropped: their method was gone, or had native code already.
+    pub dropped: u64,
+    /// Its own CPU time (its thread's CPU clock).
+    pub cpu_time: Duration,
+    /// The VM thread's time on its behalf: copying what it reads of each
+    /// method, installing its code.
+    pub vm_thread_time: Duration,
+    /// Why it stopped, if it did (its jobs stayed interpreted).
+    pub lost: Option<String>,
 }
 
 impl JitStats {
@@ -162,6 +213,19 @@ impl JitStats {
             "jit: inline caches of compiled code: {} send sites empty, {} monomorphic, {} polymorphic, {} full ({PIC_SIZE} classes: megamorphic)\n",
             self.cache_states[0], self.cache_states[1], poly, self.cache_states[PIC_SIZE]
         );
+        if let Some(t) = &self.thread {
+            s += &format!(
+                "jit: compiler thread: {} jobs, {:.3} ms of its CPU time; the VM thread's part (copying methods, installing code) {:.3} ms; {} queued at exit, {} dropped{}\n",
+                t.submitted,
+                t.cpu_time.as_secs_f64() * 1e3,
+                t.vm_thread_time.as_secs_f64() * 1e3,
+                t.queued,
+                t.dropped,
+                t.lost.as_ref().map_or_else(String::new, |why| format!(
+                    "; {why}: its jobs stay interpreted"
+                ))
+            );
+        }
         if let Some((t, name)) = self.slowest.first() {
             s += &format!(
                 "jit: slowest compilation {:.1} us ({name})\n",

@@ -6,9 +6,10 @@
 //!   readable and executable; code is appended at its end. To write new code
 //!   the pages it covers are made readable and writable (not executable),
 //!   written, and made readable and executable again: no page is ever
-//!   writable and executable at once. Compilation, and therefore every write,
-//!   happens only at a safepoint of the interpreter's loop, when no native
-//!   code runs.
+//!   writable and executable at once. Installing, and therefore every write,
+//!   happens only on the VM thread at a safepoint of the interpreter's loop,
+//!   when no native code runs (a compiler thread makes machine code in its
+//!   own buffers and never touches the zone: `worker.rs`).
 //! - **Eviction.** When the zone is full, the quarter of the functions
 //!   entered least since the last eviction (each function's prologue counts
 //!   its entries in a slot of [`CodeZone::counters`]), and every function
@@ -33,6 +34,22 @@ use std::ptr::NonNull;
 use std::rc::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), `None` where
+/// the clock cannot be read: what the compiler thread reports of itself
+/// (`worker.rs`). Here because this is the crate's one module allowed
+/// `unsafe`.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live local the call writes one timespec into; the
+    // clock id is a constant every Linux has (an error return otherwise,
+    // never undefined behaviour).
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
 
 /// The most descriptions of evicted or moved functions kept: past it, the
 /// oldest half is forgotten (a pc sampled there long before is then named
@@ -173,6 +190,17 @@ impl CodeZone {
         let slot = self.free_counters.pop()?;
         self.counters[slot].store(0, Ordering::Relaxed);
         Some((slot, self.counters[slot].as_ptr() as u64))
+    }
+
+    /// The entries counted (since the last eviction) of the functions of
+    /// method `id` in the zone (for tests: did native code run?).
+    #[cfg(test)]
+    pub(crate) fn entries_of(&self, id: u32) -> u64 {
+        self.functions
+            .iter()
+            .filter(|f| f.method_id == id)
+            .map(|f| self.counters[f.counter].load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Give back a counter slot a compilation did not use.

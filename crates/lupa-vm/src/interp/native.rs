@@ -56,6 +56,36 @@ pub trait Jit {
         work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String>;
 
+    /// Queue `code` for compiling on a compiler thread (`--jit-thread on`):
+    /// copy what the compiler reads of it now (it is called at a safepoint,
+    /// like [`compile`](Self::compile)), and answer at once; the native code
+    /// comes back through [`install_ready`](Self::install_ready). `Err`:
+    /// not queued, and why (the code stays interpreted). The default has no
+    /// compiler thread.
+    fn submit(&mut self, code: &Rc<MethodCode>, image: &Image) -> Result<(), String> {
+        let _ = (code, image);
+        Err("this JIT has no compiler thread".to_string())
+    }
+
+    /// Has the compiler thread finished something for
+    /// [`install_ready`](Self::install_ready)? Cheap (an atomic load): the
+    /// VM asks at its polls.
+    fn ready(&self) -> bool {
+        false
+    }
+
+    /// Install what the compiler thread finished (with `wait`, everything
+    /// queued, waiting for it): each method or block with its native
+    /// function and a line naming the compilation (`--jit-log`), or why it
+    /// stays interpreted. Results whose method is gone or already has native
+    /// code are dropped. Called only where [`compile`](Self::compile) may
+    /// be (no native code running); making room runs inside
+    /// [`JitWork::evicting`].
+    fn install_ready(&mut self, image: &Image, work: &JitWork<'_>, wait: bool) -> Vec<Installed> {
+        let _ = (image, work, wait);
+        Vec::new()
+    }
+
     /// Every native function in the code zone, and those evicted or moved
     /// since the run started (where they were, and when), oldest first.
     fn functions(&self) -> Vec<NativeFunctionInfo>;
@@ -63,6 +93,11 @@ pub trait Jit {
     /// The JIT itself, for its owner to read its statistics.
     fn as_any(&self) -> &dyn std::any::Any;
 }
+
+/// A compilation made on a compiler thread, as
+/// [`Jit::install_ready`] answers it: the method or block, and its native
+/// function with the line naming it, or why it stays interpreted.
+pub type Installed = (Rc<MethodCode>, Result<(NativeFn, String), String>);
 
 /// What a JIT tells the VM profiler while it compiles.
 pub struct JitWork<'a> {
@@ -183,8 +218,16 @@ const DEPTH: usize = 6;
 #[derive(Default)]
 pub(crate) struct NativeTier {
     jit: Option<Box<dyn Jit>>,
-    /// Methods and blocks that got hot, to compile at the next safepoint.
+    /// Methods and blocks that got hot, to compile (or to queue for the
+    /// compiler thread) at the next safepoint.
     pending: Vec<Rc<MethodCode>>,
+    /// Hot code is compiled on the JIT's compiler thread
+    /// ([`VmOptions::jit_thread`](crate::VmOptions::jit_thread) with
+    /// `--jit on`).
+    threaded: bool,
+    /// The compiler thread finished something: install it at the next
+    /// safepoint.
+    install_due: bool,
     /// An error a runtime call of native code could not return through it.
     error: Option<VmError>,
     /// Why the JIT the options asked for could not be installed.
@@ -206,7 +249,7 @@ impl NativeTier {
     /// Compile-queue entries waiting.
     #[inline(always)]
     pub(crate) fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.install_due
     }
 }
 
@@ -223,6 +266,7 @@ impl Vm {
     /// [`VmOptions::jit`](crate::VmOptions::jit)) are compiled with it.
     pub fn install_jit(&mut self, jit: Box<dyn Jit>) {
         self.native.jit = Some(jit);
+        self.native.threaded = self.options.jit == JitMode::On && self.options.jit_thread;
         let start = match self.options.jit {
             JitMode::Off => u32::MAX,
             JitMode::On => self.options.jit_threshold,
@@ -298,25 +342,42 @@ impl Vm {
         }
     }
 
-    /// Compile what got hot (at a safepoint of the loop: no native code runs).
+    /// Compile what got hot, or queue it for the compiler thread, and
+    /// install what the compiler thread finished (at a safepoint of the
+    /// loop: no native code runs).
     #[cold]
     #[inline(never)]
     pub(super) fn compile_pending(&mut self) {
         let pending = std::mem::take(&mut self.native.pending);
+        let install = std::mem::take(&mut self.native.install_due);
         let Some(mut jit) = self.native.jit.take() else {
             return;
         };
-        let saved = self
-            .obs
-            .push_state(VmState::JitCompile, 0, self.sched.current);
-        for m in pending {
-            if m.native.get().is_none() {
+        let mut changed = false;
+        if !pending.is_empty() {
+            // Compiling here, or (with a compiler thread) copying what the
+            // compiler reads.
+            let saved = self
+                .obs
+                .push_state(VmState::JitCompile, 0, self.sched.current);
+            for m in pending {
+                if m.native.get().is_some() {
+                    continue;
+                }
                 // A method the JIT declines stays interpreted (and is not
-                // asked again: its hotness stays at the maximum).
+                // asked again: its hotness stays at the maximum); so does
+                // one queued, until its code is installed.
+                if self.native.threaded {
+                    if let Err(why) = jit.submit(&m, &self.image) {
+                        self.log_interpreted(&m, &why);
+                    }
+                    continue;
+                }
                 let work = JitWork {
                     obs: &self.obs,
                     process: self.sched.current,
                 };
+                changed = true;
                 match jit.compile(&m, &self.image, &work) {
                     Ok((f, line)) => {
                         m.native.set(Some(f));
@@ -324,23 +385,87 @@ impl Vm {
                             self.io.print_err(&format!("{line}\n"));
                         }
                     }
-                    Err(why) => {
-                        if self.options.jit_log {
-                            let name = self
-                                .image
-                                .describe_method(m.id)
-                                .map(|d| d.display_name())
-                                .unwrap_or_default();
-                            self.io
-                                .print_err(&format!("jit: {name} stays interpreted: {why}\n"));
-                        }
-                    }
+                    Err(why) => self.log_interpreted(&m, &why),
                 }
             }
+            self.obs.pop_state(saved);
+        }
+        if install {
+            changed |= self.install_compiled(&mut *jit, false);
         }
         self.native.jit = Some(jit);
+        if changed {
+            self.rebuild_fast_table();
+        }
+    }
+
+    /// Install what the compiler thread finished (all it was given, with
+    /// `wait`); answers whether anything came back.
+    fn install_compiled(&mut self, jit: &mut dyn Jit, wait: bool) -> bool {
+        let saved = self
+            .obs
+            .push_state(VmState::JitInstall, 0, self.sched.current);
+        let work = JitWork {
+            obs: &self.obs,
+            process: self.sched.current,
+        };
+        let done = jit.install_ready(&self.image, &work, wait);
         self.obs.pop_state(saved);
-        self.rebuild_fast_table();
+        let any = !done.is_empty();
+        for (m, r) in done {
+            match r {
+                Ok((f, line)) => {
+                    m.native.set(Some(f));
+                    if self.options.jit_log {
+                        self.io.print_err(&format!("{line}\n"));
+                    }
+                }
+                Err(why) => self.log_interpreted(&m, &why),
+            }
+        }
+        any
+    }
+
+    /// `--jit-log`: `m` stays interpreted, because of `why`.
+    fn log_interpreted(&mut self, m: &MethodCode, why: &str) {
+        if self.options.jit_log {
+            let name = self
+                .image
+                .describe_method(m.id)
+                .map(|d| d.display_name())
+                .unwrap_or_default();
+            self.io
+                .print_err(&format!("jit: {name} stays interpreted: {why}\n"));
+        }
+    }
+
+    /// At a poll: has the compiler thread finished something? Then the next
+    /// safepoint installs it (native code leaves at its next runtime call,
+    /// which sees the safepoint due).
+    #[inline(always)]
+    pub(super) fn poll_compiler_thread(&mut self) {
+        if self.native.threaded
+            && !self.native.install_due
+            && self.native.jit.as_ref().is_some_and(|j| j.ready())
+        {
+            self.native.install_due = true;
+            self.sched.switch_pending = true;
+        }
+    }
+
+    /// Wait for the compiler thread to finish everything it was given, and
+    /// install it (tests and tools that need the native code now). Call it
+    /// between runs, never from a primitive: it writes the code zone, which
+    /// only happens while no native code runs.
+    pub fn finish_compiling(&mut self) {
+        let Some(mut jit) = self.native.jit.take() else {
+            return;
+        };
+        let changed = self.install_compiled(&mut *jit, true);
+        self.native.jit = Some(jit);
+        if changed {
+            self.rebuild_fast_table();
+        }
     }
 
     /// The code zone's functions now, and those evicted or moved (empty

@@ -500,9 +500,11 @@ impl Vm {
     }
 
     /// The clock of a self-timed sampler at a poll (`obs/self_timed.rs`):
-    /// copy the stack when a sample is due; schedule the next poll. `top_pc`
+    /// copy the stack when a sample is due; schedule the next poll. Also
+    /// where the compiler thread's finished work is noticed. `top_pc`
     /// as for [`copy_sample_stack`](Self::copy_sample_stack).
     pub(super) fn self_timed_poll(&mut self, top_pc: Option<usize>, at_frame: bool) {
+        self.poll_compiler_thread();
         if !self.obs.self_timed() {
             self.obs.schedule_poll();
             return;

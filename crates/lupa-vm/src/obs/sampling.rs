@@ -80,16 +80,21 @@ pub enum VmState {
     /// stack copied for the sample locates it like interpreted code, at the
     /// send where native code tested the request.
     Native = 10,
-    /// The JIT compiling hot methods and blocks (at a safepoint of the loop).
+    /// The JIT compiling hot methods and blocks (at a safepoint of the
+    /// loop); with a compiler thread, copying what it reads of them (the
+    /// thread's own time is not the VM thread's: `--jit-stats` reports it).
     JitCompile = 11,
     /// The JIT making room in its full code zone (evicting and moving
-    /// functions), inside a compilation.
+    /// functions), inside a compilation or an installation.
     CodeEviction = 12,
+    /// The JIT installing the native code its compiler thread made (at a
+    /// safepoint of the loop).
+    JitInstall = 13,
 }
 
 impl VmState {
     /// Every state, in order.
-    pub const ALL: [VmState; 13] = [
+    pub const ALL: [VmState; 14] = [
         VmState::Interpreting,
         VmState::Primitive,
         VmState::Scavenge,
@@ -103,11 +108,13 @@ impl VmState {
         VmState::Native,
         VmState::JitCompile,
         VmState::CodeEviction,
+        VmState::JitInstall,
     ];
 
     /// A short name: `interpreting`, `primitive`, `scavenge`, `full GC`,
     /// `process switch`, `method lookup`, `allocation`, `finalization`,
-    /// `waiting`, `idle`, `native code`, `jit compile`, `code-zone eviction`.
+    /// `waiting`, `idle`, `native code`, `jit compile`, `code-zone eviction`,
+    /// `jit install`.
     pub fn name(self) -> &'static str {
         match self {
             VmState::Interpreting => "interpreting",
@@ -123,6 +130,7 @@ impl VmState {
             VmState::Native => "native code",
             VmState::JitCompile => "jit compile",
             VmState::CodeEviction => "code-zone eviction",
+            VmState::JitInstall => "jit install",
         }
     }
 
@@ -153,6 +161,7 @@ impl VmState {
             10 => VmState::Native,
             11 => VmState::JitCompile,
             12 => VmState::CodeEviction,
+            13 => VmState::JitInstall,
             _ => VmState::Interpreting,
         }
     }
@@ -285,6 +294,7 @@ mod tests {
             (VmState::Native, "native code", 10),
             (VmState::JitCompile, "jit compile", 11),
             (VmState::CodeEviction, "code-zone eviction", 12),
+            (VmState::JitInstall, "jit install", 13),
         ];
         for (s, name, bits) in cases {
             assert_eq!(s as u8, bits);

@@ -29,6 +29,14 @@ pub struct VmOptions {
     /// Activations plus backward jumps of a method or block before it is
     /// compiled (`--jit-threshold`).
     pub jit_threshold: u32,
+    /// Compile hot code on a compiler thread beside the VM thread
+    /// (`--jit-thread`, on by default): the VM thread only copies what the
+    /// compiler reads and installs what comes back, at its safepoints, and
+    /// interprets the code meanwhile. Off: compiled at the safepoint where it
+    /// got hot, on the VM thread (deterministic compile points). Only for
+    /// [`JitMode::On`]: `Always` compiles at the first call, on the VM
+    /// thread.
+    pub jit_thread: bool,
     /// Bytes of the JIT's code zone (`--code-zone`).
     pub code_zone_bytes: usize,
     /// Name each compilation on standard error (`--jit-log`).
@@ -97,6 +105,7 @@ impl Default for VmOptions {
             pretenure: Vec::new(),
             jit: JitMode::default(),
             jit_threshold: DEFAULT_JIT_THRESHOLD,
+            jit_thread: true,
             code_zone_bytes: DEFAULT_CODE_ZONE_BYTES,
             jit_log: false,
             perf_map: false,

@@ -1,0 +1,151 @@
+//! The compiler thread seen from a VM: what it compiles is installed at a
+//! safepoint and runs natively, a method redefined while its compilation is
+//! queued never runs the old code, a VM ending with compilations queued
+//! does not wait for them, and counts are the same with the thread on and
+//! off. [`Vm::finish_compiling`] waits for the thread where a test needs the
+//! code installed (no sleeps).
+
+use crate::CraneliftJit;
+use lupa_vm::{JitMode, Lookup, Value, Vm, VmOptions};
+
+const PROBE: &str = "Probe = (
+  leaf: x = ( ^ x + 1 )
+  spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := self leaf: s ]. ^ s )
+)
+";
+
+/// A VM compiling at `threshold` on the compiler thread (or not), with
+/// class `Probe` loaded: the VM, the class's index and its object.
+fn vm(threshold: u32, thread: bool) -> (Vm, u32, Value) {
+    let options = VmOptions {
+        quiet: true,
+        jit: JitMode::On,
+        jit_threshold: threshold,
+        jit_thread: thread,
+        ..VmOptions::default()
+    };
+    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+    let c = vm
+        .load_class_source("Probe.som", PROBE, "test", Some("Probe"))
+        .expect("Probe compiles");
+    let class = vm.class_named("Probe").expect("the class");
+    (vm, c, class)
+}
+
+fn probe(vm: &mut Vm, class: Value) -> Value {
+    let p = vm.send_message(class, "new", &[]).expect("an instance");
+    vm.handles.push(p);
+    p
+}
+
+fn spin(vm: &mut Vm, p: Value, n: i64) -> i64 {
+    let r = vm
+        .send_message(p, "spin:", &[Value::small(n)])
+        .expect("spin: runs");
+    r.as_int().expect("a SmallInteger")
+}
+
+/// The method `selector` of class `c` runs now.
+fn method_id(vm: &mut Vm, c: u32, selector: &str) -> u32 {
+    let sel = vm.image.intern(selector);
+    match vm.image.lookup(&vm.heap, c, sel) {
+        Lookup::Method(id) => id,
+        _ => panic!("no method {selector}"),
+    }
+}
+
+fn jit(vm: &Vm) -> &CraneliftJit {
+    vm.jit()
+        .and_then(|j| j.as_any().downcast_ref::<CraneliftJit>())
+        .expect("the Cranelift JIT")
+}
+
+#[test]
+fn a_method_compiled_on_the_thread_is_installed_and_runs_natively() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    let (mut vm, c, class) = vm(20, true);
+    let p = probe(&mut vm, class);
+    assert_eq!(spin(&mut vm, p, 100), 100);
+    let leaf = method_id(&mut vm, c, "leaf:");
+    let stats = crate::stats(&vm).expect("stats");
+    let thread = stats.thread.expect("the compiler thread ran");
+    assert!(thread.submitted >= 1, "leaf: got hot and was queued");
+    vm.finish_compiling();
+    assert!(
+        vm.native_functions()
+            .iter()
+            .any(|f| f.method == leaf && f.live()),
+        "leaf: is in the code zone"
+    );
+    let before = jit(&vm).zone.entries_of(leaf);
+    assert_eq!(spin(&mut vm, p, 100), 100);
+    let after = jit(&vm).zone.entries_of(leaf);
+    assert!(after >= before + 100, "leaf: ran natively: {before} -> {after}");
+    let stats = crate::stats(&vm).expect("stats");
+    let thread = stats.thread.expect("the compiler thread");
+    assert_eq!(thread.queued, 0, "everything was installed");
+    assert!(thread.lost.is_none());
+}
+
+#[test]
+fn a_method_redefined_while_queued_never_runs_its_old_code() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    let (mut vm, c, class) = vm(20, true);
+    let p = probe(&mut vm, class);
+    assert_eq!(spin(&mut vm, p, 100), 100);
+    let old = method_id(&mut vm, c, "leaf:");
+    // leaf:'s compilation is (nearly always) still to install here: it is
+    // installed at a poll, every few thousand sends. Either way the new
+    // leaf: must run from now on.
+    let source = vm
+        .new_string("leaf: x = ( ^ x + 2 )")
+        .expect("a String");
+    vm.send_message(class, "compile:", &[source])
+        .expect("leaf: is redefined");
+    let new = method_id(&mut vm, c, "leaf:");
+    assert_ne!(old, new);
+    vm.finish_compiling();
+    let old_entries = jit(&vm).zone.entries_of(old);
+    assert_eq!(spin(&mut vm, p, 100), 200, "the new leaf: runs");
+    vm.finish_compiling();
+    assert_eq!(spin(&mut vm, p, 100), 200, "and once compiled too");
+    assert_eq!(
+        jit(&vm).zone.entries_of(old),
+        old_entries,
+        "the old leaf:'s native code never ran"
+    );
+}
+
+#[test]
+fn a_vm_ending_with_compilations_queued_does_not_wait_for_them() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    let (mut vm, _, class) = vm(1, true);
+    let p = probe(&mut vm, class);
+    assert_eq!(spin(&mut vm, p, 10), 10);
+    // Compilations queued, none installed: the VM (and the thread) end.
+    drop(vm);
+}
+
+#[test]
+fn sends_are_counted_the_same_with_the_thread_on_and_off() {
+    let count = |thread: bool| {
+        let (mut vm, _, class) = vm(20, thread);
+        let p = probe(&mut vm, class);
+        let start = vm.send_count();
+        let mut results = Vec::new();
+        for _ in 0..5 {
+            results.push(spin(&mut vm, p, 1000));
+            if thread {
+                vm.finish_compiling();
+            }
+        }
+        (results, vm.send_count() - start)
+    };
+    assert_eq!(count(true), count(false));
+}
