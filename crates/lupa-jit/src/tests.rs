@@ -82,7 +82,10 @@ fn a_method_compiled_on_the_thread_is_installed_and_runs_natively() {
     let before = jit(&vm).zone.entries_of(leaf);
     assert_eq!(spin(&mut vm, p, 100), 100);
     let after = jit(&vm).zone.entries_of(leaf);
-    assert!(after >= before + 100, "leaf: ran natively: {before} -> {after}");
+    assert!(
+        after >= before + 100,
+        "leaf: ran natively: {before} -> {after}"
+    );
     let stats = crate::stats(&vm).expect("stats");
     let thread = stats.thread.expect("the compiler thread");
     assert_eq!(thread.queued, 0, "everything was installed");
@@ -101,9 +104,7 @@ fn a_method_redefined_while_queued_never_runs_its_old_code() {
     // leaf:'s compilation is (nearly always) still to install here: it is
     // installed at a poll, every few thousand sends. Either way the new
     // leaf: must run from now on.
-    let source = vm
-        .new_string("leaf: x = ( ^ x + 2 )")
-        .expect("a String");
+    let source = vm.new_string("leaf: x = ( ^ x + 2 )").expect("a String");
     vm.send_message(class, "compile:", &[source])
         .expect("leaf: is redefined");
     let new = method_id(&mut vm, c, "leaf:");

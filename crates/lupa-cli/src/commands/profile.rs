@@ -108,6 +108,17 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     let Sampled { profile, stats } = view.apply_sampled(Sampled::try_from(run.output)?);
     let command = format!("lupa profile {}", args.join(" "));
     let mut header = sampler::header(vm, &profile, &stats, &command);
+    if a.every.is_none() {
+        // The samples weigh the VM thread's time; the compiler thread's is
+        // beside it (the header's run lines end at the first blank line).
+        if let Some(line) = compiler_thread_line(vm) {
+            let at = header
+                .iter()
+                .position(String::is_empty)
+                .unwrap_or(header.len());
+            header.insert(at, line);
+        }
+    }
     header.extend(crate::signals::interrupted_line());
     if let Some(every) = a.compare_modes {
         let work = sampler::work_profile(options(&a.vm), &args, every, &view)?;
@@ -124,4 +135,15 @@ pub(crate) fn run(vm: &mut Vm, a: &ProfileArgs) -> Result<i32, VmError> {
     options.timeline = Some(Arc::new(stats.timeline));
     deliver_profile(vm, &a.report, &a.flame, &dest, profile, options)?;
     Ok(code)
+}
+
+/// "JIT compiler thread: N ms": the CPU time the JIT's compiler thread spent
+/// beside the VM thread, whose time the samples weigh (`None`: no thread ran).
+fn compiler_thread_line(vm: &Vm) -> Option<String> {
+    let t = lupa_jit::stats(vm)?.thread?;
+    Some(format!(
+        "JIT compiler thread: {:.1} ms of CPU time for {} compilations, beside the VM thread (not in its samples)",
+        t.cpu_time.as_secs_f64() * 1e3,
+        t.submitted
+    ))
 }

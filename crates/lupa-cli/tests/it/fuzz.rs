@@ -531,9 +531,16 @@ fn judge(code: Option<i32>, stderr: &str, timed_out: bool) -> Option<String> {
 }
 
 /// The JIT settings programs run under, in turn: every method compiled at
-/// its first call, compiled after 3 calls (mixed native and interpreted
-/// frames), and the default threshold.
-const JIT_OPTIONS: &[&[&str]] = &[&["--jit", "always"], &["--jit-threshold", "3"], &[], &[]];
+/// its first call, compiled after 3 calls on the VM thread (mixed native and
+/// interpreted frames, at the same points every run, so a finding replays),
+/// the default threshold, and after 3 calls on the compiler thread (native
+/// code installed at whichever poll finds it ready).
+const JIT_OPTIONS: &[&[&str]] = &[
+    &["--jit", "always"],
+    &["--jit-threshold", "3", "--jit-thread", "off"],
+    &[],
+    &["--jit-threshold", "3"],
+];
 
 /// Run one program (with the `jit`-th of [`JIT_OPTIONS`]); `None` when it
 /// behaved.

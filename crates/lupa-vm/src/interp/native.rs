@@ -15,7 +15,12 @@
 //! made its code hot leaves at the safepoint too, so the loop enters the new
 //! native code at the jump's target (the loop head). With `--jit always` the
 //! count starts at zero; without a JIT, or with `--jit off`, it never reaches
-//! it.
+//! it. With a compiler thread (`--jit-thread on`, the default of `--jit on`)
+//! the safepoint only hands the code to the JIT ([`Jit::submit`]), which
+//! copies what its compiler reads, and the code stays interpreted until a
+//! poll finds the thread's work ready ([`Jit::ready`]) and asks for another
+//! safepoint, where it is installed ([`Jit::install_ready`]); the code zone
+//! is written on the VM thread only, at safepoints, either way.
 //!
 //! **Where.** At the top of its loop (after every send and return, and after
 //! a safepoint), the interpreter enters the top frame's native code when it
