@@ -322,7 +322,7 @@ impl CraneliftJit {
                 image,
                 work,
                 || done.elapsed,
-                " on the compiler thread",
+                " on the compiler thread (its CPU time)",
             ),
             Err(e) => {
                 self.zone.return_counter(q.slot);

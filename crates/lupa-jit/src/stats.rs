@@ -147,7 +147,8 @@ pub struct JitStats {
     /// end (it names the functions made before).
     pub perf_map_lost: bool,
     /// The compiler thread, if one was started (`--jit-thread on`): then
-    /// `compile_time` is its time per job, not the VM thread's.
+    /// `compile_time` and `slowest` are its CPU time per job, not the VM
+    /// thread's.
     pub thread: Option<ThreadStats>,
 }
 
@@ -182,8 +183,13 @@ impl JitStats {
             self.code_bytes as f64 / self.bytecode_bytes.max(1) as f64
         );
         s += &format!(
-            "jit: compile time {:.3} ms in total, {:.1} us per function{}\n",
+            "jit: compile time {:.3} ms in total{}, {:.1} us per function{}\n",
             self.compile_time.as_secs_f64() * 1e3,
+            if self.thread.is_some() {
+                " (the compiler thread's CPU time per job)"
+            } else {
+                ""
+            },
             self.compile_time.as_secs_f64() * 1e6 / n.max(1) as f64,
             if self.failed > 0 {
                 format!(", {} failed (interpreted)", self.failed)

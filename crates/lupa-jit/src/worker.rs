@@ -54,7 +54,9 @@ pub(crate) struct Done {
     pub(crate) ticket: u64,
     /// Its machine code and maps, or why there is none.
     pub(crate) result: Result<Compiled, String>,
-    /// The time the thread spent on it.
+    /// The thread's CPU time on it (its wall time where the thread's CPU
+    /// clock cannot be read): the time it took on a machine with a core to
+    /// spare, which the wall time on a loaded one is not.
     pub(crate) elapsed: Duration,
 }
 
@@ -161,6 +163,7 @@ fn run(
             return;
         }
         let t0 = Instant::now();
+        let c0 = crate::zone::thread_cpu_time();
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             codegen::compile(&*isa, &mut ctx, &mut fctx, &job.unit, entries, job.counter)
         }));
@@ -175,12 +178,17 @@ fn run(
                 .unwrap_or_default();
             Err(format!("the compiler thread panicked: {what}"))
         });
-        let elapsed = t0.elapsed();
-        if let Some(t) = crate::zone::thread_cpu_time() {
+        let wall = t0.elapsed();
+        let c1 = crate::zone::thread_cpu_time();
+        if let Some(t) = c1 {
             shared
                 .cpu_ns
                 .store(t.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
         }
+        let elapsed = match (c0, c1) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => wall,
+        };
         // Counted before it is sent, so that a result taken is always
         // counted (the count may say ready a moment before it arrives).
         shared.ready.fetch_add(1, Ordering::AcqRel);
