@@ -163,8 +163,8 @@ pub struct ThreadStats {
     pub dropped: u64,
     /// Its own CPU time (its thread's CPU clock).
     pub cpu_time: Duration,
-    /// The VM thread's time on its behalf: copying what it reads of each
-    /// method, installing its code.
+    /// The VM thread's CPU time on its behalf: copying what it reads of
+    /// each method, installing its code.
     pub vm_thread_time: Duration,
     /// Why it stopped, if it did (its jobs stayed interpreted).
     pub lost: Option<String>,
@@ -221,7 +221,7 @@ impl JitStats {
         );
         if let Some(t) = &self.thread {
             s += &format!(
-                "jit: compiler thread: {} jobs, {:.3} ms of its CPU time; the VM thread's part (copying methods, installing code) {:.3} ms; {} queued at exit, {} dropped{}\n",
+                "jit: compiler thread: {} jobs, {:.3} ms of its CPU time; the VM thread's part (copying methods, installing code) {:.3} ms of CPU time; {} queued at exit, {} dropped{}\n",
                 t.submitted,
                 t.cpu_time.as_secs_f64() * 1e3,
                 t.vm_thread_time.as_secs_f64() * 1e3,

@@ -92,6 +92,9 @@ impl Worker {
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("lupa-jit".to_string())
+            // As much stack as the VM thread has had its compilations on
+            // (the main thread's 8 MB; a spawned thread gets 2 MB).
+            .stack_size(8 << 20)
             .spawn(move || run(isa, entries, job_rx, done_tx, theirs))?;
         Ok(Worker {
             jobs: Some(jobs),
