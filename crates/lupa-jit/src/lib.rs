@@ -19,7 +19,7 @@
 //! `VmOptions::jit_thread` and `--jit on`.
 //!
 //! **Two ways to compile, one installation.** Either way the VM thread
-//! copies what codegen reads of the method ([`unit`]'s `Unit`, at the
+//! copies what codegen reads of the method (`unit.rs`'s `Unit`, at the
 //! safepoint where it got hot) and later installs the machine code in the
 //! code zone (at a safepoint: the zone is the VM thread's alone). In
 //! between, Cranelift runs on the VM thread ([`Jit::compile`]) or on the
