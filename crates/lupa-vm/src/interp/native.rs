@@ -634,10 +634,12 @@ impl Vm {
         // A sampler sees native code as its own state, `Native` (runtime
         // calls that publish a state of their own go back to it; no process
         // switch happens inside native code, so the word it replaces is the
-        // one to go back to).
+        // one to go back to). A sampler thread reads the published word; a
+        // self-timed one reads it on this thread, where `in_native` alone
+        // says it (`Observation::state_word`): no word to swap per entry.
         let was_native = self.obs.in_native;
-        let saved = if self.obs.sampler_attached() {
-            self.obs.in_native = true;
+        self.obs.in_native = true;
+        let saved = if self.obs.thread_sampler() {
             let state = if self.sched.current == self.obs.finalizer {
                 VmState::Finalization
             } else {
@@ -648,8 +650,8 @@ impl Vm {
             None
         };
         let status = f(&mut ctx, pc as u64);
+        self.obs.in_native = was_native;
         if let Some(word) = saved {
-            self.obs.in_native = was_native;
             self.obs.restore_state(word);
         }
         // Native code always leaves through a runtime call, which took its

@@ -236,24 +236,21 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            let observed = crate::interp::OBSERVE && self.obs.around_primitives;
-            // The word it replaces (interpreting, native code or finalization
-            // in this process) is what the VM goes back to: no process switch
-            // happens inside a primitive. (A sampler attached by the primitive
-            // has published that word itself.)
-            let saved = if observed && self.obs.sampler_attached() {
-                Some(
-                    self.obs
-                        .swap_state(VmState::Primitive, m.id, self.sched.current),
-                )
+            // A sampler reads `Primitive` while the register names it
+            // (`SampleRegister::primitive`, combined with the state word it
+            // interrupts); the primitive it replaces (none, or an enclosing
+            // one's) is what the VM goes back to: no process switch happens
+            // inside a primitive. (Named also when only a lifetime recording
+            // observes primitives: nobody reads it then, and one flag tested
+            // here is cheaper than two.)
+            let saved = if crate::interp::OBSERVE && self.obs.around_primitives {
+                self.obs.enter_primitive(m.id)
             } else {
-                None
+                crate::obs::NOT_ENTERED
             };
             let reply = crate::prims::function(p)(self, Args::new(argc));
-            if observed {
-                if let Some(word) = saved {
-                    self.obs.restore_state(word);
-                }
+            if saved != crate::obs::NOT_ENTERED {
+                self.obs.leave_primitive(saved);
                 if self.heap.has_allocation_samples() {
                     self.take_allocation_samples(None, false);
                 }

@@ -26,7 +26,7 @@ pub mod watch;
 
 use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// One activation event.
@@ -91,12 +91,22 @@ pub struct SampleRegister {
     /// A stack request: the sampler's sequence number (non-zero), cleared by
     /// the interpreter when it copies the stack (see [`crate::obs::sampling`]).
     pub request: AtomicU64,
+    /// The primitive running (the id of the method holding it, plus one; 0:
+    /// none), written around each primitive call while a sampler is
+    /// attached. Primitives are the most frequent short state, so they write
+    /// this word alone (a load and two stores a call) rather than swap a
+    /// packed state word; [`read_state`](Self::read_state) combines the two.
+    pub primitive: AtomicU32,
 }
 
 impl SampleRegister {
     /// The VM state now.
     pub fn read_state(&self) -> crate::obs::sampling::StateWord {
-        crate::obs::sampling::StateWord::unpack(self.state.load(Ordering::Relaxed))
+        let word = self.state.load(Ordering::Relaxed);
+        let primitive = self.primitive.load(Ordering::Relaxed);
+        crate::obs::sampling::StateWord::unpack(crate::obs::sampling::StateWord::effective(
+            word, primitive, false,
+        ))
     }
 
     /// Ask the interpreter for the running stack, tagged `seq` (non-zero),
@@ -106,6 +116,10 @@ impl SampleRegister {
         crate::sched::poll::announce();
     }
 }
+
+/// What [`Observation::enter_primitive`] never answers: no primitive was
+/// entered (nothing observes primitives).
+pub(crate) const NOT_ENTERED: u32 = u32::MAX;
 
 /// The VM's observation state.
 pub struct Observation {
@@ -349,7 +363,7 @@ impl Observation {
         }
         let due = pending.is_some() || self.self_deadline.get().is_some_and(|d| now >= d);
         let seq = if due {
-            let word = pending.unwrap_or_else(|| self.sample.state.load(Ordering::Relaxed));
+            let word = pending.unwrap_or_else(|| Self::state_word(&self.sample, self.in_native));
             let (seq, next) = t
                 .timer
                 .take(crate::obs::sampling::StateWord::unpack(word), now);
@@ -404,9 +418,22 @@ impl Observation {
         };
         if passed && self.pending_state.get().is_none() {
             self.pending_state
-                .set(Some(self.sample.state.load(Ordering::Relaxed)));
+                .set(Some(Self::state_word(&self.sample, self.in_native)));
             self.poll_at.set(0);
         }
+    }
+
+    /// The state word a self-timed sample reads, on this thread: the
+    /// published word and primitive combined, where `Interpreting` while
+    /// native code runs is `Native` (with a self-timed sampler, entering
+    /// native code only sets [`in_native`](Self::in_native): nothing on
+    /// another thread reads the word, so it is not rewritten at each entry).
+    fn state_word(sample: &SampleRegister, in_native: bool) -> u64 {
+        crate::obs::sampling::StateWord::effective(
+            sample.state.load(Ordering::Relaxed),
+            sample.primitive.load(Ordering::Relaxed),
+            in_native,
+        )
     }
 
     /// Recompute the per-send mode after a change of what is observed.
@@ -669,6 +696,28 @@ impl Observation {
         saved
     }
 
+    /// A primitive of method `id` starts (while primitives are observed):
+    /// answers the primitive it interrupts, for
+    /// [`leave_primitive`](Self::leave_primitive) (never [`NOT_ENTERED`]).
+    #[inline(always)]
+    pub(crate) fn enter_primitive(&self, id: u32) -> u32 {
+        let saved = self.sample.primitive.load(Ordering::Relaxed);
+        self.sample
+            .primitive
+            .store(id.wrapping_add(1), Ordering::Relaxed);
+        saved
+    }
+
+    /// The primitive [`enter_primitive`](Self::enter_primitive) announced
+    /// ended: a self-timed sample due in it is its (`self_timed.rs`).
+    #[inline(always)]
+    pub(crate) fn leave_primitive(&self, saved: u32) {
+        if self.stamp_armed.get() {
+            self.self_timed_state_ends();
+        }
+        self.sample.primitive.store(saved, Ordering::Relaxed);
+    }
+
     /// Put back the word [`swap_state`](Self::swap_state) answered.
     #[inline(always)]
     pub(crate) fn restore_state(&self, saved: u64) {
@@ -695,7 +744,7 @@ impl Observation {
         let detail = if before.state == crate::obs::sampling::VmState::Primitive {
             before.detail.wrapping_add(1)
         } else {
-            0
+            self.sample.primitive.load(Ordering::Relaxed)
         };
         self.sample.state.store(
             crate::obs::sampling::StateWord::pack(

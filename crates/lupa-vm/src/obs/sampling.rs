@@ -187,6 +187,25 @@ impl StateWord {
         (state as u64) | ((detail as u64) << 8) | (((process as u64) & 0xFF_FFFF) << 40)
     }
 
+    /// The state a sample reads from the published `word`, the running
+    /// `primitive` (its method id plus one; 0: none) and whether native code
+    /// runs: a primitive in interpreted or native code (or in the
+    /// finalization process) is `Primitive`, whatever interrupts it
+    /// (an allocation, a collection) is itself; `Interpreting` in native
+    /// code is `Native`.
+    pub(crate) fn effective(word: u64, primitive: u32, in_native: bool) -> u64 {
+        let s = StateWord::unpack(word);
+        match s.state {
+            VmState::Interpreting | VmState::Native | VmState::Finalization if primitive != 0 => {
+                StateWord::pack(VmState::Primitive, primitive - 1, s.process as usize)
+            }
+            VmState::Interpreting if in_native => {
+                StateWord::pack(VmState::Native, s.detail, s.process as usize)
+            }
+            _ => word,
+        }
+    }
+
     pub(crate) fn unpack(v: u64) -> StateWord {
         StateWord {
             state: VmState::from_bits(v as u8),

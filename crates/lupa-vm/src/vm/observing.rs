@@ -346,6 +346,56 @@ mod tests {
     }
 
     #[test]
+    fn a_running_primitive_is_read_with_the_word_it_interrupts() {
+        let mut vm = Vm::new(VmOptions::default()).expect("vm");
+        let _reg = vm.attach_sampler();
+        let outer = vm.obs.enter_primitive(41);
+        assert_eq!(state(&vm), (VmState::Primitive, 41, 0));
+        // An allocation in it names it (id + 1), then gives it back.
+        let saved = vm.obs.push_allocation(0);
+        assert_eq!(state(&vm), (VmState::Allocation, 42, 0));
+        vm.obs.pop_state(saved);
+        assert_eq!(state(&vm), (VmState::Primitive, 41, 0));
+        // A collection or a blocking call in it is itself, then gives it back.
+        vm.collect_garbage().expect("collects");
+        assert_eq!(state(&vm), (VmState::Primitive, 41, 0));
+        let inside = vm.blocking(|vm| state(vm));
+        assert_eq!(inside, (VmState::Waiting, 0, 0));
+        // In native code (a sampler thread's word) and in the finalizer.
+        vm.obs.set_state(VmState::Native, 0, 0);
+        assert_eq!(state(&vm), (VmState::Primitive, 41, 0));
+        vm.obs.leave_primitive(outer);
+        assert_eq!(state(&vm), (VmState::Native, 0, 0));
+        vm.obs.finalizer = 3;
+        vm.obs.set_state(VmState::Interpreting, 0, 3);
+        let outer = vm.obs.enter_primitive(7);
+        assert_eq!(state(&vm), (VmState::Primitive, 7, 3));
+        vm.obs.leave_primitive(outer);
+        assert_eq!(state(&vm), (VmState::Finalization, 0, 3));
+        vm.obs.finalizer = usize::MAX;
+        vm.detach_sampler();
+    }
+
+    #[test]
+    fn a_self_timed_sample_reads_native_code_from_its_flag() {
+        use crate::obs::sampling::StateWord;
+        let word = StateWord::pack(VmState::Interpreting, 0, 2);
+        let read = |primitive, in_native| {
+            StateWord::unpack(StateWord::effective(word, primitive, in_native))
+        };
+        assert_eq!(read(0, false).state, VmState::Interpreting);
+        let native = read(0, true);
+        assert_eq!((native.state, native.process), (VmState::Native, 2));
+        let prim = read(10, true);
+        assert_eq!(
+            (prim.state, prim.detail, prim.process),
+            (VmState::Primitive, 9, 2)
+        );
+        let gc = StateWord::pack(VmState::Scavenge, 0, 2);
+        assert_eq!(StateWord::effective(gc, 10, true), gc);
+    }
+
+    #[test]
     fn the_finalizer_interprets_as_finalization() {
         let mut vm = Vm::new(VmOptions::default()).expect("vm");
         let _reg = vm.attach_sampler();
