@@ -34,15 +34,22 @@
 //! `Image`, so that it runs on a compiler thread as well as on the VM's.
 //!
 //! A send site is specialised on what its inline cache held when the unit
-//! was copied: each method it named then runs inline (a trivial method) or by a
-//! direct call of its native code, after a probe that the cache still names
-//! it; a site with an empty cache is only the runtime's send.
+//! was copied: each method it named then runs inline (a trivial method), by one
+//! runtime call that runs its primitive in place (a leaf primitive's method,
+//! `leaf_primitive`: the runtime's `primitive` entry, which takes the rest of
+//! the send when the primitive fails) or by a direct call of its native
+//! code, after a probe that the cache still names it; a site with an empty
+//! cache is only the runtime's send. The slow path of a special send (`at:`,
+//! `=`, `<`... whose inline path did not apply) is specialised in the same
+//! way on its site's cache, which the interpreter fills when its own fast
+//! path does not apply (`Vector>>at:`, a user's `=`).
 //!
 //! Inline paths (each counts its send as the interpreter does): SmallInteger
 //! `+ - * < > <= >= = ~= &` with overflow checks, immediate Double
 //! `+ - * < > <= >= = ~=` (a SmallInteger argument converted; a result that
-//! needs a box takes the send), `=`/`~=` on a String receiver (by a runtime
-//! call that only reads the heap), conditional jumps on
+//! needs a box takes the send), `=`/`~=` on a String receiver (a String or
+//! Symbol argument of at most 8 bytes compared in machine code, others by a
+//! runtime call that only reads the heap), conditional jumps on
 //! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
 //! reads with their bounds checks. Everything else goes through the runtime,
 //! which runs the interpreter's own code for it.
@@ -51,7 +58,7 @@
 //! location, so the code zone can map any machine-code address back to a
 //! bytecode pc (the VM profiler's bytecode ranges).
 
-use crate::unit::Unit;
+use crate::unit::{LEAF_PRIMITIVE, Unit};
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
@@ -75,6 +82,9 @@ use std::mem::offset_of;
 pub(crate) struct Entries {
     /// `(ctx, pc, sp) -> status`: a send.
     pub(crate) send: u64,
+    /// `(ctx, pc, sp, method) -> status`: a send to a leaf primitive's
+    /// method (`leaf_primitive`) at a site specialised on it.
+    pub(crate) primitive: u64,
     /// `(ctx, sp) -> status`: a return.
     pub(crate) ret: u64,
     /// `(ctx, pc, sp) -> BAIL`: leave to the interpreter.
@@ -675,7 +685,7 @@ impl Gen<'_, '_> {
     /// receiver with an immediate Double or SmallInteger argument, as the
     /// interpreter's fast path (`interp/special.rs`) takes them. Answers
     /// whether it handled `op`; anything else goes to the runtime's send.
-    fn inline_arith(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+    fn inline_arith(&mut self, pc: usize, op: SpecialOp, depth: usize, site: u16) -> bool {
         let cmp = match op {
             SpecialOp::Lt => Some(IntCC::SignedLessThan),
             SpecialOp::Gt => Some(IntCC::SignedGreaterThan),
@@ -761,8 +771,12 @@ impl Gen<'_, '_> {
         }
         self.b.switch_to_block(slow);
         if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
-            // A String receiver: the interpreter's fast path, by a call that
-            // only reads the heap (no operand stored).
+            // Short Strings compared here; other String receivers by the
+            // interpreter's fast path, by a call that only reads the heap (no
+            // operand stored).
+            let call = self.b.create_block();
+            self.short_string_equal(a, bv, op == SpecialOp::Eq, answer, call);
+            self.b.switch_to_block(call);
             let ctx = self.ctx();
             let (sig, f) = (self.sigs.three, self.entries.string_equal);
             let r = self.call(sig, f, &[ctx, a, bv]).unwrap_or(a);
@@ -777,13 +791,98 @@ impl Gen<'_, '_> {
             self.b.ins().jump(answer, &[BlockArg::Value(result)]);
             self.b.switch_to_block(send);
         }
-        self.runtime_send(pc, depth, 1);
+        self.special_send(pc, depth, 1, site);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(answer);
         self.inline_answer(answer_v, pc, depth, join);
         self.b.switch_to_block(join);
         self.dirty(depth - 2);
         true
+    }
+
+    /// `a = b` (`eq`) or `a ~= b` between a String `a` and a String or
+    /// Symbol `b` of at most 8 bytes, while `String>>=` is String's own
+    /// primitive (`NativeCtx::string_eq` holds the epoch now): the
+    /// interpreter's fast path (`string_equal`, a byte comparison) in
+    /// machine code, the answer to `answer`; anything else to `other`.
+    fn short_string_equal(&mut self, a: Value, b: Value, eq: bool, answer: Block, other: Block) {
+        let pa = self.is_ptr(a);
+        let pb = self.is_ptr(b);
+        let ptrs = self.b.ins().band(pa, pb);
+        let objects = self.b.create_block();
+        self.b.ins().brif(ptrs, objects, NO, other, NO);
+        self.b.switch_to_block(objects);
+        let aa = self.obj_addr(a);
+        let ba = self.obj_addr(b);
+        let ha = self.load(aa, 0);
+        let ca = self.b.ins().band_imm_s(ha, CLASS_MASK as i64);
+        let hb = self.load(ba, 0);
+        let cb = self.b.ins().band_imm_s(hb, CLASS_MASK as i64);
+        let a_string = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, ca, cls::STRING as i64);
+        let b_string = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, cb, cls::STRING as i64);
+        let b_symbol = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, cb, cls::SYMBOL as i64);
+        let b_ok = self.b.ins().bor(b_string, b_symbol);
+        let word = self.ctx_field(offset_of!(NativeCtx, string_eq));
+        let held = self.load32(word, 0);
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let valid = self.b.ins().icmp(IntCC::Equal, held, epoch);
+        let ok = self.b.ins().band(a_string, b_ok);
+        let ok = self.b.ins().band(ok, valid);
+        let sizes = self.b.create_block();
+        self.b.ins().brif(ok, sizes, NO, other, NO);
+        self.b.switch_to_block(sizes);
+        let h1a = self.load(aa, 8);
+        let na = self.b.ins().band_imm_s(h1a, SIZE_MASK as i64);
+        let h1b = self.load(ba, 8);
+        let nb = self.b.ins().band_imm_s(h1b, SIZE_MASK as i64);
+        let same = self.b.ins().icmp(IntCC::Equal, na, nb);
+        let (yes, no) = if eq { (TRUE, FALSE) } else { (FALSE, TRUE) };
+        let same_size = self.b.create_block();
+        let differ = self.iconst(no);
+        self.b
+            .ins()
+            .brif(same, same_size, NO, answer, &[BlockArg::Value(differ)]);
+        self.b.switch_to_block(same_size);
+        // 1 to 8 bytes: one word each (an object has whole words), compared
+        // under a mask of the bytes it holds; none: equal.
+        let empty = self.b.ins().icmp_imm_u(IntCC::Equal, na, 0);
+        let equal = self.iconst(yes);
+        let nonempty = self.b.create_block();
+        self.b
+            .ins()
+            .brif(empty, answer, &[BlockArg::Value(equal)], nonempty, NO);
+        self.b.switch_to_block(nonempty);
+        let short = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, na, 8);
+        let words = self.b.create_block();
+        self.b.ins().brif(short, words, NO, other, NO);
+        self.b.switch_to_block(words);
+        let wa = self.load(aa, HEADER_BYTES);
+        let wb = self.load(ba, HEADER_BYTES);
+        let x = self.b.ins().bxor(wa, wb);
+        let bits = self.b.ins().ishl_imm_u(na, 3);
+        let sixty_four = self.iconst(64);
+        let shift = self.b.ins().isub(sixty_four, bits);
+        let ones = self.iconst(-1);
+        let mask = self.b.ins().ushr(ones, shift);
+        let diff = self.b.ins().band(x, mask);
+        let c = self
+            .b
+            .ins()
+            .icmp_imm_u(if eq { IntCC::Equal } else { IntCC::NotEqual }, diff, 0);
+        let result = self.boolean(c);
+        self.b.ins().jump(answer, &[BlockArg::Value(result)]);
     }
 
     /// Go on in a new block unless `c`, else to `slow`.
@@ -1016,6 +1115,21 @@ impl Gen<'_, '_> {
         self.b.ins().jump(cont, NO);
     }
 
+    /// Run leaf primitive method `mid` on the receiver and arguments (stored
+    /// in their slots) by the runtime's `primitive` entry: one call, which
+    /// counts the send, runs the primitive and, when it fails, the rest of
+    /// the send; continues at `cont` with its answer, or leaves.
+    fn leaf_primitive(&mut self, pc: usize, mid: u32, depth: usize, argc: usize, cont: Block) {
+        let pc_after = self.iconst(pc as i64 + 1);
+        let sp = self.sp(depth);
+        let m = self.iconst(i64::from(mid));
+        let ctx = self.ctx();
+        let (sig, addr) = (self.sigs.four, self.entries.primitive);
+        let r = self.call(sig, addr, &[ctx, pc_after, sp, m]).unwrap_or(m);
+        self.after_call(r, depth - argc);
+        self.b.ins().jump(cont, NO);
+    }
+
     /// Push the callee's frame (method `mid`, receiver slot `callee_bp`,
     /// environment `env`, closure `closure`) after the caller's, save the
     /// caller's pc, and call `entry`; continues where the callee returned,
@@ -1104,31 +1218,69 @@ impl Gen<'_, '_> {
     /// each entry that was filled is probed (its class and epoch against the
     /// receiver's class and the epoch now, as one word) and, when it still
     /// names the same method, that method runs its own way: inline when it is
-    /// trivial, by a direct call of its native code otherwise. Everything
+    /// trivial, by the runtime's `primitive` entry when it is a leaf
+    /// primitive's, by a direct call of its native code otherwise. Everything
     /// else (an entry empty then, refilled since, a callee without native
     /// code) is the runtime's send. A site that had seen nothing is only the
     /// runtime's send: no code for a path never taken.
     fn send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
         self.flush(depth);
+        let cont = self.b.create_block();
+        self.send_specialised(pc, depth, argc, site, false, cont);
+        self.b.switch_to_block(cont);
+        self.dirty(depth - argc - 1);
+    }
+
+    /// The slow path of a special send whose inline path did not apply: the
+    /// send of [`send`](Self::send), specialised on what the site's inline
+    /// cache held (the interpreter fills it when its own fast path does not
+    /// apply: a `Vector>>at:`, a `=` of a user's class), from a side path
+    /// (every operand stored). Continues in a block after the send.
+    fn special_send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
+        self.flush_all(depth);
+        let cont = self.b.create_block();
+        self.send_specialised(pc, depth, argc, site, true, cont);
+        self.b.switch_to_block(cont);
+    }
+
+    /// The send of [`send`](Self::send) with its operands stored, ending in
+    /// a jump to `cont`. At a special send (`special`) the methods of boxed
+    /// Doubles are left to the runtime's send: their arithmetic and
+    /// comparisons are a fast path of the interpreter (`interp/special.rs`),
+    /// not of native code, so that running their method here would activate
+    /// one (or publish the `Primitive` state) where the interpreter does
+    /// not. For every other class the interpreter's fast path applies to
+    /// exactly the receivers native code's inline path takes (the site's
+    /// cache names a class only when it did not apply), so native code runs
+    /// a method exactly where the interpreter sends one.
+    fn send_specialised(
+        &mut self,
+        pc: usize,
+        depth: usize,
+        argc: usize,
+        site: u16,
+        special: bool,
+        cont: Block,
+    ) {
         let Some(pic) = self.code.caches.get(site as usize) else {
             self.runtime_send_flushed(pc, depth, argc);
-            self.dirty(depth - argc - 1);
+            self.b.ins().jump(cont, NO);
             return;
         };
         // (entry address, method, its trivial kind and operand)
-        // (Filled entries only, traps never trivial: `Unit::of`.)
+        // (Filled entries only, traps never trivial, leaf primitives
+        // `LEAF_PRIMITIVE`: `Unit::of`.)
         let seen: Vec<(i64, u32, u64, u64)> = pic
             .iter()
-            .filter(|e| e.num_args == argc)
+            .filter(|e| e.num_args == argc && !(special && e.class == cls::DOUBLE))
             .map(|e| (e.cell, e.method, e.kind, e.operand))
             .collect();
         if seen.is_empty() {
             self.runtime_send_flushed(pc, depth, argc);
-            self.dirty(depth - argc - 1);
+            self.b.ins().jump(cont, NO);
             return;
         }
         let slow = self.b.create_block();
-        let cont = self.b.create_block();
         self.b.set_cold_block(slow);
         let rcv = self.b.use_var(self.s[depth - argc - 1]);
         let c = self.class_of(rcv, slow);
@@ -1175,9 +1327,13 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(next);
             }
         }
-        for &(_, block, kind, operand) in &methods {
+        for &(mid, block, kind, operand) in &methods {
             self.b.switch_to_block(block);
-            self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
+            if kind == LEAF_PRIMITIVE {
+                self.leaf_primitive(pc, mid, depth, argc, cont);
+            } else {
+                self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
+            }
         }
         self.b.switch_to_block(call);
         let entry = self.fast_entry(call_mid, argc, slow);
@@ -1202,8 +1358,6 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(slow);
         self.runtime_send_flushed(pc, depth, argc);
         self.b.ins().jump(cont, NO);
-        self.b.switch_to_block(cont);
-        self.dirty(depth - argc - 1);
     }
 
     /// `value`/`value:` with a fast path: a closure whose block the
@@ -1416,7 +1570,7 @@ impl Gen<'_, '_> {
     /// A special send other than arithmetic: an inline path when its
     /// operands allow, the runtime's send otherwise. Answers false when `op`
     /// has no inline path here.
-    fn inline_special(&mut self, pc: usize, op: SpecialOp, depth: usize) -> bool {
+    fn inline_special(&mut self, pc: usize, op: SpecialOp, depth: usize, site: u16) -> bool {
         let argc = op.selector().1 as usize;
         if !matches!(
             op,
@@ -1500,7 +1654,9 @@ impl Gen<'_, '_> {
                 let sa = self.b.ins().iadd(a, off);
                 let sa = self.b.ins().iadd_imm_s(sa, HEADER_BYTES as i64);
                 self.barrier_store_dyn(r, k, sa, v);
-                v
+                // The receiver, as the interpreter's fast path and the
+                // primitive answer (SOM's tests check it).
+                r
             }
             SpecialOp::Length => {
                 let p = self.is_ptr(r);
@@ -1566,7 +1722,7 @@ impl Gen<'_, '_> {
         self.poll_request(pc + 1, rd + 1);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(slow);
-        self.runtime_send(pc, depth, argc);
+        self.special_send(pc, depth, argc, site);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(join);
         self.dirty(rd);
@@ -1740,16 +1896,17 @@ impl Gen<'_, '_> {
             Op::SuperSend { argc, .. } => {
                 self.runtime_send(pc, d, argc as usize);
             }
-            Op::Special { op: sop, .. } => {
+            Op::Special { op: sop, site, .. } => {
                 let argc = sop.selector().1 as usize;
                 if matches!(sop, SpecialOp::Value | SpecialOp::ValueWith) {
                     self.value(pc, d, argc);
-                } else if self.inline_special(pc, sop, d)
-                    || (argc == 1 && self.inline_arith(pc, sop, d))
+                } else if self.inline_special(pc, sop, d, site)
+                    || (argc == 1 && self.inline_arith(pc, sop, d, site))
                 {
-                    // done inline, or by the runtime on its slow path
+                    // done inline, or by the specialised send on its slow path
                 } else {
-                    self.runtime_send(pc, d, argc);
+                    self.special_send(pc, d, argc, site);
+                    self.dirty(d - argc - 1);
                 }
             }
             Op::ReturnTop | Op::ReturnSelf => {

@@ -192,6 +192,7 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
 fn runtime_entries() -> Entries {
     Entries {
         send: zone::rt_send as *const () as u64,
+        primitive: zone::rt_primitive as *const () as u64,
         ret: zone::rt_return as *const () as u64,
         bail: zone::rt_bail as *const () as u64,
         push_block: zone::rt_push_block as *const () as u64,

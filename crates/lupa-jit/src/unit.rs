@@ -22,7 +22,12 @@
 //! and the install moves nothing the code embeds.
 
 use lupa_compiler::Op;
-use lupa_vm::{FastEntry, Image, MethodCode, TRIVIAL_NONE};
+use lupa_vm::{FastEntry, Image, MethodCode, TRIVIAL_NONE, leaf_primitive};
+
+/// A send site's method that is a leaf primitive's (`leaf_primitive`): its
+/// [`Seen::kind`] (not a trivial kind), which codegen calls by the runtime's
+/// `primitive` entry.
+pub(crate) const LEAF_PRIMITIVE: u64 = u64::MAX;
 
 /// One inline-cache entry filled when the unit was made, and what codegen
 /// needs of the method it named.
@@ -30,12 +35,15 @@ use lupa_vm::{FastEntry, Image, MethodCode, TRIVIAL_NONE};
 pub(crate) struct Seen {
     /// The entry's address (native code probes it at run time).
     pub(crate) cell: i64,
+    /// The receiver class it held.
+    pub(crate) class: u32,
     /// The method it named.
     pub(crate) method: u32,
     /// That method's arguments.
     pub(crate) num_args: usize,
     /// Its trivial kind and operand (`FastEntry::trivial_of`;
-    /// [`TRIVIAL_NONE`] for a trap, which runs its shortcut first).
+    /// [`TRIVIAL_NONE`] for a trap, which runs its shortcut first;
+    /// [`LEAF_PRIMITIVE`] for a leaf primitive's method).
     pub(crate) kind: u64,
     pub(crate) operand: u64,
 }
@@ -80,11 +88,14 @@ impl Unit {
                         // interpreter's `invoke`): never inline.
                         let (kind, operand) = if m.trap_shortcut {
                             (TRIVIAL_NONE, 0)
+                        } else if leaf_primitive(m) {
+                            (LEAF_PRIMITIVE, 0)
                         } else {
                             FastEntry::trivial_of(m)
                         };
                         Some(Seen {
                             cell: cell.as_ptr() as i64,
+                            class: e.class,
                             method: e.method,
                             num_args: m.num_args,
                             kind,

@@ -20,8 +20,9 @@
 //!   address points into moved code.
 //! - **Entering native code.** A function's address becomes a
 //!   [`NativeFn`] only here: after its code is in place, and in the send
-//!   entry point, which calls the native code of the callee the runtime's
-//!   send activated (native code's slow path of a send is one call).
+//!   and leaf-primitive entry points, which call the native code of the
+//!   callee the runtime's send activated (native code's slow path of a send
+//!   is one call).
 //! - **Leaving native code.** The runtime entry points native code calls
 //!   (`extern "C"` functions) turn the context's raw VM pointer back into
 //!   `&mut Vm` and call the VM's safe runtime calls.
@@ -424,14 +425,36 @@ pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
         let (vm, ctx) = unsafe { parts(ctx) };
         vm.native_send(ctx, pc, sp)
     };
+    run_activated(ctx, r)
+}
+
+/// A send to a leaf primitive's method at a site specialised on it
+/// (`Vm::native_primitive`): answers as [`rt_send`], whose path it takes
+/// when the primitive does not answer (its fallback code may have native
+/// code, called from here in the same way).
+pub(crate) extern "C" fn rt_primitive(ctx: *mut NativeCtx, pc: u64, sp: u64, method: u64) -> u64 {
+    let r = {
+        // SAFETY: called by native code with its context (see `parts`); the
+        // references end with this block, before native code runs again.
+        let (vm, ctx) = unsafe { parts(ctx) };
+        vm.native_primitive(ctx, pc, sp, method)
+    };
+    run_activated(ctx, r)
+}
+
+/// The end of a send's runtime call that answered `r`: `DONE` and `BAIL` as
+/// they are, or the native code of the callee the send activated, called
+/// here; answers `DONE` when it returned, `BAIL` otherwise.
+#[inline(always)]
+fn run_activated(ctx: *mut NativeCtx, r: u64) -> u64 {
     if r == DONE || r == BAIL {
         return r;
     }
-    // SAFETY: `native_send` answers DONE, BAIL or the address of the native
-    // code of the callee it activated (a `NativeFn` in this zone, entered at
-    // pc 0 with the context native code runs with, as a direct call from
-    // native code would). `ctx` is valid for this call and no Rust reference
-    // to it or to the VM is live while the callee runs.
+    // SAFETY: the VM's send entries answer DONE, BAIL or the address of the
+    // native code of the callee they activated (a `NativeFn` in this zone,
+    // entered at pc 0 with the context native code runs with, as a direct
+    // call from native code would). `ctx` is valid for this call and no Rust
+    // reference to it or to the VM is live while the callee runs.
     unsafe {
         let f = std::mem::transmute::<usize, NativeFn>(r as usize);
         (*ctx).depth += 1;

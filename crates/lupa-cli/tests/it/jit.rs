@@ -633,3 +633,182 @@ fn string_equality_compiled_is_the_interpreters() {
         "{interpreted}"
     );
 }
+
+/// Sends to leaf primitives (`charAt:`, `concatenate:`, `bitXor:`, `sqrt`,
+/// `class`, `new`, ...) at send sites compiled after their inline caches
+/// saw them run natively by one runtime call: each one at its edges (a
+/// failing primitive runs its fallback code, a wrong argument's error,
+/// indices out of bounds, a class that may not be instantiated, an
+/// uncaught error's backtrace) prints what the interpreter prints, and
+/// counts the same sends; the allocating ones under GC stress too.
+#[test]
+fn leaf_primitives_compiled_are_the_interpreters() {
+    let dir = classes(&[(
+        "Leaves.som",
+        "Leaves = (
+            charAt: s at: i = ( ^s charAt: i )
+            concat: s with: t = ( ^s concatenate: t )
+            sub: s from: a to: b = ( ^s primSubstringFrom: a to: b )
+            xor: a with: b = ( ^a bitXor: b )
+            shift: a by: b = ( ^a << b )
+            rem: a by: b = ( ^a rem: b )
+            sqrt: a = ( ^a sqrt )
+            classOf: a = ( ^a class )
+            make: c = ( ^c new )
+            array: n = ( ^Array new: n )
+            digits: s = ( ^s isDigits )
+            show: block = (
+                ([ block value printString ] on: Error do: [ :e | 'error: ' , e messageText ]) println
+            )
+            run = (
+                \"Warm up: each method compiled after its sites ran once.\"
+                1 to: 4 do: [ :i |
+                    self show: [ self charAt: 'hello' at: i ].
+                    self show: [ self concat: 'ab' with: 'cd' ].
+                    self show: [ self sub: 'hello' from: 2 to: 4 ].
+                    self show: [ self xor: 12 with: i ].
+                    self show: [ self shift: 1 by: i ].
+                    self show: [ self rem: 17 by: i ].
+                    self show: [ self sqrt: 16 ].
+                    self show: [ self classOf: 3 ].
+                    self show: [ self make: Object ].
+                    self show: [ self array: i ].
+                    self show: [ self digits: '123' ] ].
+                \"The edges, at the specialised sites.\"
+                self show: [ self charAt: 'hello' at: 0 ].
+                self show: [ self charAt: 'hello' at: 6 ].
+                self show: [ self charAt: 'hello' at: 'x' ].
+                self show: [ self charAt: 'hello' at: nil ].
+                self show: [ self charAt: #symbol at: 2 ].
+                self show: [ self charAt: 3 at: 1 ].
+                self show: [ self concat: 'ab' with: 3 ].
+                self show: [ self concat: 'ab' with: #cd ].
+                self show: [ self sub: 'hello' from: 0 to: 2 ].
+                self show: [ self sub: 'hello' from: 4 to: 9 ].
+                self show: [ self sub: 'hello' from: 4 to: 3 ].
+                self show: [ self xor: 12 with: 'x' ].
+                self show: [ self xor: 12 with: 1 << 70 ].
+                self show: [ self shift: 1 by: 70 ].
+                self show: [ self shift: 3 by: -1 ].
+                self show: [ self rem: 17 by: 0 ].
+                self show: [ self rem: 17 by: 2.5 ].
+                self show: [ self sqrt: -4 ].
+                self show: [ self sqrt: 2 ].
+                self show: [ self classOf: 'x' ].
+                self show: [ self classOf: nil ].
+                self show: [ self make: Integer ].
+                self show: [ self make: Array ].
+                self show: [ self array: -1 ].
+                self show: [ self array: 'x' ].
+                self show: [ self digits: '' ].
+                self show: [ self digits: '12a' ].
+                \"Uncaught: the backtrace runs through compiled frames.\"
+                self charAt: 'hello' at: 7
+            )
+        )\n",
+    )]);
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--gc-stats", "-cp", ".", "Leaves"]);
+        let r = lupa_in(dir.path(), &all);
+        assert_ne!(r.code, 0, "{args:?}: the last error is uncaught");
+        // The backtrace and the send counts, not what the statistics say
+        // about times, the process or the code zone.
+        let stderr: Vec<String> = r
+            .stderr
+            .lines()
+            .filter(|l| {
+                !["time", " ms", "jit:", "code zone", "page faults"]
+                    .iter()
+                    .any(|w| l.contains(w))
+            })
+            .map(str::to_owned)
+            .collect();
+        (r.code, r.stdout, stderr)
+    };
+    let interpreted = run(&["--jit", "off"]);
+    assert_eq!(interpreted.1.lines().count(), 44 + 27, "{}", interpreted.1);
+    assert!(
+        interpreted.2.iter().any(|l| l.starts_with("sends:")),
+        "{:?}",
+        interpreted.2
+    );
+    let compiled = run(&["--jit", "on", "--jit-threshold", "2"]);
+    assert_eq!(compiled, interpreted);
+    let stressed = run(&[
+        "--jit",
+        "on",
+        "--jit-threshold",
+        "2",
+        "--gc-stress",
+        "--verify-heap",
+    ]);
+    assert_eq!(stressed.0, interpreted.0);
+    assert_eq!(stressed.1, interpreted.1);
+}
+
+/// Special sends whose inline path does not apply (`at:` of a user's
+/// class, a user's `=` and `isNil`, `<` of a boxed Double, `at:put:` out of
+/// bounds) at sites compiled after their inline caches saw them: what the
+/// interpreter prints and the same number of sends; `at:put:` answers its
+/// receiver inline too.
+#[test]
+fn special_sends_of_other_classes_compiled_are_the_interpreters() {
+    let dir = classes(&[(
+        "Specials.som",
+        "Specials = (
+            | items |
+            at: i = ( ^items at: i )
+            at: i put: v = ( items at: i put: v )
+            = other = ( ^(other isKindOf: Specials) and: [ (other at: 1) = (self at: 1) ] )
+            isNil = ( ^(items at: 1) = 0 )
+            init = ( items := Array new: 3 withAll: 0 )
+            try: block = ( ^[ block value printString ] on: Error do: [ :e | 'error: ' , e messageText ] )
+            show: a with: b = (
+                ((self try: [ a at: 1 ]) , ' ' , (self try: [ a = b ]) , ' ' , (self try: [ a isNil ])
+                    , ' ' , (self try: [ a < b ]) , ' ' , (self try: [ a at: 2 put: 5 ])) println
+            )
+            run = (
+                | s t big |
+                s := Specials new init. t := Specials new init.
+                big := 1.0e300.
+                \"Each site's cache sees a Specials, an Array and a boxed Double.\"
+                1 to: 4 do: [ :i |
+                    s at: 1 put: i.
+                    self show: s with: t.
+                    self show: (Array new: 3 withAll: i) with: t.
+                    self show: big with: big * 2.0 ].
+                self show: s with: s.
+                self show: (Array new: 1) with: 3.
+                self show: big with: 1.0e301.
+                self show: big with: 'x'.
+                self show: 3 with: big.
+                (s at: 1 put: 7) == s
+                    ifFalse: [ 'at:put: answered something else' println ].
+                ((Array new: 2) at: 1 put: 7) printString println
+            )
+        )\n",
+    )]);
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--gc-stats", "-cp", ".", "Specials"]);
+        let r = lupa_in(dir.path(), &all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let sends = r
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("sends:"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{args:?}: no sends line: {}", r.stderr));
+        (r.stdout, sends)
+    };
+    let interpreted = run(&["--jit", "off"]);
+    assert_eq!(
+        interpreted.0.lines().count(),
+        12 + 5 + 1,
+        "{}",
+        interpreted.0
+    );
+    assert_eq!(run(&["--jit", "on", "--jit-threshold", "2"]), interpreted);
+    assert_eq!(run(&["--jit", "always"]), interpreted);
+}

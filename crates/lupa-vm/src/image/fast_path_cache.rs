@@ -47,6 +47,12 @@ impl FastPathCache {
         }
     }
 
+    /// The address of `StringEq`'s one word, for native code (equal to the
+    /// epoch: `String>>=` is String's own primitive).
+    pub(crate) fn string_eq_word(&self) -> *const u32 {
+        &self.string_eq
+    }
+
     /// The per-class entries of `path` (not `StringEq`), for native code:
     /// their address and number (entry `c` equal to the epoch: the fast
     /// path holds for class `c`).

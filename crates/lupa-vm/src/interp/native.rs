@@ -569,6 +569,7 @@ impl Vm {
             .table(crate::image::FastPath::Identity);
         ctx.identity = p;
         ctx.identity_len = n as u64;
+        ctx.string_eq = self.image.fast_paths.string_eq_word();
     }
 
     /// Must the loop see to something before native code goes on (a
@@ -629,6 +630,7 @@ impl Vm {
             nil_test_len: 0,
             identity: std::ptr::null(),
             identity_len: 0,
+            string_eq: std::ptr::null(),
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime
@@ -755,15 +757,10 @@ impl Vm {
         } else {
             self.note_send::<false>(code.id, pc);
         }
-        if self.poll_wanted() {
-            // The poll native code's inline sends make (before the callee's
-            // frame exists, so a sample is the sender's, at its send).
-            if crate::sched::interrupt::pending() {
-                let e = self.interrupted();
-                return self.native_failed(e);
-            }
-            self.copy_sample_stack(pc);
-            self.self_timed_poll(Some(pc), false);
+        if self.poll_wanted()
+            && let Err(e) = self.native_send_poll(pc)
+        {
+            return self.native_failed(e);
         }
         let r = match code.ops.get(pc.wrapping_sub(1)) {
             Some(&Op::Send { sel, argc, site }) => {
@@ -789,6 +786,79 @@ impl Vm {
             return self.native_failed(e);
         }
         self.after_native_send(ctx, frames_before, pc)
+    }
+
+    /// The poll of a send made by the runtime for native code (the one its
+    /// inline sends make), before the callee's frame exists, so that a sample
+    /// is the sender's, at its send: a stop requested from outside is the
+    /// run's error.
+    #[cold]
+    #[inline(never)]
+    fn native_send_poll(&mut self, pc: usize) -> Result<(), VmError> {
+        if crate::sched::interrupt::pending() {
+            return Err(self.interrupted());
+        }
+        self.copy_sample_stack(pc);
+        self.self_timed_poll(Some(pc), false);
+        Ok(())
+    }
+
+    /// Runtime call: the send just before resume point `pc` of the top frame
+    /// (the operand stack's top at `sp`) at a site native code specialised on
+    /// `method`, a leaf primitive's method (`leaf_primitive`), after probing
+    /// that the site's inline cache still names it for the receiver's class.
+    /// The send is counted and polled as [`native_send`](Self::native_send)
+    /// does, then the primitive runs on the receiver and arguments in place,
+    /// under the sampler's `Primitive` state as in [`Vm::invoke`]; when it
+    /// does not answer, the rest of the send runs as there (the fallback code
+    /// is activated, or `error:` sent). Answers as `native_send` does.
+    pub fn native_primitive(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64, method: u64) -> u64 {
+        let prim = self
+            .image
+            .methods
+            .get(method as usize)
+            .and_then(|m| Some((m.primitive.get()?, m.num_args)));
+        let Some((p, argc)) = prim.filter(|_| !self.obs.per_send) else {
+            // Not what native code was compiled for, or sends observed one
+            // by one: the whole send.
+            return self.native_send(ctx, pc, sp);
+        };
+        self.sync_in(ctx);
+        let pc = pc as usize;
+        self.sched.running.stack.set_len(sp as usize);
+        self.save_pc(pc);
+        let frames_before = self.sched.running.frames.len();
+        // Not per send (tested above): the send is counted.
+        self.note_send::<false>(0, pc);
+        if self.poll_wanted()
+            && let Err(e) = self.native_send_poll(pc)
+        {
+            return self.native_failed(e);
+        }
+        let reply = self.call_primitive(p, method as u32, argc);
+        let Ok(crate::prims::Reply::Answer(v)) = reply else {
+            let m = self.image.methods[method as usize].clone();
+            if let Err(e) = self.primitive_not_answered(m, argc, reply) {
+                return self.native_failed(e);
+            }
+            return self.after_native_send(ctx, frames_before, pc);
+        };
+        let n = self.sched.running.stack.len() - argc - 1;
+        self.sched.running.stack.truncate(n);
+        self.sched.running.stack.push(v);
+        if self.needs_attention() {
+            // A collection its allocation made due (always, under GC
+            // stress), a stop: the loop goes on after the send.
+            return self.bail(SAFEPOINT);
+        }
+        // A leaf touched no frame and no cache: only the stack and the heap
+        // may have moved (grown).
+        let running = &mut self.sched.running;
+        ctx.stack = running.stack.as_mut_ptr();
+        ctx.stack_cap = running.stack.capacity() as u64;
+        ctx.heap = self.heap.words_ptr();
+        self.sync_poll(ctx);
+        DONE
     }
 
     /// Runtime call: return the value at `sp - 1` from the top frame

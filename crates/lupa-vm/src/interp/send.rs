@@ -236,26 +236,7 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            // A sampler reads `Primitive` while the register names it
-            // (`SampleRegister::primitive`, combined with the state word it
-            // interrupts); the primitive it replaces (none, or an enclosing
-            // one's) is what the VM goes back to: no process switch happens
-            // inside a primitive. (Named also when only a lifetime recording
-            // observes primitives: nobody reads it then, and one flag tested
-            // here is cheaper than two.)
-            let saved = if crate::interp::OBSERVE && self.obs.around_primitives {
-                self.obs.enter_primitive(m.id)
-            } else {
-                crate::obs::NOT_ENTERED
-            };
-            let reply = crate::prims::function(p)(self, Args::new(argc));
-            if saved != crate::obs::NOT_ENTERED {
-                self.obs.leave_primitive(saved);
-                if self.heap.has_allocation_samples() {
-                    self.take_allocation_samples(None, false);
-                }
-            }
-            match reply {
+            match self.call_primitive(p, m.id, argc) {
                 Ok(Reply::Answer(v)) => {
                     let n = self.sched.running.stack.len() - argc - 1;
                     self.sched.running.stack.truncate(n);
@@ -263,15 +244,7 @@ impl Vm {
                     return Ok(());
                 }
                 Ok(Reply::Done) => return Ok(()),
-                Err(PrimFailure::Abort(e)) => return Err(e),
-                Err(PrimFailure::Limit(msg)) => return self.send_error(argc, &msg),
-                // A failing primitive with a Smalltalk body runs the body (the fallback).
-                Err(_) if !m.primitive_only => {}
-                Err(PrimFailure::Error(msg)) => return self.send_error(argc, &msg),
-                Err(failure) => {
-                    let msg = self.primitive_failure_message(&m, argc, &failure);
-                    return self.send_error(argc, &msg);
-                }
+                reply => return self.primitive_not_answered(m, argc, reply),
             }
         }
         if m.primitive_only && m.primitive.get().is_none() {
@@ -283,6 +256,70 @@ impl Vm {
             return self.send_error(argc, &msg);
         }
         self.activate(m, argc, Value::NIL, Value::NIL)
+    }
+
+    /// Run primitive `p` of method `id` on the receiver and `argc`
+    /// arguments on the stack, observed: a sampler reads `Primitive` while
+    /// the register names it (`SampleRegister::primitive`, combined with the
+    /// state word it interrupts), and a lifetime recording takes the
+    /// allocation samples it made. The primitive it replaces (none, or an
+    /// enclosing one's) is what the VM goes back to: no process switch
+    /// happens inside a primitive. (Named also when only a lifetime recording
+    /// observes primitives: nobody reads it then, and one flag tested here is
+    /// cheaper than two.) The interpreter's `invoke` and native code's leaf
+    /// primitive calls both run primitives here.
+    #[inline(always)]
+    pub(super) fn call_primitive(
+        &mut self,
+        p: crate::objects::PrimId,
+        id: u32,
+        argc: usize,
+    ) -> crate::prims::PrimResult {
+        let saved = if crate::interp::OBSERVE && self.obs.around_primitives {
+            self.obs.enter_primitive(id)
+        } else {
+            crate::obs::NOT_ENTERED
+        };
+        let reply = crate::prims::function(p)(self, Args::new(argc));
+        if saved != crate::obs::NOT_ENTERED {
+            self.obs.leave_primitive(saved);
+            if self.heap.has_allocation_samples() {
+                self.take_allocation_samples(None, false);
+            }
+        }
+        reply
+    }
+
+    /// The rest of a send to primitive method `m` whose primitive did not
+    /// answer a value (`reply`, from [`call_primitive`](Self::call_primitive)
+    /// in `invoke` or in native code's `Vm::native_primitive`): its fallback
+    /// code, an `error:`, or the program stopped.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn primitive_not_answered(
+        &mut self,
+        m: Rc<MethodCode>,
+        argc: usize,
+        reply: crate::prims::PrimResult,
+    ) -> Result<(), VmError> {
+        match reply {
+            Ok(Reply::Answer(v)) => {
+                let n = self.sched.running.stack.len() - argc - 1;
+                self.sched.running.stack.truncate(n);
+                self.sched.running.stack.push(v);
+                Ok(())
+            }
+            Ok(Reply::Done) => Ok(()),
+            Err(PrimFailure::Abort(e)) => Err(e),
+            Err(PrimFailure::Limit(msg)) => self.send_error(argc, &msg),
+            // A failing primitive with a Smalltalk body runs the body (the fallback).
+            Err(_) if !m.primitive_only => self.activate(m, argc, Value::NIL, Value::NIL),
+            Err(PrimFailure::Error(msg)) => self.send_error(argc, &msg),
+            Err(failure) => {
+                let msg = self.primitive_failure_message(&m, argc, &failure);
+                self.send_error(argc, &msg)
+            }
+        }
     }
 
     /// What went wrong in primitive `m` (receiver and `argc` arguments still on

@@ -101,6 +101,10 @@ pub struct NativeCtx {
     pub identity: *const u32,
     /// Entries in `identity`.
     pub identity_len: u64,
+    /// The epoch in which `String>>=` was last found to be String's own
+    /// primitive (one word: native code compares short Strings itself while
+    /// it is the epoch now).
+    pub string_eq: *const u32,
 }
 
 /// What native code may do itself for a method or block, by method id: call
@@ -142,6 +146,19 @@ impl FastEntry {
             None => (TRIVIAL_NONE, 0),
         }
     }
+}
+
+/// Does method `m` run as a *leaf primitive* at a send site native code
+/// specialised on it: its primitive is a leaf (`prims::Primitive::leaf`: it
+/// answers or fails, and does nothing else the send path must see), it is
+/// not trivial (those run inline) and not a proxy's trap (which runs its
+/// shortcut first). Native code then calls the runtime's `primitive` entry
+/// (`Vm::native_primitive`) with the method's id, which runs the primitive
+/// on the receiver and arguments in place and, when it fails, the rest of
+/// the send (the fallback code or the error), as `Vm::invoke` does. A
+/// method's primitive and pragmas never change, so neither does this.
+pub fn leaf_primitive(m: &MethodCode) -> bool {
+    m.trivial.is_none() && !m.trap_shortcut && m.primitive.get().is_some_and(crate::prims::is_leaf)
 }
 
 /// Not a trivial method.

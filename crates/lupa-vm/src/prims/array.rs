@@ -148,13 +148,23 @@ fn copy_from_to(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
-    Primitive::new(&["Array", "WeakArray"], "at:", at),
-    Primitive::new(&["Array", "WeakArray"], "at:put:", at_put),
-    Primitive::new(&["Array", "WeakArray"], "length", length),
-    Primitive::new(&["Array", "WeakArray"], "size", length),
-    Primitive::new(&["Array", "WeakArray"], "copyFrom:to:", copy_from_to).allocating(),
-    Primitive::new(&["Array class"], "new:", new_sized).allocating(),
-    Primitive::new(&["Class"], "new:", class_new_sized).allocating(),
-    Primitive::new(&["WeakArray class"], "new:", new_sized).allocating(),
-    Primitive::new(&["Array class"], "new:withAll:", new_with_all).allocating(),
+    Primitive::new(&["Array", "WeakArray"], "at:", at).leaf(),
+    Primitive::new(&["Array", "WeakArray"], "at:put:", at_put).leaf(),
+    Primitive::new(&["Array", "WeakArray"], "length", length).leaf(),
+    Primitive::new(&["Array", "WeakArray"], "size", length).leaf(),
+    Primitive::new(&["Array", "WeakArray"], "copyFrom:to:", copy_from_to)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["Array class"], "new:", new_sized)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["Class"], "new:", class_new_sized)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["WeakArray class"], "new:", new_sized)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["Array class"], "new:withAll:", new_with_all)
+        .allocating()
+        .leaf(),
 ];

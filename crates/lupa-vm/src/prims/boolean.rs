@@ -31,6 +31,6 @@ fn or(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
-    Primitive::new(&["Boolean"], "&&", and),
-    Primitive::new(&["Boolean"], "||", or),
+    Primitive::new(&["Boolean"], "&&", and).leaf(),
+    Primitive::new(&["Boolean"], "||", or).leaf(),
 ];

@@ -185,9 +185,11 @@ fn class_is_indexable(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
-    Primitive::new(&["Class"], "name", class_name),
-    Primitive::new(&["Class"], "new", class_new).allocating(),
-    Primitive::new(&["Class"], "superclass", class_superclass),
+    Primitive::new(&["Class"], "name", class_name).leaf(),
+    Primitive::new(&["Class"], "new", class_new)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["Class"], "superclass", class_superclass).leaf(),
     Primitive::new(&["Class"], "fields", class_fields).allocating(),
     Primitive::new(&["Class"], "methods", class_methods),
     Primitive::new(&["Class"], ">>", class_at),
@@ -195,11 +197,11 @@ pub(crate) const PRIMITIVES: &[Primitive] = &[
     Primitive::new(&["Class"], "methodAt:put:", class_at_put),
     Primitive::new(&["Class"], "removeMethodAt:", class_remove),
     Primitive::new(&["Class"], "compile:", class_compile),
-    Primitive::new(&["Class"], "instanceFieldCount", class_field_count),
+    Primitive::new(&["Class"], "instanceFieldCount", class_field_count).leaf(),
     Primitive::new(&["Class"], "category", class_category).allocating(),
     Primitive::new(&["Class"], "packageLocation", class_package_location).allocating(),
     Primitive::new(&["Class"], "subclasses", class_subclasses).allocating(),
-    Primitive::new(&["Class"], "isIndexable", class_is_indexable),
+    Primitive::new(&["Class"], "isIndexable", class_is_indexable).leaf(),
     Primitive::new(&["Class class"], "allClasses", all_classes).allocating(),
     Primitive::new(&["System"], "loadedClasses", all_classes).allocating(),
 ];

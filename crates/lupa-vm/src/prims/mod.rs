@@ -63,6 +63,8 @@ pub(crate) struct Primitive {
     /// An allocator ([`Primitive::allocating`]): every answer that is a heap
     /// object, other than the receiver itself, is one it has just made.
     pub(crate) allocates: bool,
+    /// A leaf ([`Primitive::leaf`]): native code may call it directly.
+    pub(crate) leaf: bool,
 }
 
 impl Primitive {
@@ -77,6 +79,7 @@ impl Primitive {
             selector,
             function,
             allocates: false,
+            leaf: false,
         }
     }
 
@@ -94,6 +97,18 @@ impl Primitive {
             allocates: true,
             ..self
         }
+    }
+
+    /// The same primitive marked as a *leaf*: it works on its receiver and
+    /// arguments and answers a value or fails (`Reply::Answer` or a
+    /// `PrimFailure`, never `Reply::Done`); it pushes or pops no frame, sends
+    /// nothing, runs no Smalltalk code, switches no process, unwinds nothing
+    /// and changes no method, class or inline cache (it may allocate, which
+    /// never collects). A send site that native code specialised on a method
+    /// bound to a leaf runs it by one runtime call (`Vm::native_primitive`)
+    /// instead of the whole send.
+    pub(crate) const fn leaf(self) -> Primitive {
+        Primitive { leaf: true, ..self }
     }
 }
 
@@ -125,6 +140,14 @@ pub(crate) const MODULES: &[&[Primitive]] = &[
 #[inline(always)]
 pub(crate) fn function(id: PrimId) -> PrimFn {
     MODULES[id.module as usize][id.index as usize].function
+}
+
+/// Is primitive `id` a leaf ([`Primitive::leaf`])?
+pub(crate) fn is_leaf(id: PrimId) -> bool {
+    MODULES
+        .get(id.module as usize)
+        .and_then(|t| t.get(id.index as usize))
+        .is_some_and(|p| p.leaf)
 }
 
 /// Every primitive's binding: `(class name, selector, id)`, one per class it

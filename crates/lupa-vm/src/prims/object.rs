@@ -188,12 +188,14 @@ fn responds_to(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
-    Primitive::new(&["Object"], "class", class),
-    Primitive::new(&["Object"], "==", identical),
-    Primitive::new(&["Object"], "hashcode", hashcode),
-    Primitive::new(&["Object"], "identityHash", hashcode),
-    Primitive::new(&["Object"], "objectSize", object_size),
-    Primitive::new(&["Object"], "shallowCopy", shallow_copy).allocating(),
+    Primitive::new(&["Object"], "class", class).leaf(),
+    Primitive::new(&["Object"], "==", identical).leaf(),
+    Primitive::new(&["Object"], "hashcode", hashcode).leaf(),
+    Primitive::new(&["Object"], "identityHash", hashcode).leaf(),
+    Primitive::new(&["Object"], "objectSize", object_size).leaf(),
+    Primitive::new(&["Object"], "shallowCopy", shallow_copy)
+        .allocating()
+        .leaf(),
     Primitive::new(&["Object"], "halt", halt),
     Primitive::new(&["Object"], "inspect", inspect),
     Primitive::new(&["Object"], "instVarAt:", inst_var_at),

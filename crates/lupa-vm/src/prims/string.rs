@@ -178,23 +178,36 @@ fn as_integer(vm: &mut Vm, args: Args) -> PrimResult {
 
 /// The primitives of this module: the classes and selector each is bound to.
 pub(crate) const PRIMITIVES: &[Primitive] = &[
-    Primitive::new(&["String"], "concatenate:", concatenate).allocating(),
-    Primitive::new(&["String"], "asSymbol", as_symbol),
-    Primitive::new(&["String"], "asString", as_string).allocating(),
-    Primitive::new(&["String"], "hashcode", hashcode),
-    Primitive::new(&["String"], "length", length),
-    Primitive::new(&["String"], "isWhiteSpace", is_white_space),
-    Primitive::new(&["String"], "isLetters", is_letters),
-    Primitive::new(&["String"], "isDigits", is_digits),
-    Primitive::new(&["String"], "=", equals),
-    Primitive::new(&["String"], "primSubstringFrom:to:", substring).allocating(),
-    Primitive::new(&["String"], "charAt:", char_at).allocating(),
-    Primitive::new(&["String"], "byteAt:", byte_at),
-    Primitive::new(&["String"], "asNumber", as_number),
-    Primitive::new(&["String"], "asInteger", as_integer),
-    Primitive::new(&["Symbol"], "asString", as_string).allocating(),
+    Primitive::new(&["String"], "concatenate:", concatenate)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["String"], "asSymbol", as_symbol).leaf(),
+    Primitive::new(&["String"], "asString", as_string)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["String"], "hashcode", hashcode).leaf(),
+    Primitive::new(&["String"], "length", length).leaf(),
+    Primitive::new(&["String"], "isWhiteSpace", is_white_space).leaf(),
+    Primitive::new(&["String"], "isLetters", is_letters).leaf(),
+    Primitive::new(&["String"], "isDigits", is_digits).leaf(),
+    Primitive::new(&["String"], "=", equals).leaf(),
+    Primitive::new(&["String"], "primSubstringFrom:to:", substring)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["String"], "charAt:", char_at)
+        .allocating()
+        .leaf(),
+    Primitive::new(&["String"], "byteAt:", byte_at).leaf(),
+    Primitive::new(&["String"], "asNumber", as_number).leaf(),
+    Primitive::new(&["String"], "asInteger", as_integer).leaf(),
+    Primitive::new(&["Symbol"], "asString", as_string)
+        .allocating()
+        .leaf(),
     Primitive::new(&["Symbol"], "asSymbol", |vm, args| {
         Ok(Answer(args.receiver(vm)))
-    }),
-    Primitive::new(&["String class"], "new:", new_string).allocating(),
+    })
+    .leaf(),
+    Primitive::new(&["String class"], "new:", new_string)
+        .allocating()
+        .leaf(),
 ];

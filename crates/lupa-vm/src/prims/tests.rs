@@ -377,3 +377,41 @@ fn allocating_methods_are_the_methods_bound_to_allocators() {
     }
     assert!(!names.iter().any(|n| n == "Array>>at:"), "{names:?}");
 }
+
+/// Leaves (`Primitive::leaf`, which native code calls without the send
+/// path) only in the modules whose primitives answer a value or fail: none
+/// among those that send, activate, switch processes, unwind, reflect on
+/// methods and frames, or observe.
+#[test]
+fn leaf_primitives_are_only_those_that_answer() {
+    use super::{MODULES, array, boolean, class, double, integer, object, string};
+    let answering: [&[super::Primitive]; 7] = [
+        object::PRIMITIVES,
+        class::PRIMITIVES,
+        integer::PRIMITIVES,
+        double::PRIMITIVES,
+        string::PRIMITIVES,
+        array::PRIMITIVES,
+        boolean::PRIMITIVES,
+    ];
+    let mut leaves = 0;
+    for table in MODULES {
+        let allowed = answering.iter().any(|t| std::ptr::eq(*t, *table));
+        for p in table.iter().filter(|p| p.leaf) {
+            assert!(allowed, "{:?} >> {} is a leaf", p.classes, p.selector);
+            leaves += 1;
+        }
+    }
+    assert!(leaves > 100, "{leaves} leaves");
+    // Reflection and debugging primitives of those modules are not leaves.
+    for (table, selector) in [
+        (object::PRIMITIVES, "halt"),
+        (object::PRIMITIVES, "inspect"),
+        (object::PRIMITIVES, "respondsTo:"),
+        (class::PRIMITIVES, "methodAt:put:"),
+        (class::PRIMITIVES, "compile:"),
+    ] {
+        let p = table.iter().find(|p| p.selector == selector);
+        assert!(p.is_some_and(|p| !p.leaf), "{selector}");
+    }
+}
