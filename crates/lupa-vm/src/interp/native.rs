@@ -808,10 +808,12 @@ impl Vm {
     /// `method`, a leaf primitive's method (`leaf_primitive`), after probing
     /// that the site's inline cache still names it for the receiver's class.
     /// The send is counted and polled as [`native_send`](Self::native_send)
-    /// does, then the primitive runs on the receiver and arguments in place,
-    /// under the sampler's `Primitive` state as in [`Vm::invoke`]; when it
-    /// does not answer, the rest of the send runs as there (the fallback code
-    /// is activated, or `error:` sent). Answers as `native_send` does.
+    /// does, then the primitive runs on the receiver and arguments in place
+    /// through the interpreter's own `Vm::call_primitive` (the sampler's
+    /// `Primitive` state, the lifetime recorder's allocation samples); when
+    /// it does not answer, the rest of the send runs as in `Vm::invoke` (the
+    /// fallback code is activated, or `error:` sent). Answers as
+    /// `native_send` does.
     pub fn native_primitive(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64, method: u64) -> u64 {
         let prim = self
             .image
