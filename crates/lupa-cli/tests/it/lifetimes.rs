@@ -528,8 +528,7 @@ fn faithful_mode_runs_with_a_programs_own_classes() {
     let v = drop_json(dir.path(), "faithful", &[]);
     assert_eq!(v["records"], 600);
     assert_eq!(v["censored"], 100);
-    let Some(som) = crate::common::som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping the SOM core-lib part");
+    let Some(som) = crate::common::som_dir("Smalltalk/Object.som") else {
         return;
     };
     let probe = "Probe = ( run = (

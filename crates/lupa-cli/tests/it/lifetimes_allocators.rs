@@ -140,8 +140,7 @@ fn faithful_mode_sees_every_allocating_primitive_as_vm_mode_does() {
 /// allocator: it answers the class's cached Array when it has one).
 #[test]
 fn faithful_mode_sees_the_allocators_on_soms_core_lib() {
-    let Some(som) = crate::common::som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping");
+    let Some(som) = crate::common::som_dir("Smalltalk/Object.som") else {
         return;
     };
     let dir = crate::common::classes(&[("Allocs.som", ALLOCS)]);

@@ -433,8 +433,7 @@ fn clip(s: &str) -> String {
 
 #[test]
 fn som_integration_tests() {
-    let Some(som) = crate::common::som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's IntegrationTests");
+    let Some(som) = crate::common::som_dir("Smalltalk/Object.som") else {
         return;
     };
     let som = som.canonicalize().expect("canonical SOM path");

@@ -81,8 +81,7 @@ fn som_testsuite_passes_on_som_core_lib() {
 /// SOM's TestSuite on SOM's core-lib, with the VM flags `extra`: every test
 /// passes (skipped, saying so, without a SOM checkout).
 pub(crate) fn assert_som_testsuite_passes(extra: &[&str]) {
-    let Some(som) = som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping SOM's TestSuite");
+    let Some(som) = som_dir("TestSuite/TestHarness.som") else {
         return;
     };
     let cp = format!("{0}/Smalltalk:{0}/TestSuite", som.display());
@@ -110,8 +109,7 @@ pub(crate) fn assert_som_testsuite_passes(extra: &[&str]) {
 
 #[test]
 fn awfy_benchmarks_verify_on_som_core_lib() {
-    let Some(som) = som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping Are-We-Fast-Yet");
+    let Some(som) = som_dir("Examples/AreWeFastYet/Harness.som") else {
         return;
     };
     let a = som.join("Examples/AreWeFastYet");
@@ -159,8 +157,7 @@ fn awfy_benchmarks_verify_on_som_core_lib() {
 /// core-lib error.
 #[test]
 fn core_lib_char_at_intrinsic_keeps_its_semantics() {
-    let Some(som) = som_dir() else {
-        eprintln!("note: no SOM checkout (set LUPA_SOM_DIR); skipping the charAt: intrinsic check");
+    let Some(som) = som_dir("Smalltalk/Object.som") else {
         return;
     };
     let dir = classes(&[(

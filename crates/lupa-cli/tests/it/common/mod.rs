@@ -60,14 +60,23 @@ pub(crate) fn scrub(text: &str, dir: &Path) -> String {
     text.replace(&dir.display().to_string(), "<dir>")
 }
 
-/// Where a checkout of SOM-st/SOM (core-lib) is, if any: `LUPA_SOM_DIR`, or `../som` next to the workspace.
-pub(crate) fn som_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("LUPA_SOM_DIR") {
-        let p = PathBuf::from(d);
-        return p.join("Smalltalk/Object.som").exists().then_some(p);
+/// Where a checkout of SOM-st/SOM is, if any: `LUPA_SOM_DIR`, or `../som` next to the workspace. It must hold
+/// `part` (a file the caller needs: `Smalltalk/Object.som` for core-lib, `TestSuite/TestHarness.som`,
+/// `Examples/AreWeFastYet/Harness.som`): a partial copy, such as som-rs's core-lib alone, holds only some of them.
+/// `None`, said on stderr with what is missing, skips the caller's test.
+pub(crate) fn som_dir(part: &str) -> Option<PathBuf> {
+    let p = match std::env::var("LUPA_SOM_DIR") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../som"),
+    };
+    if p.join(part).exists() {
+        return Some(p);
     }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../som");
-    p.join("Smalltalk/Object.som").exists().then_some(p)
+    eprintln!(
+        "note: no SOM checkout with {part} (at {}; set LUPA_SOM_DIR to a SOM-st/SOM checkout); skipping",
+        p.display()
+    );
+    None
 }
 
 /// `go tool pprof -top -sample_index=INDEX FILE` (Debian `golang-go`, installed
