@@ -20,9 +20,9 @@ ROUNDS=${ROUNDS:-5}
 INTERP=${INTERP:-0}
 BENCHES=${BENCHES:-"Bounce:1:1500 CD:1:100 DeltaBlue:1:12000 Havlak:1:150 Json:1:40 List:1:1500 Mandelbrot:1:500 NBody:1:250000 Permute:1:1000 Queens:1:1000 Richards:1:20 Sieve:1:3000 Storage:1:1000 Towers:1:600"}
 awfy=$som/Examples/AreWeFastYet
-# AWFY first (its Core has its own Vector, Dictionary...), then core-lib, as SOM's rebench.conf.
-dirs=("$awfy" "$awfy/Core" "$awfy/CD" "$awfy/DeltaBlue" "$awfy/Havlak" "$awfy/Json" "$awfy/NBody" "$awfy/Richards" "$som/Smalltalk")
-cp=$(IFS=:; echo "${dirs[*]}")
+# Each benchmark's class path (set in the loop): AWFY first (its Core has its own Vector, Dictionary...), the
+# benchmark's own directory when it has one, then core-lib, as SOM's rebench.conf. One path with every benchmark's
+# directory made som-rs's interpreters panic on CD and Richards (som-rs 7c214d5).
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cpu_ms() { # command... -> user+system CPU milliseconds, or 999999999 when the run failed
   local TIMEFORMAT='%3U %3S' t status
@@ -39,6 +39,10 @@ printf "\n"
 logsum=0; n=0; ilogsum=0
 for spec in $BENCHES; do
   IFS=: read -r name it inner <<< "$spec"
+  dirs=("$awfy" "$awfy/Core")
+  [ -d "$awfy/$name" ] && dirs+=("$awfy/$name")
+  dirs+=("$som/Smalltalk")
+  cp=$(IFS=:; echo "${dirs[*]}")
   l=999999999; b=999999999; a=999999999; i=999999999
   # A run that fails would time its error: check each VM once first. Lupa must run; a som-rs interpreter that fails
   # (som-rs's bc interpreter panics on some benchmarks) is left out, and the other one is the comparison.
@@ -68,6 +72,9 @@ for spec in $BENCHES; do
     fi
   done
   best=$(( b < a ? b : a ))
+  if [ "$l" -eq 999999999 ] || [ "$best" -eq 999999999 ]; then
+    echo "$name: every timed run of lupa or of both som-rs interpreters failed; left out" >&2; continue
+  fi
   q=$(awk -v l="$l" -v s="$best" 'BEGIN { printf "%.3f", l / s }')
   printf "%-11s %9s %9s %9s %8s" "$name" "$l" "$(show "$b")" "$(show "$a")" "$q"
   if [ "$INTERP" = 1 ]; then
