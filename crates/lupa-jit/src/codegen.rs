@@ -2,29 +2,43 @@
 //! per code unit, keeping the contract of `lupa_vm`'s native boundary
 //! (`NativeCtx`, resume points, operands stored before every runtime call).
 //!
-//! Shape of a function `f(ctx, pc) -> status`:
+//! Shape of a function `f(ctx, pc, sp) -> status`:
 //! - the entry block keeps the context, the activation's `bp` and its
 //!   environment in a stack slot (each block loads what it uses: no value is
-//!   live across every call) and goes on to a *resume block* per resume point
-//!   (pc 0, the pc after each send, backward-jump targets, the conditional
-//!   jumps the interpreter re-executes after `mustBeBoolean`): pc 0 by one
-//!   test, the others through a table from pc to resume index and one
+//!   live across every call), reads the value stack's and the heap's
+//!   addresses once, and goes on to a *resume block* per resume point (pc 0,
+//!   the pc after each send, backward-jump targets, the conditional jumps
+//!   the interpreter re-executes after `mustBeBoolean`): pc 0 by one test,
+//!   the others through a table from pc to resume index and one
 //!   `br_table`; any other pc answers `DECLINE` (the interpreter runs it).
 //!   Fewer resume points make less code to compile, and none is needed for
 //!   correctness: a declined activation is interpreted up to its next send;
+//! - before that, a *direct entry* ([`DIRECT`]: native code calling this
+//!   code at a send) does the rest of the caller's send once here rather
+//!   than at every call site: the checks of a native call, the send
+//!   counted, a poll, the caller's pc saved and this activation's frame
+//!   pushed, then pc 0;
 //! - a resume block reads the operand stack of its pc from the value stack
 //!   into SSA variables (one per operand depth), then jumps to the block of
 //!   that instruction;
 //! - each instruction has a block; operands live in the variables, locals and
 //!   the receiver in the value stack (read and written in place);
-//! - a runtime call first stores every operand into its slot, passes the pc
-//!   to resume at and the operand stack's top, and afterwards reloads the
-//!   stack's and the heap's addresses and the operands;
+//! - a runtime call first stores the operands not stored yet into their
+//!   slots, passes the pc to resume at and the operand stack's top, and
+//!   afterwards reloads the stack's and the heap's addresses and the
+//!   operands;
 //! - a send the runtime completes goes on inline, and so does one that
 //!   activates a method with native code (the runtime's entry point, in
 //!   `zone.rs`, calls that code itself: a slow path is one call and one
-//!   test); anything else returns `BAIL`, leaving the frame to the
-//!   interpreter, which resumes it at a resume point.
+//!   test); a specialised send site's direct call and its slow path share
+//!   that call and test; anything else leaves with `BAIL`, leaving the
+//!   frame to the interpreter, which resumes it at a resume point;
+//! - what is there once per function, not per instruction: the return
+//!   (every `ReturnTop` and `ReturnSelf` jumps to one return block), the
+//!   bail tail (each place that leaves to the interpreter stores its
+//!   operands and jumps there with its pc), and the exit (every way out but
+//!   the inline return ends in one block, so the function has two
+//!   epilogues, which restore the registers it saved).
 //!
 //! Compile time is Cranelift's, about linear in the IR's size (most of it
 //! register allocation, ~2.5 us per IR instruction): the code is shaped to
@@ -56,7 +70,9 @@
 //!
 //! Every instruction's native code carries its bytecode pc as source
 //! location, so the code zone can map any machine-code address back to a
-//! bytecode pc (the VM profiler's bytecode ranges).
+//! bytecode pc (the VM profiler's bytecode ranges); the entry, the direct
+//! entry and the exits map to none (the function's `entry`), the shared
+//! return to the pc of the first return.
 
 use crate::unit::{LEAF_PRIMITIVE, Unit};
 use cranelift_codegen::Context;
@@ -80,12 +96,14 @@ use std::mem::offset_of;
 /// `extern "C"` functions of `zone.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entries {
-    /// `(ctx, pc, sp) -> status`: a send.
+    /// `(ctx, pc, sp, _) -> status`: a send (called as native code is at
+    /// its direct entry: the fourth argument is not read).
     pub(crate) send: u64,
     /// `(ctx, pc, sp, method) -> status`: a send to a leaf primitive's
     /// method (`leaf_primitive`) at a site specialised on it.
     pub(crate) primitive: u64,
-    /// `(ctx, sp) -> status`: a return.
+    /// `(ctx, sp, value) -> status`: a return of `value` (`sp`: the
+    /// activation's operand stack, emptied).
     pub(crate) ret: u64,
     /// `(ctx, pc, sp) -> BAIL`: leave to the interpreter.
     pub(crate) bail: u64,
@@ -97,8 +115,8 @@ pub(crate) struct Entries {
     pub(crate) string_equal: u64,
     /// `(ctx, object, index, value)`: a store through the write barrier.
     pub(crate) store: u64,
-    /// `(ctx, pc, sp) -> status`: a request (a sampler's, a stop) at an
-    /// inline send: `DONE`, or `BAIL` to leave.
+    /// `(ctx, pc) -> status`: a request (a sampler's, a stop) at an inline
+    /// send: `DONE`, or `BAIL` to leave.
     pub(crate) sample: u64,
     /// `(ctx, n)`: make the value stack hold `n` slots.
     pub(crate) reserve: u64,
@@ -116,6 +134,14 @@ pub(crate) struct Compiled {
 }
 
 const NO: &[BlockArg] = &[];
+
+/// The pc to resume at that a poll names: known when compiling, or (at a
+/// direct entry) the caller's, a value.
+#[derive(Clone, Copy)]
+enum Pc {
+    At(usize),
+    Value(Value),
+}
 const NIL: i64 = 0x02;
 const TRUE: i64 = 0x0A;
 const FALSE: i64 = 0x12;
@@ -217,11 +243,12 @@ fn polls_in(ops: &[Op], from: usize, to: usize) -> bool {
 
 /// The signatures of the calls native code makes.
 struct Sigs {
-    /// `(i64, i64) -> i64`: native functions, `ret`, `global`.
+    /// `(i64, i64) -> i64`: `global`, `sample`.
     two: cranelift_codegen::ir::SigRef,
-    /// `(i64, i64, i64) -> i64`: `send`, `bail`, `sample`.
+    /// `(i64, i64, i64) -> i64`: `bail`, `ret`, `string_equal`.
     three: cranelift_codegen::ir::SigRef,
-    /// `(i64, i64, i64, i64) -> i64`: `push_block`.
+    /// `(i64, i64, i64, i64) -> i64`: native functions, `send`,
+    /// `push_block`, `primitive`.
     four: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64, i64)`: `store`.
     four_void: cranelift_codegen::ir::SigRef,
@@ -240,10 +267,32 @@ fn signature(isa: &dyn TargetIsa, params: usize, ret: bool) -> Signature {
     s
 }
 
-/// The native function's signature, `(ctx, pc) -> status`.
+/// The native function's signature, `(ctx, pc, sp, cell) -> status`
+/// (`sp`, `cell`: at a direct entry, the caller's operand stack top and
+/// inline-cache entry: see [`DIRECT`]).
 pub(crate) fn native_signature(isa: &dyn TargetIsa) -> Signature {
-    signature(isa, 2, true)
+    signature(isa, 4, true)
 }
+
+/// The `pc` of a *direct entry*: native code calling the native code of a
+/// method or block at a send site (`DIRECT` plus the caller's pc after the
+/// send, `sp` the caller's operand stack top after the receiver and the
+/// arguments, `cell` the address of the inline-cache entry the caller's
+/// site was specialised on, or 0 when the caller probed it itself). The
+/// callee's entry then does what the send's fast path does, once per
+/// function instead of at every call site (as Cog's methods check the
+/// receiver's class and build their frames in their own prologue): it
+/// checks that a native call may be made (native depth, frame room, no
+/// activation hooks), probes the entry (it must still name this method for
+/// the receiver's class in the epoch now) — otherwise it makes the
+/// caller's send through the runtime and answers for it — counts the send,
+/// polls, saves the caller's pc and pushes its own frame (a block unpacks
+/// its closure from the receiver slot), then runs from pc 0. Interpreter
+/// entries and resume points are plain pcs, far below it.
+pub(crate) const DIRECT: i64 = 1 << 30;
+
+// A direct entry stores its frame's method id and flags (none) as one word.
+const _: () = assert!(offset_of!(Frame, flags) == offset_of!(Frame, method) + 4);
 
 /// The code generator of one function.
 struct Gen<'a, 'b> {
@@ -264,17 +313,32 @@ struct Gen<'a, 'b> {
     blocks: Vec<Block>,
     /// Slots before the operand stack: receiver, arguments, temporaries.
     base: i64,
-    /// Blocks that leave to the interpreter, to fill: (block, pc, depth).
-    bails: Vec<(Block, usize, usize)>,
+    /// Blocks that leave to the interpreter, to fill: (block, pc, depth,
+    /// the operands stored then on the path that branches there).
+    bails: Vec<(Block, usize, usize, Vec<bool>)>,
     /// Per operand depth: its slot holds the variable's value (stored, or
     /// read back, since the variable was last defined on this path).
     clean: Vec<bool>,
-    /// The block that returns `BAIL` (after a callee or the runtime left).
+    /// The block that returns its parameter, a status: `BAIL` after a
+    /// callee or the runtime left, and every other exit but the inline
+    /// return (one epilogue per function: each restores the registers the
+    /// function saved).
     leave: Block,
+    /// The block every bail path ends in: `(pc, sp offset from bp)`, the
+    /// runtime's `bail` and `BAIL` (one per function; each site only
+    /// stores its operands and jumps there).
+    bail_tail: Block,
+    /// The function's return, `(value)` (one per function: each return
+    /// jumps there), made at the first return, and that return's pc.
+    ret_block: Option<(Block, usize)>,
+    /// The block answering `DECLINE`.
+    decline: Block,
     /// The stack slot that keeps `ctx`, `bp` and `env`.
     slot: cranelift_codegen::ir::StackSlot,
     /// `ctx`, `bp` and `env` as loaded from `slot` in a block.
     cache: [Option<(Block, Value)>; 3],
+    /// The highest field index the code reads or writes, if any.
+    max_field: Option<u16>,
 }
 
 impl Gen<'_, '_> {
@@ -333,10 +397,12 @@ impl Gen<'_, '_> {
     }
 
     /// Add `n` to a counter of the context.
-    fn bump(&mut self, offset: usize) {
+    /// Add 1 to a counter of the context; answers its new value.
+    fn bump(&mut self, offset: usize) -> Value {
         let c = self.ctx_field(offset);
         let c = self.b.ins().iadd_imm_s(c, 1);
         self.set_ctx_field(c, offset);
+        c
     }
 
     /// Reload the value stack's and the heap's addresses (after a call).
@@ -375,15 +441,6 @@ impl Gen<'_, '_> {
                 self.write_slot(self.base + k as i64, v);
                 self.clean[k] = true;
             }
-        }
-    }
-
-    /// Store every operand `0..depth` (on a side path, where what is stored
-    /// on the main path is not known).
-    fn flush_all(&mut self, depth: usize) {
-        for k in 0..depth {
-            let v = self.b.use_var(self.s[k]);
-            self.write_slot(self.base + k as i64, v);
         }
     }
 
@@ -427,26 +484,42 @@ impl Gen<'_, '_> {
         self.b.inst_results(inst).first().copied()
     }
 
-    /// Leave to the interpreter at `pc` with `depth` operands (stored first).
+    /// Leave to the interpreter at `pc` with `depth` operands: those not
+    /// stored on the path here are stored, then the function's bail tail.
     fn bail_here(&mut self, pc: usize, depth: usize) {
-        self.flush_all(depth);
+        self.flush(depth);
         let pc = self.iconst(pc as i64);
-        let sp = self.sp(depth);
-        let ctx = self.ctx();
-        let bail = self.entries.bail;
-        let three = self.sigs.three;
-        self.call(three, bail, &[ctx, pc, sp]);
-        let r = self.iconst(BAIL as i64);
-        self.b.ins().return_(&[r]);
+        let off = self.iconst(self.base + depth as i64);
+        let tail = self.bail_tail;
+        self.b
+            .ins()
+            .jump(tail, &[BlockArg::Value(pc), BlockArg::Value(off)]);
     }
 
     /// A cold block that leaves at `pc` with `depth` operands (filled at the
-    /// end, with the operands' values where it is branched to).
+    /// end, with the operands' values where it is branched to: it stores
+    /// those the path branching there had not stored).
     fn bail_block(&mut self, pc: usize, depth: usize) -> Block {
         let blk = self.b.create_block();
         self.b.set_cold_block(blk);
-        self.bails.push((blk, pc, depth));
+        self.bails.push((blk, pc, depth, self.clean.clone()));
         blk
+    }
+
+    /// The bail tail: `(pc, sp offset)`, the operands stored; the
+    /// runtime's `bail`, then `BAIL`.
+    fn fill_bail_tail(&mut self) {
+        let tail = self.bail_tail;
+        self.b.switch_to_block(tail);
+        let (pc, off) = (self.b.block_params(tail)[0], self.b.block_params(tail)[1]);
+        let bpv = self.bp();
+        let sp = self.b.ins().iadd(bpv, off);
+        let ctx = self.ctx();
+        let (sig, f) = (self.sigs.three, self.entries.bail);
+        self.call(sig, f, &[ctx, pc, sp]);
+        let leave = self.leave;
+        let bail = self.iconst(BAIL as i64);
+        self.b.ins().jump(leave, &[BlockArg::Value(bail)]);
     }
 
     fn is_int(&mut self, v: Value) -> Value {
@@ -508,6 +581,32 @@ impl Gen<'_, '_> {
             .icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
     }
 
+    /// Has receiver `r` the fields the code reads and writes (a pointer
+    /// with more slots than the highest field index)? A condition, or
+    /// true for code that uses no field. Tested at every entry (a
+    /// receiver never changes during an activation), so that field reads
+    /// and writes are plain loads and stores: code entered with a receiver
+    /// without them (an instance made before its class gained fields, whose
+    /// reads answer nil in the interpreter) is left to the interpreter.
+    fn fields_ok(&mut self, r: Value) -> Value {
+        let Some(top) = self.max_field else {
+            return self.b.ins().iconst(types::I8, 1);
+        };
+        let p = self.is_ptr(r);
+        let check = self.b.create_block();
+        let join = self.b.create_block();
+        let ok = self.b.append_block_param(join, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b
+            .ins()
+            .brif(p, check, NO, join, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(check);
+        let inb = self.slot_in_bounds(r, i64::from(top));
+        self.b.ins().jump(join, &[BlockArg::Value(inb)]);
+        self.b.switch_to_block(join);
+        ok
+    }
+
     /// A value as `true`/`false` from a condition.
     fn boolean(&mut self, c: Value) -> Value {
         let t = self.iconst(TRUE);
@@ -515,48 +614,53 @@ impl Gen<'_, '_> {
         self.b.ins().select(c, t, f)
     }
 
-    /// A poll at an inline send (the interpreter's safepoints make the same
-    /// test, `obs/self_timed.rs`): once the sends native code counted since
+    /// Count a send made without the runtime, and poll (the interpreter's
+    /// safepoints make the same test, `obs/self_timed.rs`): once the sends
+    /// native code counted since
     /// its last runtime call reach `NativeCtx::poll_at`, the runtime looks at
     /// requests from other threads (a stop, a sampler thread's stack request)
     /// and at a self-timed sampler's clock. On a stop the runtime answers
     /// `BAIL` with the run's error kept, and native code leaves without
     /// storing its operands (the run ends), so the cold path adds no block
     /// that keeps operands live.
-    fn poll_request(&mut self, pc_after: usize, depth_after: usize) {
-        let sends = self.ctx_field(offset_of!(NativeCtx, sends));
+    fn count_send_and_poll(&mut self, pc_after: Pc) {
+        let sends = self.bump(offset_of!(NativeCtx, sends));
         let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
         let due = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
-        self.take_poll(due, pc_after, depth_after);
+        self.take_poll(due, pc_after);
     }
 
     /// A poll at the back jump of a loop that sends nothing (so counts no
     /// sends): the request word `NativeCtx::request` (never null: the
     /// sampler thread's, or with none attached the one a stop sets,
     /// `sched/interrupt.rs`).
-    fn poll_back_jump(&mut self, pc_after: usize, depth_after: usize) {
+    fn poll_back_jump(&mut self, pc_after: usize) {
         let req = self.ctx_field(offset_of!(NativeCtx, request));
         let r = self.load(req, 0);
-        self.take_poll(r, pc_after, depth_after);
+        self.take_poll(r, Pc::At(pc_after));
     }
 
     /// Call the runtime's poll when `due` is non-zero (a cold block).
-    fn take_poll(&mut self, due: Value, pc_after: usize, depth_after: usize) {
+    fn take_poll(&mut self, due: Value, pc: Pc) {
         let take = self.b.create_block();
         let done = self.b.create_block();
         self.b.set_cold_block(take);
         self.b.ins().brif(due, take, NO, done, NO);
         self.b.switch_to_block(take);
-        let pc = self.iconst(pc_after as i64);
-        let sp = self.sp(depth_after);
+        let pc = match pc {
+            Pc::At(p) => self.iconst(p as i64),
+            Pc::Value(v) => v,
+        };
         let ctx = self.ctx();
-        let (sig, addr) = (self.sigs.three, self.entries.sample);
-        let stop = self.call(sig, addr, &[ctx, pc, sp]).unwrap_or(pc);
+        let (sig, addr) = (self.sigs.two, self.entries.sample);
+        let stop = self.call(sig, addr, &[ctx, pc]).unwrap_or(pc);
         let leave = self.leave;
-        self.b.ins().brif(stop, leave, NO, done, NO);
+        self.b
+            .ins()
+            .brif(stop, leave, &[BlockArg::Value(stop)], done, NO);
         self.b.switch_to_block(done);
     }
 
@@ -566,7 +670,7 @@ impl Gen<'_, '_> {
     fn after_call(&mut self, r: Value, depth_after: usize) {
         let done = self.b.create_block();
         let leave = self.leave;
-        self.b.ins().brif(r, leave, NO, done, NO);
+        self.b.ins().brif(r, leave, &[BlockArg::Value(r)], done, NO);
         self.b.switch_to_block(done);
         self.reload_bases();
         self.reload_top(depth_after);
@@ -575,7 +679,7 @@ impl Gen<'_, '_> {
     /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
     /// inline path does not apply), with `depth` operands before it.
     fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
-        self.flush_all(depth);
+        self.flush(depth);
         self.runtime_send_flushed(pc, depth, argc);
     }
 
@@ -585,9 +689,10 @@ impl Gen<'_, '_> {
         let pc_after = self.iconst(pc as i64 + 1);
         let sp = self.sp(depth);
         let ctx = self.ctx();
-        let (sig, addr) = (self.sigs.three, self.entries.send);
+        let none = self.iconst(0);
+        let (sig, addr) = (self.sigs.four, self.entries.send);
         let r = self
-            .call(sig, addr, &[ctx, pc_after, sp])
+            .call(sig, addr, &[ctx, pc_after, sp, none])
             .unwrap_or(pc_after);
         self.after_call(r, depth - argc);
     }
@@ -895,9 +1000,8 @@ impl Gen<'_, '_> {
     /// The end of an inline binary send's path: count the send, answer
     /// `result` in the receiver's operand, take a request, and join.
     fn inline_answer(&mut self, result: Value, pc: usize, depth: usize, join: Block) {
-        self.bump(offset_of!(NativeCtx, sends));
         self.b.def_var(self.s[depth - 2], result);
-        self.poll_request(pc + 1, depth - 1);
+        self.count_send_and_poll(Pc::At(pc + 1));
         self.b.ins().jump(join, NO);
     }
 
@@ -979,48 +1083,9 @@ impl Gen<'_, '_> {
         self.b.ins().uload32(self.flags, addr, offset)
     }
 
-    fn store32(&mut self, v: Value, addr: Value, offset: i32) {
-        self.b.ins().istore32(self.flags, v, addr, offset);
-    }
-
-    /// The address of frame `i` (a value).
-    fn frame_addr(&mut self, i: Value) -> Value {
-        let frames = self.ctx_field(offset_of!(NativeCtx, frames));
-        let off = self
-            .b
-            .ins()
-            .imul_imm_s(i, std::mem::size_of::<Frame>() as i64);
-        self.b.ins().iadd(frames, off)
-    }
-
-    /// The checks every fast call makes before pushing a frame: not nested
-    /// too deep, room for the frame, no activation hooks. Branches to `slow`
-    /// when one fails; answers the number of frames.
-    fn fast_call_room(&mut self, slow: Block) -> Value {
-        let depth = self.ctx_field(offset_of!(NativeCtx, depth));
-        let deep = self.b.ins().icmp_imm_u(
-            IntCC::UnsignedGreaterThanOrEqual,
-            depth,
-            MAX_NATIVE_DEPTH as i64,
-        );
-        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
-        let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
-        let cap = self.ctx_field(offset_of!(NativeCtx, frames_cap));
-        let full = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
-        let no = self.b.ins().bor(deep, full);
-        let hooks_on = self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0);
-        let no = self.b.ins().bor(no, hooks_on);
-        let ok = self.b.create_block();
-        self.b.ins().brif(no, slow, NO, ok, NO);
-        self.b.switch_to_block(ok);
-        fl
-    }
-
-    /// The fast-call table's entry of method `mid`, or a jump to `slow`.
-    fn fast_slot(&mut self, mid: Value, slow: Block) -> Value {
+    /// The native code of method or block `mid` (a value) taking `argc`
+    /// arguments, from the fast-call table, or a jump to `slow`.
+    fn fast_entry(&mut self, mid: Value, argc: usize, slow: Block) -> Value {
         let len = self.ctx_field(offset_of!(NativeCtx, fast_len));
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, mid, len);
         let in_table = self.b.create_block();
@@ -1031,12 +1096,7 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .imul_imm_s(mid, std::mem::size_of::<FastEntry>() as i64);
-        self.b.ins().iadd(table, off)
-    }
-
-    /// The native code of fast-call entry `e` taking `argc` arguments, or a
-    /// jump to `slow`.
-    fn fast_entry_of(&mut self, e: Value, argc: usize, slow: Block) -> Value {
+        let e = self.b.ins().iadd(table, off);
         let entry = self.load(e, offset_of!(FastEntry, entry) as i32);
         let nargs = self.load(e, offset_of!(FastEntry, num_args) as i32);
         let has = self.b.ins().icmp_imm_u(IntCC::NotEqual, entry, 0);
@@ -1048,11 +1108,27 @@ impl Gen<'_, '_> {
         entry
     }
 
-    /// The native code of method `mid` taking `argc` arguments, or a jump to
-    /// `slow`.
-    fn fast_entry(&mut self, mid: Value, argc: usize, slow: Block) -> Value {
-        let e = self.fast_slot(mid, slow);
-        self.fast_entry_of(e, argc, slow)
+    /// The native code of method `mid`, known when compiling (so are its
+    /// arguments, fixed per id: the send site's), from the fast-call table,
+    /// or a jump to `slow`. The table has `mid`'s entry: it is rebuilt from
+    /// every method after each installation (methods are never removed),
+    /// so it covered `mid`, which the send site's cache named, by the time
+    /// this code could run.
+    fn fast_entry_of(&mut self, mid: u32, slow: Block) -> Value {
+        let table = self.ctx_field(offset_of!(NativeCtx, fast));
+        let off = i64::from(mid) * std::mem::size_of::<FastEntry>() as i64
+            + offset_of!(FastEntry, entry) as i64;
+        let entry = match i32::try_from(off) {
+            Ok(off) => self.load(table, off),
+            Err(_) => {
+                let a = self.b.ins().iadd_imm_s(table, off);
+                self.load(a, 0)
+            }
+        };
+        let go = self.b.create_block();
+        self.b.ins().brif(entry, go, NO, slow, NO);
+        self.b.switch_to_block(go);
+        entry
     }
 
     /// Run trivial method `mid` (of kind `kind`, not [`TRIVIAL_NONE`], with
@@ -1075,8 +1151,7 @@ impl Gen<'_, '_> {
         let run = self.b.create_block();
         self.b.ins().brif(hooks, slow, NO, run, NO);
         self.b.switch_to_block(run);
-        self.bump(offset_of!(NativeCtx, sends));
-        self.poll_request(pc + 1, depth - argc);
+        self.count_send_and_poll(Pc::At(pc + 1));
         let result = match kind {
             TRIVIAL_GETTER | TRIVIAL_SETTER => {
                 // A receiver without the field (a class that changed shape)
@@ -1118,79 +1193,107 @@ impl Gen<'_, '_> {
     /// Run leaf primitive method `mid` on the receiver and arguments (stored
     /// in their slots) by the runtime's `primitive` entry: one call, which
     /// counts the send, runs the primitive and, when it fails, the rest of
-    /// the send; continues at `cont` with its answer, or leaves.
-    fn leaf_primitive(&mut self, pc: usize, mid: u32, depth: usize, argc: usize, cont: Block) {
+    /// the send; continues at `back` (the answer reloaded), or leaves.
+    fn leaf_primitive(&mut self, pc: usize, mid: u32, depth: usize, back: Block) {
         let pc_after = self.iconst(pc as i64 + 1);
         let sp = self.sp(depth);
         let m = self.iconst(i64::from(mid));
         let ctx = self.ctx();
         let (sig, addr) = (self.sigs.four, self.entries.primitive);
         let r = self.call(sig, addr, &[ctx, pc_after, sp, m]).unwrap_or(m);
-        self.after_call(r, depth - argc);
+        let leave = self.leave;
+        self.b.ins().brif(r, leave, &[BlockArg::Value(r)], back, NO);
+    }
+
+    /// The end of a send site with a fast path (the operands stored):
+    /// `call`, made with `(target, pc, cell)`, calls `target(ctx, pc, sp,
+    /// cell)` — a callee's native code at its direct entry ([`DIRECT`]), or
+    /// the runtime's send, to which `slow` goes — and both go on at `back`,
+    /// which reloads the answer and continues at `cont`, or leave.
+    #[allow(clippy::too_many_arguments)] // the site's blocks, as the send made them
+    fn finish_site(
+        &mut self,
+        pc: usize,
+        depth: usize,
+        argc: usize,
+        slow: Block,
+        call: Block,
+        back: Block,
+        cont: Block,
+    ) {
+        self.b.switch_to_block(slow);
+        let send = self.iconst(self.entries.send as i64);
+        let pc_after = self.iconst(pc as i64 + 1);
+        let none = self.iconst(0);
+        self.b.ins().jump(
+            call,
+            &[
+                BlockArg::Value(send),
+                BlockArg::Value(pc_after),
+                BlockArg::Value(none),
+            ],
+        );
+        self.b.switch_to_block(call);
+        let params = self.b.block_params(call);
+        let (target, pc_arg, cell) = (params[0], params[1], params[2]);
+        let ctx = self.ctx();
+        let sp = self.sp(depth);
+        let four = self.sigs.four;
+        let inst = self
+            .b
+            .ins()
+            .call_indirect(four, target, &[ctx, pc_arg, sp, cell]);
+        let st = self.b.inst_results(inst)[0];
+        let leave = self.leave;
+        self.b
+            .ins()
+            .brif(st, leave, &[BlockArg::Value(st)], back, NO);
+        self.b.switch_to_block(back);
+        self.reload_bases();
+        self.reload_top(depth - argc);
         self.b.ins().jump(cont, NO);
     }
 
-    /// Push the callee's frame (method `mid`, receiver slot `callee_bp`,
-    /// environment `env`, closure `closure`) after the caller's, save the
-    /// caller's pc, and call `entry`; continues where the callee returned,
-    /// with its answer in the receiver slot (`depth_after` operands).
-    #[allow(clippy::too_many_arguments)]
-    fn fast_call(
-        &mut self,
-        pc: usize,
-        fl: Value,
-        mid: Value,
-        callee_bp: Value,
-        env: Value,
-        closure: Value,
-        entry: Value,
-        depth_after: usize,
-        cont: Block,
-    ) {
-        // The send is counted, and a sampler's stack request honoured, before
-        // the callee's frame exists (as the interpreter does).
-        self.bump(offset_of!(NativeCtx, sends));
-        self.poll_request(pc + 1, depth_after);
-        let caller_idx = self.b.ins().iadd_imm_s(fl, -1);
-        let caller = self.frame_addr(caller_idx);
-        let pc_after = self.iconst(pc as i64 + 1);
-        self.store(pc_after, caller, offset_of!(Frame, pc) as i32);
-        let f = self.frame_addr(fl);
-        self.store32(mid, f, offset_of!(Frame, method) as i32);
-        let zero = self.iconst(0);
-        self.store32(zero, f, offset_of!(Frame, flags) as i32);
-        self.store(zero, f, offset_of!(Frame, pc) as i32);
-        self.store(callee_bp, f, offset_of!(Frame, bp) as i32);
-        self.store(env, f, offset_of!(Frame, env) as i32);
-        self.store(closure, f, offset_of!(Frame, closure) as i32);
-        let fl1 = self.b.ins().iadd_imm_s(fl, 1);
-        self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
-        self.set_ctx_field(callee_bp, offset_of!(NativeCtx, bp));
-        self.set_ctx_field(env, offset_of!(NativeCtx, env));
-        let d = self.ctx_field(offset_of!(NativeCtx, depth));
-        let d1 = self.b.ins().iadd_imm_s(d, 1);
-        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
-        let ctx = self.ctx();
-        let zero = self.iconst(0);
-        let two = self.sigs.two;
-        let inst = self.b.ins().call_indirect(two, entry, &[ctx, zero]);
-        let st = self.b.inst_results(inst)[0];
-        let d = self.ctx_field(offset_of!(NativeCtx, depth));
-        let d0 = self.b.ins().iadd_imm_s(d, -1);
-        self.set_ctx_field(d0, offset_of!(NativeCtx, depth));
-        let back = self.b.create_block();
-        let leave = self.leave;
-        let returned = self.b.ins().icmp_imm_s(IntCC::Equal, st, RETURNED as i64);
-        self.b.ins().brif(returned, back, NO, leave, NO);
-        self.b.switch_to_block(back);
-        self.reload_bases();
-        self.reload_top(depth_after);
-        self.b.ins().jump(cont, NO);
+    /// A site's `call` block (see [`finish_site`](Self::finish_site)):
+    /// `(target, pc, cell)`.
+    fn call_block(&mut self) -> Block {
+        let call = self.b.create_block();
+        for _ in 0..3 {
+            self.b.append_block_param(call, types::I64);
+        }
+        call
+    }
+
+    /// Jump to a site's `call` block for a direct call of `entry` (a
+    /// callee's native code) from the send before `pc + 1`, whose callee
+    /// probes inline-cache entry `cell` (0: probed here).
+    fn direct_call(&mut self, pc: usize, entry: Value, cell: i64, call: Block) {
+        let d = self.iconst(DIRECT + pc as i64 + 1);
+        let cell = self.iconst(cell);
+        self.b.ins().jump(
+            call,
+            &[
+                BlockArg::Value(entry),
+                BlockArg::Value(d),
+                BlockArg::Value(cell),
+            ],
+        );
     }
 
     /// The class index of `v`, or a jump to `slow` (immediates other than
-    /// SmallIntegers take the runtime's path).
-    fn class_of(&mut self, v: Value, slow: Block) -> Value {
+    /// SmallIntegers take the runtime's path, and SmallIntegers too unless
+    /// `ints`: a site whose inline cache held no SmallInteger class).
+    fn class_of(&mut self, v: Value, ints: bool, slow: Block) -> Value {
+        if !ints {
+            let p = self.is_ptr(v);
+            let ptr_blk = self.b.create_block();
+            self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+            self.b.switch_to_block(ptr_blk);
+            let a = self.obj_addr(v);
+            let h0 = self.load(a, 0);
+            let cp = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+            return cp;
+        }
         let int_blk = self.b.create_block();
         let not_int = self.b.create_block();
         let ptr_blk = self.b.create_block();
@@ -1219,7 +1322,8 @@ impl Gen<'_, '_> {
     /// receiver's class and the epoch now, as one word) and, when it still
     /// names the same method, that method runs its own way: inline when it is
     /// trivial, by the runtime's `primitive` entry when it is a leaf
-    /// primitive's, by a direct call of its native code otherwise. Everything
+    /// primitive's, by a direct call of its native code otherwise (whose
+    /// direct entry does the rest of the send: [`DIRECT`]). Everything
     /// else (an entry empty then, refilled since, a callee without native
     /// code) is the runtime's send. A site that had seen nothing is only the
     /// runtime's send: no code for a path never taken.
@@ -1235,12 +1339,16 @@ impl Gen<'_, '_> {
     /// send of [`send`](Self::send), specialised on what the site's inline
     /// cache held (the interpreter fills it when its own fast path does not
     /// apply: a `Vector>>at:`, a `=` of a user's class), from a side path
-    /// (every operand stored). Continues in a block after the send.
+    /// (the operands not stored on the path there are stored first; what
+    /// the main path stored is unchanged). Continues in a block after the
+    /// send.
     fn special_send(&mut self, pc: usize, depth: usize, argc: usize, site: u16) {
-        self.flush_all(depth);
+        let stored = self.clean.clone();
+        self.flush(depth);
         let cont = self.b.create_block();
         self.send_specialised(pc, depth, argc, site, true, cont);
         self.b.switch_to_block(cont);
+        self.clean = stored;
     }
 
     /// The send of [`send`](Self::send) with its operands stored, ending in
@@ -1275,6 +1383,12 @@ impl Gen<'_, '_> {
             .filter(|e| e.num_args == argc && !(special && e.class == cls::DOUBLE))
             .map(|e| (e.cell, e.method, e.kind, e.operand))
             .collect();
+        // A SmallInteger receiver is probed only where the cache held
+        // SmallInteger then; otherwise it takes the runtime's send (which
+        // is always right: probes only shorten it).
+        let ints = pic
+            .iter()
+            .any(|e| e.num_args == argc && e.class == cls::INTEGER);
         if seen.is_empty() {
             self.runtime_send_flushed(pc, depth, argc);
             self.b.ins().jump(cont, NO);
@@ -1282,15 +1396,23 @@ impl Gen<'_, '_> {
         }
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
+        let call = self.call_block();
+        let back = self.b.create_block();
+        if let [(cell, mid, TRIVIAL_NONE, _)] = seen[..] {
+            // One method, not trivial nor a leaf primitive's, for one
+            // class: its direct entry probes the cache entry (Cog's
+            // monomorphic send: the callee checks the receiver's class).
+            let entry = self.fast_entry_of(mid, slow);
+            self.direct_call(pc, entry, cell, call);
+            self.finish_site(pc, depth, argc, slow, call, back, cont);
+            return;
+        }
         let rcv = self.b.use_var(self.s[depth - argc - 1]);
-        let c = self.class_of(rcv, slow);
+        let c = self.class_of(rcv, ints, slow);
         let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
         let hi = self.b.ins().ishl_imm_u(epoch, 32);
         let key = self.b.ins().bor(hi, c);
-        // One block per trivial method (several classes may share one), and
-        // one call block for the methods that are not trivial.
-        let call = self.b.create_block();
-        let call_mid = self.b.append_block_param(call, types::I64);
+        // One block per method (several classes may share one).
         // (method, its block, kind, operand)
         let mut methods: Vec<(u32, Block, u64, u64)> = Vec::new();
         for (k, &(addr, mid, kind, operand)) in seen.iter().enumerate() {
@@ -1307,22 +1429,15 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(hit_blk);
             let held = self.load32(a, offset_of!(InlineCache, method) as i32);
             let same = self.b.ins().icmp_imm_u(IntCC::Equal, held, mid as i64);
-            if kind == TRIVIAL_NONE {
-                let m = self.iconst(mid as i64);
-                self.b
-                    .ins()
-                    .brif(same, call, &[BlockArg::Value(m)], slow, NO);
-            } else {
-                let block = match methods.iter().find(|m| m.0 == mid) {
-                    Some(m) => m.1,
-                    None => {
-                        let b = self.b.create_block();
-                        methods.push((mid, b, kind, operand));
-                        b
-                    }
-                };
-                self.b.ins().brif(same, block, NO, slow, NO);
-            }
+            let block = match methods.iter().find(|m| m.0 == mid) {
+                Some(m) => m.1,
+                None => {
+                    let b = self.b.create_block();
+                    methods.push((mid, b, kind, operand));
+                    b
+                }
+            };
+            self.b.ins().brif(same, block, NO, slow, NO);
             if next != slow {
                 self.b.switch_to_block(next);
             }
@@ -1330,42 +1445,26 @@ impl Gen<'_, '_> {
         for &(mid, block, kind, operand) in &methods {
             self.b.switch_to_block(block);
             if kind == LEAF_PRIMITIVE {
-                self.leaf_primitive(pc, mid, depth, argc, cont);
+                self.leaf_primitive(pc, mid, depth, back);
+            } else if kind == TRIVIAL_NONE {
+                let entry = self.fast_entry_of(mid, slow);
+                self.direct_call(pc, entry, 0, call);
             } else {
                 self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
             }
         }
-        self.b.switch_to_block(call);
-        let entry = self.fast_entry(call_mid, argc, slow);
-        let fl = self.fast_call_room(slow);
-        let bpv = self.bp();
-        let callee_bp = self
-            .b
-            .ins()
-            .iadd_imm_s(bpv, self.base + (depth - argc - 1) as i64);
-        let nil = self.iconst(NIL);
-        self.fast_call(
-            pc,
-            fl,
-            call_mid,
-            callee_bp,
-            nil,
-            nil,
-            entry,
-            depth - argc,
-            cont,
-        );
-        self.b.switch_to_block(slow);
-        self.runtime_send_flushed(pc, depth, argc);
-        self.b.ins().jump(cont, NO);
+        self.finish_site(pc, depth, argc, slow, call, back, cont);
     }
 
     /// `value`/`value:` with a fast path: a closure whose block the
-    /// fast-call table has, with that many arguments.
+    /// fast-call table has, with that many arguments, called directly (its
+    /// direct entry unpacks the closure in the receiver slot).
     fn value(&mut self, pc: usize, depth: usize, argc: usize) {
         self.flush(depth);
         let slow = self.b.create_block();
         let cont = self.b.create_block();
+        let call = self.call_block();
+        let back = self.b.create_block();
         self.b.set_cold_block(slow);
         let clo = self.b.use_var(self.s[depth - argc - 1]);
         let p = self.is_ptr(clo);
@@ -1393,40 +1492,41 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(id_blk);
         let mid = self.b.ins().sshr_imm_u(code_id, 1);
         let entry = self.fast_entry(mid, argc, slow);
-        let fl = self.fast_call_room(slow);
-        let a = self.obj_addr(clo);
-        let recv = self.load(a, HEADER_BYTES + 8 * BLOCK_RECEIVER as i32);
-        let outer = self.load(a, HEADER_BYTES + 8 * BLOCK_OUTER as i32);
-        let slot = self.base + (depth - argc - 1) as i64;
-        self.write_slot(slot, recv);
-        let bpv = self.bp();
-        let callee_bp = self.b.ins().iadd_imm_s(bpv, slot);
-        self.fast_call(
-            pc,
-            fl,
-            mid,
-            callee_bp,
-            outer,
-            clo,
-            entry,
-            depth - argc,
-            cont,
-        );
-        self.b.switch_to_block(slow);
-        // The runtime sees the closure in the receiver slot again.
-        self.write_slot(slot, clo);
-        self.runtime_send_flushed(pc, depth, argc);
-        self.b.ins().jump(cont, NO);
+        self.direct_call(pc, entry, 0, call);
+        self.finish_site(pc, depth, argc, slow, call, back, cont);
         self.b.switch_to_block(cont);
         self.dirty(depth - argc - 1);
     }
 
-    /// A return: inline when the sender is a native activation waiting for
-    /// the answer and nothing else must happen at the return (no hooks, no
-    /// unwind to resume, no home environment, not at the meta level);
-    /// through the runtime otherwise.
-    fn ret(&mut self, depth: usize) {
+    /// A return: a jump to the function's return block with the value.
+    fn ret(&mut self, pc: usize, depth: usize) {
         let v = self.b.use_var(self.s[depth - 1]);
+        let blk = match self.ret_block {
+            Some((b, _)) => b,
+            None => {
+                let b = self.b.create_block();
+                self.b.append_block_param(b, types::I64);
+                self.ret_block = Some((b, pc));
+                b
+            }
+        };
+        self.b.ins().jump(blk, &[BlockArg::Value(v)]);
+    }
+
+    /// The function's return (one for all its `ReturnTop`s and
+    /// `ReturnSelf`s), if it has one: inline when the sender is a native
+    /// activation waiting for the answer and nothing else must happen at
+    /// the return (no hooks, no unwind to resume, no home environment, not
+    /// at the meta level), which pops the frame and the native call depth;
+    /// through the runtime otherwise (the operands are dead: only the
+    /// value is passed).
+    fn fill_ret_block(&mut self) {
+        let Some((blk, pc)) = self.ret_block else {
+            return;
+        };
+        self.b.switch_to_block(blk);
+        self.b.set_srcloc(SourceLoc::new(pc as u32));
+        let v = self.b.block_params(blk)[0];
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
         let inline = !self.code.has_env() && !self.code.meta_level;
@@ -1446,18 +1546,150 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(fast);
             self.write_slot(0, v);
             self.set_ctx_field(after, offset_of!(NativeCtx, frames_len));
+            let d1 = self.b.ins().iadd_imm_s(d, -1);
+            self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
             let r = self.iconst(RETURNED as i64);
             self.b.ins().return_(&[r]);
         } else {
             self.b.ins().jump(slow, NO);
         }
         self.b.switch_to_block(slow);
-        self.flush_all(depth);
-        let sp = self.sp(depth);
+        let sp = self.sp(0);
         let ctx = self.ctx();
-        let (sig, f) = (self.sigs.two, self.entries.ret);
-        let r = self.call(sig, f, &[ctx, sp]).unwrap_or(sp);
-        self.b.ins().return_(&[r]);
+        let (sig, f) = (self.sigs.three, self.entries.ret);
+        let r = self.call(sig, f, &[ctx, sp, v]).unwrap_or(sp);
+        let leave = self.leave;
+        self.b.ins().jump(leave, &[BlockArg::Value(r)]);
+    }
+
+    /// The direct entry ([`DIRECT`]; `pc_arg`, `sp_arg`, `cell` the
+    /// function's parameters): the checks of a native call and a method's
+    /// probe of `cell` (otherwise the caller's send is made through the
+    /// runtime, answered as the caller's), the
+    /// send counted and a poll, the caller's pc saved, this activation's
+    /// frame pushed, then `start` (pc 0). The frame's `bp`, the receiver's
+    /// slot, is the caller's top less the receiver and arguments; a
+    /// method's frame has no environment and no closure, a block's takes
+    /// them from its closure, which the caller left in the receiver slot
+    /// (and which is replaced by its receiver).
+    fn direct_entry(&mut self, pc_arg: Value, sp_arg: Value, cell: Value, start: Block) {
+        let refuse = self.b.create_block();
+        self.b.set_cold_block(refuse);
+        let bpv = self
+            .b
+            .ins()
+            .iadd_imm_s(sp_arg, -(1 + self.code.num_args as i64));
+        self.b.ins().stack_store(types::I64, bpv, self.slot, 8);
+        let cur = self.b.current_block();
+        self.cache[1] = cur.map(|c| (c, bpv));
+        self.reload_bases();
+        let depth = self.ctx_field(offset_of!(NativeCtx, depth));
+        let deep = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            depth,
+            MAX_NATIVE_DEPTH as i64,
+        );
+        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+        let cap = self.ctx_field(offset_of!(NativeCtx, frames_cap));
+        let full = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
+        let no = self.b.ins().bor(deep, full);
+        let hooks_on = self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0);
+        let no = self.b.ins().bor(no, hooks_on);
+        let ok = self.b.create_block();
+        if self.code.is_block() {
+            self.b.ins().brif(no, refuse, NO, ok, NO);
+        } else {
+            // A method probes the caller's inline-cache entry, if it has
+            // one, as the caller's site would have.
+            let may = self.b.create_block();
+            let probe = self.b.create_block();
+            self.b.ins().brif(no, refuse, NO, may, NO);
+            self.b.switch_to_block(may);
+            self.b.ins().brif(cell, probe, NO, ok, NO);
+            self.b.switch_to_block(probe);
+            let rcv = self.read_slot(0);
+            let c = self.class_of(rcv, true, refuse);
+            let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+            let hi = self.b.ins().ishl_imm_u(epoch, 32);
+            let key = self.b.ins().bor(hi, c);
+            let word = self.load(cell, offset_of!(InlineCache, class) as i32);
+            let hit = self.b.ins().icmp(IntCC::Equal, word, key);
+            let same_class = self.b.create_block();
+            self.b.ins().brif(hit, same_class, NO, refuse, NO);
+            self.b.switch_to_block(same_class);
+            let held = self.load32(cell, offset_of!(InlineCache, method) as i32);
+            let same = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::Equal, held, i64::from(self.code.id));
+            self.b.ins().brif(same, ok, NO, refuse, NO);
+        }
+        self.b.switch_to_block(ok);
+        // A block's receiver is its closure's; the receiver must have the
+        // fields the code uses (`fields_ok`).
+        let unpacked = if self.code.is_block() {
+            let clo = self.read_slot(0);
+            let a = self.obj_addr(clo);
+            let recv = self.load(a, HEADER_BYTES + 8 * BLOCK_RECEIVER as i32);
+            let outer = self.load(a, HEADER_BYTES + 8 * BLOCK_OUTER as i32);
+            Some((clo, recv, outer))
+        } else {
+            None
+        };
+        if self.max_field.is_some() {
+            let r = match unpacked {
+                Some((_, recv, _)) => recv,
+                None => self.read_slot(0),
+            };
+            let fine = self.fields_ok(r);
+            let go = self.b.create_block();
+            self.b.ins().brif(fine, go, NO, refuse, NO);
+            self.b.switch_to_block(go);
+        }
+        // The send is counted, and a sampler's stack request honoured,
+        // before this frame exists (as the interpreter does).
+        let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
+        self.count_send_and_poll(Pc::Value(pc_after));
+        let frames = self.ctx_field(offset_of!(NativeCtx, frames));
+        let size = std::mem::size_of::<Frame>() as i64;
+        let off = self.b.ins().imul_imm_s(fl, size);
+        let f = self.b.ins().iadd(frames, off);
+        self.store(pc_after, f, offset_of!(Frame, pc) as i32 - size as i32);
+        let nil = self.iconst(NIL);
+        let (env, closure) = match unpacked {
+            Some((clo, recv, outer)) => {
+                self.write_slot(0, recv);
+                (outer, clo)
+            }
+            None => (nil, nil),
+        };
+        self.b.ins().stack_store(types::I64, env, self.slot, 16);
+        // The method id and no flags, as one word.
+        let id = self.iconst(i64::from(self.code.id));
+        self.store(id, f, offset_of!(Frame, method) as i32);
+        let zero = self.iconst(0);
+        self.store(zero, f, offset_of!(Frame, pc) as i32);
+        self.store(bpv, f, offset_of!(Frame, bp) as i32);
+        self.store(env, f, offset_of!(Frame, env) as i32);
+        self.store(closure, f, offset_of!(Frame, closure) as i32);
+        let fl1 = self.b.ins().iadd_imm_s(fl, 1);
+        self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
+        let d1 = self.b.ins().iadd_imm_s(depth, 1);
+        self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        self.b.ins().jump(start, NO);
+        self.b.switch_to_block(refuse);
+        let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
+        let ctx = self.ctx();
+        let (sig, f) = (self.sigs.four, self.entries.send);
+        let r = self
+            .call(sig, f, &[ctx, pc_after, sp_arg, cell])
+            .unwrap_or(sp_arg);
+        let leave = self.leave;
+        self.b.ins().jump(leave, &[BlockArg::Value(r)]);
     }
 
     /// The start of the code (pc 0): room for the activation's extent on
@@ -1525,7 +1757,7 @@ impl Gen<'_, '_> {
         let cn = self.iconst(cls::NIL as i64);
         self.b.ins().jump(join, &[BlockArg::Value(cn)]);
         self.b.switch_to_block(other);
-        let co = self.class_of(v, slow);
+        let co = self.class_of(v, true, slow);
         self.b.ins().jump(join, &[BlockArg::Value(co)]);
         self.b.switch_to_block(join);
         c
@@ -1717,9 +1949,8 @@ impl Gen<'_, '_> {
             }
             _ => return false,
         };
-        self.bump(offset_of!(NativeCtx, sends));
         self.b.def_var(self.s[rd], result);
-        self.poll_request(pc + 1, rd + 1);
+        self.count_send_and_poll(Pc::At(pc + 1));
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(slow);
         self.special_send(pc, depth, argc, site);
@@ -1797,27 +2028,12 @@ impl Gen<'_, '_> {
                 self.barrier_store(e, slot, a, v);
             }
             Op::PushField(i) => {
+                // The receiver has the field: checked at every entry
+                // (`fields_ok`).
                 let r = self.read_slot(0);
-                let ok = self.is_ptr(r);
-                let check = self.b.create_block();
-                let load = self.b.create_block();
-                let join = self.b.create_block();
-                let out = self.b.append_block_param(join, types::I64);
-                let nil = self.iconst(NIL);
-                self.b
-                    .ins()
-                    .brif(ok, check, NO, join, &[BlockArg::Value(nil)]);
-                self.b.switch_to_block(check);
-                let inb = self.slot_in_bounds(r, i as i64);
-                self.b
-                    .ins()
-                    .brif(inb, load, NO, join, &[BlockArg::Value(nil)]);
-                self.b.switch_to_block(load);
                 let addr = self.obj_addr(r);
                 let v = self.load(addr, HEADER_BYTES + 8 * i as i32);
-                self.b.ins().jump(join, &[BlockArg::Value(v)]);
-                self.b.switch_to_block(join);
-                self.push(&mut d, out);
+                self.push(&mut d, v);
             }
             Op::StoreField(i) | Op::PopField(i) => {
                 let v = if matches!(op, Op::PopField(_)) {
@@ -1825,24 +2041,14 @@ impl Gen<'_, '_> {
                 } else {
                     self.top(d)
                 };
+                // The receiver has the field (`fields_ok`).
                 let r = self.read_slot(0);
-                let ok = self.is_ptr(r);
-                let check = self.b.create_block();
-                let store = self.b.create_block();
-                let join = self.b.create_block();
-                self.b.ins().brif(ok, check, NO, join, NO);
-                self.b.switch_to_block(check);
-                let inb = self.slot_in_bounds(r, i as i64);
-                self.b.ins().brif(inb, store, NO, join, NO);
-                self.b.switch_to_block(store);
                 let addr = self.obj_addr(r);
                 let a = self
                     .b
                     .ins()
                     .iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
                 self.barrier_store(r, i as i64, a, v);
-                self.b.ins().jump(join, NO);
-                self.b.switch_to_block(join);
             }
             Op::PushGlobal(i) => {
                 let ctx = self.ctx();
@@ -1873,13 +2079,11 @@ impl Gen<'_, '_> {
                 let r = self.call(sig, f, &[ctx, pc_after, sp, idx]).unwrap_or(idx);
                 d += 1;
                 let ok = self.b.create_block();
-                let leave = self.b.create_block();
-                self.b.set_cold_block(leave);
+                let leave = self.leave;
                 let is_done = self.b.ins().icmp_imm_s(IntCC::Equal, r, DONE as i64);
-                self.b.ins().brif(is_done, ok, NO, leave, NO);
-                self.b.switch_to_block(leave);
-                let bail = self.iconst(BAIL as i64);
-                self.b.ins().return_(&[bail]);
+                self.b
+                    .ins()
+                    .brif(is_done, ok, NO, leave, &[BlockArg::Value(r)]);
                 self.b.switch_to_block(ok);
                 self.reload_bases();
                 self.reload_top(d);
@@ -1914,7 +2118,7 @@ impl Gen<'_, '_> {
                     let r = self.read_slot(0);
                     self.push(&mut d, r);
                 }
-                self.ret(d);
+                self.ret(pc, d);
                 return false;
             }
             Op::ReturnNonLocal => {
@@ -1923,7 +2127,7 @@ impl Gen<'_, '_> {
             }
             Op::Jump(t) | Op::JumpBack(t) => {
                 if matches!(op, Op::JumpBack(_)) && !polls_in(&self.code.ops, t as usize, pc) {
-                    self.poll_back_jump(t as usize, d);
+                    self.poll_back_jump(t as usize);
                 }
                 let target = self.blocks[t as usize];
                 self.b.ins().jump(target, NO);
@@ -1996,7 +2200,7 @@ impl Gen<'_, '_> {
                 target,
             } => {
                 if !polls_in(&self.code.ops, target as usize, pc) {
-                    self.poll_back_jump(target as usize, d);
+                    self.poll_back_jump(target as usize);
                 }
                 let c = self.read_slot(1 + counter as i64);
                 let int = self.is_int(c);
@@ -2045,32 +2249,18 @@ pub(crate) fn compile(
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let (cctx, pc) = (params[0], params[1]);
+    let (cctx, pc, sp, cell) = (params[0], params[1], params[2], params[3]);
     let max = code.max_stack + 2;
     let s: Vec<Variable> = (0..max).map(|_| b.declare_var(types::I64)).collect();
     let fp = b.declare_var(types::I64);
     let heap = b.declare_var(types::I64);
-    // Count the entry (the code zone evicts the functions entered least).
-    let counter = b.ins().iconst(types::I64, counter as i64);
-    let n = b.ins().load(types::I64, flags, counter, 0);
-    let n = b.ins().iadd_imm_s(n, 1);
-    b.ins().store(flags, n, counter, 0);
-    let bp = b
-        .ins()
-        .load(types::I64, flags, cctx, offset_of!(NativeCtx, bp) as i32);
-    let env = b
-        .ins()
-        .load(types::I64, flags, cctx, offset_of!(NativeCtx, env) as i32);
     let slot = b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
         cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
         24,
         3,
     ));
-    b.ins().stack_store(types::I64, cctx, slot, 0);
-    b.ins().stack_store(types::I64, bp, slot, 8);
-    b.ins().stack_store(types::I64, env, slot, 16);
     let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
-    let decline_placeholder = blocks[ops.len()];
+    let placeholder = blocks[ops.len()];
     let mut g = Gen {
         b,
         code,
@@ -2084,23 +2274,72 @@ pub(crate) fn compile(
         base: 1 + code.num_args as i64 + code.num_temps as i64,
         bails: Vec::new(),
         clean: vec![false; max],
-        leave: decline_placeholder,
+        leave: placeholder,
+        bail_tail: placeholder,
+        ret_block: None,
+        decline: placeholder,
         slot,
         cache: [None; 3],
+        max_field: ops
+            .iter()
+            .filter_map(|op| match *op {
+                Op::PushField(i) | Op::StoreField(i) | Op::PopField(i) => Some(i),
+                _ => None,
+            })
+            .max(),
     };
-    let leave = g.b.create_block();
-    g.b.set_cold_block(leave);
-    g.leave = leave;
-    // Dispatch on the resume pc: pc 0 (every call) by one test, the others
-    // by a table from pc to resume index and one `br_table` (a `Switch` on
-    // the sparse pcs is a tree of two blocks per resume point, whose edges
-    // to the declining block Cranelift must split too).
-    let decline = g.b.create_block();
+    g.leave = g.b.create_block();
+    g.b.set_cold_block(g.leave);
+    g.b.append_block_param(g.leave, types::I64);
+    g.bail_tail = g.b.create_block();
+    g.b.set_cold_block(g.bail_tail);
+    g.b.append_block_param(g.bail_tail, types::I64);
+    g.b.append_block_param(g.bail_tail, types::I64);
+    g.decline = g.b.create_block();
+    g.b.set_cold_block(g.decline);
+    g.b.ins().stack_store(types::I64, cctx, slot, 0);
+    g.cache[0] = Some((entry, cctx));
     let mut resumes = Vec::new();
     for p in 0..ops.len() {
         if an.resume[p] {
             resumes.push((p, g.b.create_block()));
         }
+    }
+    let start = resumes[0].1;
+    // A direct entry (a call from native code: `DIRECT`) first, then the
+    // resume pc: pc 0 (every call from the interpreter or the runtime) by
+    // one test, the others by a table from pc to resume index and one
+    // `br_table` (a `Switch` on the sparse pcs is a tree of two blocks per
+    // resume point, whose edges to the declining block Cranelift must split
+    // too).
+    let direct = g.b.create_block();
+    let resume = g.b.create_block();
+    let is_direct =
+        g.b.ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, pc, DIRECT);
+    g.b.ins().brif(is_direct, direct, NO, resume, NO);
+    g.b.switch_to_block(direct);
+    g.cache[0] = Some((direct, cctx));
+    g.direct_entry(pc, sp, cell, start);
+    g.b.set_srcloc(SourceLoc::default());
+    g.b.switch_to_block(resume);
+    let bp = g.load(cctx, offset_of!(NativeCtx, bp) as i32);
+    let env = g.load(cctx, offset_of!(NativeCtx, env) as i32);
+    g.b.ins().stack_store(types::I64, bp, slot, 8);
+    g.b.ins().stack_store(types::I64, env, slot, 16);
+    g.cache = [
+        Some((resume, cctx)),
+        Some((resume, bp)),
+        Some((resume, env)),
+    ];
+    g.reload_bases();
+    if g.max_field.is_some() {
+        let r = g.read_slot(0);
+        let ok = g.fields_ok(r);
+        let fine = g.b.create_block();
+        let decline = g.decline;
+        g.b.ins().brif(ok, fine, NO, decline, NO);
+        g.b.switch_to_block(fine);
     }
     let k = resumes.len() as u32;
     let mut table = vec![k; ops.len() + 1];
@@ -2109,7 +2348,7 @@ pub(crate) fn compile(
     }
     let resume_table = table.into_boxed_slice();
     let others = g.b.create_block();
-    g.b.ins().brif(pc, others, NO, resumes[0].1, NO);
+    g.b.ins().brif(pc, others, NO, start, NO);
     g.b.switch_to_block(others);
     let last = g.iconst(ops.len() as i64);
     let p = g.b.ins().umin(pc, last);
@@ -2120,20 +2359,23 @@ pub(crate) fn compile(
     // Index 0 (pc 0) is taken above: the jump table starts at index 1 (0
     // and k wrap or run past it, to `decline`).
     let idx = g.b.ins().iadd_imm_s(idx, -1);
-    let def = g.b.func.dfg.block_call(decline, &[]);
+    let def = g.b.func.dfg.block_call(g.decline, &[]);
     let calls: Vec<_> = resumes[1..]
         .iter()
         .map(|&(_, r)| g.b.func.dfg.block_call(r, &[]))
         .collect();
     let jt = g.b.create_jump_table(JumpTableData::new(def, &calls));
     g.b.ins().br_table(idx, jt);
-    g.b.switch_to_block(decline);
-    let dv = g.iconst(DECLINE as i64);
-    g.b.ins().return_(&[dv]);
+    // Each resume block reads its operands (the bases were read above).
     for (p, r) in resumes {
         g.b.switch_to_block(r);
-        g.reload_bases();
         if p == 0 {
+            // Count the activation (the code zone evicts the functions
+            // entered least): a direct entry the callee refused is not one.
+            let counter = g.iconst(counter as i64);
+            let n = g.load(counter, 0);
+            let n = g.b.ins().iadd_imm_s(n, 1);
+            g.store(n, counter, 0);
             g.prologue();
         }
         let depth = an.depth[p].unwrap_or(0);
@@ -2158,8 +2400,8 @@ pub(crate) fn compile(
         }
         let Some(depth) = an.depth[pc] else {
             // Unreachable code: never entered.
-            let dv = g.iconst(DECLINE as i64);
-            g.b.ins().return_(&[dv]);
+            let decline = g.decline;
+            g.b.ins().jump(decline, NO);
             fell = false;
             continue;
         };
@@ -2169,19 +2411,29 @@ pub(crate) fn compile(
         let end = g.blocks[ops.len()];
         g.b.ins().jump(end, NO);
     }
-    g.b.switch_to_block(g.leave);
-    let bv = g.iconst(BAIL as i64);
-    g.b.ins().return_(&[bv]);
-    for (blk, pc, depth) in std::mem::take(&mut g.bails) {
+    for (blk, pc, depth, stored) in std::mem::take(&mut g.bails) {
         g.b.switch_to_block(blk);
         g.b.set_srcloc(SourceLoc::new(pc as u32));
+        g.clean = stored;
         g.bail_here(pc, depth);
     }
+    g.fill_ret_block();
+    // The exits: code of no instruction.
+    g.b.set_srcloc(SourceLoc::default());
+    g.fill_bail_tail();
     // The block past the end is never reached (every path returns).
     let end = g.blocks[ops.len()];
     g.b.switch_to_block(end);
+    let decline = g.decline;
+    g.b.ins().jump(decline, NO);
+    g.b.switch_to_block(decline);
     let dv = g.iconst(DECLINE as i64);
-    g.b.ins().return_(&[dv]);
+    let leave = g.leave;
+    g.b.ins().jump(leave, &[BlockArg::Value(dv)]);
+    // One epilogue for every exit but the inline return's.
+    g.b.switch_to_block(leave);
+    let status = g.b.block_params(leave)[0];
+    g.b.ins().return_(&[status]);
     g.b.seal_all_blocks();
     g.b.finalize(isa.frontend_config());
     let mut ctrl = cranelift_codegen::control::ControlPlane::default();

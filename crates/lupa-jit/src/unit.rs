@@ -22,7 +22,7 @@
 //! and the install moves nothing the code embeds.
 
 use lupa_compiler::Op;
-use lupa_vm::{FastEntry, Image, MethodCode, TRIVIAL_NONE, leaf_primitive};
+use lupa_vm::{CodeKind, FastEntry, Image, MethodCode, TRIVIAL_NONE, leaf_primitive};
 
 /// A send site's method that is a leaf primitive's (`leaf_primitive`): its
 /// [`Seen::kind`] (not a trivial kind), which codegen calls by the runtime's
@@ -60,6 +60,8 @@ pub(crate) struct Unit {
     pub(crate) max_stack: usize,
     /// Has it an environment of its own (`MethodCode::has_env`)?
     env: bool,
+    /// Is it a block (its activations have a closure)?
+    block: bool,
     /// `<metaLevel>`, `<baseLevel>` or `<trapShortcut>`.
     pub(crate) meta_level: bool,
     /// The address of each literal's cell.
@@ -112,6 +114,7 @@ impl Unit {
             num_temps: code.num_temps,
             max_stack: code.max_stack,
             env: code.has_env(),
+            block: code.kind == CodeKind::Block,
             meta_level: code.meta_level,
             literals: code.literals.iter().map(|c| c.as_ptr() as i64).collect(),
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
@@ -122,6 +125,11 @@ impl Unit {
     /// Has it an environment of its own?
     pub(crate) fn has_env(&self) -> bool {
         self.env
+    }
+
+    /// Is it a block?
+    pub(crate) fn is_block(&self) -> bool {
+        self.block
     }
 
     /// A method of `ops` with no arguments, temporaries, literals or send
@@ -135,6 +143,7 @@ impl Unit {
             num_temps: 0,
             max_stack: 2,
             env: false,
+            block: false,
             meta_level: false,
             literals: Box::new([]),
             sel_ids: Box::new([]),

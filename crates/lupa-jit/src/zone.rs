@@ -418,7 +418,7 @@ unsafe fn parts<'a>(ctx: *mut NativeCtx) -> (&'a mut Vm, &'a mut NativeCtx) {
 /// a method with native code, that code is called from here, so that a send
 /// site's slow path in native code is one call and one test (its callers'
 /// code stays small, which is most of what compiling it costs).
-pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
+pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64, _cell: u64) -> u64 {
     let r = {
         // SAFETY: called by native code with its context (see `parts`); the
         // references end with this block, before native code runs again.
@@ -452,22 +452,24 @@ fn run_activated(ctx: *mut NativeCtx, r: u64) -> u64 {
     }
     // SAFETY: the VM's send entries answer DONE, BAIL or the address of the
     // native code of the callee they activated (a `NativeFn` in this zone,
-    // entered at pc 0 with the context native code runs with, as a direct
-    // call from native code would). `ctx` is valid for this call and no Rust
-    // reference to it or to the VM is live while the callee runs.
+    // entered at pc 0 with the context native code runs with, its frame
+    // pushed by the runtime). `ctx` is valid for this call and no Rust
+    // reference to it or to the VM is live while the callee runs. The
+    // callee's return to a native sender takes the depth added here back
+    // (after any other answer native code leaves, and the depth is not read
+    // again).
     unsafe {
         let f = std::mem::transmute::<usize, NativeFn>(r as usize);
         (*ctx).depth += 1;
-        let status = f(ctx, 0);
-        (*ctx).depth -= 1;
+        let status = f(ctx, 0, 0, 0);
         if status == RETURNED { DONE } else { BAIL }
     }
 }
 
-pub(crate) extern "C" fn rt_return(ctx: *mut NativeCtx, sp: u64) -> u64 {
+pub(crate) extern "C" fn rt_return(ctx: *mut NativeCtx, sp: u64, value: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_return(ctx, sp)
+    vm.native_return(ctx, sp, Value::from_raw(value))
 }
 
 pub(crate) extern "C" fn rt_bail(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
@@ -500,10 +502,10 @@ pub(crate) extern "C" fn rt_store(ctx: *mut NativeCtx, object: u64, index: u64, 
     vm.native_store(Value::from_raw(object), index, Value::from_raw(value));
 }
 
-pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64, sp: u64) -> u64 {
+pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_sample(ctx, pc, sp)
+    vm.native_sample(ctx, pc)
 }
 
 pub(crate) extern "C" fn rt_reserve(ctx: *mut NativeCtx, n: u64) {

@@ -483,7 +483,10 @@ impl Vm {
     }
 
     /// The fast-call table from the methods' native code now (compilation
-    /// adds entries, eviction removes and moves them).
+    /// adds entries, eviction removes and moves them). Rebuilt after every
+    /// installation, from every method: native code reads the entry of a
+    /// method its send site named when it was compiled without a bounds
+    /// check, the table having covered it since that code was installed.
     fn rebuild_fast_table(&mut self) {
         let fast = &mut self.native.fast;
         fast.clear();
@@ -651,7 +654,7 @@ impl Vm {
         } else {
             None
         };
-        let status = f(&mut ctx, pc as u64);
+        let status = f(&mut ctx, pc as u64, 0, 0);
         self.obs.in_native = was_native;
         if let Some(word) = saved {
             self.obs.restore_state(word);
@@ -863,14 +866,14 @@ impl Vm {
         DONE
     }
 
-    /// Runtime call: return the value at `sp - 1` from the top frame
-    /// (`ReturnTop`; `ReturnSelf` stores the receiver there first). Answers
+    /// Runtime call: return `v` from the top frame (`ReturnTop`,
+    /// `ReturnSelf`), whose operand stack, dead, starts at `sp`. Answers
     /// `RETURNED` when the sender, a native activation waiting for the
-    /// answer, goes on; `BAIL` otherwise.
-    pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64) -> u64 {
+    /// answer, goes on (one native call fewer deep: `ctx.depth`); `BAIL`
+    /// otherwise.
+    pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64, v: Value) -> u64 {
         self.sync_in(ctx);
         self.sched.running.stack.set_len(sp as usize);
-        let v = self.sched.running.stack.pop().unwrap_or(Value::NIL);
         let n = self.sched.running.frames.len();
         let unwinds = n.checked_sub(1) == Some(self.sched.running.unwind_watch);
         if let Err(e) = self.return_from_top(v) {
@@ -891,6 +894,7 @@ impl Vm {
                 let extent = Self::extent(self.image.code(f.method), f.bp);
                 self.stack_to(extent);
                 self.sync_out(ctx);
+                ctx.depth -= 1;
                 RETURNED
             }
             None => self.bail(RETURN),
@@ -985,7 +989,7 @@ impl Vm {
     /// (native code leaves without storing its operands: the run ends);
     /// otherwise the stack copy a sampler thread asked for, or a self-timed
     /// sampler's, is made and native code goes on (`DONE`).
-    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64, _sp: u64) -> u64 {
+    pub fn native_sample(&mut self, ctx: &mut NativeCtx, pc: u64) -> u64 {
         self.sync_in(ctx);
         let in_frame = !self.sched.running.frames.is_empty();
         if in_frame {

@@ -22,6 +22,12 @@
 //!   addresses, which calls may move) after it. Collections happen only at
 //!   the interpreter's safepoints, never while native code runs, so values
 //!   do not move between two calls into the runtime.
+//! - Native code calls the native code of a callee the fast-call table
+//!   names (`FastEntry::entry`) at its *direct entry* (a `pc` the JIT
+//!   encodes, with the caller's operand stack top): the callee makes the
+//!   checks a native call needs (or the caller's send through the runtime),
+//!   saves the caller's pc and pushes its own frame, as the runtime would,
+//!   so the frames are the interpreter's whichever side made them.
 //! - Native code counts the sends and inlined sends it executes in
 //!   [`NativeCtx::sends`] and [`NativeCtx::inlined`]; the runtime adds them to
 //!   the observation counters at each call, so the counts are those of the
@@ -53,7 +59,10 @@ pub struct NativeCtx {
     pub sends: u64,
     /// Inlined sends (control structures) executed likewise.
     pub inlined: u64,
-    /// Native activations nested in the one the interpreter entered.
+    /// Native activations nested in the one the interpreter entered: a
+    /// native call adds one (the callee's direct entry, or the runtime's
+    /// send entry calling the code of the callee it activated), the
+    /// callee's return to its native sender takes it back.
     pub depth: u64,
     /// The value of `sends` at which native code polls (the runtime's
     /// `sample` entry): requests from other threads, a self-timed sampler's
@@ -87,7 +96,8 @@ pub struct NativeCtx {
     /// return goes through the runtime), or `u64::MAX`.
     pub unwind_watch: u64,
     /// The fast-call table: per method id, the native code native code may
-    /// call directly after pushing the frame itself ([`FastEntry`]).
+    /// call directly, at its direct entry, which pushes the callee's frame
+    /// ([`FastEntry`]).
     pub fast: *const FastEntry,
     /// Entries in `fast`.
     pub fast_len: u64,
@@ -108,8 +118,9 @@ pub struct NativeCtx {
 }
 
 /// What native code may do itself for a method or block, by method id: call
-/// its native code after pushing the frame (`entry`), or run it without a
-/// frame when it is trivial (`trivial`, `operand`), as the interpreter does.
+/// its native code at its direct entry, which pushes its own frame
+/// (`entry`), or run it without a frame when it is trivial (`trivial`,
+/// `operand`), as the interpreter does.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FastEntry {
@@ -174,9 +185,13 @@ pub const TRIVIAL_CONSTANT: u64 = 4;
 /// `^literal` (`operand`: the address of the literal's cell).
 pub const TRIVIAL_LITERAL: u64 = 5;
 
-/// A compiled method or block: `f(ctx, pc)` continues the top activation at
-/// resume point `pc` and answers [`RETURNED`], [`BAIL`] or [`DECLINE`].
-pub type NativeFn = extern "C" fn(*mut NativeCtx, u64) -> u64;
+/// A compiled method or block: `f(ctx, pc, 0, 0)` continues the top
+/// activation at resume point `pc` and answers [`RETURNED`], [`BAIL`] or
+/// [`DECLINE`]. (Native code also calls native code at a *direct entry*,
+/// with a `pc` of its own encoding, its operand stack's top and an inline
+/// cache entry as the other arguments: the callee probes the entry and
+/// pushes its own frame there; see the JIT's `codegen.rs`.)
+pub type NativeFn = extern "C" fn(*mut NativeCtx, u64, u64, u64) -> u64;
 
 /// The activation returned to its sender (through the runtime's return).
 pub const RETURNED: u64 = 0;
