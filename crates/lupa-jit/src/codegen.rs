@@ -66,7 +66,12 @@
 //! runtime call that only reads the heap), conditional jumps on
 //! booleans and nil, `to:do:` loops on SmallIntegers, field and environment
 //! reads with their bounds checks. Everything else goes through the runtime,
-//! which runs the interpreter's own code for it.
+//! which runs the interpreter's own code for it. The Double paths are
+//! compiled only into code whose special sends the interpreter saw meet a
+//! Double, and the String paths only where one compared a String
+//! (`MethodCode::saw_double`, `saw_string`: type feedback, as a baseline
+//! tier reads it); elsewhere such a send goes through the runtime, whose
+//! fast path is the interpreter's.
 //!
 //! Every instruction's native code carries its bytecode pc as source
 //! location, so the code zone can map any machine-code address back to a
@@ -842,7 +847,7 @@ impl Gen<'_, '_> {
         };
         self.b.ins().jump(answer, &[BlockArg::Value(result)]);
         self.b.switch_to_block(not_ints);
-        if op == SpecialOp::BitAnd {
+        if op == SpecialOp::BitAnd || !self.code.doubles {
             self.b.ins().jump(slow, NO);
         } else {
             let (x, y) = self.double_operands(a, bv, slow);
@@ -875,7 +880,7 @@ impl Gen<'_, '_> {
             self.b.ins().jump(answer, &[BlockArg::Value(result)]);
         }
         self.b.switch_to_block(slow);
-        if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
+        if matches!(op, SpecialOp::Eq | SpecialOp::Ne) && self.code.strings {
             // Short Strings compared here; other String receivers by the
             // interpreter's fast path, by a call that only reads the heap (no
             // operand stored).

@@ -3,7 +3,10 @@
 //! queued never runs the old code, a VM ending with compilations queued
 //! does not wait for them, and counts are the same with the thread on and
 //! off. [`Vm::finish_compiling`] waits for the thread where a test needs the
-//! code installed (no sleeps).
+//! code installed (no sleeps). And the type feedback a [`Unit`] copies: the
+//! Doubles and Strings the interpreter's special sends met.
+//!
+//! [`Unit`]: crate::unit::Unit
 
 use crate::CraneliftJit;
 use lupa_vm::{JitMode, Lookup, Value, Vm, VmOptions};
@@ -11,6 +14,8 @@ use lupa_vm::{JitMode, Lookup, Value, Vm, VmOptions};
 const PROBE: &str = "Probe = (
   leaf: x = ( ^ x + 1 )
   spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := self leaf: s ]. ^ s )
+  half = ( ^ 0.5 * 3 )
+  same = ( ^ ('ab' , 'c') = 'abc' )
 )
 ";
 
@@ -149,4 +154,26 @@ fn sends_are_counted_the_same_with_the_thread_on_and_off() {
         (results, vm.send_count() - start)
     };
     assert_eq!(count(true), count(false));
+}
+
+#[test]
+fn a_unit_copies_the_doubles_and_strings_the_interpreters_special_sends_met() {
+    let (mut vm, c, class) = vm(1_000_000, false);
+    let p = probe(&mut vm, class);
+    assert_eq!(spin(&mut vm, p, 3), 3);
+    let r = vm.send_message(p, "half", &[]).expect("half runs");
+    assert!(r.is_float() && r.float_unchecked() == 1.5, "{r:?}");
+    let r = vm.send_message(p, "same", &[]).expect("same runs");
+    assert_eq!(r, Value::TRUE);
+    let unit = |vm: &mut Vm, selector: &str| {
+        let id = method_id(vm, c, selector);
+        let code = vm.image.method_code(id).expect("the method");
+        crate::unit::Unit::of(code, &vm.image)
+    };
+    let leaf = unit(&mut vm, "leaf:");
+    assert!(!leaf.doubles && !leaf.strings, "SmallIntegers only");
+    let half = unit(&mut vm, "half");
+    assert!(half.doubles && !half.strings, "a Double product");
+    let same = unit(&mut vm, "same");
+    assert!(!same.doubles && same.strings, "a String comparison");
 }

@@ -62,6 +62,11 @@ pub(crate) struct Unit {
     env: bool,
     /// Is it a block (its activations have a closure)?
     block: bool,
+    /// Did the interpreter meet a Double, or compare a String, at its
+    /// special sends (`MethodCode::saw_double`, `saw_string`)? Its inline
+    /// Double and String paths are compiled only then.
+    pub(crate) doubles: bool,
+    pub(crate) strings: bool,
     /// `<metaLevel>`, `<baseLevel>` or `<trapShortcut>`.
     pub(crate) meta_level: bool,
     /// The address of each literal's cell.
@@ -115,6 +120,8 @@ impl Unit {
             max_stack: code.max_stack,
             env: code.has_env(),
             block: code.kind == CodeKind::Block,
+            doubles: code.saw_double.get(),
+            strings: code.saw_string.get(),
             meta_level: code.meta_level,
             literals: code.literals.iter().map(|c| c.as_ptr() as i64).collect(),
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
@@ -144,6 +151,8 @@ impl Unit {
             max_stack: 2,
             env: false,
             block: false,
+            doubles: false,
+            strings: false,
             meta_level: false,
             literals: Box::new([]),
             sel_ids: Box::new([]),

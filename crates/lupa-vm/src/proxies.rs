@@ -243,6 +243,8 @@ impl Vm {
             num_temps: m.num_temps,
             env_size: m.env_size,
             needs_env: m.needs_env,
+            saw_double: Cell::new(false),
+            saw_string: Cell::new(false),
             home_env: m.home_env,
             max_stack: m.max_stack,
             ops: m.ops.clone(),

@@ -594,16 +594,22 @@ fn double_arithmetic_compiled_is_the_interpreters() {
     assert_eq!(interpreted.lines().count(), 14 * 14, "{interpreted}");
 }
 
-/// Run class `name` of `dir` interpreted and with everything compiled:
-/// both must succeed and print the same; answers what they printed.
+/// Run class `name` of `dir` interpreted, with everything compiled at its
+/// first call and compiled once warm: all must succeed and print the same;
+/// answers what they printed.
 fn same_output_compiled(dir: &std::path::Path, name: &str) -> String {
-    let run = |jit: &str| {
-        let r = lupa_in(dir, &["--jit", jit, "-cp", ".", name]);
-        assert_eq!(r.code, 0, "--jit {jit}: {}", r.stderr);
+    let run = |jit: &[&str]| {
+        let r = lupa_in(dir, &[jit, &["-cp", ".", name]].concat());
+        assert_eq!(r.code, 0, "{jit:?}: {}", r.stderr);
         r.stdout
     };
-    let interpreted = run("off");
-    assert_eq!(run("always"), interpreted);
+    let interpreted = run(&["--jit", "off"]);
+    assert_eq!(run(&["--jit", "always"]), interpreted);
+    // Compiled once warm: with the interpreter's type feedback (the Doubles
+    // and Strings its special sends met), the inline Double and String
+    // paths.
+    let warm = ["--jit", "on", "--jit-threshold", "2", "--jit-thread", "off"];
+    assert_eq!(run(&warm), interpreted);
     interpreted
 }
 

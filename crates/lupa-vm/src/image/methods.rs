@@ -77,6 +77,8 @@ impl Image {
             needs_env: cc.needs_env,
             home_env: cc.kind == CodeKind::Method && (cc.env_size > 0 || cc.needs_env),
             max_stack: cc.max_stack as usize,
+            saw_double: Cell::new(false),
+            saw_string: Cell::new(false),
             ops: cc.code.clone().into_boxed_slice(),
             literals: lits.into_boxed_slice(),
             sel_ids: sel_ids.into_boxed_slice(),

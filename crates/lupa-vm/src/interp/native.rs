@@ -777,7 +777,7 @@ impl Vm {
                     .unwrap_or(0);
                 self.dispatch_in(start, id, argc as usize, None)
             }
-            Some(&Op::Special { op, sel, site }) => match self.special(op) {
+            Some(&Op::Special { op, sel, site }) => match self.special(op, &code) {
                 Ok(true) => Ok(()),
                 // Native code runs only while no trap guards special sends.
                 Ok(false) => self.special_send(&code, op, sel, site, true),

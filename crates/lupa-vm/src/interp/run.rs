@@ -262,7 +262,7 @@ impl Vm {
                             && PER_SEND
                             && self.obs.guarding_traps
                             && self.special_is_instrumented(&code, sel, site, op);
-                        if !instrumented && self.special(op)? {
+                        if !instrumented && self.special(op, &code)? {
                             continue;
                         }
                         self.save_pc(pc);

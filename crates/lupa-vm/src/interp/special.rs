@@ -118,9 +118,11 @@ impl Vm {
         }
     }
 
-    /// Fast paths of special sends. Answers true when done (result on the stack).
+    /// Fast paths of special sends (of `code`, which notes the Doubles and
+    /// Strings they meet: `MethodCode::saw_double`). Answers true when done
+    /// (result on the stack).
     #[inline(always)]
-    pub(super) fn special(&mut self, op: SpecialOp) -> Result<bool, VmError> {
+    pub(super) fn special(&mut self, op: SpecialOp, code: &MethodCode) -> Result<bool, VmError> {
         let n = self.sched.running.stack.len();
         match op {
             SpecialOp::Add
@@ -190,10 +192,15 @@ impl Vm {
                     self.double_of(b).or_else(|| b.as_int().map(|i| i as f64)),
                 ) else {
                     if matches!(op, SpecialOp::Eq | SpecialOp::Ne) {
-                        return self.string_equality(op, a, b, n);
+                        let done = self.string_equality(op, a, b, n)?;
+                        if done {
+                            code.saw_string.set(true);
+                        }
+                        return Ok(done);
                     }
                     return Ok(false);
                 };
+                code.saw_double.set(true);
                 let r = match op {
                     SpecialOp::Add => self.new_double(x + y)?,
                     SpecialOp::Sub => self.new_double(x - y)?,

@@ -116,6 +116,15 @@ pub struct MethodCode {
     /// Activations and backward jumps left before this code is hot enough to
     /// compile (counted down by the interpreter; see `interp/native.rs`).
     pub hotness: Cell<u32>,
+    /// The interpreter's arithmetic or comparison fast path met a Double
+    /// at one of this code's special sends (`interp/special.rs`): a JIT
+    /// compiles its inline Double paths only then (type feedback: a send
+    /// site compiled without them makes such sends through the runtime,
+    /// whose fast path is the same).
+    pub saw_double: Cell<bool>,
+    /// Its `=`/`~=` fast path compared a String receiver likewise (the
+    /// JIT's inline String comparison).
+    pub saw_string: Cell<bool>,
     /// Native primitive, if any.
     pub primitive: Cell<Option<PrimId>>,
     /// Declared `= primitive` (no Smalltalk fallback).
