@@ -102,11 +102,19 @@ pub struct SampleRegister {
 impl SampleRegister {
     /// The VM state now.
     pub fn read_state(&self) -> crate::obs::sampling::StateWord {
-        let word = self.state.load(Ordering::Relaxed);
-        let primitive = self.primitive.load(Ordering::Relaxed);
-        crate::obs::sampling::StateWord::unpack(crate::obs::sampling::StateWord::effective(
-            word, primitive, false,
-        ))
+        crate::obs::sampling::StateWord::unpack(self.effective_word(false))
+    }
+
+    /// The state word a sample reads: the published word and the running
+    /// primitive combined, with `Interpreting` read as `Native` when
+    /// `in_native` (a self-timed sampler's flag, on the VM thread; another
+    /// thread passes false: native code entries rewrite the word for it).
+    fn effective_word(&self, in_native: bool) -> u64 {
+        crate::obs::sampling::StateWord::effective(
+            self.state.load(Ordering::Relaxed),
+            self.primitive.load(Ordering::Relaxed),
+            in_native,
+        )
     }
 
     /// Ask the interpreter for the running stack, tagged `seq` (non-zero),
@@ -363,7 +371,7 @@ impl Observation {
         }
         let due = pending.is_some() || self.self_deadline.get().is_some_and(|d| now >= d);
         let seq = if due {
-            let word = pending.unwrap_or_else(|| Self::state_word(&self.sample, self.in_native));
+            let word = pending.unwrap_or_else(|| self.sample.effective_word(self.in_native));
             let (seq, next) = t
                 .timer
                 .take(crate::obs::sampling::StateWord::unpack(word), now);
@@ -418,22 +426,9 @@ impl Observation {
         };
         if passed && self.pending_state.get().is_none() {
             self.pending_state
-                .set(Some(Self::state_word(&self.sample, self.in_native)));
+                .set(Some(self.sample.effective_word(self.in_native)));
             self.poll_at.set(0);
         }
-    }
-
-    /// The state word a self-timed sample reads, on this thread: the
-    /// published word and primitive combined, where `Interpreting` while
-    /// native code runs is `Native` (with a self-timed sampler, entering
-    /// native code only sets [`in_native`](Self::in_native): nothing on
-    /// another thread reads the word, so it is not rewritten at each entry).
-    fn state_word(sample: &SampleRegister, in_native: bool) -> u64 {
-        crate::obs::sampling::StateWord::effective(
-            sample.state.load(Ordering::Relaxed),
-            sample.primitive.load(Ordering::Relaxed),
-            in_native,
-        )
     }
 
     /// Recompute the per-send mode after a change of what is observed.
