@@ -848,9 +848,7 @@ impl Vm {
             }
             return self.after_native_send(ctx, frames_before, pc);
         };
-        let n = self.sched.running.stack.len() - argc - 1;
-        self.sched.running.stack.truncate(n);
-        self.sched.running.stack.push(v);
+        self.primitive_answered(argc, v);
         if self.needs_attention() {
             // A collection its allocation made due (always, under GC
             // stress), a stop: the loop goes on after the send.

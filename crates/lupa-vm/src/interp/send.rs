@@ -238,9 +238,7 @@ impl Vm {
         if let Some(p) = m.primitive.get() {
             match self.call_primitive(p, m.id, argc) {
                 Ok(Reply::Answer(v)) => {
-                    let n = self.sched.running.stack.len() - argc - 1;
-                    self.sched.running.stack.truncate(n);
-                    self.sched.running.stack.push(v);
+                    self.primitive_answered(argc, v);
                     return Ok(());
                 }
                 Ok(Reply::Done) => return Ok(()),
@@ -290,6 +288,16 @@ impl Vm {
         reply
     }
 
+    /// A primitive answered `v`: it replaces the receiver and the `argc`
+    /// arguments on the stack.
+    #[inline(always)]
+    pub(super) fn primitive_answered(&mut self, argc: usize, v: Value) {
+        let stack = &mut self.sched.running.stack;
+        let n = stack.len() - argc - 1;
+        stack.truncate(n);
+        stack.push(v);
+    }
+
     /// The rest of a send to primitive method `m` whose primitive did not
     /// answer a value (`reply`, from [`call_primitive`](Self::call_primitive)
     /// in `invoke` or in native code's `Vm::native_primitive`): its fallback
@@ -304,9 +312,7 @@ impl Vm {
     ) -> Result<(), VmError> {
         match reply {
             Ok(Reply::Answer(v)) => {
-                let n = self.sched.running.stack.len() - argc - 1;
-                self.sched.running.stack.truncate(n);
-                self.sched.running.stack.push(v);
+                self.primitive_answered(argc, v);
                 Ok(())
             }
             Ok(Reply::Done) => Ok(()),
