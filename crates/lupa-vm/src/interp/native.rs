@@ -641,7 +641,7 @@ impl Vm {
         // switch happens inside native code, so the word it replaces is the
         // one to go back to). A sampler thread reads the published word; a
         // self-timed one reads it on this thread, where `in_native` alone
-        // says it (`Observation::state_word`): no word to swap per entry.
+        // says it (`SampleRegister::effective_word`): no word to swap per entry.
         let was_native = self.obs.in_native;
         self.obs.in_native = true;
         let saved = if self.obs.thread_sampler() {
