@@ -102,7 +102,7 @@ pub enum HistoryError {
     /// support (the `postgres` cargo feature).
     #[error(
         "{0}: this lupa was built without PostgreSQL support (the cargo feature `postgres`); \
-use a SQLite file, or build lupa with that feature"
+use a SQLite file, or build lupa with it: cargo build --release -p lupa-cli --features postgres"
     )]
     NoPostgres(String),
 }

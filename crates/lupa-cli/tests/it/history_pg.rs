@@ -16,7 +16,8 @@
 //! Without PostgreSQL the test says `SKIPPED: ...` on stderr and passes,
 //! except under `CI=true` (`.ci/run` installs it), where it fails.
 
-// The PostgreSQL store is built with the `postgres` feature (the default).
+// The PostgreSQL store is built with lupa-cli's `postgres` feature (off by default; `.ci/run` runs
+// this file with it).
 #![cfg(feature = "postgres")]
 
 use crate::common::hip::{MAIN, MAIN_2, WORK_1, WORK_2};

@@ -807,6 +807,10 @@ fn both_modes_give_the_same_advice_on_a_dataframe_load() {
 /// objects counted as having survived the scavenge).
 #[test]
 fn both_modes_give_the_same_advice_on_a_sampled_dataframe_load() {
+    // Two runs of a load of 20,000 rows: 8 CPU-s in a debug build.
+    if !crate::common::slow_tests("the sampled advice comparison on GcLoad") {
+        return;
+    }
     same_advice_on_gc_load("0.01", &["GcLoad", "20000"]);
 }
 
