@@ -427,6 +427,50 @@ fn spy_runs_beside_a_programs_own_collection_classes() {
     assert_eq!(activations("Census>>note:"), "6");
 }
 
+/// SUnit itself runs beside the program's own `Set` and `Vector` (its
+/// runner and results keep their lists in the profilers' `ProfilingBuffer`):
+/// `lupa test`, and `lupa coverage` and `lupa types` over tests.
+#[test]
+fn tests_run_under_spy_beside_a_programs_own_collection_classes() {
+    use crate::common::shadows::{CENSUS_TEST, own_collections};
+    let dir = own_collections(&[("CensusTest.som", CENSUS_TEST)]);
+    let r = lupa_in(dir.path(), &["test", "-cp", "Own:Driver"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("2 passed, 0 failed"), "{}", r.stdout);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "coverage",
+            "-cp",
+            "Own:Driver",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["packages"], serde_json::json!(["Own"]), "{v}");
+    let count_of = method_of(&v, "Census", "countOf:");
+    assert_eq!(count_of["executions"], 17);
+    assert_eq!(
+        count_of["tests"],
+        serde_json::json!(["CensusTest>>testCounts", "CensusTest>>testNote"])
+    );
+    assert_eq!(method_of(&v, "Census", "note:")["executions"], 13);
+    let tests = v["tests"].as_array().expect("tests");
+    assert_eq!(tests.len(), 2);
+    assert!(tests.iter().all(|t| t["result"] == "pass"), "{v}");
+    let r = lupa_in(dir.path(), &["types", "-cp", "Own:Driver"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("Census >> countOf: <String> ^ <Integer>"),
+        "{}",
+        r.stdout
+    );
+}
+
 /// The same from Smalltalk: Spy's API (type feedback, coverage, the time and
 /// call graph, a profiler with hooks, which MethodProxies installs) on the
 /// program with its own collection classes.

@@ -112,6 +112,25 @@ const CENSUS: &str = "Census = (
 )
 ";
 
+/// SUnit tests of `Census` (for `Driver/`): each runs it once (`testNote`
+/// then notes one more word), so `countOf:` runs 7 + 1 and 7 + 2 times.
+pub(crate) const CENSUS_TEST: &str = "CensusTest = TestCase (
+    testCounts = (
+        | c |
+        c := Census new.
+        c run.
+        self assert: 3 equals: (c countOf: 'ant')
+    )
+    testNote = (
+        | c |
+        c := Census new.
+        c run.
+        c note: 'bee'.
+        self assert: 2 equals: (c countOf: 'bee')
+    )
+)
+";
+
 /// What `Census` prints.
 pub(crate) const CENSUS_OUTPUT: &str = "3\n4\n4\n2\n";
 
