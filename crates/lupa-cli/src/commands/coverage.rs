@@ -1,6 +1,7 @@
 //! `lupa coverage`: run SUnit tests like `lupa test` (same output, same exit
-//! code) under Spy's test coverage, and report which methods and lines of the
-//! covered packages ran, how often, on how many receivers, and by which tests.
+//! code), or a program (`--run CLASS ARGS`), under Spy's test coverage, and
+//! report which methods and lines of the covered packages ran, how often, on
+//! how many receivers, and by which tests.
 
 use clap::Args;
 use lupa_prof::coverage::{Coverage, CoverageOptions};
@@ -18,7 +19,7 @@ pub(crate) struct CoverageArgs {
     #[command(flatten)]
     pub(crate) vm: VmArgs,
     /// A package to cover (repeatable; default: every class-path directory holding
-    /// classes that are not tests).
+    /// classes that are not tests, or with --run the program class's package).
     #[arg(long = "package", value_name = "P")]
     packages: Vec<String>,
     #[command(flatten)]
@@ -26,13 +27,20 @@ pub(crate) struct CoverageArgs {
     /// Method coverage only: do not measure which lines ran (no VM line counts).
     #[arg(long)]
     no_lines: bool,
+    /// Run a program instead of tests: CLASS and its arguments.
+    #[arg(long, num_args = 1.., value_name = "CLASS ARGS", allow_hyphen_values = true, conflicts_with = "classes")]
+    run: Option<Vec<String>>,
     /// TestCase classes to run (default: every one on the class path).
     classes: Vec<String>,
 }
 
 /// Run `lupa coverage`.
 pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
-    let packages = if a.packages.is_empty() {
+    let packages = if !a.packages.is_empty() {
+        a.packages.clone()
+    } else if let Some(program) = &a.run {
+        vec![super::types::package_of_class(vm, &program[0])?]
+    } else {
         match class_path_packages(vm, a.vm.class_path.as_deref())? {
             Some(p) if !p.is_empty() => p,
             _ => {
@@ -43,8 +51,6 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
                 return Ok(2);
             }
         }
-    } else {
-        a.packages.clone()
     };
     if let Some(message) = lupa_profilers::spy::unknown_packages(vm, &packages) {
         eprintln!("lupa: {message}");
@@ -52,23 +58,32 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
     }
     // With `-o -` the tests' output goes to standard error.
     let dest = a.report.prepare(vm, "coverage")?;
-    let classes = match find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
     let mut command = String::from("lupa coverage");
     for p in &packages {
         command.push_str(&format!(" --package {p}"));
-    }
-    for c in &a.classes {
-        command.push(' ');
-        command.push_str(c);
     }
     let mode = ProfileMode::Coverage(CoverageConfig {
         packages: packages.clone(),
         lines: !a.no_lines,
     });
-    let mut run = mode.run(vm, Workload::Tests(&classes))?;
+    let mut run = match &a.run {
+        Some(program) => {
+            command.push_str(&format!(" --run {}", program.join(" ")));
+            vm.load_class_by_name(&program[0])?;
+            mode.run(vm, Workload::Program(program))?
+        }
+        None => {
+            let classes = match find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
+                Ok(c) => c,
+                Err(code) => return Ok(code),
+            };
+            for c in &a.classes {
+                command.push(' ');
+                command.push_str(c);
+            }
+            mode.run(vm, Workload::Tests(&classes))?
+        }
+    };
     let code = crate::signals::program_status(run.result)?;
     run.output.set_command(&command);
     let mut coverage = Coverage::try_from(run.output)?;

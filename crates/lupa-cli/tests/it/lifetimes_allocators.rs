@@ -135,7 +135,7 @@ fn faithful_mode_sees_every_allocating_primitive_as_vm_mode_does() {
 
 /// The same program on SOM's own core-lib (when a checkout is at hand,
 /// `LUPA_SOM_DIR`): faithful mode runs (MethodProxies' registries stand on
-/// Array alone, `MpIdentityMap`) and records what VM mode records, but for
+/// Array alone, `ProfilingMap`) and records what VM mode records, but for
 /// the Arrays SOM's `Class>>hasMethod:` gets from `Class>>methods` (not an
 /// allocator: it answers the class's cached Array when it has one).
 #[test]

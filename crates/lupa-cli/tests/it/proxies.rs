@@ -1,7 +1,8 @@
 //! `lupa proxies-bench` end to end, on a small configuration: the tables are
-//! printed, every row verified its workload and the exact uninstall.
+//! printed, every row verified its workload and the exact uninstall; and
+//! MethodProxies beside a program's own collection classes.
 
-use crate::common::lupa;
+use crate::common::{lupa, lupa_in};
 
 #[test]
 fn proxies_bench_prints_the_three_tables_and_verifies_every_run() {
@@ -65,5 +66,60 @@ fn proxies_bench_rejects_an_unknown_project() {
             "{}",
             r.stderr
         );
+    }
+}
+
+/// Issue 27: MethodProxies runs beside a program's own collection classes
+/// (`Vector`, `Dictionary`, `IdentityDictionary`, `Set`, `IdentitySet` with
+/// AWFY-like protocols): proxies installed on the program's classes (its
+/// `Dictionary` included) with the call-graph and coverage handlers and by
+/// hand, the calls counted, then every proxy uninstalled and the methods
+/// restored.
+#[test]
+fn method_proxies_run_beside_a_programs_own_collection_classes() {
+    const DRIVER: &str = "ProxyDriver = (
+    run = (
+        | before graph proxies coverage covered counting proxy |
+        before := Census >> #countOf:.
+        graph := MpCallGraphHandler new.
+        proxies := MpProxySet onClasses: (Array with: Census with: Dictionary) handler: graph.
+        proxies install.
+        ('installed: ' + proxies size printString + ' ' + proxies skipped size printString) println.
+        Census new run.
+        proxies uninstall.
+        ('calls: ' + (graph callGraph callsOf: Census >> #countOf:) printString
+            + ' ' + (graph callGraph callsFrom: Census >> #note: to: Census >> #countOf:) printString
+            + ' ' + (graph callGraph callsOf: Dictionary >> #at:put:) printString) println.
+        coverage := MpCoverageHandler new.
+        covered := MpProxySet onClasses: (Array with: Census) handler: coverage.
+        covered install.
+        Census new run.
+        covered uninstall.
+        ('covered: ' + coverage executedMethods size printString
+            + ' ' + (coverage isCovered: Census >> #note:) printString) println.
+        counting := MpCountingHandler new.
+        proxy := MpMethodProxy onMethod: Census >> #note: handler: counting.
+        proxy install.
+        ('proxies: ' + MpProxy installedProxies size printString) println.
+        Census new run.
+        MpProxy uninstallAll.
+        ('counted: ' + counting count printString) println.
+        ('left: ' + MpProxy allInstalledProxies size printString
+            + ' ' + ((Census >> #countOf:) == before) printString) println
+    )
+)
+";
+    let dir = crate::common::shadows::own_collections(&[("ProxyDriver.som", DRIVER)]);
+    let r = lupa_in(dir.path(), &["run", "-cp", "Own:Driver", "ProxyDriver"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for line in [
+        "installed: 12 0",
+        "calls: 7 6 12",
+        "covered: 3 true",
+        "proxies: 1",
+        "counted: 6",
+        "left: 0 true",
+    ] {
+        assert!(r.stdout.contains(line), "{line}:\n{}", r.stdout);
     }
 }

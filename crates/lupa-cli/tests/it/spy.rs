@@ -344,3 +344,233 @@ fn instrumentation_does_not_change_the_depth_a_program_reaches() {
         );
     }
 }
+
+/// `Census`'s methods in a JSON report whose classes list their `methods`
+/// (coverage, blueprint): the method `selector` of class `class`.
+fn method_of<'a>(v: &'a serde_json::Value, class: &str, selector: &str) -> &'a serde_json::Value {
+    v["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .filter(|c| c["name"] == class)
+        .flat_map(|c| c["methods"].as_array().into_iter().flatten())
+        .find(|m| m["selector"] == selector && m["class_side"] != true)
+        .unwrap_or_else(|| panic!("{class}>>{selector} in {v}"))
+}
+
+/// Issue 27: Spy's profilers run beside a program's own collection classes
+/// (AWFY's `Core` has its own `Vector` with `forEach:` and no `do:`, its own
+/// `Dictionary`, `Set`...): coverage, types, blueprint and count of a program
+/// whose package shadows `Vector`, `Dictionary`, `IdentityDictionary`, `Set`
+/// and `IdentitySet` exit 0 with the program's own numbers.
+#[test]
+fn spy_runs_beside_a_programs_own_collection_classes() {
+    use crate::common::shadows::{CENSUS_OUTPUT, own_collections};
+    let dir = own_collections(&[]);
+    let json = |args: &[&str]| {
+        let mut all = vec![args[0], "-cp", "Own", "--format", "json", "-o", "-"];
+        all.extend_from_slice(&args[1..]);
+        let r = lupa_in(dir.path(), &all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr, CENSUS_OUTPUT, "{args:?}: the program's output");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+        v
+    };
+    let coverage = json(&["coverage", "--run", "Census"]);
+    assert_eq!(method_of(&coverage, "Census", "run")["executions"], 1);
+    assert_eq!(method_of(&coverage, "Census", "note:")["executions"], 6);
+    assert_eq!(method_of(&coverage, "Census", "countOf:")["executions"], 7);
+    assert_eq!(method_of(&coverage, "Set", "add:")["executions"], 6);
+    assert_eq!(
+        method_of(&coverage, "Dictionary", "at:put:")["executions"],
+        12
+    );
+    assert_eq!(
+        method_of(&coverage, "IdentitySet", "same:as:")["executions"],
+        0
+    );
+    let types = json(&["types", "--run", "Census"]);
+    let signature = |selector: &str| {
+        types["methods"]
+            .as_array()
+            .expect("methods")
+            .iter()
+            .find(|m| m["selector"] == selector && m["class"] == "Census")
+            .map(|m| m["signature"].clone())
+            .unwrap_or_else(|| panic!("Census>>{selector} in {types}"))
+    };
+    assert_eq!(signature("note:"), "Census >> note: <String> ^ <Census>");
+    assert_eq!(
+        signature("countOf:"),
+        "Census >> countOf: <String> ^ <Integer>"
+    );
+    let blueprint = json(&["blueprint", "Census"]);
+    assert_eq!(method_of(&blueprint, "Census", "note:")["executions"], 6);
+    assert_eq!(method_of(&blueprint, "Census", "countOf:")["executions"], 7);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "count", "-cp", "Own", "--class", "Census", "--format", "ranking", "Census",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with(CENSUS_OUTPUT), "{}", r.stdout);
+    let activations = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .and_then(|l| l.trim().trim_end_matches('|').rsplit('|').next())
+            .map(|a| a.trim().to_string())
+            .unwrap_or_else(|| panic!("{name} in {}", r.stdout))
+    };
+    assert_eq!(activations("Census>>countOf:"), "7");
+    assert_eq!(activations("Census>>note:"), "6");
+}
+
+/// SUnit itself runs beside the program's own `Set` and `Vector` (its
+/// runner and results keep their lists in the profilers' `ProfilingBuffer`):
+/// `lupa test`, and `lupa coverage` and `lupa types` over tests.
+#[test]
+fn tests_run_under_spy_beside_a_programs_own_collection_classes() {
+    use crate::common::shadows::{CENSUS_TEST, own_collections};
+    let dir = own_collections(&[("CensusTest.som", CENSUS_TEST)]);
+    let r = lupa_in(dir.path(), &["test", "-cp", "Own:Driver"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("2 passed, 0 failed"), "{}", r.stdout);
+    let r = lupa_in(
+        dir.path(),
+        &[
+            "coverage",
+            "-cp",
+            "Own:Driver",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["packages"], serde_json::json!(["Own"]), "{v}");
+    let count_of = method_of(&v, "Census", "countOf:");
+    assert_eq!(count_of["executions"], 17);
+    assert_eq!(
+        count_of["tests"],
+        serde_json::json!(["CensusTest>>testCounts", "CensusTest>>testNote"])
+    );
+    assert_eq!(method_of(&v, "Census", "note:")["executions"], 13);
+    let tests = v["tests"].as_array().expect("tests");
+    assert_eq!(tests.len(), 2);
+    assert!(tests.iter().all(|t| t["result"] == "pass"), "{v}");
+    let r = lupa_in(dir.path(), &["types", "-cp", "Own:Driver"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("Census >> countOf: <String> ^ <Integer>"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// The same from Smalltalk: Spy's API (type feedback, coverage, the time and
+/// call graph, a profiler with hooks, which MethodProxies installs) on the
+/// program with its own collection classes.
+#[test]
+fn spy_api_runs_beside_a_programs_own_collection_classes() {
+    const DRIVER: &str = "SpyDriver = (
+    run = (
+        | types coverage graph calls note |
+        types := TypeProfiler profile: [ Census new run ] inPackage: 'Own'.
+        ('signature: ' + (types signatures
+            detect: [ :s | s beginsWith: 'Census >> countOf:' ] ifNone: [ 'none' ])) println.
+        ('report: ' + (types reportString beginsWith: 'Census >> countOf:') printString) println.
+        coverage := TestCoverage profile: [ Census new run ] inPackage: 'Own'.
+        ('executions: ' + ((coverage >> #Census) >> #countOf:) numberOfExecutions printString) println.
+        ('covered: ' + (coverage reportString beginsWith: 'Methods executed: ') printString) println.
+        graph := Profiler profile: [ Census new run ].
+        note := (graph >> #Census) >> #note:.
+        ('graph: ' + note numberOfExecutions printString + ' '
+            + (note numberOfCallsTo: (graph >> #Census) >> #countOf:) printString) println.
+        calls := CallsPerReceiverClass profile: [ Census new run ] inPackage: 'Own'.
+        ('hooks: ' + (calls callsOf: 'Dictionary>>at:put:' from: #IdentityDictionary) printString
+            + ' ' + (calls callsOf: 'Dictionary>>at:put:' from: #Dictionary) printString) println.
+        ('left: ' + MpProxy allInstalledProxies size printString) println
+    )
+)
+";
+    use crate::common::shadows::own_collections;
+    let dir = own_collections(&[("SpyDriver.som", DRIVER)]);
+    let r = lupa_in(dir.path(), &["run", "-cp", "Own:Driver", "SpyDriver"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for line in [
+        "signature: Census >> countOf: <String> ^ <Integer>",
+        "report: true",
+        "executions: 7",
+        "covered: true",
+        "graph: 6 6",
+        "hooks: 6 6",
+        "left: 0",
+    ] {
+        assert!(r.stdout.contains(line), "{line}:\n{}", r.stdout);
+    }
+}
+
+/// SOM's own AWFY harness, with AWFY's `Core` (its own `Vector`...) and
+/// SOM's core-lib on the class path (as `scripts/vs-som-rs.sh` builds it),
+/// under `lupa types` and `lupa coverage` (when a SOM checkout is at hand).
+#[test]
+fn types_and_coverage_run_on_soms_own_harness() {
+    let Some(som) = crate::common::som_dir("Examples/AreWeFastYet/Harness.som") else {
+        return;
+    };
+    let awfy = som.join("Examples/AreWeFastYet");
+    let cp = [
+        awfy.clone(),
+        awfy.join("Core"),
+        awfy.join("Richards"),
+        som.join("Smalltalk"),
+    ]
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect::<Vec<_>>()
+    .join(":");
+    let here = std::env::temp_dir();
+    let run = ["--run", "Harness", "Richards", "1", "1"];
+    let mut args = vec!["types", "-cp", &cp, "--package", "Richards"];
+    args.extend_from_slice(&run);
+    let r = lupa_in(&here, &args);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Richards: iterations=1"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Scheduler >> schedule ^ <Scheduler>"),
+        "{}",
+        r.stdout
+    );
+    let mut args = vec![
+        "coverage",
+        "-cp",
+        &cp,
+        "--package",
+        "Richards",
+        "--format",
+        "json",
+        "-o",
+        "-",
+    ];
+    args.extend_from_slice(&run);
+    let r = lupa_in(&here, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(method_of(&v, "Scheduler", "schedule")["executions"], 1);
+    let methods: Vec<&serde_json::Value> = v["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .flat_map(|c| c["methods"].as_array().into_iter().flatten())
+        .collect();
+    let ran = methods.iter().filter(|m| m["executions"] != 0).count();
+    assert!(
+        ran > 40 && ran < methods.len(),
+        "{ran} of {}",
+        methods.len()
+    );
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod hip;
+pub(crate) mod shadows;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
