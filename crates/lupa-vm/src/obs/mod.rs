@@ -137,8 +137,14 @@ pub struct Observation {
     pub inlined: u64,
     /// Process switches (the running process changed).
     pub process_switches: u64,
-    /// Are activation hooks installed?
+    /// Is the activation path on (activation hooks, line coverage or a
+    /// method watch)? Trivial methods then go through `invoke`, returns
+    /// test the frame's `WATCHED` flag and unwinds are told.
     pub hooks_on: bool,
+    /// Is every activation announced (activation hooks or line coverage;
+    /// not while only method watches are on, which need only `invoke`,
+    /// returns and unwinds)?
+    pub(crate) every_activation: bool,
     hooks: Option<Box<dyn ActivationHooks>>,
     /// The sampling register (shared with sampler threads): its state word is
     /// written on transitions while a sampler is attached
@@ -242,6 +248,7 @@ impl Default for Observation {
             inlined: 0,
             process_switches: 0,
             hooks_on: false,
+            every_activation: false,
             hooks: None,
             sample: Arc::default(),
             polled: 0,
@@ -515,9 +522,11 @@ impl Observation {
     }
 
     /// Recompute `hooks_on`: activation hooks, line coverage or a method
-    /// watch need the activation path.
+    /// watch need the activation path; and `every_activation`: hooks and
+    /// line coverage need every activation announced.
     pub(crate) fn refresh_hooks_on(&mut self) {
-        self.hooks_on = self.hooks.is_some() || self.lines.is_some() || self.watches.is_on();
+        self.every_activation = self.hooks.is_some() || self.lines.is_some();
+        self.hooks_on = self.every_activation || self.watches.is_on();
     }
 
     /// Guard the special sends whose method is instrumented (see

@@ -146,17 +146,11 @@ impl Vm {
     }
 
     /// The watches changed: the activation path, and the guard on special
-    /// sends (a watched method with a special selector must not be skipped
-    /// by its fast path).
+    /// sends (a watched method that a special send's fast path would run
+    /// instead must not be skipped).
     fn watch_changed(&mut self) {
         self.obs.refresh_hooks_on();
-        let image = &self.image;
-        let special = self.obs.watches.names_any(|m| {
-            image.methods.get(m as usize).is_some_and(|code| {
-                lupa_compiler::SpecialOp::for_selector(&code.selector_name).is_some()
-            })
-        });
-        self.obs.set_guarding_watches(special);
+        self.refresh_watch_guard();
         self.observation_changed();
     }
 
