@@ -887,10 +887,12 @@ const WATCHED_PROGRAM: &str = "WatchedJit = (
 )
 ";
 
-/// Method watches record the same calls whatever the JIT does: the same
-/// program, its watch started after its code was compiled, records the same
-/// rows (every field) with the JIT off, on at a low threshold (compiled on
-/// the VM thread, or on the compiler thread), and always.
+/// Method watches record native code's calls exactly: the same program,
+/// its watch started after its code was compiled (so that send sites
+/// specialised on watched methods, as direct calls, inline trivial methods
+/// and leaf primitives, exist), records the same rows (every field) with
+/// the JIT off, on at a low threshold (compiled on the VM thread, or on the
+/// compiler thread), and always.
 #[test]
 fn method_watches_record_compiled_code_exactly() {
     let dir = classes(&[("WatchedJit.som", WATCHED_PROGRAM)]);

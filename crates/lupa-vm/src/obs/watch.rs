@@ -45,8 +45,12 @@
 //! Cost: nothing while no watch is on (one flag tested per invoke). While one
 //! is, the interpreter takes its activation path (trivial methods through
 //! `invoke`, returns test the frame's `WATCHED` flag; nothing is announced
-//! per activation, as activation hooks are) and native code does not run,
-//! as for line coverage. A call asks what to record with one indexed load
+//! per activation, as activation hooks are), and native code runs: it sends
+//! a watched method through the runtime's `invoke` (a watched method has no
+//! fast-call entry, so a site compiled to call it directly, inline it as a
+//! trivial method or run it as a leaf primitive sends it instead, whenever
+//! the watch started) and returns through the runtime's return, which
+//! records a `WATCHED` frame's answer. A call asks what to record with one indexed load
 //! ([`Watches::wants`], a table kept when watches start and stop); each
 //! watch finds the method's facts by one more (`Watch::slot`); repeats are
 //! cheap (the same receiver key or tag as the last call's is looked at

@@ -308,7 +308,10 @@ fn gc_hooks_see_every_collection_and_the_deaths_of_tracked_objects() {
 /// the method before a fast path may run instead of it) only while a
 /// watched method is one a fast path would run instead (`Integer>>+`); a
 /// user's method under a special selector (`ObsProbe>>at:`) is on no fast
-/// path: its calls reach `invoke` anyway.
+/// path: its calls reach `invoke` anyway. A watch lets native code run
+/// (it sends watched methods through `invoke` and returns from their
+/// frames through the runtime) unless special sends are guarded;
+/// activation hooks still keep it out.
 #[test]
 fn method_watches_guard_special_sends_only_where_a_fast_path_would_skip_them() {
     let (mut vm, _) = vm_with_probe();
@@ -323,12 +326,16 @@ fn method_watches_guard_special_sends_only_where_a_fast_path_would_skip_them() {
     let c = vm.class_index_of_object(class).expect("its index");
     let (leaf, at) = (lookup(&mut vm, c, "leaf"), lookup(&mut vm, c, "at:"));
     let w = vm.start_watch(&[leaf, at], lupa_vm::obs::watch::ALL);
-    assert!(!vm.obs.per_send);
+    assert!(!vm.obs.per_send && vm.obs.native_may_run());
     let plus = lookup(&mut vm, lupa_vm::cls::INTEGER, "+");
     let guarded = vm.start_watch(&[plus], 0);
-    assert!(vm.obs.per_send);
+    assert!(vm.obs.per_send && !vm.obs.native_may_run());
     vm.stop_watch(guarded).expect("the watch of +");
-    assert!(!vm.obs.per_send);
+    assert!(!vm.obs.per_send && vm.obs.native_may_run());
+    // Activation hooks still keep native code out.
+    vm.obs.set_hooks(Some(Box::new(Recorder(Rc::default()))));
+    assert!(!vm.obs.native_may_run());
+    vm.obs.set_hooks(None);
     vm.stop_watch(w).expect("the watch of leaf");
-    assert!(!vm.obs.hooks_on);
+    assert!(vm.obs.native_may_run() && !vm.obs.hooks_on);
 }
