@@ -93,7 +93,7 @@ use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_B
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
     BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, NativeCtx, RETURNED,
-    TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+    SLOW_ALL, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
@@ -1139,7 +1139,9 @@ impl Gen<'_, '_> {
     /// Run trivial method `mid` (of kind `kind`, not [`TRIVIAL_NONE`], with
     /// `operand`, as `FastEntry::trivial_of` answers them) on `rcv` without a
     /// frame, as the interpreter does when no activation hooks are
-    /// installed; its answer replaces the receiver and the arguments.
+    /// installed; its answer replaces the receiver and the arguments. While
+    /// `slow_returns` is not 0 (hooks, or a method watch: the method may be
+    /// watched), the runtime's send instead, whose `invoke` records it.
     #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
     fn trivial(
         &mut self,
@@ -1602,7 +1604,13 @@ impl Gen<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
         let no = self.b.ins().bor(deep, full);
-        let hooks_on = self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0);
+        // Refused while every return is slow (activation hooks); a method
+        // watch alone empties its methods' fast-call entries instead, so
+        // their callers never come here.
+        let hooks_on = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, hooks, SLOW_ALL as i64);
         let no = self.b.ins().bor(no, hooks_on);
         let ok = self.b.create_block();
         if self.code.is_block() {

@@ -4,7 +4,9 @@
 //! does not wait for them, and counts are the same with the thread on and
 //! off. [`Vm::finish_compiling`] waits for the thread where a test needs the
 //! code installed (no sleeps). And the type feedback a [`Unit`] copies: the
-//! Doubles and Strings the interpreter's special sends met.
+//! Doubles and Strings the interpreter's special sends met. And native code
+//! runs under a method watch, which records its calls as it records the
+//! interpreter's.
 //!
 //! [`Unit`]: crate::unit::Unit
 
@@ -176,4 +178,92 @@ fn a_unit_copies_the_doubles_and_strings_the_interpreters_special_sends_met() {
     assert!(half.doubles && !half.strings, "a Double product");
     let same = unit(&mut vm, "same");
     assert!(!same.doubles && same.strings, "a String comparison");
+}
+
+/// What a watch saw of its first method, every field (a same answer by its
+/// kind only: its address is the heap's).
+fn first_facts(watch: &lupa_vm::obs::watch::Watch) -> String {
+    use lupa_vm::obs::watch::Same;
+    let f = watch.facts().next().expect("one method");
+    let same = match f.same {
+        Same::Unseen => "unseen",
+        Same::One(_) => "one",
+        Same::Varied => "varied",
+    };
+    format!(
+        "{} calls, {} receivers ({}), tags {:?}, arguments {:?}, answers {:?}, {} answered, {same}, changed {}",
+        f.executions,
+        f.receivers.count(),
+        f.receivers.is_estimated(),
+        f.tags,
+        f.arguments,
+        f.answers,
+        f.answered,
+        f.changed_receiver
+    )
+}
+
+/// A watch started after `leaf:` was compiled (its caller's send site a
+/// direct call of its native code): the caller's native code sends it
+/// through the runtime, which records each call, runs `leaf:`'s own native
+/// code, and records its answer at its return; the facts are the
+/// interpreter's, and native code never leaves to the interpreter.
+#[test]
+fn native_code_runs_under_a_method_watch_which_records_its_calls() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    let watched = |mode: JitMode| {
+        let options = VmOptions {
+            quiet: true,
+            jit: mode,
+            jit_threshold: 3,
+            jit_thread: false,
+            ..VmOptions::default()
+        };
+        let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+        let c = vm
+            .load_class_source("Probe.som", PROBE, "test", Some("Probe"))
+            .expect("Probe compiles");
+        let class = vm.class_named("Probe").expect("the class");
+        let p = probe(&mut vm, class);
+        // Compiled (with the JIT on): spin:'s send of leaf: is a direct call.
+        assert_eq!(spin(&mut vm, p, 100), 100);
+        let leaf = method_id(&mut vm, c, "leaf:");
+        // (With the JIT off there is none: no native code ran.)
+        let entries = |vm: &Vm| {
+            let jit = vm
+                .jit()
+                .and_then(|j| j.as_any().downcast_ref::<CraneliftJit>());
+            (
+                jit.map_or(0, |j| j.zone.entries_of(leaf)),
+                vm.native_bails(),
+            )
+        };
+        let (before, bails) = entries(&vm);
+        let w = vm.start_watch(&[leaf], lupa_vm::obs::watch::ALL);
+        vm.set_watch_tag(w, Some(7));
+        assert_eq!(spin(&mut vm, p, 100), 100);
+        let watch = vm.stop_watch(w).expect("the watch");
+        let (after, bails_after) = entries(&vm);
+        (first_facts(&watch), after - before, bails_after != bails)
+    };
+    let (interpreted, entered, _) = watched(JitMode::Off);
+    assert_eq!(entered, 0);
+    let int = lupa_vm::cls::INTEGER;
+    assert_eq!(
+        interpreted,
+        format!(
+            "100 calls, 1 receivers (false), tags [7], arguments [[{int}]], answers [{int}], 100 answered, varied, changed false"
+        )
+    );
+    for mode in [JitMode::On, JitMode::Always] {
+        let (facts, entered, left) = watched(mode);
+        assert_eq!(facts, interpreted, "{mode:?}");
+        // leaf:'s own native code ran for every watched call, sent by
+        // spin:'s native code through the runtime and returned through it,
+        // without leaving native code.
+        assert_eq!(entered, 100, "{mode:?}");
+        assert!(!left, "{mode:?}: native code left to the interpreter");
+    }
 }

@@ -818,3 +818,98 @@ fn special_sends_of_other_classes_compiled_are_the_interpreters() {
     assert_eq!(run(&["--jit", "on", "--jit-threshold", "2"]), interpreted);
     assert_eq!(run(&["--jit", "always"]), interpreted);
 }
+
+/// A program that calls methods of every shape a method watch records
+/// (trivial getter, setter and literal, a frame changing its receiver's
+/// field, a leaf primitive's method, a non-local return to a watched home
+/// and one unwinding a watched frame, an exception unwinding one, a
+/// `<metaLevel>` method whose own calls are not recorded, a process switch
+/// inside watched frames), warmed up before `System>>watchMethods:options:`
+/// starts the watch (so that compiled send sites specialised on them
+/// exist), then prints every field of every row.
+const WATCHED_PROGRAM: &str = "WatchedJit = (
+    | field count |
+    field = ( ^field )
+    field: x = ( field := x )
+    same = ( ^#(1 2) )
+    bump = ( count := (count ifNil: [ 0 ]) + 1. ^count )
+    twice: x = ( ^x + x )
+    xor: i = ( ^i bitXor: 5 )
+    find: n in: c = ( c do: [ :e | e = n ifTrue: [ ^e ] ]. ^nil )
+    through: aBlock = ( aBlock value. ^#notReached )
+    escape = ( self through: [ ^#out ]. ^#in )
+    fail = ( ^self error: 'on purpose' )
+    failing = ( ^[ self fail ] on: Error do: [ :e | e return: 5 ] )
+    meta = ( <metaLevel> ^self twice: 1 )
+    yielder: x = ( Processor yield. ^x )
+    work: i = (
+        self field: i. self field. self same. self bump.
+        self twice: i. self twice: i * 0.5. self xor: i.
+        self find: i in: #(1 2 3). self escape. self failing. self meta.
+        ^self field
+    )
+    phase: n with: other = ( 1 to: n do: [ :i | (i odd ifTrue: [ self ] ifFalse: [ other ]) work: i ] )
+    switching = (
+        | done |
+        done := false.
+        [ self yielder: 1. done := true ] fork.
+        self yielder: 2.
+        [ done ] whileFalse: [ Processor yield ]
+    )
+    show: x = (
+        | s |
+        (x isKindOf: Array) ifFalse: [ ^x printString ].
+        s := '('.
+        x do: [ :e | s := s , ' ' , (self show: e) ].
+        ^s , ' )'
+    )
+    run = (
+        | other names w rows |
+        other := WatchedJit new.
+        \"Warm up: compiled by now (--jit always, or a low threshold).\"
+        self phase: 60 with: other.
+        names := #(#field #field: #same #bump #twice: #xor: #find:in: #through: #escape #fail
+            #failing #meta #yielder: #work:).
+        w := system
+            watchMethods: ((names collect: [ :s | WatchedJit >> s ]) copyWith: Integer >> #bitXor:)
+            options: 63.
+        system watch: w tag: 1.
+        self phase: 20 with: other.
+        system watch: w tag: 2.
+        self switching.
+        self phase: 20 with: other.
+        rows := system stopWatch: w.
+        \"Unwatched again: native code's fast calls come back.\"
+        self phase: 20 with: other.
+        names := names copyWith: #bitXor:.
+        rows doWithIndex: [ :row :k | ((names at: k) , ' ' , (self show: row)) println ]
+    )
+)
+";
+
+/// Method watches record native code's calls exactly: the same program,
+/// its watch started after its code was compiled (so that send sites
+/// specialised on watched methods, as direct calls, inline trivial methods
+/// and leaf primitives, exist), records the same rows (every field) with
+/// the JIT off, on at a low threshold (compiled on the VM thread, or on the
+/// compiler thread), and always.
+#[test]
+fn method_watches_record_compiled_code_exactly() {
+    let dir = classes(&[("WatchedJit.som", WATCHED_PROGRAM)]);
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-cp", ".", "WatchedJit"]);
+        let r = lupa_in(dir.path(), &all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r.stdout
+    };
+    let interpreted = run(&["--jit", "off"]);
+    let rows: Vec<&str> = interpreted.lines().collect();
+    assert_eq!(rows.len(), 15, "{interpreted}");
+    assert_eq!(run(&["--jit", "always"]), interpreted);
+    assert_eq!(
+        run(&["--jit", "on", "--jit-threshold", "3", "--jit-thread", "off"]),
+        interpreted
+    );
+    assert_eq!(run(&["--jit", "on", "--jit-threshold", "3"]), interpreted);
+}

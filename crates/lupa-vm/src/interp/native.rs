@@ -482,15 +482,33 @@ impl Vm {
             .map_or_else(Vec::new, |j| j.functions())
     }
 
+    /// The method watches changed: a watched method gets no fast-call
+    /// entry (native code then sends it through the runtime, whose `invoke`
+    /// records the call), a method no longer watched gets its own back.
+    /// Nothing to do before anything was compiled.
+    pub(crate) fn watches_changed_native(&mut self) {
+        if !self.native.fast.is_empty() {
+            self.rebuild_fast_table();
+        }
+    }
+
     /// The fast-call table from the methods' native code now (compilation
-    /// adds entries, eviction removes and moves them). Rebuilt after every
+    /// adds entries, eviction removes and moves them) and the method watches
+    /// on (a watched method's entry is empty). Rebuilt after every
     /// installation, from every method: native code reads the entry of a
     /// method its send site named when it was compiled without a bounds
     /// check, the table having covered it since that code was installed.
     fn rebuild_fast_table(&mut self) {
         let fast = &mut self.native.fast;
+        let watches = &self.obs.watches;
         fast.clear();
         fast.extend(self.image.methods.iter().map(|m| {
+            if watches.wants(m.id) != 0 {
+                return FastEntry {
+                    num_args: m.num_args as u64,
+                    ..FastEntry::default()
+                };
+            }
             let (trivial, operand) = FastEntry::trivial_of(m);
             let direct = m.trivial.is_none()
                 && m.primitive.get().is_none()
@@ -560,7 +578,11 @@ impl Vm {
         ctx.heap = self.heap.words_ptr();
         ctx.epoch = self.image.classes.epoch() as u64;
         self.sync_poll(ctx);
-        ctx.slow_returns = u64::from(self.obs.hooks_on || self.limits.in_overflow());
+        ctx.slow_returns = if self.limits.in_overflow() {
+            crate::objects::native::SLOW_ALL
+        } else {
+            self.obs.slow_returns
+        };
         ctx.fast = self.native.fast.as_ptr();
         ctx.fast_len = self.native.fast.len() as u64;
         let (p, n) = self.image.fast_paths.table(crate::image::FastPath::NilTest);
@@ -823,10 +845,11 @@ impl Vm {
             .methods
             .get(method as usize)
             .and_then(|m| Some((m.primitive.get()?, m.num_args)));
-        let Some((p, argc)) = prim.filter(|_| !self.obs.per_send) else {
-            // Not what native code was compiled for, or sends observed one
-            // by one: the whole send.
-            return self.native_send(ctx, pc, sp);
+        let watched = self.obs.watches.wants(method as u32) != 0;
+        let Some((p, argc)) = prim.filter(|_| !self.obs.per_send && !watched) else {
+            // Not a leaf primitive's method, a watched method (its `invoke`
+            // records the call), or sends observed one by one.
+            return self.native_invoke(ctx, pc, sp, method);
         };
         self.sync_in(ctx);
         let pc = pc as usize;
@@ -856,6 +879,64 @@ impl Vm {
         }
         // A leaf touched no frame and no cache: only the stack and the heap
         // may have moved (grown).
+        let running = &mut self.sched.running;
+        ctx.stack = running.stack.as_mut_ptr();
+        ctx.stack_cap = running.stack.capacity() as u64;
+        ctx.heap = self.heap.words_ptr();
+        self.sync_poll(ctx);
+        DONE
+    }
+
+    /// The send just before resume point `pc` of the top frame (the operand
+    /// stack's top at `sp`) at a site native code specialised on `method`,
+    /// after probing that the site's inline cache still names it for the
+    /// receiver's class: what the interpreter's `dispatch` does on that
+    /// cache hit, `invoke` (which records a watched method's call), without
+    /// decoding the instruction or probing the cache again. Native code asks
+    /// for it (through the runtime's `primitive` entry) for a leaf
+    /// primitive's method while a watch names it. Counted and polled as
+    /// [`native_send`](Self::native_send), which it is while sends are
+    /// observed one by one. A method that answered at once (trivial, or a
+    /// leaf primitive that answered) touched no frame and no cache: only the
+    /// stack's and the heap's addresses are given back, as
+    /// [`native_primitive`](Self::native_primitive) does. Answers as
+    /// `native_send`.
+    fn native_invoke(&mut self, ctx: &mut NativeCtx, pc: u64, sp: u64, method: u64) -> u64 {
+        let Some(m) = self
+            .image
+            .methods
+            .get(method as usize)
+            .filter(|_| !self.obs.per_send)
+            .cloned()
+        else {
+            return self.native_send(ctx, pc, sp);
+        };
+        self.sync_in(ctx);
+        let pc = pc as usize;
+        self.sched.running.stack.set_len(sp as usize);
+        self.save_pc(pc);
+        let frames_before = self.sched.running.frames.len();
+        // Not per send (tested above): the send is counted.
+        self.note_send::<false>(0, pc);
+        if self.poll_wanted()
+            && let Err(e) = self.native_send_poll(pc)
+        {
+            return self.native_failed(e);
+        }
+        let at_once = m.trivial.is_some() || crate::objects::native::leaf_primitive(&m);
+        let argc = m.num_args;
+        if let Err(e) = self.invoke(m, argc) {
+            return self.native_failed(e);
+        }
+        if !at_once
+            || self.sched.running.frames.len() != frames_before
+            || self.native.error.is_some()
+        {
+            return self.after_native_send(ctx, frames_before, pc);
+        }
+        if self.needs_attention() {
+            return self.bail(SAFEPOINT);
+        }
         let running = &mut self.sched.running;
         ctx.stack = running.stack.as_mut_ptr();
         ctx.stack_cap = running.stack.capacity() as u64;

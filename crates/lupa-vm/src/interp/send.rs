@@ -228,7 +228,7 @@ impl Vm {
             return self.send_to_original(&m, argc);
         }
         if let Some(t) = m.trivial {
-            if self.obs.hooks_on {
+            if self.obs.every_activation {
                 self.run_trivial_observed(&m, t, argc);
             } else {
                 self.run_trivial(m.id as usize, t, argc);
@@ -450,7 +450,7 @@ impl Vm {
         } else {
             outer
         };
-        if OBSERVE && self.obs.hooks_on {
+        if OBSERVE && self.obs.every_activation {
             self.observe_activation(&m, bp);
         }
         if m.meta_level {

@@ -107,15 +107,75 @@ impl Vm {
 
     /// A method dictionary changed under selector `sel`: when it is a special
     /// selector, recompute whether a trap (or an object) is installed under
-    /// one, and guard the special sends accordingly.
+    /// one, or a watched method may be skipped by a fast path, and guard the
+    /// special sends accordingly.
     pub(crate) fn special_selector_changed(&mut self, sel: u32) {
         if SpecialOp::for_selector(self.image.symbols.name(sel)).is_none() {
             return;
         }
         let on = self.image.special_selector_instrumented(&self.heap);
-        if self.obs.set_guarding_traps(on) {
+        let traps = self.obs.set_guarding_traps(on);
+        let watches = self.refresh_watch_guard();
+        if traps || watches {
             self.observation_changed();
         }
+    }
+
+    /// Guard the special sends while a watched method is one a fast path
+    /// may run instead ([`fast_path_may_skip`](Self::fast_path_may_skip));
+    /// answers whether the guard changed.
+    pub(crate) fn refresh_watch_guard(&mut self) -> bool {
+        let named: Vec<u32> = self.obs.watches.named().collect();
+        let on = named.into_iter().any(|m| self.fast_path_may_skip(m));
+        self.obs.set_guarding_watches(on)
+    }
+
+    /// May a fast path of its special selector run instead of method `m`:
+    /// is `m` what a lookup from a class whose instances a fast path takes
+    /// finds? SmallIntegers and Doubles for arithmetic and comparisons, and
+    /// Strings for `=` and `~=`; Arrays for `at:` and `at:put:`; Arrays,
+    /// Strings and Symbols for `length`; true and false for `not`; blocks
+    /// for `value` and `value:` (activated directly); any class for `==`,
+    /// `isNil` and `notNil`, whose fast paths hold per class (`special`
+    /// above; native code's inline paths take the same receivers). A method
+    /// of another selector, or of a class no fast path takes (a user's
+    /// `at:` or `value`), is sent: its calls reach `invoke` unguarded.
+    fn fast_path_may_skip(&mut self, m: u32) -> bool {
+        let Some((op, sel)) = self
+            .image
+            .methods
+            .get(m as usize)
+            .and_then(|c| Some((SpecialOp::for_selector(&c.selector_name)?, c.selector)))
+        else {
+            return false;
+        };
+        let classes: &[u32] = match op {
+            SpecialOp::IdentityEq | SpecialOp::IsNil | SpecialOp::NotNil => return true,
+            SpecialOp::Eq | SpecialOp::Ne => &[cls::INTEGER, cls::DOUBLE, cls::STRING],
+            SpecialOp::Add
+            | SpecialOp::Sub
+            | SpecialOp::Mul
+            | SpecialOp::Lt
+            | SpecialOp::Gt
+            | SpecialOp::Le
+            | SpecialOp::Ge
+            | SpecialOp::Div
+            | SpecialOp::Mod
+            | SpecialOp::BitAnd => &[cls::INTEGER, cls::DOUBLE],
+            SpecialOp::Not => &[cls::TRUE, cls::FALSE],
+            SpecialOp::At | SpecialOp::AtPut => &[cls::ARRAY],
+            SpecialOp::Length => &[cls::ARRAY, cls::STRING, cls::SYMBOL],
+            SpecialOp::Value | SpecialOp::ValueWith => &[
+                cls::BLOCK,
+                cls::BLOCK1,
+                cls::BLOCK2,
+                cls::BLOCK3,
+                cls::BLOCK4,
+            ],
+        };
+        classes.iter().any(
+            |&c| matches!(self.image.lookup(&self.heap, c, sel), Lookup::Method(id) if id == m),
+        )
     }
 
     /// Fast paths of special sends (of `code`, which notes the Doubles and

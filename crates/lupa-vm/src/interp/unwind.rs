@@ -12,12 +12,12 @@ use lupa_heap::Value;
 
 impl Vm {
     /// Pop the top frame: leave its meta level, mark its home env dead, and tell the
-    /// activation hooks (`unwinding`: popped by an unwind rather than a return).
-    /// The caller truncates the stack.
+    /// activation hooks (`unwinding`: popped by an unwind rather than a return;
+    /// a method watch needs only the unwinds). The caller truncates the stack.
     #[inline(always)]
     pub(super) fn pop_frame(&mut self, unwinding: bool) -> Option<Frame> {
         let f = self.sched.running.frames.pop()?;
-        if OBSERVE && self.obs.hooks_on {
+        if OBSERVE && (self.obs.every_activation || (unwinding && self.obs.hooks_on)) {
             self.observe_exit(&f, unwinding);
         }
         if f.flags & Frame::META_LEVEL != 0 {
@@ -29,10 +29,11 @@ impl Vm {
         Some(f)
     }
 
-    /// A frame popped while activation hooks or line coverage are on (before
-    /// its level is left): the hooks see the exit; an unwound frame at the
-    /// base level is a run cut short for line coverage. Out of line: the
-    /// return path stays small.
+    /// A frame popped while activation hooks or line coverage are on, or
+    /// unwound while a method watch is on (before its level is left): the
+    /// hooks see the exit; an unwound frame at the base level is a run cut
+    /// short for line coverage; an unwound watched call answers nothing.
+    /// Out of line: the return path stays small.
     #[inline(never)]
     fn observe_exit(&mut self, f: &Frame, unwinding: bool) {
         if unwinding && f.flags & Frame::WATCHED != 0 {

@@ -16,12 +16,8 @@ impl Vm {
     /// frame it pushed returns).
     #[inline(never)]
     pub(super) fn invoke_watched(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
-        let wants = if self.sched.running.at_meta_level() {
-            0
-        } else {
-            self.obs.watches.wants(m.id)
-        };
-        if wants == 0 {
+        let wants = self.obs.watches.wants(m.id);
+        if wants == 0 || self.sched.running.at_meta_level() {
             return self.invoke_unwatched(m, argc);
         }
         let bp = self.sched.running.stack.len() - 1 - argc;
@@ -56,12 +52,13 @@ impl Vm {
             // Answered without a frame (and without a collection: the
             // receiver and the fields read above are still what they were).
             if let Some(&v) = self.sched.running.stack.last() {
-                self.watched_answer(id, receiver, v, fields.as_ref());
+                let changed = fields.map(|f| self.fields_changed(receiver, f.len(), f.iter()));
+                self.watched_answer(id, receiver, v, changed);
             }
         } else if frames == depth + 1 {
             self.obs
                 .watches
-                .expect_answer(process, depth, id, receiver, fields);
+                .expect_answer(process, depth, id, receiver, fields.as_ref());
             if let Some(f) = self.sched.running.frames.last_mut() {
                 f.flags |= crate::sched::Frame::WATCHED;
             }
@@ -77,19 +74,32 @@ impl Vm {
             return;
         };
         if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
-            self.watched_answer(p.method, p.receiver, v, p.fields.as_ref());
+            let changed = p.fields.map(|s| {
+                let before = self.obs.watches.fields(s);
+                self.fields_changed(p.receiver, before.len(), before.iter().copied())
+            });
+            self.watched_answer(p.method, p.receiver, v, changed);
         }
     }
 
-    /// A watched call of `method` on `receiver` answered `v`; `before` its
-    /// receiver's named fields before the call, when they are compared.
-    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, before: Option<&Fields>) {
+    /// A watched call of `method` on `receiver` answered `v`; `changed`
+    /// tells whether it changed a named field of the receiver, when they
+    /// are compared.
+    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, changed: Option<bool>) {
         let class = self.class_of(v);
-        let changed = before.map(|b| {
-            let n = self.named_field_count(receiver);
-            n != b.len() || (0..n).any(|i| self.heap.slot(receiver, i) != b.get(i))
-        });
         self.obs.watches.answer(method, receiver, v, class, changed);
+    }
+
+    /// Are the named fields of `receiver` now other than `before` (`len`
+    /// of them, read before the call)?
+    fn fields_changed(
+        &self,
+        receiver: Value,
+        len: usize,
+        mut before: impl Iterator<Item = Value>,
+    ) -> bool {
+        let n = self.named_field_count(receiver);
+        n != len || (0..n).any(|i| before.next() != Some(self.heap.slot(receiver, i)))
     }
 
     /// The named fields of `v` now.

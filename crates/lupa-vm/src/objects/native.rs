@@ -89,8 +89,13 @@ pub struct NativeCtx {
     pub stack_cap: u64,
     /// The class table's epoch (inline caches hold for it).
     pub epoch: u64,
-    /// Non-zero when every return must go through the runtime (activation
-    /// hooks installed, a stack overflow being handled).
+    /// Not 0 when every return goes through the runtime and trivial
+    /// methods are sent rather than run inline: [`SLOW_ALL`] while
+    /// activation hooks or line coverage are on or a stack overflow is
+    /// being handled (direct entries are refused too), `Frame::WATCHED`
+    /// while only a method watch is on (the runtime's return records a
+    /// watched frame's answer; direct entries stand: a watched method has no
+    /// fast-call entry, so its callers take the runtime's send).
     pub slow_returns: u64,
     /// The frame index whose return resumes an interrupted unwind (its
     /// return goes through the runtime), or `u64::MAX`.
@@ -120,7 +125,9 @@ pub struct NativeCtx {
 /// What native code may do itself for a method or block, by method id: call
 /// its native code at its direct entry, which pushes its own frame
 /// (`entry`), or run it without a frame when it is trivial (`trivial`,
-/// `operand`), as the interpreter does.
+/// `operand`), as the interpreter does. While a method watch names the
+/// method, neither (`entry` 0, `trivial` [`TRIVIAL_NONE`]): native code
+/// sends it through the runtime, whose `invoke` records the call.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FastEntry {
@@ -171,6 +178,10 @@ impl FastEntry {
 pub fn leaf_primitive(m: &MethodCode) -> bool {
     m.trivial.is_none() && !m.trap_shortcut && m.primitive.get().is_some_and(crate::prims::is_leaf)
 }
+
+/// [`NativeCtx::slow_returns`] under activation hooks: every return goes
+/// through the runtime and direct entries are refused.
+pub const SLOW_ALL: u64 = u64::MAX;
 
 /// Not a trivial method.
 pub const TRIVIAL_NONE: u64 = 0;

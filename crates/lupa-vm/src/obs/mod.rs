@@ -137,8 +137,19 @@ pub struct Observation {
     pub inlined: u64,
     /// Process switches (the running process changed).
     pub process_switches: u64,
-    /// Are activation hooks installed?
+    /// Is the activation path on (activation hooks, line coverage or a
+    /// method watch)? Trivial methods then go through `invoke`, returns
+    /// test the frame's `WATCHED` flag and unwinds are told.
     pub hooks_on: bool,
+    /// Is every activation announced (activation hooks or line coverage;
+    /// not while only method watches are on, which need only `invoke`,
+    /// returns and unwinds)?
+    pub(crate) every_activation: bool,
+    /// What native code is told of returns and direct entries
+    /// ([`NativeCtx::slow_returns`](crate::NativeCtx::slow_returns)):
+    /// [`SLOW_ALL`](crate::SLOW_ALL) while every activation is announced,
+    /// `Frame::WATCHED` while only method watches are on, 0 otherwise.
+    pub(crate) slow_returns: u64,
     hooks: Option<Box<dyn ActivationHooks>>,
     /// The sampling register (shared with sampler threads): its state word is
     /// written on transitions while a sampler is attached
@@ -242,6 +253,8 @@ impl Default for Observation {
             inlined: 0,
             process_switches: 0,
             hooks_on: false,
+            every_activation: false,
+            slow_returns: 0,
             hooks: None,
             sample: Arc::default(),
             polled: 0,
@@ -454,12 +467,16 @@ impl Observation {
     }
 
     /// May native code (a JIT's) run now? It counts sends and tests a
-    /// sampler's stack requests at its sends, nothing else: not while
-    /// activation hooks are on or while anything observes sends one by one
-    /// (exact counts, line coverage's branch marks, guarded traps, a lifetime
-    /// recording), which the interpreter's observing loop does.
+    /// sampler's stack requests at its sends, nothing else: not while every
+    /// activation is announced (activation hooks, line coverage) or while
+    /// anything observes sends one by one (exact counts, line coverage's
+    /// branch marks, guarded traps, a lifetime recording), which the
+    /// interpreter's observing loop does. Method watches let it run: it
+    /// sends a watched method through the runtime's `invoke` and returns
+    /// from a watched call's frame through the runtime's return
+    /// ([`slow_returns`](Self::slow_returns)).
     pub fn native_may_run(&self) -> bool {
-        !self.hooks_on && !self.per_send
+        !self.every_activation && !self.per_send
     }
 
     /// Is a sampler attached, or deterministic sampling on? (One sampler at a
@@ -515,9 +532,18 @@ impl Observation {
     }
 
     /// Recompute `hooks_on`: activation hooks, line coverage or a method
-    /// watch need the activation path.
+    /// watch need the activation path; and `every_activation`: hooks and
+    /// line coverage need every activation announced.
     pub(crate) fn refresh_hooks_on(&mut self) {
-        self.hooks_on = self.hooks.is_some() || self.lines.is_some() || self.watches.is_on();
+        self.every_activation = self.hooks.is_some() || self.lines.is_some();
+        self.hooks_on = self.every_activation || self.watches.is_on();
+        self.slow_returns = if self.every_activation {
+            crate::SLOW_ALL
+        } else if self.watches.is_on() {
+            u64::from(crate::sched::Frame::WATCHED)
+        } else {
+            0
+        };
     }
 
     /// Guard the special sends whose method is instrumented (see

@@ -43,8 +43,21 @@
 //! ([`Watches::visit_roots`]).
 //!
 //! Cost: nothing while no watch is on (one flag tested per invoke). While one
-//! is, activation hooks are on: the interpreter runs its observing path and
-//! native code does not run, as for line coverage.
+//! is, the interpreter takes its activation path (trivial methods through
+//! `invoke`, returns test the frame's `WATCHED` flag; nothing is announced
+//! per activation, as activation hooks are), and native code runs: it sends
+//! a watched method through the runtime's `invoke` (a watched method has no
+//! fast-call entry, so a site compiled to call it directly, inline it as a
+//! trivial method or run it as a leaf primitive sends it instead, whenever
+//! the watch started) and returns through the runtime's return, which
+//! records a `WATCHED` frame's answer. A call asks what to record with one indexed load
+//! ([`Watches::wants`], a table kept when watches start and stop); each
+//! watch finds the method's facts by one more (`Watch::slot`); repeats are
+//! cheap (the same receiver key or tag as the last call's is looked at
+//! once, a class set compares its newest class first); an expected answer is a small `Copy` record pushed and, at the
+//! frame's return, popped (the newest is the one in all but stale cases);
+//! receiver fields are copied only while a method's are still compared,
+//! into a stack the watches reuse (no allocation per call).
 
 use rustc_hash::FxHashSet;
 
@@ -183,8 +196,11 @@ pub enum Same {
     Varied,
 }
 
+/// Add `class` to a set of classes in the order first seen (the newest, most
+/// often the one seen again, is compared first).
+#[inline(always)]
 fn add_class(set: &mut Vec<u32>, class: u32) {
-    if !set.contains(&class) {
+    if set.last() != Some(&class) && !set.contains(&class) {
         set.push(class);
     }
 }
@@ -219,8 +235,10 @@ impl Watch {
     }
 }
 
-/// Named fields read before a call: the first [`INLINE_FIELDS`] in place
-/// (no allocation for most objects), the rest in `spill`.
+/// Named fields read before a call, while it runs: the first
+/// [`INLINE_FIELDS`] in place (no allocation for most objects), the rest in
+/// `spill`. A call that goes on in a frame keeps them in the watches' field
+/// stack ([`Snapshot`]).
 #[derive(Debug, Clone)]
 pub struct Fields {
     inline: [Value; INLINE_FIELDS],
@@ -274,16 +292,33 @@ impl Fields {
         }
     }
 
-    fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+    /// The fields in order.
+    pub fn iter(&self) -> impl Iterator<Item = Value> + '_ {
         let n = self.len.min(INLINE_FIELDS);
-        self.inline[..n].iter_mut().chain(self.spill.iter_mut())
+        self.inline[..n].iter().chain(&self.spill).copied()
+    }
+}
+
+/// Where the named fields of a pending call's receiver, read before the
+/// call, are kept ([`Watches::expect_answer`]): a range of the watches'
+/// field stack.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Snapshot {
+    start: u32,
+    len: u32,
+}
+
+impl Snapshot {
+    fn end(self) -> usize {
+        self.start as usize + self.len as usize
     }
 }
 
 /// A call whose answer is still to come: the frame at `depth` of `process`
-/// answers for `method`, called on `receiver` whose named fields were
-/// `fields` (with [`RECEIVER_FIELDS`]).
-#[derive(Debug, Clone)]
+/// answers for `method`, called on `receiver` whose named fields are in
+/// `fields` (with [`RECEIVER_FIELDS`], while undecided). Small and `Copy`:
+/// expecting and answering a call moves a few words.
+#[derive(Debug, Clone, Copy)]
 pub struct Pending {
     process: usize,
     depth: usize,
@@ -292,7 +327,10 @@ pub struct Pending {
     /// The receiver of the call.
     pub receiver: Value,
     /// Its named fields before the call (when they are compared).
-    pub fields: Option<Fields>,
+    pub fields: Option<Snapshot>,
+    /// The field stack's length when the call was expected (what lies
+    /// below is kept while it is pending).
+    top: usize,
 }
 
 /// The watches on now.
@@ -300,7 +338,16 @@ pub struct Pending {
 pub struct Watches {
     list: Vec<Watch>,
     next_id: u32,
+    /// Per method id, what [`Watches::wants`] answers: the options of every
+    /// watch that names it, with [`NAMED`] (kept when watches start and
+    /// stop, so that each call asks one indexed load).
+    wants: Vec<u32>,
+    /// The calls whose answers are to come, oldest first (each process's
+    /// in the order of its frames).
     pending: Vec<Pending>,
+    /// The receiver fields of pending calls ([`Snapshot`]s), in the order of
+    /// `pending`: what lies past the newest pending call's `top` is free.
+    fields: Vec<Value>,
 }
 
 impl Watches {
@@ -334,6 +381,7 @@ impl Watches {
             w.order.push(w.slot_of[i] - 1);
         }
         self.list.push(w);
+        self.refresh_wants();
         self.next_id
     }
 
@@ -341,10 +389,27 @@ impl Watches {
     pub fn stop(&mut self, id: u32) -> Option<Watch> {
         let i = self.list.iter().position(|w| w.id == id)?;
         let w = self.list.remove(i);
-        if !self.list.iter().any(|w| w.options & ANSWERS != 0) {
+        if !self.list.iter().any(|w| w.options & AT_THE_END != 0) {
             self.pending.clear();
+            self.fields.clear();
         }
+        self.refresh_wants();
         Some(w)
+    }
+
+    /// Recompute [`Watches::wants`]'s table from the watches on.
+    fn refresh_wants(&mut self) {
+        self.wants.clear();
+        for w in &self.list {
+            if self.wants.len() < w.slot_of.len() {
+                self.wants.resize(w.slot_of.len(), 0);
+            }
+            for (wants, &s) in self.wants.iter_mut().zip(&w.slot_of) {
+                if s > 0 {
+                    *wants |= w.options | NAMED;
+                }
+            }
+        }
     }
 
     /// Set the tag of watch `id` (None: no tag); false when there is no such watch.
@@ -359,35 +424,24 @@ impl Watches {
     }
 
     /// The options of every watch that names `method`, with [`NAMED`] (0:
-    /// none does).
-    #[inline]
+    /// none does). One indexed load.
+    #[inline(always)]
     pub fn wants(&self, method: u32) -> u32 {
-        if let [w] = self.list.as_slice() {
-            return if w.slot(method).is_some() {
-                w.options | NAMED
-            } else {
-                0
-            };
-        }
-        self.list
-            .iter()
-            .filter(|w| w.slot(method).is_some())
-            .fold(0, |o, w| o | w.options | NAMED)
+        self.wants.get(method as usize).copied().unwrap_or(0)
     }
 
-    /// Does a watch name a method with one of these selectors? (`selector_of`
-    /// answers a method id's selector.)
-    pub fn names_any(&self, mut matches: impl FnMut(u32) -> bool) -> bool {
-        self.list.iter().any(|w| {
-            w.slot_of
-                .iter()
-                .enumerate()
-                .any(|(m, &s)| s > 0 && matches(m as u32))
-        })
+    /// The methods the watches name.
+    pub fn named(&self) -> impl Iterator<Item = u32> + '_ {
+        self.wants
+            .iter()
+            .enumerate()
+            .filter(|&(_, &o)| o != 0)
+            .map(|(m, _)| m as u32)
     }
 
     /// A call of `method`: `receiver` its identity key (with [`RECEIVERS`]),
     /// `arguments` its arguments' classes (with [`ARGUMENTS`]).
+    #[inline]
     pub fn call(&mut self, method: u32, receiver: u64, arguments: &[u32]) {
         for w in &mut self.list {
             let Some(s) = w.slot(method) else { continue };
@@ -429,6 +483,7 @@ impl Watches {
     /// A call of `method` on `receiver` answered `answer`, an instance of
     /// class `class`; `changed` tells whether it changed a named field of
     /// the receiver (None: not compared).
+    #[inline]
     pub fn answer(
         &mut self,
         method: u32,
@@ -440,7 +495,7 @@ impl Watches {
         for w in &mut self.list {
             let Some(s) = w.slot(method) else { continue };
             let f = &mut w.facts[s];
-            if w.options & ANSWERS != 0 && f.answers.last() != Some(&class) {
+            if w.options & ANSWERS != 0 {
                 add_class(&mut f.answers, class);
             }
             if w.options & SAME_ANSWER != 0 {
@@ -458,22 +513,43 @@ impl Watches {
         }
     }
 
+    /// The fields a [`Snapshot`] holds (those of a call just answered stay
+    /// readable until the next call is expected).
+    pub fn fields(&self, s: Snapshot) -> &[Value] {
+        self.fields.get(s.start as usize..s.end()).unwrap_or(&[])
+    }
+
     /// The call of `method` on `receiver` goes on in the frame at `depth`
-    /// of `process`: its return answers for it.
+    /// of `process`: its return answers for it. Its receiver's `fields`
+    /// are kept on the field stack, past the pending calls' (what lay there,
+    /// the fields of calls answered since, is given back: no allocation
+    /// once the stack has grown).
+    #[inline]
     pub fn expect_answer(
         &mut self,
         process: usize,
         depth: usize,
         method: u32,
         receiver: Value,
-        fields: Option<Fields>,
+        fields: Option<&Fields>,
     ) {
+        let fields = fields.map(|f| {
+            self.fields
+                .truncate(self.pending.last().map_or(0, |p| p.top));
+            let start = self.fields.len();
+            self.fields.extend(f.iter());
+            Snapshot {
+                start: start as u32,
+                len: (self.fields.len() - start) as u32,
+            }
+        });
         self.pending.push(Pending {
             process,
             depth,
             method,
             receiver,
             fields,
+            top: self.fields.len(),
         });
     }
 
@@ -488,18 +564,30 @@ impl Watches {
         }
         for p in &mut self.pending {
             root(&mut p.receiver);
-            if let Some(f) = p.fields.as_mut() {
-                for v in f.values_mut() {
-                    root(v);
-                }
-            }
+        }
+        // The part past the pending calls' too: it was kept up to date by
+        // every collection since it was written, and may be read once more.
+        for v in &mut self.fields {
+            root(v);
         }
     }
 
     /// The frame at `depth` of `process` returns: the call it answers for,
-    /// if any. (Expectations of deeper frames of the process, which can only
-    /// be stale, are dropped.)
+    /// if any (its fields stay readable until the next call is expected).
+    /// (Expectations of deeper frames of the process, which can only be
+    /// stale, are dropped.) The newest expectation is the common case: one
+    /// compare and a pop.
+    #[inline]
     pub fn answered(&mut self, process: usize, depth: usize) -> Option<Pending> {
+        match self.pending.last() {
+            Some(p) if p.process == process && p.depth == depth => self.pending.pop(),
+            _ => self.answered_below(process, depth),
+        }
+    }
+
+    /// [`Watches::answered`] when the newest expectation is not the one.
+    #[inline(never)]
+    fn answered_below(&mut self, process: usize, depth: usize) -> Option<Pending> {
         loop {
             let i = self.pending.iter().rposition(|p| p.process == process)?;
             if self.pending[i].depth < depth {
@@ -597,7 +685,110 @@ mod tests {
         assert_eq!(f.get(3), Value::small(3));
         assert_eq!(f.get(8), Value::small(8));
         assert_eq!(f.get(10), Value::NIL);
-        assert_eq!(f.values_mut().count(), 10);
+        assert_eq!(
+            f.iter().collect::<Vec<_>>(),
+            (0..10).map(Value::small).collect::<Vec<_>>()
+        );
+    }
+
+    fn fields_of(v: &[i64]) -> Fields {
+        let mut f = Fields::default();
+        for &i in v {
+            f.push(Value::small(i));
+        }
+        f
+    }
+
+    #[test]
+    fn fields_are_kept_while_their_calls_are_pending() {
+        let mut w = Watches::default();
+        w.start(&[1], RECEIVER_FIELDS);
+        let small = |v: &[i64]| v.iter().map(|&i| Value::small(i)).collect::<Vec<_>>();
+        w.expect_answer(0, 1, 1, Value::NIL, Some(&fields_of(&[1, 2, 3])));
+        w.expect_answer(0, 2, 1, Value::NIL, Some(&fields_of(&[7; 10])));
+        let p = w.answered(0, 2).expect("the call at depth 2");
+        assert_eq!(
+            p.fields.map(|s| w.fields(s).to_vec()),
+            Some(small(&[7; 10]))
+        );
+        // Given back when the next call is expected.
+        w.expect_answer(0, 2, 1, Value::NIL, Some(&fields_of(&[4])));
+        assert_eq!(w.fields.len(), 4);
+        let p = w.answered(0, 2).expect("the call at depth 2");
+        assert_eq!(p.fields.map(|s| w.fields(s).to_vec()), Some(small(&[4])));
+        let p = w.answered(0, 1).expect("the call at depth 1");
+        assert_eq!(
+            p.fields.map(|s| w.fields(s).to_vec()),
+            Some(small(&[1, 2, 3]))
+        );
+        // None pending: the next call's fields start at the bottom again.
+        w.expect_answer(0, 1, 1, Value::NIL, Some(&fields_of(&[5])));
+        assert_eq!(w.fields.len(), 1);
+    }
+
+    /// What `answered` must answer: the expectation the old linear search
+    /// found (the newest of the process; an older depth ends the search;
+    /// deeper, stale ones are dropped), with the fields it was given.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Expect(usize, usize, Option<Vec<i64>>),
+        Answered(usize, usize),
+        Unwound(usize, usize),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let fields = proptest::collection::vec(0i64..100, 0..9);
+        prop_oneof![
+            (0usize..3, 0usize..8, proptest::option::of(fields))
+                .prop_map(|(p, d, f)| Op::Expect(p, d, f)),
+            (0usize..3, 0usize..8).prop_map(|(p, d)| Op::Answered(p, d)),
+            (0usize..3, 0usize..8).prop_map(|(p, d)| Op::Unwound(p, d)),
+        ]
+    }
+
+    fn model_answered(
+        model: &mut Vec<(usize, usize, u32, Option<Vec<i64>>)>,
+        process: usize,
+        depth: usize,
+    ) -> Option<(u32, Option<Vec<i64>>)> {
+        loop {
+            let i = model.iter().rposition(|p| p.0 == process)?;
+            if model[i].1 < depth {
+                return None;
+            }
+            let p = model.remove(i);
+            if p.1 == depth {
+                return Some((p.2, p.3));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_answer_stack_answers_as_the_model(ops in proptest::collection::vec(op(), 0..200)) {
+            let mut w = Watches::default();
+            w.start(&[0], ALL);
+            let mut model = Vec::new();
+            let small = |v: &[i64]| v.iter().map(|&i| Value::small(i)).collect::<Vec<_>>();
+            for (k, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Expect(p, d, f) => {
+                        let given = f.as_deref().map(fields_of);
+                        w.expect_answer(p, d, k as u32, Value::NIL, given.as_ref());
+                        model.push((p, d, k as u32, f));
+                    }
+                    Op::Answered(p, d) | Op::Unwound(p, d) => {
+                        let got = w
+                            .answered(p, d)
+                            .map(|a| (a.method, a.fields.map(|s| w.fields(s).to_vec())));
+                        let want = model_answered(&mut model, p, d)
+                            .map(|(m, f)| (m, f.map(|f| small(&f))));
+                        proptest::prop_assert_eq!(got, want);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

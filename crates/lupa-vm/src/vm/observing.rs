@@ -145,18 +145,14 @@ impl Vm {
         w
     }
 
-    /// The watches changed: the activation path, and the guard on special
-    /// sends (a watched method with a special selector must not be skipped
-    /// by its fast path).
+    /// The watches changed: the activation path, native code's fast calls
+    /// (a watched method is sent through `invoke`), and the guard on special
+    /// sends (a watched method that a special send's fast path would run
+    /// instead must not be skipped).
     fn watch_changed(&mut self) {
         self.obs.refresh_hooks_on();
-        let image = &self.image;
-        let special = self.obs.watches.names_any(|m| {
-            image.methods.get(m as usize).is_some_and(|code| {
-                lupa_compiler::SpecialOp::for_selector(&code.selector_name).is_some()
-            })
-        });
-        self.obs.set_guarding_watches(special);
+        self.watches_changed_native();
+        self.refresh_watch_guard();
         self.observation_changed();
     }
 

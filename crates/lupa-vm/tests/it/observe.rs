@@ -51,6 +51,7 @@ const SOURCE: &str = "ObsProbe = (
   ensured = ( | log | log := 0. [ [ self raise ] ensure: [ log := log + 1 ] ] on: Error do: [ :e | e return: nil ]. ^ log )
   spin: n = ( | s | s := 0. 1 to: n do: [ :i | s := s + (self leaf) ]. ^ s )
   loopWithoutSends: n = ( | i s | i := 0. s := 0. [ i < n ] whileTrue: [ s := s + i. i := i + 1 ]. ^ s )
+  at: i = ( ^ i )
 )
 ";
 
@@ -301,4 +302,40 @@ fn gc_hooks_see_every_collection_and_the_deaths_of_tracked_objects() {
     assert_eq!(d.died_at_gc, numbers[2]);
     assert!(d.bytes >= 5 * 8);
     assert_eq!(vm.heap.tracked_count(), 1);
+}
+
+/// A method watch guards the special sends (the observing loop looks up
+/// the method before a fast path may run instead of it) only while a
+/// watched method is one a fast path would run instead (`Integer>>+`); a
+/// user's method under a special selector (`ObsProbe>>at:`) is on no fast
+/// path: its calls reach `invoke` anyway. A watch lets native code run
+/// (it sends watched methods through `invoke` and returns from their
+/// frames through the runtime) unless special sends are guarded;
+/// activation hooks still keep it out.
+#[test]
+fn method_watches_guard_special_sends_only_where_a_fast_path_would_skip_them() {
+    let (mut vm, _) = vm_with_probe();
+    let lookup = |vm: &mut Vm, class: u32, selector: &str| {
+        let sel = vm.image.intern(selector);
+        match vm.image.lookup(&vm.heap, class, sel) {
+            lupa_vm::Lookup::Method(id) => id,
+            _ => panic!("no {selector}"),
+        }
+    };
+    let class = vm.class_named("ObsProbe").expect("the class");
+    let c = vm.class_index_of_object(class).expect("its index");
+    let (leaf, at) = (lookup(&mut vm, c, "leaf"), lookup(&mut vm, c, "at:"));
+    let w = vm.start_watch(&[leaf, at], lupa_vm::obs::watch::ALL);
+    assert!(!vm.obs.per_send && vm.obs.native_may_run());
+    let plus = lookup(&mut vm, lupa_vm::cls::INTEGER, "+");
+    let guarded = vm.start_watch(&[plus], 0);
+    assert!(vm.obs.per_send && !vm.obs.native_may_run());
+    vm.stop_watch(guarded).expect("the watch of +");
+    assert!(!vm.obs.per_send && vm.obs.native_may_run());
+    // Activation hooks still keep native code out.
+    vm.obs.set_hooks(Some(Box::new(Recorder(Rc::default()))));
+    assert!(!vm.obs.native_may_run());
+    vm.obs.set_hooks(None);
+    vm.stop_watch(w).expect("the watch of leaf");
+    assert!(vm.obs.native_may_run() && !vm.obs.hooks_on);
 }
