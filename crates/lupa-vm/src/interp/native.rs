@@ -851,18 +851,11 @@ impl Vm {
             // records the call), or sends observed one by one.
             return self.native_invoke(ctx, pc, sp, method);
         };
-        self.sync_in(ctx);
         let pc = pc as usize;
-        self.sched.running.stack.set_len(sp as usize);
-        self.save_pc(pc);
-        let frames_before = self.sched.running.frames.len();
-        // Not per send (tested above): the send is counted.
-        self.note_send::<false>(0, pc);
-        if self.poll_wanted()
-            && let Err(e) = self.native_send_poll(pc)
-        {
-            return self.native_failed(e);
-        }
+        let frames_before = match self.begin_specialised_send(ctx, pc, sp) {
+            Ok(n) => n,
+            Err(answer) => return answer,
+        };
         let reply = self.call_primitive(p, method as u32, argc);
         let Ok(crate::prims::Reply::Answer(v)) = reply else {
             let m = self.image.methods[method as usize].clone();
@@ -872,13 +865,48 @@ impl Vm {
             return self.after_native_send(ctx, frames_before, pc);
         };
         self.primitive_answered(argc, v);
+        self.answered_at_once(ctx)
+    }
+
+    /// The start of a send at a specialised site ([`native_primitive`],
+    /// [`native_invoke`]): the context synced in, the stack cut at `sp`, the
+    /// resume point `pc` saved, the send counted (not per send: the callers
+    /// test that) and polled. Answers the frame count before the send, or
+    /// what native code gets back when the poll failed.
+    ///
+    /// [`native_primitive`]: Self::native_primitive
+    /// [`native_invoke`]: Self::native_invoke
+    #[inline(always)]
+    fn begin_specialised_send(
+        &mut self,
+        ctx: &mut NativeCtx,
+        pc: usize,
+        sp: u64,
+    ) -> Result<usize, u64> {
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
+        self.save_pc(pc);
+        let frames_before = self.sched.running.frames.len();
+        self.note_send::<false>(0, pc);
+        if self.poll_wanted()
+            && let Err(e) = self.native_send_poll(pc)
+        {
+            return Err(self.native_failed(e));
+        }
+        Ok(frames_before)
+    }
+
+    /// The end of a send at a specialised site whose method answered at
+    /// once (a leaf primitive, a trivial method): it touched no frame and no
+    /// cache, so only the stack's and the heap's addresses (which may have
+    /// grown) are given back, unless a collection its allocation made due
+    /// (always, under GC stress) or a stop needs the loop, which goes on
+    /// after the send.
+    #[inline(always)]
+    fn answered_at_once(&mut self, ctx: &mut NativeCtx) -> u64 {
         if self.needs_attention() {
-            // A collection its allocation made due (always, under GC
-            // stress), a stop: the loop goes on after the send.
             return self.bail(SAFEPOINT);
         }
-        // A leaf touched no frame and no cache: only the stack and the heap
-        // may have moved (grown).
         let running = &mut self.sched.running;
         ctx.stack = running.stack.as_mut_ptr();
         ctx.stack_cap = running.stack.capacity() as u64;
@@ -911,18 +939,11 @@ impl Vm {
         else {
             return self.native_send(ctx, pc, sp);
         };
-        self.sync_in(ctx);
         let pc = pc as usize;
-        self.sched.running.stack.set_len(sp as usize);
-        self.save_pc(pc);
-        let frames_before = self.sched.running.frames.len();
-        // Not per send (tested above): the send is counted.
-        self.note_send::<false>(0, pc);
-        if self.poll_wanted()
-            && let Err(e) = self.native_send_poll(pc)
-        {
-            return self.native_failed(e);
-        }
+        let frames_before = match self.begin_specialised_send(ctx, pc, sp) {
+            Ok(n) => n,
+            Err(answer) => return answer,
+        };
         let at_once = m.trivial.is_some() || crate::objects::native::leaf_primitive(&m);
         let argc = m.num_args;
         if let Err(e) = self.invoke(m, argc) {
@@ -934,15 +955,7 @@ impl Vm {
         {
             return self.after_native_send(ctx, frames_before, pc);
         }
-        if self.needs_attention() {
-            return self.bail(SAFEPOINT);
-        }
-        let running = &mut self.sched.running;
-        ctx.stack = running.stack.as_mut_ptr();
-        ctx.stack_cap = running.stack.capacity() as u64;
-        ctx.heap = self.heap.words_ptr();
-        self.sync_poll(ctx);
-        DONE
+        self.answered_at_once(ctx)
     }
 
     /// Runtime call: return `v` from the top frame (`ReturnTop`,
