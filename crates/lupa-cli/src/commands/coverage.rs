@@ -6,10 +6,10 @@
 use clap::Args;
 use lupa_prof::coverage::{Coverage, CoverageOptions};
 use lupa_profilers::spy::coverage::{CoverageConfig, default_packages};
-use lupa_profilers::{ProfileMode, Workload, sources};
+use lupa_profilers::{ProfileMode, sources};
 use lupa_vm::{Vm, VmError};
 
-use super::test::find_test_classes;
+use super::test::profile_tests_or_program;
 use crate::report_args::ReportArgs;
 use crate::vm_args::VmArgs;
 
@@ -66,23 +66,16 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
         packages: packages.clone(),
         lines: !a.no_lines,
     });
-    let mut run = match &a.run {
-        Some(program) => {
-            command.push_str(&format!(" --run {}", program.join(" ")));
-            vm.load_class_by_name(&program[0])?;
-            mode.run(vm, Workload::Program(program))?
-        }
-        None => {
-            let classes = match find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
-                Ok(c) => c,
-                Err(code) => return Ok(code),
-            };
-            for c in &a.classes {
-                command.push(' ');
-                command.push_str(c);
-            }
-            mode.run(vm, Workload::Tests(&classes))?
-        }
+    let mut run = match profile_tests_or_program(
+        vm,
+        &mode,
+        a.run.as_deref(),
+        &a.classes,
+        a.vm.class_path.as_deref(),
+        &mut command,
+    )? {
+        Ok(run) => run,
+        Err(code) => return Ok(code),
     };
     let code = crate::signals::program_status(run.result)?;
     run.output.set_command(&command);

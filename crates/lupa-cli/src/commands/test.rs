@@ -2,6 +2,7 @@
 //! find them.
 
 use clap::Args;
+use lupa_profilers::{ProfileMode, Profiled, Workload};
 use lupa_vm::{Vm, VmError};
 
 use crate::vm_args::VmArgs;
@@ -57,4 +58,36 @@ pub(crate) fn find_test_classes(
         return Ok(Err(1));
     }
     Ok(Ok(classes))
+}
+
+/// Profile under `mode` what `lupa coverage` and `lupa types` were given:
+/// the program `program` (CLASS and its arguments) when there is one, else
+/// the test classes `named` (every one on the class path when none is
+/// named, as [`find_test_classes`]). What was run is appended to `command`
+/// (the report's command line). `Err(code)`: no test to run, said on
+/// standard error.
+pub(crate) fn profile_tests_or_program(
+    vm: &mut Vm,
+    mode: &ProfileMode,
+    program: Option<&[String]>,
+    named: &[String],
+    class_path: Option<&str>,
+    command: &mut String,
+) -> Result<Result<Profiled, i32>, VmError> {
+    if let Some(program) = program {
+        command.push_str(&format!(" --run {}", program.join(" ")));
+        if let Some(class) = program.first() {
+            vm.load_class_by_name(class)?;
+        }
+        return Ok(Ok(mode.run(vm, Workload::Program(program))?));
+    }
+    let classes = match find_test_classes(vm, named, class_path)? {
+        Ok(c) => c,
+        Err(code) => return Ok(Err(code)),
+    };
+    for c in named {
+        command.push(' ');
+        command.push_str(c);
+    }
+    Ok(Ok(mode.run(vm, Workload::Tests(&classes))?))
 }

@@ -3,12 +3,12 @@
 
 use clap::Args;
 use lupa_prof::types::Types;
+use lupa_profilers::ProfileMode;
 use lupa_profilers::spy::types::TypesConfig;
-use lupa_profilers::{ProfileMode, Workload};
 use lupa_vm::{Vm, VmError};
 
 use super::coverage::class_path_packages;
-use super::test::find_test_classes;
+use super::test::profile_tests_or_program;
 use crate::report_args::ReportArgs;
 use crate::vm_args::VmArgs;
 
@@ -65,23 +65,16 @@ pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
         command.push_str(&format!(" --package {p}"));
     }
     let mode = ProfileMode::Types(TypesConfig { packages });
-    let mut run = match &a.run {
-        Some(program) => {
-            command.push_str(&format!(" --run {}", program.join(" ")));
-            vm.load_class_by_name(&program[0])?;
-            mode.run(vm, Workload::Program(program))?
-        }
-        None => {
-            let classes = match find_test_classes(vm, &a.classes, a.vm.class_path.as_deref())? {
-                Ok(c) => c,
-                Err(code) => return Ok(code),
-            };
-            for c in &a.classes {
-                command.push(' ');
-                command.push_str(c);
-            }
-            mode.run(vm, Workload::Tests(&classes))?
-        }
+    let mut run = match profile_tests_or_program(
+        vm,
+        &mode,
+        a.run.as_deref(),
+        &a.classes,
+        a.vm.class_path.as_deref(),
+        &mut command,
+    )? {
+        Ok(run) => run,
+        Err(code) => return Ok(code),
     };
     let code = run.result?;
     run.output.set_command(&command);
