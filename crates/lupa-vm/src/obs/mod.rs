@@ -474,7 +474,7 @@ impl Observation {
     /// interpreter's observing loop does. Method watches let it run: it
     /// sends a watched method through the runtime's `invoke` and returns
     /// from a watched call's frame through the runtime's return
-    /// ([`slow_returns`](Self::slow_returns)).
+    /// (the frame flags in `NativeCtx::slow_returns`).
     pub fn native_may_run(&self) -> bool {
         !self.every_activation && !self.per_send
     }
