@@ -24,9 +24,14 @@ const PROBE: &str = "Probe = (
 /// A VM compiling at `threshold` on the compiler thread (or not), with
 /// class `Probe` loaded: the VM, the class's index and its object.
 fn vm(threshold: u32, thread: bool) -> (Vm, u32, Value) {
+    vm_in(JitMode::On, threshold, thread)
+}
+
+/// The same in JIT mode `mode`.
+fn vm_in(mode: JitMode, threshold: u32, thread: bool) -> (Vm, u32, Value) {
     let options = VmOptions {
         quiet: true,
-        jit: JitMode::On,
+        jit: mode,
         jit_threshold: threshold,
         jit_thread: thread,
         ..VmOptions::default()
@@ -214,18 +219,7 @@ fn native_code_runs_under_a_method_watch_which_records_its_calls() {
         return;
     }
     let watched = |mode: JitMode| {
-        let options = VmOptions {
-            quiet: true,
-            jit: mode,
-            jit_threshold: 3,
-            jit_thread: false,
-            ..VmOptions::default()
-        };
-        let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
-        let c = vm
-            .load_class_source("Probe.som", PROBE, "test", Some("Probe"))
-            .expect("Probe compiles");
-        let class = vm.class_named("Probe").expect("the class");
+        let (mut vm, c, class) = vm_in(mode, 3, false);
         let p = probe(&mut vm, class);
         // Compiled (with the JIT on): spin:'s send of leaf: is a direct call.
         assert_eq!(spin(&mut vm, p, 100), 100);
