@@ -7,7 +7,7 @@
 ROUNDS=${ROUNDS:-3}
 BENCHES=${BENCHES:-"Richards:1:5 DeltaBlue:1:1000 Json:1:5 NBody:200:1 Havlak:1:1 CD:1:10 Bounce:1:100 List:1:100 Mandelbrot:1:500 Permute:1:100 Queens:1:100 Sieve:1:200 Storage:1:100 Towers:1:50"}
 cargo build --release -q -p lupa-cli
-lupa=target/release/lupa
+lupa=${CARGO_TARGET_DIR:-target}/release/lupa
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf "%-11s %12s %12s %8s\n" bench run_us count_us overhead

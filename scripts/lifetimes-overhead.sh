@@ -9,7 +9,7 @@ ROUNDS=${ROUNDS:-3}
 CONFIGS=${CONFIGS:-"vm:0.01 vm:1 faithful:0.01 faithful:1"}
 WORKLOADS=${WORKLOADS:-"GcLoad:20000 BenchmarkRunner:Json:1:40"}
 cargo build --release -q -p lupa-cli
-lupa=target/release/lupa
+lupa=${CARGO_TARGET_DIR:-target}/release/lupa
 cpu_ms() { # command... -> user+system CPU milliseconds
   local TIMEFORMAT='%3U %3S' t
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )

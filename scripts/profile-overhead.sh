@@ -19,7 +19,7 @@ else
   BENCHES=${BENCHES:-"Richards:1:20 DeltaBlue:1:3000 Json:1:20 Havlak:1:1"}
 fi
 cargo build --release -q -p lupa-cli
-lupa=target/release/lupa
+lupa=${CARGO_TARGET_DIR:-target}/release/lupa
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
