@@ -49,7 +49,32 @@ pub struct ProfileBuilder {
     by_key: Vec<MethodId>,
     counter_mark: u64,
     unbalanced_exits: u64,
+    /// The path of the last [`add_sample`](Self::add_sample), each frame with
+    /// the node it reached, so that the next sample walks only the frames
+    /// past the part they share; and what each frame is still owed: the
+    /// samples and weight added while it was on the path are counted (its
+    /// activations, its call site) when it leaves the path.
+    last_path: Vec<OnPath>,
+    /// Samples added by `add_sample`, and their weight.
+    sampled: u64,
+    sampled_weight: u64,
 }
+
+/// A frame of the last sample's path ([`ProfileBuilder::last_path`]).
+#[derive(Debug, Clone, Copy)]
+struct OnPath {
+    frame: SampleFrame,
+    node: NodeId,
+    /// `sampled` and `sampled_weight` when the frame joined the path.
+    sampled_before: u64,
+    weight_before: u64,
+}
+
+/// One frame of a sample's path ([`ProfileBuilder::add_sample`]): the method,
+/// and the line of the call in the caller's source when known (as
+/// [`ProfileBuilder::enter_from`] takes it; `None` as
+/// [`ProfileBuilder::enter`]).
+pub type SampleFrame = (MethodId, Option<u32>);
 
 const NO_METHOD: MethodId = MethodId(usize::MAX);
 
@@ -78,6 +103,9 @@ impl ProfileBuilder {
             by_key: Vec::new(),
             counter_mark: 0,
             unbalanced_exits: 0,
+            last_path: Vec::new(),
+            sampled: 0,
+            sampled_weight: 0,
         }
     }
 
@@ -138,6 +166,9 @@ impl ProfileBuilder {
     /// reports, which expect a valid profile, panic on it.
     #[inline]
     pub fn enter(&mut self, method: MethodId) {
+        if self.stack.is_empty() && !self.last_path.is_empty() {
+            self.leave_path(0);
+        }
         let parent = self.current;
         let child = self.child_of(parent, method);
         self.profile.nodes[child].activations += 1;
@@ -224,7 +255,83 @@ impl ProfileBuilder {
     /// Charge `value` to the current context's self value.
     #[inline]
     pub fn add_self(&mut self, value: u64) {
-        let n = &mut self.profile.nodes[self.current];
+        self.add_self_to(self.current, value);
+    }
+
+    /// Charge `weight` to the context `path` (outermost frame first) and
+    /// answer its node: the same profile as entering each frame
+    /// ([`enter_from`](Self::enter_from)), [`add_self`](Self::add_self) and
+    /// exiting them all, as a sampling profiler builds a sample, but each
+    /// frame the path shares with the previous sample's (the same methods and
+    /// lines from the outermost frame) takes its node from there instead of
+    /// looking it up: consecutive samples of a deep stack mostly differ near
+    /// the leaf. Every frame still counts its activation and, with a line,
+    /// one call of the sample's weight at its call site, but a frame counts
+    /// the samples it was in when it leaves the path (a later sample does not
+    /// share it, [`enter`](Self::enter) starts at the root, or
+    /// [`finish`](Self::finish)), so that a sample costs only the frames it
+    /// does not share.
+    ///
+    /// The path starts at the current context, which must be the root (no
+    /// open activation); elsewhere the frames are entered and exited one by
+    /// one.
+    pub fn add_sample(&mut self, path: &[SampleFrame], weight: u64) -> NodeId {
+        if !self.stack.is_empty() {
+            for &(m, line) in path {
+                self.enter_from(m, line);
+            }
+            self.add_self(weight);
+            let leaf = self.current;
+            for _ in path {
+                self.exit();
+            }
+            return leaf;
+        }
+        let shared = path
+            .iter()
+            .zip(&self.last_path)
+            .take_while(|(f, on)| **f == on.frame)
+            .count();
+        self.leave_path(shared);
+        let mut parent = self.last_path.last().map_or(ROOT_NODE, |on| on.node);
+        for &(m, line) in &path[shared..] {
+            let child = self.child_of(parent, m);
+            let node = &mut self.profile.nodes[child];
+            if node.call_line.is_none() {
+                node.call_line = line;
+            }
+            self.last_path.push(OnPath {
+                frame: (m, line),
+                node: child,
+                sampled_before: self.sampled,
+                weight_before: self.sampled_weight,
+            });
+            parent = child;
+        }
+        self.add_self_to(parent, weight);
+        self.sampled += 1;
+        self.sampled_weight = self.sampled_weight.wrapping_add(weight);
+        parent
+    }
+
+    /// Count the frames of the last sample's path from `depth` on, which the
+    /// next sample does not share: each activation and call made while it
+    /// was on the path.
+    fn leave_path(&mut self, depth: usize) {
+        for on in self.last_path.drain(depth..) {
+            let calls = self.sampled - on.sampled_before;
+            let node = &mut self.profile.nodes[on.node];
+            node.activations += calls;
+            if let Some(line) = on.frame.1.filter(|&l| l != 0) {
+                let total = self.sampled_weight.wrapping_sub(on.weight_before);
+                CallSite::add(&mut node.sites, line, calls, total);
+            }
+        }
+    }
+
+    /// Charge `value` to the self value of `node`.
+    fn add_self_to(&mut self, node: NodeId, value: u64) {
+        let n = &mut self.profile.nodes[node];
         n.self_value = n.self_value.wrapping_add(value);
         self.charged = self.charged.wrapping_add(value);
     }
@@ -263,7 +370,9 @@ impl ProfileBuilder {
         self.unbalanced_exits
     }
 
-    /// The profile built so far (open activations are included as they are).
+    /// The profile built so far (open activations are included as they are;
+    /// the last sample's frames have their self values, their activations
+    /// and call sites are added when they leave its path).
     pub fn profile(&self) -> &Profile {
         &self.profile
     }
@@ -271,10 +380,96 @@ impl ProfileBuilder {
     /// The profile. Open activations need not be closed: their values are
     /// already charged.
     pub fn finish(mut self) -> Profile {
+        self.leave_path(0);
         // Activations still open are counted at their call sites as they are.
         while !self.stack.is_empty() {
             self.exit();
         }
         self.profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Frames over a few methods and lines, so that paths share prefixes.
+    fn frame() -> impl Strategy<Value = (usize, Option<u32>)> {
+        (0..4usize, prop_oneof![Just(None), (0..3u32).prop_map(Some)])
+    }
+
+    /// Paths with weights, and whether the sampled builder gets that one
+    /// as events too (a profiler mixing both).
+    fn samples() -> impl Strategy<Value = Vec<(Vec<(usize, Option<u32>)>, u64, bool)>> {
+        prop::collection::vec(
+            (
+                prop::collection::vec(frame(), 0..7),
+                1..100u64,
+                prop::bool::weighted(0.1),
+            ),
+            0..40,
+        )
+    }
+
+    /// Enter `path`, charge `weight`, exit; answer the leaf's node.
+    fn by_events(b: &mut ProfileBuilder, path: &[SampleFrame], weight: u64) -> NodeId {
+        for &(m, line) in path {
+            b.enter_from(m, line);
+        }
+        b.add_self(weight);
+        let leaf = b.current_node();
+        for _ in path {
+            b.exit();
+        }
+        leaf
+    }
+
+    fn builder() -> (ProfileBuilder, Vec<MethodId>) {
+        let mut b = ProfileBuilder::new(Metric::Samples);
+        let ms = (0..4)
+            .map(|i| b.add_method(MethodInfo::named(format!("C>>m{i}"))))
+            .collect();
+        (b, ms)
+    }
+
+    proptest! {
+        /// `add_sample` builds the very profile that entering, charging and
+        /// exiting each sample's frames builds, whatever the samples share.
+        #[test]
+        fn add_sample_is_enter_charge_exit(samples in samples()) {
+            let (mut one_by_one, ms) = builder();
+            let (mut sampled, _) = builder();
+            for (frames, weight, as_events) in &samples {
+                let path: Vec<SampleFrame> = frames.iter().map(|&(m, l)| (ms[m], l)).collect();
+                let leaf = by_events(&mut one_by_one, &path, *weight);
+                if *as_events {
+                    prop_assert_eq!(by_events(&mut sampled, &path, *weight), leaf);
+                } else {
+                    prop_assert_eq!(sampled.add_sample(&path, *weight), leaf);
+                }
+            }
+            prop_assert_eq!(one_by_one.finish(), sampled.finish());
+        }
+    }
+
+    #[test]
+    fn add_sample_inside_an_open_activation_enters_and_exits() {
+        let (mut b, ms) = builder();
+        b.enter(ms[0]);
+        let leaf = b.add_sample(&[(ms[1], Some(4))], 7);
+        assert_eq!(b.current_node(), NodeId(1));
+        assert_eq!(b.depth(), 1);
+        b.exit();
+        let p = b.finish();
+        assert_eq!(p.nodes[leaf].self_value, 7);
+        assert_eq!(
+            p.nodes[leaf].sites,
+            vec![CallSite {
+                line: 4,
+                calls: 1,
+                total: 7
+            }]
+        );
     }
 }

@@ -60,7 +60,7 @@ pub mod table;
 pub mod timeline;
 pub mod types;
 
-pub use builder::ProfileBuilder;
+pub use builder::{ProfileBuilder, SampleFrame};
 pub use merge::MergeError;
 pub use processes::{ProcessTree, process_label, process_number};
 pub use profile::{

@@ -23,7 +23,7 @@
 
 use crate::naming::{name_methods, placeholder};
 use lupa_prof::{
-    MethodInfo, Metric, Profile, ProfileBuilder, TimedSample, Timeline, process_label,
+    MethodInfo, Metric, Profile, ProfileBuilder, SampleFrame, TimedSample, Timeline, process_label,
 };
 use lupa_vm::{Vm, VmState};
 
@@ -112,23 +112,45 @@ pub(crate) fn build<'a>(
         states: VmState::ALL.iter().map(|s| s.name().to_string()).collect(),
         ..Timeline::default()
     };
+    // The path of each sample (`ProfileBuilder::add_sample`): its process,
+    // its frames, then its leaf's frames. The frames' part is kept from one
+    // sample to the next with the raw frames it came from, so that a frame
+    // the next sample shares (the same method at the same pc, and so on
+    // outwards) is not looked up again.
+    let mut path: Vec<SampleFrame> = Vec::new();
+    let mut raw: Vec<(u32, u32)> = Vec::new();
+    let mut raw_process = None;
     for s in samples {
-        let mut depth = 0;
-        if s.process != 0 {
-            let label = b.intern_method(
-                MethodInfo::named(process_label(s.process as usize)).with_category("VM"),
-            );
-            b.enter(label);
-            depth += 1;
+        let labelled = usize::from(s.process != 0);
+        let mut shared = 0;
+        if raw_process == Some(s.process) {
+            shared = s
+                .frames
+                .iter()
+                .zip(&raw)
+                .take_while(|(a, b)| a == b)
+                .count();
+        } else {
+            path.clear();
+            if s.process != 0 {
+                let label = b.intern_method(
+                    MethodInfo::named(process_label(s.process as usize)).with_category("VM"),
+                );
+                path.push((label, None));
+            }
+            raw_process = Some(s.process);
         }
-        let mut caller: Option<(u32, u32)> = None;
-        for &(id, pc) in s.frames {
+        path.truncate(labelled + shared);
+        raw.truncate(shared);
+        let mut caller = shared.checked_sub(1).map(|i| s.frames[i]);
+        for &(id, pc) in &s.frames[shared..] {
             let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
             let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-            b.enter_from(m, line);
-            depth += 1;
+            path.push((m, line));
+            raw.push((id, pc));
             caller = Some((id, pc));
         }
+        let frames_end = path.len();
         match s.leaf {
             Leaf::Interpreted => {
                 if let Some(&(id, pc)) = s.frames.last() {
@@ -144,16 +166,14 @@ pub(crate) fn build<'a>(
             Leaf::Primitive(id) => {
                 let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
                 let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-                b.enter_from(m, line);
-                depth += 1;
+                path.push((m, line));
             }
             Leaf::Vm(state, within) => {
                 if let Some(id) = within {
                     let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
                     let line =
                         caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-                    b.enter_from(m, line);
-                    depth += 1;
+                    path.push((m, line));
                 }
                 // The category is what the Firefox Profiler colours by: the
                 // collector and the allocator (memory) apart from the rest of
@@ -168,21 +188,18 @@ pub(crate) fn build<'a>(
                 };
                 let m = b
                     .intern_method(MethodInfo::named(vm_frame_name(state)).with_category(category));
-                b.enter(m);
-                depth += 1;
+                path.push((m, None));
             }
         }
-        b.add_self(s.weight);
+        let node = b.add_sample(&path, s.weight);
+        path.truncate(frames_end);
         timeline.samples.push(TimedSample {
             time_ns: s.time_ns,
-            node: b.current_node(),
+            node,
             state: s.state as u16,
             weight: s.weight,
             sends: s.sends,
         });
-        for _ in 0..depth {
-            b.exit();
-        }
     }
     let mut profile = b.finish();
     for n in &mut profile.nodes {
