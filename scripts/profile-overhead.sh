@@ -4,7 +4,8 @@
 #     process at each rate of RATES, runs paired and interleaved so both see the same load; the median of
 #     ROUNDS paired ratios.
 #   MODE=icount: instructions (cachegrind, exact on a shared machine) of `lupa profile --rate 1`, which takes
-#     no tick in these runs, against `lupa run`: what a sampler costs the VM thread by being attached.
+#     no tick in these runs, against `lupa run`: what a sampler costs the VM thread by being attached. With the
+#     JIT on, both compile on the VM thread (`--jit-thread off`), so that both compile the same functions.
 #   scripts/profile-overhead.sh
 #   MODE=icount scripts/profile-overhead.sh
 #   RATES="1000" BENCHES="Richards:1:10" JITS=off ROUNDS=9 scripts/profile-overhead.sh
@@ -37,8 +38,12 @@ median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 for jit in $JITS; do
   for spec in $BENCHES; do
     IFS=: read -r name it inner <<< "$spec"
-    run=(run --jit "$jit" BenchmarkRunner "$name" "$it" "$inner")
-    prof() { echo profile --jit "$jit" --rate "$1" --format text -o "$out/p.txt" BenchmarkRunner "$name" "$it" "$inner"; }
+    # Instruction counts compile on the VM thread: a compiler thread compiles as much as it gets to before the
+    # run ends, which differs from run to run.
+    jitargs=(--jit "$jit")
+    if [ "$MODE" = icount ] && [ "$jit" = on ]; then jitargs+=(--jit-thread off); fi
+    run=(run "${jitargs[@]}" BenchmarkRunner "$name" "$it" "$inner")
+    prof() { echo profile "${jitargs[@]}" --rate "$1" --format text -o "$out/p.txt" BenchmarkRunner "$name" "$it" "$inner"; }
     if [ "$MODE" = icount ]; then
       # shellcheck disable=SC2046 # prof's words are the arguments
       a=$(icount $lupa "${run[@]}"); b=$(icount $lupa $(prof 1))
