@@ -399,9 +399,11 @@ mod tests {
         (0..4usize, prop_oneof![Just(None), (0..3u32).prop_map(Some)])
     }
 
-    /// Paths with weights, and whether the sampled builder gets that one
-    /// as events too (a profiler mixing both).
-    fn samples() -> impl Strategy<Value = Vec<(Vec<(usize, Option<u32>)>, u64, bool)>> {
+    /// A sample: its frames (method index, line), its weight, and whether the
+    /// sampled builder gets it as events too (a profiler mixing both).
+    type Drawn = (Vec<(usize, Option<u32>)>, u64, bool);
+
+    fn samples() -> impl Strategy<Value = Vec<Drawn>> {
         prop::collection::vec(
             (
                 prop::collection::vec(frame(), 0..7),
