@@ -125,6 +125,10 @@ pub(crate) struct Entries {
     pub(crate) sample: u64,
     /// `(ctx, n)`: make the value stack hold `n` slots.
     pub(crate) reserve: u64,
+    /// `(ctx, pc, sp, cell, method and fields) -> status`: a method's
+    /// direct entry refused: the send (or, under a method watch, the call
+    /// made by the runtime, recorded when watched), answered as `send`.
+    pub(crate) watched_call: u64,
 }
 
 /// One compiled function: its machine code and its map from code offsets to
@@ -259,6 +263,8 @@ struct Sigs {
     four_void: cranelift_codegen::ir::SigRef,
     /// `(i64, i64)`: `reserve`.
     two_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64, i64) -> i64`: `watched_call`.
+    five: cranelift_codegen::ir::SigRef,
 }
 
 fn signature(isa: &dyn TargetIsa, params: usize, ret: bool) -> Signature {
@@ -1141,22 +1147,37 @@ impl Gen<'_, '_> {
     /// frame, as the interpreter does when no activation hooks are
     /// installed; its answer replaces the receiver and the arguments. While
     /// `slow_returns` is not 0 (hooks, or a method watch: the method may be
-    /// watched), the runtime's send instead, whose `invoke` records it.
+    /// watched), the runtime's `primitive` entry instead, by the site's
+    /// `call` block (`Vm::native_invoke`: `invoke` runs it and records a
+    /// watched call and its answer).
     #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
     fn trivial(
         &mut self,
         pc: usize,
-        kind: u64,
-        operand: u64,
+        (mid, kind, operand): (u32, u64, u64),
         rcv: Value,
         depth: usize,
         argc: usize,
-        slow: Block,
-        cont: Block,
+        (call, cont): (Block, Block),
     ) {
         let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
         let run = self.b.create_block();
-        self.b.ins().brif(hooks, slow, NO, run, NO);
+        let record = self.b.create_block();
+        self.b.set_cold_block(record);
+        self.b.ins().brif(hooks, record, NO, run, NO);
+        self.b.switch_to_block(record);
+        // The site's call, of the runtime's `primitive` entry with `mid`.
+        let target = self.iconst(self.entries.primitive as i64);
+        let pc_after = self.iconst(pc as i64 + 1);
+        let m = self.iconst(i64::from(mid));
+        self.b.ins().jump(
+            call,
+            &[
+                BlockArg::Value(target),
+                BlockArg::Value(pc_after),
+                BlockArg::Value(m),
+            ],
+        );
         self.b.switch_to_block(run);
         self.count_send_and_poll(Pc::At(pc + 1));
         let result = match kind {
@@ -1457,7 +1478,7 @@ impl Gen<'_, '_> {
                 let entry = self.fast_entry_of(mid, slow);
                 self.direct_call(pc, entry, 0, call);
             } else {
-                self.trivial(pc, kind, operand, rcv, depth, argc, slow, cont);
+                self.trivial(pc, (mid, kind, operand), rcv, depth, argc, (call, cont));
             }
         }
         self.finish_site(pc, depth, argc, slow, call, back, cont);
@@ -1604,13 +1625,17 @@ impl Gen<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
         let no = self.b.ins().bor(deep, full);
-        // Refused while every return is slow (activation hooks); a method
-        // watch alone empties its methods' fast-call entries instead, so
-        // their callers never come here.
-        let hooks_on = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, hooks, SLOW_ALL as i64);
+        // Refused while every return is slow (activation hooks). A method's
+        // entry is refused under a method watch too: the runtime pushes its
+        // frame, recording the call when a watch names the method
+        // (`refused_entry`); a block, never watched, goes on.
+        let hooks_on = if self.code.is_block() {
+            self.b
+                .ins()
+                .icmp_imm_u(IntCC::Equal, hooks, SLOW_ALL as i64)
+        } else {
+            self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0)
+        };
         let no = self.b.ins().bor(no, hooks_on);
         let ok = self.b.create_block();
         if self.code.is_block() {
@@ -1695,12 +1720,31 @@ impl Gen<'_, '_> {
         self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
         self.b.ins().jump(start, NO);
         self.b.switch_to_block(refuse);
+        self.refused_entry(pc_arg, sp_arg, cell);
+    }
+
+    /// A direct entry whose native call is not made as it is (`refuse`:
+    /// under activation hooks, too deep, no frame room, the probe missed, a
+    /// receiver without the fields; a method's under a method watch too):
+    /// the caller's send through the runtime, answered as the caller's. A
+    /// method's goes through the runtime's `watched call` entry, which
+    /// makes the checks again and, when they pass under a method watch
+    /// alone, pushes the frame as the direct entry would (recording the call
+    /// when a watch names the method) and calls this code at pc 0 instead.
+    fn refused_entry(&mut self, pc_arg: Value, sp_arg: Value, cell: Value) {
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
         let ctx = self.ctx();
-        let (sig, f) = (self.sigs.four, self.entries.send);
-        let r = self
-            .call(sig, f, &[ctx, pc_after, sp_arg, cell])
-            .unwrap_or(sp_arg);
+        let r = if self.code.is_block() {
+            let (sig, f) = (self.sigs.four, self.entries.send);
+            self.call(sig, f, &[ctx, pc_after, sp_arg, cell])
+        } else {
+            // The method id, and the fields its receiver needs (`fields_ok`).
+            let need = self.max_field.map_or(0, |f| i64::from(f) + 1);
+            let word = self.iconst(i64::from(self.code.id) | (need << 32));
+            let (sig, f) = (self.sigs.five, self.entries.watched_call);
+            self.call(sig, f, &[ctx, pc_after, sp_arg, cell, word])
+        };
+        let r = r.unwrap_or(sp_arg);
         let leave = self.leave;
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
     }
@@ -2256,6 +2300,7 @@ pub(crate) fn compile(
         four: ctx.func.import_signature(signature(isa, 4, true)),
         four_void: ctx.func.import_signature(signature(isa, 4, false)),
         two_void: ctx.func.import_signature(signature(isa, 2, false)),
+        five: ctx.func.import_signature(signature(isa, 5, true)),
     };
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
     let entry = b.create_block();

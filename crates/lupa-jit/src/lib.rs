@@ -201,6 +201,7 @@ fn runtime_entries() -> Entries {
         store: zone::rt_store as *const () as u64,
         sample: zone::rt_sample as *const () as u64,
         reserve: zone::rt_reserve as *const () as u64,
+        watched_call: zone::rt_watched_call as *const () as u64,
     }
 }
 

@@ -209,9 +209,9 @@ fn first_facts(watch: &lupa_vm::obs::watch::Watch) -> String {
 }
 
 /// A watch started after `leaf:` was compiled (its caller's send site a
-/// direct call of its native code): the caller's native code sends it
-/// through the runtime, which records each call, runs `leaf:`'s own native
-/// code, and records its answer at its return; the facts are the
+/// direct call of its native code): `leaf:`'s direct entry has the runtime
+/// push its frame and record each call, then runs its own native code, and
+/// the runtime's return records its answer; the facts are the
 /// interpreter's, and native code never leaves to the interpreter.
 #[test]
 fn native_code_runs_under_a_method_watch_which_records_its_calls() {

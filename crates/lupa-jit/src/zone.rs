@@ -466,6 +466,26 @@ fn run_activated(ctx: *mut NativeCtx, r: u64) -> u64 {
     }
 }
 
+/// A method's direct entry refused its native call (`Vm::native_watched_call`):
+/// the runtime's send, or (under a method watch) the frame pushed by the
+/// runtime, a watched call recorded, and its native code called here as
+/// [`rt_send`] calls a callee's; answered as [`rt_send`] answers.
+pub(crate) extern "C" fn rt_watched_call(
+    ctx: *mut NativeCtx,
+    pc: u64,
+    sp: u64,
+    cell: u64,
+    method: u64,
+) -> u64 {
+    let r = {
+        // SAFETY: called by native code with its context (see `parts`); the
+        // references end with this block, before native code runs again.
+        let (vm, ctx) = unsafe { parts(ctx) };
+        vm.native_watched_call(ctx, pc, sp, cell, method)
+    };
+    run_activated(ctx, r)
+}
+
 pub(crate) extern "C" fn rt_return(ctx: *mut NativeCtx, sp: u64, value: u64) -> u64 {
     // SAFETY: called by native code with its context (see `parts`).
     let (vm, ctx) = unsafe { parts(ctx) };

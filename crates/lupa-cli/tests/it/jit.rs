@@ -826,7 +826,9 @@ fn special_sends_of_other_classes_compiled_are_the_interpreters() {
 /// `<metaLevel>` method whose own calls are not recorded, a process switch
 /// inside watched frames), warmed up before `System>>watchMethods:options:`
 /// starts the watch (so that compiled send sites specialised on them
-/// exist), then prints every field of every row.
+/// exist), then, under it, a second watch with other options (nested) while
+/// a receiver of a subclass misses the probes of the sites compiled for
+/// its superclass, and prints every field of every row of both.
 const WATCHED_PROGRAM: &str = "WatchedJit = (
     | field count |
     field = ( ^field )
@@ -864,7 +866,7 @@ const WATCHED_PROGRAM: &str = "WatchedJit = (
         ^s , ' )'
     )
     run = (
-        | other names w rows |
+        | other names w rows names2 w2 rows2 |
         other := WatchedJit new.
         \"Warm up: compiled by now (--jit always, or a low threshold).\"
         self phase: 60 with: other.
@@ -877,14 +879,25 @@ const WATCHED_PROGRAM: &str = "WatchedJit = (
         self phase: 20 with: other.
         system watch: w tag: 2.
         self switching.
+        names2 := #(#twice: #field #work:).
+        w2 := system watchMethods: (names2 collect: [ :s | WatchedJit >> s ]) options: 13.
+        self phase: 20 with: WatchedJitSub new.
+        rows2 := system stopWatch: w2.
         self phase: 20 with: other.
         rows := system stopWatch: w.
         \"Unwatched again: native code's fast calls come back.\"
         self phase: 20 with: other.
         names := names copyWith: #bitXor:.
-        rows doWithIndex: [ :row :k | ((names at: k) , ' ' , (self show: row)) println ]
+        rows doWithIndex: [ :row :k | ((names at: k) , ' ' , (self show: row)) println ].
+        rows2 doWithIndex: [ :row :k | ('nested ' , (names2 at: k) , ' ' , (self show: row)) println ]
     )
 )
+";
+
+/// A subclass of `WatchedJit` that inherits every method: its instances
+/// run the methods the sites compiled for `WatchedJit` specialised on, but
+/// miss their probes (another class).
+const WATCHED_SUBCLASS: &str = "WatchedJitSub = WatchedJit ( )
 ";
 
 /// Method watches record native code's calls exactly: the same program,
@@ -892,10 +905,18 @@ const WATCHED_PROGRAM: &str = "WatchedJit = (
 /// specialised on watched methods, as direct calls, inline trivial methods
 /// and leaf primitives, exist), records the same rows (every field) with
 /// the JIT off, on at a low threshold (compiled on the VM thread, or on the
-/// compiler thread), and always.
+/// compiler thread), and always. Under the watch, native code records the
+/// calls it makes at a direct entry (the runtime records the call and
+/// pushes the frame), returns through the runtime (which records a watched
+/// frame's answer and pops the frame as the inline return does), sends
+/// trivial methods through the runtime, and takes the whole send where a
+/// probe misses (the subclass's receivers).
 #[test]
 fn method_watches_record_compiled_code_exactly() {
-    let dir = classes(&[("WatchedJit.som", WATCHED_PROGRAM)]);
+    let dir = classes(&[
+        ("WatchedJit.som", WATCHED_PROGRAM),
+        ("WatchedJitSub.som", WATCHED_SUBCLASS),
+    ]);
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
         all.extend(["-cp", ".", "WatchedJit"]);
@@ -905,7 +926,7 @@ fn method_watches_record_compiled_code_exactly() {
     };
     let interpreted = run(&["--jit", "off"]);
     let rows: Vec<&str> = interpreted.lines().collect();
-    assert_eq!(rows.len(), 15, "{interpreted}");
+    assert_eq!(rows.len(), 18, "{interpreted}");
     assert_eq!(run(&["--jit", "always"]), interpreted);
     assert_eq!(
         run(&["--jit", "on", "--jit-threshold", "3", "--jit-thread", "off"]),

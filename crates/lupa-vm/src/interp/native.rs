@@ -482,33 +482,15 @@ impl Vm {
             .map_or_else(Vec::new, |j| j.functions())
     }
 
-    /// The method watches changed: a watched method gets no fast-call
-    /// entry (native code then sends it through the runtime, whose `invoke`
-    /// records the call), a method no longer watched gets its own back.
-    /// Nothing to do before anything was compiled.
-    pub(crate) fn watches_changed_native(&mut self) {
-        if !self.native.fast.is_empty() {
-            self.rebuild_fast_table();
-        }
-    }
-
     /// The fast-call table from the methods' native code now (compilation
-    /// adds entries, eviction removes and moves them) and the method watches
-    /// on (a watched method's entry is empty). Rebuilt after every
+    /// adds entries, eviction removes and moves them). Rebuilt after every
     /// installation, from every method: native code reads the entry of a
     /// method its send site named when it was compiled without a bounds
     /// check, the table having covered it since that code was installed.
     fn rebuild_fast_table(&mut self) {
         let fast = &mut self.native.fast;
-        let watches = &self.obs.watches;
         fast.clear();
         fast.extend(self.image.methods.iter().map(|m| {
-            if watches.wants(m.id) != 0 {
-                return FastEntry {
-                    num_args: m.num_args as u64,
-                    ..FastEntry::default()
-                };
-            }
             let (trivial, operand) = FastEntry::trivial_of(m);
             let direct = m.trivial.is_none()
                 && m.primitive.get().is_none()
@@ -964,6 +946,11 @@ impl Vm {
     /// answer, goes on (one native call fewer deep: `ctx.depth`); `BAIL`
     /// otherwise.
     pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64, v: Value) -> u64 {
+        if ctx.slow_returns == u64::from(crate::sched::Frame::WATCHED)
+            && let Some(r) = self.watched_native_return(ctx, v)
+        {
+            return r;
+        }
         self.sync_in(ctx);
         self.sched.running.stack.set_len(sp as usize);
         let n = self.sched.running.frames.len();
@@ -991,6 +978,148 @@ impl Vm {
             }
             None => self.bail(RETURN),
         }
+    }
+
+    /// Runtime call: the direct entry of method `word & 0xffff_ffff`,
+    /// whose code uses the receiver's fields below `word >> 32`, refused a
+    /// native call (under activation hooks or a method watch, or a check
+    /// failed), made by the send just before resume point `pc` of the top
+    /// frame with the operand stack's top at `sp`, whose site's inline-cache
+    /// entry `cell` (0: probed by the caller) the direct entry probes. Under
+    /// a method watch alone, with the direct entry's checks passed (native
+    /// depth, frame room, the probe, the receiver's fields, made here as
+    /// native code makes them), the send is counted and polled as the
+    /// direct entry does, the call recorded as `invoke` records it when a
+    /// watch names the method, and the frame pushed, flagged `WATCHED` when
+    /// its answer is to be recorded: answers the method's native code, which
+    /// the JIT's entry then calls at pc 0 (as after the runtime's send).
+    /// Otherwise the send is the runtime's ([`native_send`](Self::native_send),
+    /// answered as it is), the direct entry's refusal.
+    pub fn native_watched_call(
+        &mut self,
+        ctx: &mut NativeCtx,
+        pc: u64,
+        sp: u64,
+        cell: u64,
+        word: u64,
+    ) -> u64 {
+        let (method, need) = (word as u32, (word >> 32) as usize);
+        let callee = match self.image.methods.get(method as usize) {
+            Some(m)
+                if ctx.slow_returns == u64::from(crate::sched::Frame::WATCHED)
+                    && ctx.depth < MAX_NATIVE_DEPTH
+                    && ctx.frames_len < ctx.frames_cap =>
+            {
+                m.native.get().map(|f| (f, m.num_args, m.num_temps))
+            }
+            _ => None,
+        };
+        let Some((native, argc, temps)) = callee.filter(|_| !self.needs_attention()) else {
+            return self.native_send(ctx, pc, sp);
+        };
+        let bp = (sp as usize).wrapping_sub(1 + argc);
+        let pc = pc as usize;
+        self.sync_in(ctx);
+        self.sched.running.stack.set_len(sp as usize);
+        let fits = (cell == 0 || self.site_names(ctx, pc, cell, method, bp))
+            && self
+                .sched
+                .running
+                .stack
+                .get(bp)
+                .is_some_and(|&r| need == 0 || (r.is_ptr() && self.heap.size(r) >= need));
+        if !fits {
+            return self.native_send(ctx, pc as u64, sp);
+        }
+        self.save_pc(pc);
+        self.note_send::<false>(0, pc);
+        if self.poll_wanted()
+            && let Err(e) = self.native_send_poll(pc)
+        {
+            return self.native_failed(e);
+        }
+        self.push_watched_frame(method, bp, argc);
+        if self.needs_attention() {
+            // The loop runs the frame from pc 0, as one `invoke` pushed:
+            // its temporaries on the stack.
+            self.sched
+                .running
+                .stack
+                .resize(sp as usize + temps, Value::NIL);
+            return self.bail(SAFEPOINT);
+        }
+        let extent = Self::extent(self.image.code(method), bp);
+        ctx.bp = bp as u64;
+        ctx.env = Value::NIL;
+        self.stack_to(extent);
+        let running = &mut self.sched.running;
+        ctx.stack = running.stack.as_mut_ptr();
+        ctx.stack_cap = running.stack.capacity() as u64;
+        ctx.frames = running.frames.as_mut_ptr().cast();
+        ctx.frames_len = running.frames.len() as u64;
+        self.sync_poll(ctx);
+        native as usize as u64
+    }
+
+    /// Does inline-cache entry `cell` (its address) of the site of the send
+    /// just before `pc` of the top frame (the caller's, per `ctx`) name
+    /// `method` for the class of the receiver at stack index `bp`, in the
+    /// epoch now? The probe a direct entry makes, made by the runtime.
+    fn site_names(&self, ctx: &NativeCtx, pc: usize, cell: u64, method: u32, bp: usize) -> bool {
+        let Some(f) = self.sched.running.frames.last() else {
+            return false;
+        };
+        let code = self.image.code(f.method);
+        let site = match code.ops.get(pc.wrapping_sub(1)) {
+            Some(&Op::Send { site, .. }) | Some(&Op::Special { site, .. }) => site,
+            _ => return false,
+        };
+        // Native code probes SmallIntegers and pointers only, against the
+        // epoch it was given.
+        let class = match self.sched.running.stack.get(bp) {
+            Some(&r) if r.is_int() => crate::objects::cls::INTEGER,
+            Some(&r) if r.is_ptr() => self.heap.class_index(r),
+            _ => return false,
+        };
+        let epoch = ctx.epoch as u32;
+        code.caches.get(site as usize).is_some_and(|pic| {
+            pic.iter().any(|e| {
+                let ic = e.get();
+                e.as_ptr() as u64 == cell
+                    && ic.class == class
+                    && ic.epoch == epoch
+                    && ic.method == method
+            })
+        })
+    }
+
+    /// [`native_return`](Self::native_return) under a method watch alone
+    /// (every return comes here) of `v` from the top frame, when native code
+    /// would have returned inline without the watch (a native sender waits
+    /// for the answer, no unwind to resume, no environment of its own, not
+    /// at the meta level: `fill_ret_block` in the JIT): a `WATCHED` frame's
+    /// answer is recorded, and the frame popped as the inline return pops
+    /// it (`RETURNED`). `None`: the whole return.
+    fn watched_native_return(&mut self, ctx: &mut NativeCtx, v: Value) -> Option<u64> {
+        let top = (ctx.frames_len as usize).checked_sub(1)?;
+        if ctx.depth == 0 || top as u64 == ctx.unwind_watch {
+            return None;
+        }
+        self.sched.running.frames.set_len(top + 1);
+        let f = *self.sched.running.frames.last()?;
+        let code = self.image.code(f.method);
+        if code.has_env() || code.meta_level {
+            return None;
+        }
+        if f.flags & crate::sched::Frame::WATCHED != 0 {
+            self.watched_return_at(top, v);
+        }
+        let stack = &mut self.sched.running.stack;
+        stack.set_len(f.bp + 1);
+        stack[f.bp] = v;
+        ctx.frames_len -= 1;
+        ctx.depth -= 1;
+        Some(RETURNED)
     }
 
     /// Runtime call: leave the top frame to the loop at `pc` with the operand

@@ -16,32 +16,13 @@ impl Vm {
     /// frame it pushed returns).
     #[inline(never)]
     pub(super) fn invoke_watched(&mut self, m: Rc<MethodCode>, argc: usize) -> Result<(), VmError> {
-        let wants = self.obs.watches.wants(m.id);
-        if wants == 0 || self.sched.running.at_meta_level() {
-            return self.invoke_unwatched(m, argc);
-        }
         let bp = self.sched.running.stack.len() - 1 - argc;
-        let receiver = self.sched.running.stack[bp];
-        let key = if wants & RECEIVERS != 0 {
-            self.identity_key(receiver)
-        } else {
-            0
-        };
-        let mut classes = [0u32; 8];
-        let n = if wants & ARGUMENTS != 0 {
-            argc.min(classes.len())
-        } else {
-            0
-        };
-        for (i, c) in classes.iter_mut().enumerate().take(n) {
-            *c = self.class_of(self.sched.running.stack[bp + 1 + i]);
-        }
-        self.obs.watches.call(m.id, key, &classes[..n]);
-        if wants & AT_THE_END == 0 {
+        let at_end = self.watched_call(m.id, bp, argc);
+        if at_end == 0 {
             return self.invoke_unwatched(m, argc);
         }
-        let fields = (wants & RECEIVER_FIELDS != 0 && self.obs.watches.compares_fields(m.id))
-            .then(|| self.named_fields(receiver));
+        let receiver = self.sched.running.stack[bp];
+        let fields = self.fields_to_compare(at_end, m.id, receiver);
         let (process, depth, id) = (self.sched.current, self.sched.running.frames.len(), m.id);
         self.invoke_unwatched(m, argc)?;
         if self.sched.current != process {
@@ -56,23 +37,101 @@ impl Vm {
                 self.watched_answer(id, receiver, v, changed);
             }
         } else if frames == depth + 1 {
-            self.obs
-                .watches
-                .expect_answer(process, depth, id, receiver, fields.as_ref());
-            if let Some(f) = self.sched.running.frames.last_mut() {
-                f.flags |= crate::sched::Frame::WATCHED;
-            }
+            self.expect_watched_answer(id, receiver, fields.as_ref());
         }
         Ok(())
+    }
+
+    /// A call of method `id` on the receiver at stack index `bp` with
+    /// `argc` arguments, made by the running process before its frame (if
+    /// any) is pushed: recorded when a watch names the method and the caller
+    /// runs at the base level. Answers what is to be recorded at its end
+    /// (the options of [`AT_THE_END`] asked; 0 when the call was not
+    /// recorded).
+    #[inline(always)]
+    fn watched_call(&mut self, id: u32, bp: usize, argc: usize) -> u32 {
+        let wants = self.obs.watches.wants(id);
+        if wants == 0 || self.sched.running.at_meta_level() {
+            return 0;
+        }
+        let key = if wants & RECEIVERS != 0 {
+            self.identity_key(self.sched.running.stack[bp])
+        } else {
+            0
+        };
+        let mut classes = [0u32; 8];
+        let n = if wants & ARGUMENTS != 0 {
+            argc.min(classes.len())
+        } else {
+            0
+        };
+        for (i, c) in classes.iter_mut().enumerate().take(n) {
+            *c = self.class_of(self.sched.running.stack[bp + 1 + i]);
+        }
+        self.obs.watches.call(id, key, &classes[..n]);
+        wants & AT_THE_END
+    }
+
+    /// The named fields of `receiver` before a recorded call of method `id`
+    /// whose end records `at_end` ([`watched_call`](Self::watched_call)),
+    /// when a watch still compares them.
+    #[inline(always)]
+    fn fields_to_compare(&mut self, at_end: u32, id: u32, receiver: Value) -> Option<Fields> {
+        (at_end & RECEIVER_FIELDS != 0 && self.obs.watches.compares_fields(id))
+            .then(|| self.named_fields(receiver))
+    }
+
+    /// The top frame, just pushed for a watched call of method `id` on
+    /// `receiver` (whose `fields` were read before it), answers for it: its
+    /// return records the call's end.
+    #[inline(always)]
+    fn expect_watched_answer(&mut self, id: u32, receiver: Value, fields: Option<&Fields>) {
+        let (process, depth) = (self.sched.current, self.sched.running.frames.len() - 1);
+        self.obs
+            .watches
+            .expect_answer(process, depth, id, receiver, fields);
+        if let Some(f) = self.sched.running.frames.last_mut() {
+            f.flags |= crate::sched::Frame::WATCHED;
+        }
+    }
+
+    /// A call of method `id` that native code makes at its callee's direct
+    /// entry while a watch is on (the receiver and `argc` arguments at stack
+    /// index `bp`, the caller's pc saved): its frame (method id, no
+    /// environment, no closure, no flags but `WATCHED`) is pushed here, as
+    /// the direct entry would push it, after the call is recorded as
+    /// [`invoke_watched`](Self::invoke_watched) records it (when a watch
+    /// names the method).
+    pub(super) fn push_watched_frame(&mut self, id: u32, bp: usize, argc: usize) {
+        let at_end = self.watched_call(id, bp, argc);
+        let receiver = self.sched.running.stack[bp];
+        let fields = self.fields_to_compare(at_end, id, receiver);
+        self.sched.running.frames.push(crate::sched::Frame {
+            method: id,
+            flags: 0,
+            pc: 0,
+            bp,
+            env: Value::NIL,
+            closure: Value::NIL,
+        });
+        if at_end != 0 {
+            self.expect_watched_answer(id, receiver, fields.as_ref());
+        }
     }
 
     /// The top frame returns `v`: when it answers for a watched call, record
     /// its end.
     #[inline(never)]
     pub(super) fn watched_return(&mut self, v: Value) {
-        let Some(depth) = self.sched.running.frames.len().checked_sub(1) else {
-            return;
-        };
+        if let Some(depth) = self.sched.running.frames.len().checked_sub(1) {
+            self.watched_return_at(depth, v);
+        }
+    }
+
+    /// The frame at `depth` of the running process, a `WATCHED` one,
+    /// returns `v`: record the end of the call it answers for.
+    #[inline(always)]
+    pub(super) fn watched_return_at(&mut self, depth: usize, v: Value) {
         if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
             let changed = p.fields.map(|s| {
                 let before = self.obs.watches.fields(s);
@@ -85,6 +144,7 @@ impl Vm {
     /// A watched call of `method` on `receiver` answered `v`; `changed`
     /// tells whether it changed a named field of the receiver, when they
     /// are compared.
+    #[inline(always)]
     fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, changed: Option<bool>) {
         let class = self.class_of(v);
         self.obs.watches.answer(method, receiver, v, class, changed);

@@ -93,9 +93,12 @@ pub struct NativeCtx {
     /// methods are sent rather than run inline: [`SLOW_ALL`] while
     /// activation hooks or line coverage are on or a stack overflow is
     /// being handled (direct entries are refused too), `Frame::WATCHED`
-    /// while only a method watch is on (the runtime's return records a
-    /// watched frame's answer; direct entries stand: a watched method has no
-    /// fast-call entry, so its callers take the runtime's send).
+    /// while only a method watch is on: every return goes through the
+    /// runtime, which records a `WATCHED` frame's answer and pops the frame
+    /// of a native sender itself, as the inline return does; a method's
+    /// direct entry asks the runtime, which pushes its frame, recording the
+    /// call of a watched method, and calls its native code; a trivial
+    /// method is sent through the runtime.
     pub slow_returns: u64,
     /// The frame index whose return resumes an interrupted unwind (its
     /// return goes through the runtime), or `u64::MAX`.
@@ -125,9 +128,10 @@ pub struct NativeCtx {
 /// What native code may do itself for a method or block, by method id: call
 /// its native code at its direct entry, which pushes its own frame
 /// (`entry`), or run it without a frame when it is trivial (`trivial`,
-/// `operand`), as the interpreter does. While a method watch names the
-/// method, neither (`entry` 0, `trivial` [`TRIVIAL_NONE`]): native code
-/// sends it through the runtime, whose `invoke` records the call.
+/// `operand`), as the interpreter does. While `NativeCtx::slow_returns` is
+/// not 0, a trivial method is sent through the runtime (whose `invoke`
+/// records a watched call) and a method's direct entry asks the runtime,
+/// which pushes its frame and records a watched method's call.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FastEntry {

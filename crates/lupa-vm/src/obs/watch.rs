@@ -45,12 +45,18 @@
 //! Cost: nothing while no watch is on (one flag tested per invoke). While one
 //! is, the interpreter takes its activation path (trivial methods through
 //! `invoke`, returns test the frame's `WATCHED` flag; nothing is announced
-//! per activation, as activation hooks are), and native code runs: it sends
-//! a watched method through the runtime's `invoke` (a watched method has no
-//! fast-call entry, so a site compiled to call it directly, inline it as a
-//! trivial method or run it as a leaf primitive sends it instead, whenever
-//! the watch started) and returns through the runtime's return, which
-//! records a `WATCHED` frame's answer. A call asks what to record with one indexed load
+//! per activation, as activation hooks are), and native code runs, whenever
+//! the watch started: a method's direct entry refuses a native call while a
+//! watch is on, and the runtime's `watched call` entry makes the call
+//! instead (the entry's checks, the probe of the caller's inline-cache
+//! entry made on the site's cache, the send counted, the call recorded when
+//! a watch names the method, the frame pushed, the method's native code
+//! called: no lookup and no instruction decoded); a site compiled to inline
+//! a trivial method or run a leaf primitive has the runtime's `primitive`
+//! entry `invoke` it; every return goes through the runtime's return, which
+//! records a `WATCHED` frame's answer and pops a frame that would have
+//! returned inline as native code pops it (`Vm::native_watched_call`,
+//! `Vm::native_return`). A call asks what to record with one indexed load
 //! ([`Watches::wants`], a table kept when watches start and stop); each
 //! watch finds the method's facts by one more (`Watch::slot`); repeats are
 //! cheap (the same receiver key or tag as the last call's is looked at
@@ -441,7 +447,7 @@ impl Watches {
 
     /// A call of `method`: `receiver` its identity key (with [`RECEIVERS`]),
     /// `arguments` its arguments' classes (with [`ARGUMENTS`]).
-    #[inline]
+    #[inline(always)]
     pub fn call(&mut self, method: u32, receiver: u64, arguments: &[u32]) {
         for w in &mut self.list {
             let Some(s) = w.slot(method) else { continue };
@@ -483,7 +489,7 @@ impl Watches {
     /// A call of `method` on `receiver` answered `answer`, an instance of
     /// class `class`; `changed` tells whether it changed a named field of
     /// the receiver (None: not compared).
-    #[inline]
+    #[inline(always)]
     pub fn answer(
         &mut self,
         method: u32,

@@ -145,13 +145,12 @@ impl Vm {
         w
     }
 
-    /// The watches changed: the activation path, native code's fast calls
-    /// (a watched method is sent through `invoke`), and the guard on special
-    /// sends (a watched method that a special send's fast path would run
-    /// instead must not be skipped).
+    /// The watches changed: the activation path (and native code's
+    /// `slow_returns`, which sends its watched calls and returns through the
+    /// runtime), and the guard on special sends (a watched method that a
+    /// special send's fast path would run instead must not be skipped).
     fn watch_changed(&mut self) {
         self.obs.refresh_hooks_on();
-        self.watches_changed_native();
         self.refresh_watch_guard();
         self.observation_changed();
     }
