@@ -471,9 +471,11 @@ impl Observation {
     /// activation is announced (activation hooks, line coverage) or while
     /// anything observes sends one by one (exact counts, line coverage's
     /// branch marks, guarded traps, a lifetime recording), which the
-    /// interpreter's observing loop does. Method watches let it run: it
-    /// sends a watched method through the runtime's `invoke` and returns
-    /// from a watched call's frame through the runtime's return
+    /// interpreter's observing loop does. Method watches let it run: a
+    /// direct entry refuses its native call and the runtime records it and
+    /// pushes the frame (`Vm::native_watched_call`), other sends of a
+    /// watched method go through the runtime's `invoke`, and returns go
+    /// through the runtime's return, which records a watched frame's answer
     /// (the frame flags in `NativeCtx::slow_returns`).
     pub fn native_may_run(&self) -> bool {
         !self.every_activation && !self.per_send
