@@ -449,6 +449,19 @@ fn perf_map_names_native_functions() {
         .output()
         .expect("perf report");
     let text = String::from_utf8_lossy(&report.stdout);
+    // The recorded lupa's perf map is left in /tmp by the run: its pid is
+    // the samples'.
+    let pids = std::process::Command::new("perf")
+        .arg("script")
+        .arg("-i")
+        .arg(&data)
+        .args(["-F", "pid"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if let Some(pid) = pids.split_whitespace().find_map(|w| w.parse::<u32>().ok()) {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
     assert!(
         text.contains("TowersBenchmark>>"),
         "perf report names no Smalltalk method:\n{text}"
