@@ -62,10 +62,7 @@ pub(crate) fn run(vm: &mut Vm, a: &BlueprintArgs) -> Result<i32, VmError> {
         eprintln!("lupa: {message}");
         return Ok(2);
     }
-    let mut command = String::from("lupa blueprint");
-    for p in &packages {
-        command.push_str(&format!(" --package {p}"));
-    }
+    let mut command = super::test::command_line("blueprint", &packages);
     command.push(' ');
     command.push_str(&a.program.join(" "));
     vm.load_class_by_name(&a.program[0])?;

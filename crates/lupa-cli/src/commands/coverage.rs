@@ -9,7 +9,7 @@ use lupa_profilers::spy::coverage::{CoverageConfig, default_packages};
 use lupa_profilers::{ProfileMode, sources};
 use lupa_vm::{Vm, VmError};
 
-use super::test::profile_tests_or_program;
+use super::test::{command_line, profile_tests_or_program};
 use crate::report_args::ReportArgs;
 use crate::vm_args::VmArgs;
 
@@ -58,10 +58,7 @@ pub(crate) fn run(vm: &mut Vm, a: &CoverageArgs) -> Result<i32, VmError> {
     }
     // With `-o -` the tests' output goes to standard error.
     let dest = a.report.prepare(vm, "coverage")?;
-    let mut command = String::from("lupa coverage");
-    for p in &packages {
-        command.push_str(&format!(" --package {p}"));
-    }
+    let mut command = command_line("coverage", &packages);
     let mode = ProfileMode::Coverage(CoverageConfig {
         packages: packages.clone(),
         lines: !a.no_lines,

@@ -60,6 +60,16 @@ pub(crate) fn find_test_classes(
     Ok(Ok(classes))
 }
 
+/// The start of a report's command line: `lupa NAME` and its `--package`
+/// options (the program or tests run are appended after).
+pub(crate) fn command_line(name: &str, packages: &[String]) -> String {
+    let mut command = format!("lupa {name}");
+    for p in packages {
+        command.push_str(&format!(" --package {p}"));
+    }
+    command
+}
+
 /// Profile under `mode` what `lupa coverage` and `lupa types` were given:
 /// the program `program` (CLASS and its arguments) when there is one, else
 /// the test classes `named` (every one on the class path when none is

@@ -8,7 +8,7 @@ use lupa_profilers::spy::types::TypesConfig;
 use lupa_vm::{Vm, VmError};
 
 use super::coverage::class_path_packages;
-use super::test::profile_tests_or_program;
+use super::test::{command_line, profile_tests_or_program};
 use crate::report_args::ReportArgs;
 use crate::vm_args::VmArgs;
 
@@ -60,10 +60,7 @@ pub(crate) fn run(vm: &mut Vm, a: &TypesArgs) -> Result<i32, VmError> {
         eprintln!("lupa: {message}");
         return Ok(2);
     }
-    let mut command = String::from("lupa types");
-    for p in &packages {
-        command.push_str(&format!(" --package {p}"));
-    }
+    let mut command = command_line("types", &packages);
     let mode = ProfileMode::Types(TypesConfig { packages });
     let mut run = match profile_tests_or_program(
         vm,

@@ -541,14 +541,22 @@ impl Vm {
         ctx.poll_at = self.obs.poll_at.get().saturating_sub(self.obs.sends);
     }
 
+    /// Give native code the value stack's address and capacity again (a
+    /// push or a reservation may have moved it).
+    #[inline(always)]
+    fn sync_stack(&mut self, ctx: &mut NativeCtx) {
+        let stack = &mut self.sched.running.stack;
+        ctx.stack = stack.as_mut_ptr();
+        ctx.stack_cap = stack.capacity() as u64;
+    }
+
     /// Give native code what it reads and compares: the stacks' and the
     /// heap's addresses and sizes, the epoch, whether returns are slow, the
     /// fast-call table.
     #[inline(always)]
     fn sync_out(&mut self, ctx: &mut NativeCtx) {
+        self.sync_stack(ctx);
         let running = &mut self.sched.running;
-        ctx.stack = running.stack.as_mut_ptr();
-        ctx.stack_cap = running.stack.capacity() as u64;
         ctx.frames = running.frames.as_mut_ptr().cast();
         ctx.frames_len = running.frames.len() as u64;
         ctx.frames_cap = self.limits.frame_limit().min(running.frames.capacity()) as u64;
@@ -889,9 +897,7 @@ impl Vm {
         if self.needs_attention() {
             return self.bail(SAFEPOINT);
         }
-        let running = &mut self.sched.running;
-        ctx.stack = running.stack.as_mut_ptr();
-        ctx.stack_cap = running.stack.capacity() as u64;
+        self.sync_stack(ctx);
         ctx.heap = self.heap.words_ptr();
         self.sync_poll(ctx);
         DONE
@@ -1052,11 +1058,10 @@ impl Vm {
         ctx.bp = bp as u64;
         ctx.env = Value::NIL;
         self.stack_to(extent);
-        let running = &mut self.sched.running;
-        ctx.stack = running.stack.as_mut_ptr();
-        ctx.stack_cap = running.stack.capacity() as u64;
-        ctx.frames = running.frames.as_mut_ptr().cast();
-        ctx.frames_len = running.frames.len() as u64;
+        self.sync_stack(ctx);
+        let frames = &mut self.sched.running.frames;
+        ctx.frames = frames.as_mut_ptr().cast();
+        ctx.frames_len = frames.len() as u64;
         self.sync_poll(ctx);
         native as usize as u64
     }
@@ -1193,8 +1198,7 @@ impl Vm {
     /// activation's extent native code is about to use).
     pub fn native_reserve(&mut self, ctx: &mut NativeCtx, n: u64) {
         self.sched.running.stack.reserve_slots(n as usize);
-        ctx.stack = self.sched.running.stack.as_mut_ptr();
-        ctx.stack_cap = self.sched.running.stack.capacity() as u64;
+        self.sync_stack(ctx);
     }
 
     /// Runtime call: store `value` into slot `index` of `object` through the
