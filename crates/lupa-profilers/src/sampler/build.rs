@@ -25,7 +25,7 @@ use crate::naming::{name_methods, placeholder};
 use lupa_prof::{
     MethodInfo, Metric, Profile, ProfileBuilder, SampleFrame, TimedSample, Timeline, process_label,
 };
-use lupa_vm::{Vm, VmState};
+use lupa_vm::{StackLog, Vm, VmState};
 
 /// What ran at the innermost end of a sample, below its Smalltalk frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,11 +60,12 @@ impl Leaf {
 
 /// One weighted sample.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Sample<'a> {
+pub(crate) struct Sample {
     pub(crate) process: u32,
-    /// `(method id, pc)` outermost first; pc is the index after the frame's
-    /// current instruction.
-    pub(crate) frames: &'a [(u32, u32)],
+    /// Its copied stack: an index into the [`StackLog`] given to [`build`]
+    /// (frames `(method id, pc)` outermost first; pc is the index after the
+    /// frame's current instruction).
+    pub(crate) stack: usize,
     pub(crate) leaf: Leaf,
     pub(crate) weight: u64,
     /// Its time (ns since the start; sends in deterministic mode).
@@ -100,10 +101,11 @@ pub(crate) fn vm_frame_name(state: VmState) -> String {
 /// Build the profile of `samples` (names from `vm`), the bytecode sites of
 /// the interpreted ones and of the native ones, and the timeline of them all
 /// (without markers).
-pub(crate) fn build<'a>(
+pub(crate) fn build(
     vm: &Vm,
     metric: Metric,
-    samples: impl IntoIterator<Item = Sample<'a>>,
+    stacks: &StackLog,
+    samples: impl IntoIterator<Item = Sample>,
 ) -> Built {
     let mut b = ProfileBuilder::new(metric);
     let mut sites: Vec<(u32, u32, u64)> = Vec::new();
@@ -120,16 +122,13 @@ pub(crate) fn build<'a>(
     let mut path: Vec<SampleFrame> = Vec::new();
     let mut raw: Vec<(u32, u32)> = Vec::new();
     let mut raw_process = None;
+    let mut cursor = stacks.cursor();
     for s in samples {
+        let frames = cursor.frames(s.stack);
         let labelled = usize::from(s.process != 0);
         let mut shared = 0;
         if raw_process == Some(s.process) {
-            shared = s
-                .frames
-                .iter()
-                .zip(&raw)
-                .take_while(|(a, b)| a == b)
-                .count();
+            shared = frames.iter().zip(&raw).take_while(|(a, b)| a == b).count();
         } else {
             path.clear();
             if s.process != 0 {
@@ -142,8 +141,8 @@ pub(crate) fn build<'a>(
         }
         path.truncate(labelled + shared);
         raw.truncate(shared);
-        let mut caller = shared.checked_sub(1).map(|i| s.frames[i]);
-        for &(id, pc) in &s.frames[shared..] {
+        let mut caller = shared.checked_sub(1).map(|i| frames[i]);
+        for &(id, pc) in &frames[shared..] {
             let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
             let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
             path.push((m, line));
@@ -153,12 +152,12 @@ pub(crate) fn build<'a>(
         let frames_end = path.len();
         match s.leaf {
             Leaf::Interpreted => {
-                if let Some(&(id, pc)) = s.frames.last() {
+                if let Some(&(id, pc)) = frames.last() {
                     sites.push((id, pc.saturating_sub(1), s.weight));
                 }
             }
             Leaf::Native(at) => {
-                let at = at.or_else(|| s.frames.last().map(|&(id, pc)| (id, pc.saturating_sub(1))));
+                let at = at.or_else(|| frames.last().map(|&(id, pc)| (id, pc.saturating_sub(1))));
                 if let Some((id, index)) = at {
                     native_sites.push((id, index, s.weight));
                 }

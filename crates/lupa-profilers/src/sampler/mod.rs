@@ -37,7 +37,7 @@ pub use header::header;
 use build::{Leaf, Sample};
 use lupa_prof::report::{NativeFunctionDoc, SamplingInfo};
 use lupa_prof::{Marker, MarkerKind, Metric, Profile, Timeline};
-use lupa_vm::{HeapStats, NativeFunctionInfo, StackSample, Vm, VmEventKind, VmState};
+use lupa_vm::{HeapStats, NativeFunctionInfo, StackEntry, Vm, VmEventKind, VmState};
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -467,7 +467,8 @@ impl RunningSampler {
         let (built, lost, missed, achieved_hz, cpu, wall) = match report {
             None => {
                 let mut prev = self.sends_before;
-                let samples = stacks.iter().filter(|s| s.seq == 0).map(|s| {
+                let entries = stacks.entries().iter().enumerate();
+                let samples = entries.filter(|(_, s)| s.seq == 0).map(|(stack, s)| {
                     processes.insert(s.process);
                     states[0].samples += 1;
                     states[0].value += 1;
@@ -475,7 +476,7 @@ impl RunningSampler {
                     prev = prev.max(s.sends);
                     Sample {
                         process: s.process,
-                        frames: &s.frames,
+                        stack,
                         leaf: Leaf::Interpreted,
                         weight: 1,
                         time_ns: s.sends.saturating_sub(self.sends_before),
@@ -483,12 +484,12 @@ impl RunningSampler {
                         sends,
                     }
                 });
-                let built = build::build(vm, metric, samples);
+                let built = build::build(vm, metric, &stacks, samples);
                 (built, 0, 0, None, None, wall)
             }
             Some(r) => {
                 let (clock, unweighted) = (self.config.clock, self.config.unweighted);
-                let matched = match_stacks(&r.ticks, &stacks);
+                let matched = match_stacks(&r.ticks, stacks.entries());
                 let in_zone = code_zone_hits(&r, &code_zone);
                 let mut lost = r.lost;
                 let mut prev = self.sends_before;
@@ -500,7 +501,7 @@ impl RunningSampler {
                         .zip(&in_zone)
                         .filter_map(|((t, s), hit)| {
                             now_ns = now_ns.saturating_add(t.wall_ns);
-                            let Some(s) = s else {
+                            let Some((stack, s)) = s else {
                                 lost += 1;
                                 return None;
                             };
@@ -522,7 +523,7 @@ impl RunningSampler {
                             processes.insert(s.process);
                             Some(Sample {
                                 process: s.process,
-                                frames: &s.frames,
+                                stack,
                                 leaf: match (Leaf::of(t.state.state, t.state.detail), hit) {
                                     // The native pc says where native code was at
                                     // the tick (the stack was copied at the next send).
@@ -537,7 +538,7 @@ impl RunningSampler {
                                 sends,
                             })
                         });
-                let mut built = build::build(vm, metric, samples);
+                let mut built = build::build(vm, metric, &stacks, samples);
                 let timeline = &mut built.timeline;
                 timeline.cpu_weights = clock == SampleClock::Cpu && !unweighted;
                 let (events, dropped) = vm.obs.take_events();
@@ -700,14 +701,19 @@ fn by_function(
 /// For each tick (in order), the first copied stack whose number is at
 /// least the tick's: the stack the interpreter copied at its first send after
 /// the tick (see `thread`'s contract). `None`: no send came after it.
-fn match_stacks<'a>(ticks: &[Tick], stacks: &'a [StackSample]) -> Vec<Option<&'a StackSample>> {
-    let mut copied: Vec<&StackSample> = stacks.iter().filter(|s| s.seq != 0).collect();
-    copied.sort_by_key(|s| s.seq);
+fn match_stacks(ticks: &[Tick], stacks: &[StackEntry]) -> Vec<Option<(usize, StackEntry)>> {
+    let mut copied: Vec<(usize, StackEntry)> = stacks
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, s)| s.seq != 0)
+        .collect();
+    copied.sort_by_key(|(_, s)| s.seq);
     let mut j = 0;
     ticks
         .iter()
         .map(|t| {
-            while j < copied.len() && copied[j].seq < t.seq {
+            while j < copied.len() && copied[j].1.seq < t.seq {
                 j += 1;
             }
             copied.get(j).copied()

@@ -510,8 +510,7 @@ impl Vm {
             return;
         }
         if let Some(seq) = self.obs.self_poll() {
-            let sample = self.stack_sample(seq, top_pc, at_frame);
-            self.obs.push_stack(sample);
+            self.copy_stack(seq, top_pc, at_frame);
         }
     }
 
@@ -533,8 +532,7 @@ impl Vm {
         self.obs.polled = generation;
         let seq = self.obs.take_request();
         if seq != 0 {
-            let sample = self.stack_sample(seq, None, at_frame);
-            self.obs.push_stack(sample);
+            self.copy_stack(seq, None, at_frame);
         }
         Ok(())
     }
@@ -565,48 +563,35 @@ impl Vm {
         if seq == 0 && !every {
             return;
         }
-        let mut sample = self.stack_sample(seq, Some(pc), false);
         if every {
-            let mut det = sample.clone();
-            det.seq = 0;
-            self.obs.push_stack(det);
+            self.copy_stack(0, Some(pc), false);
         }
         if seq != 0 {
-            sample.seq = seq;
-            self.obs.push_stack(sample);
+            self.copy_stack(seq, Some(pc), false);
         }
     }
 
-    /// The running stack for a sample tagged `seq`: every frame at its saved
-    /// pc, the top one at `top_pc` when given (its saved pc may be stale
-    /// inside a send). `skip_entered`: leave out a top frame that has not run
-    /// its first instruction (see [`Vm::poll`]).
-    pub(super) fn stack_sample(
-        &self,
-        seq: u64,
-        top_pc: Option<usize>,
-        skip_entered: bool,
-    ) -> crate::obs::sampling::StackSample {
+    /// Copy the running stack for a sample tagged `seq` into the
+    /// observation's stack log: every frame at its saved pc, the top one at
+    /// `top_pc` when given (its saved pc may be stale inside a send).
+    /// `skip_entered`: leave out a top frame that has not run its first
+    /// instruction (see [`Vm::poll`]).
+    pub(super) fn copy_stack(&mut self, seq: u64, top_pc: Option<usize>, skip_entered: bool) {
         let all = &self.sched.running.frames;
         let mut n = all.len();
         if skip_entered && n > 1 && all[n - 1].pc == 0 {
             n -= 1;
         }
         let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
-        let mut frames: Vec<(u32, u32)> = all[skip..n]
-            .iter()
-            .map(|f| (f.method, f.pc as u32))
-            .collect();
-        if let (Some(top), Some(pc)) = (frames.last_mut(), top_pc) {
-            top.1 = pc as u32;
-        }
-        crate::obs::sampling::StackSample {
-            seq,
-            process: self.sched.current as u32,
-            frames,
-            truncated: skip > 0,
-            sends: self.obs.sends,
-        }
+        let top = n.wrapping_sub(1);
+        let frames = all[skip..n].iter().enumerate().map(|(i, f)| match top_pc {
+            Some(pc) if skip + i == top => (f.method, pc as u32),
+            _ => (f.method, f.pc as u32),
+        });
+        let (process, sends) = (self.sched.current as u32, self.obs.sends);
+        self.obs
+            .stack_log()
+            .push(seq, process, skip > 0, sends, frames);
     }
 
     /// A closure of `block` (a block of the top frame's code, whose receiver

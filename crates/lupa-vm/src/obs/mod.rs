@@ -22,6 +22,7 @@ pub mod lifetimes;
 pub mod pretenure;
 pub mod sampling;
 pub mod self_timed;
+pub mod stack_log;
 pub mod watch;
 
 use std::cell::Cell;
@@ -211,7 +212,7 @@ pub struct Observation {
     /// The send count at which the next deterministic sample is due.
     next_every: u64,
     /// Stacks copied for samples, oldest first.
-    stacks: Vec<crate::obs::sampling::StackSample>,
+    stacks: crate::obs::stack_log::StackLog,
     /// Line coverage: per method id and instruction index, arrivals and runs
     /// cut short (see `coverage.rs`).
     pub(crate) lines: Option<crate::obs::coverage::LineCounts>,
@@ -274,7 +275,7 @@ impl Default for Observation {
             sites: None,
             every: 0,
             next_every: 0,
-            stacks: Vec::new(),
+            stacks: crate::obs::stack_log::StackLog::default(),
             lines: None,
             guarding_traps: false,
             events: Vec::new(),
@@ -814,13 +815,13 @@ impl Observation {
         }
     }
 
-    /// Keep a copied stack.
-    pub(crate) fn push_stack(&mut self, s: crate::obs::sampling::StackSample) {
-        self.stacks.push(s);
+    /// The stacks copied for samples, to push a copy to.
+    pub(crate) fn stack_log(&mut self) -> &mut crate::obs::stack_log::StackLog {
+        &mut self.stacks
     }
 
     /// The stacks copied since the last call, oldest first.
-    pub fn take_stacks(&mut self) -> Vec<crate::obs::sampling::StackSample> {
+    pub fn take_stacks(&mut self) -> crate::obs::stack_log::StackLog {
         std::mem::take(&mut self.stacks)
     }
 

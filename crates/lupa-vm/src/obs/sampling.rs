@@ -21,7 +21,7 @@
 //!   sees it at its next safepoint (before the next frame it runs, at a back
 //!   jump; native code at its next send), in either loop, and copies the
 //!   running process's stack into
-//!   [`Observation::take_stacks`]'s list, tagged with that number: the sampler
+//!   [`Observation::take_stacks`]'s log, tagged with that number: the sampler
 //!   never walks frames the interpreter mutates, and the sample keeps the state
 //!   of its tick (a primitive or a collection running then is charged the
 //!   sample, though the stack is copied at the next safepoint: no safepoint

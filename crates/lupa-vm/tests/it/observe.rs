@@ -197,7 +197,7 @@ fn a_sampler_thread_gets_stacks_without_walking_frames() {
         stacks.len()
     );
     // Numbers only grow: each copy answers the latest request.
-    assert!(stacks.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert!(stacks.entries().windows(2).all(|w| w[0].seq < w[1].seq));
 }
 
 /// A sampler alone needs no per-send observation: the VM keeps its plain
