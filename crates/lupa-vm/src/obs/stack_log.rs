@@ -1,13 +1,13 @@
 //! The stacks the interpreter copies for a sampler, kept by what changed.
 //!
-//! A sampled program's stack changes little from one sample to the next: a
-//! deep recursion or a benchmark harness keeps its outer frames for
-//! thousands of samples. Kept whole, each copy cost the run fresh memory
-//! for every frame (about 1.1 KB a sample on AWFY Havlak, the page faults of
-//! 32 MB at 10 kHz for three seconds). A [`StackLog`] keeps each copy as the
+//! A sampled program's outer frames change less often than its inner ones:
+//! a benchmark harness, a recursion's first levels stay for many samples.
+//! Kept whole, each copy cost the run fresh memory for every frame (AWFY
+//! Havlak with the JIT off at 10 kHz: 109 frames a sample, 12 MB for three
+//! seconds, about 3,000 page faults). A [`StackLog`] keeps each copy as the
 //! number of outer frames it shares with the copy before it and the frames
 //! it does not, appended to one buffer: a sample costs its entry and the
-//! frames that changed.
+//! frames that changed (on Havlak 53 of the 109).
 //!
 //! Contract. [`StackLog::push`] compares the frames it is given with the
 //! previous copy's (kept whole in one reused buffer) as it stores them; a
