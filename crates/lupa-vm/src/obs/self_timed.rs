@@ -34,7 +34,7 @@ use crate::obs::sampling::StateWord;
 use std::time::{Duration, Instant};
 
 /// Polls per mean sampling interval the VM aims at.
-pub const POLLS_PER_INTERVAL: u32 = 16;
+pub const POLLS_PER_INTERVAL: u32 = 8;
 
 /// Fewest sends between two polls.
 pub const MIN_EVERY: u64 = 16;
@@ -195,7 +195,10 @@ mod tests {
 
     #[test]
     fn polls_adapt_towards_their_target_by_at_most_a_factor_of_two() {
-        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let mut t = SelfTiming::new(
+            Box::new(Nothing),
+            Duration::from_micros(10) * POLLS_PER_INTERVAL,
+        );
         let start = t.last_poll;
         // 1024 sends took 100 µs against a target of 10 µs: halve.
         t.adapt(start + Duration::from_micros(100), 0);
@@ -218,7 +221,10 @@ mod tests {
 
     #[test]
     fn the_stamp_counter_is_calibrated_against_the_clock() {
-        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let mut t = SelfTiming::new(
+            Box::new(Nothing),
+            Duration::from_micros(10) * POLLS_PER_INTERVAL,
+        );
         let (t0, s0) = t.origin;
         // Too early to know the counter's rate.
         assert_eq!(t.stamp_at(t0 + Duration::from_micros(10), t0, s0), u64::MAX);
@@ -238,7 +244,10 @@ mod tests {
 
     #[test]
     fn poll_gaps_are_spread_around_the_mean() {
-        let mut t = SelfTiming::new(Box::new(Nothing), Duration::from_micros(160));
+        let mut t = SelfTiming::new(
+            Box::new(Nothing),
+            Duration::from_micros(10) * POLLS_PER_INTERVAL,
+        );
         let gaps: Vec<u64> = (0..4000).map(|_| t.next_gap()).collect();
         assert!(gaps.iter().all(|&g| (512..1536).contains(&g)), "{gaps:?}");
         let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
