@@ -91,7 +91,7 @@ pub struct NativeCtx {
     pub epoch: u64,
     /// Not 0 when every return goes through the runtime and trivial
     /// methods are sent rather than run inline: [`SLOW_ALL`] while
-    /// activation hooks or line coverage are on or a stack overflow is
+    /// activation hooks are on or a stack overflow is
     /// being handled (direct entries are refused too), `Frame::WATCHED`
     /// while only a method watch is on: every return goes through the
     /// runtime, which records a `WATCHED` frame's answer and pops the frame
@@ -123,6 +123,12 @@ pub struct NativeCtx {
     /// primitive (one word: native code compares short Strings itself while
     /// it is the epoch now).
     pub string_eq: *const u32,
+    /// What native code compiled to count line coverage adds to an
+    /// arrivals counter (`obs/coverage.rs`): 1 while line coverage is on
+    /// and the running process is at the base level, 0 otherwise (nothing
+    /// is counted at the meta level). Set at each runtime call that may
+    /// change the level (`Vm::sync_out`).
+    pub line_step: u64,
 }
 
 /// What native code may do itself for a method or block, by method id: call
