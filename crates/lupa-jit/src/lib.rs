@@ -410,7 +410,7 @@ impl Jit for CraneliftJit {
         self.next_ticket += 1;
         let job = worker::Job {
             ticket,
-            unit: Unit::of(code, image, options),
+            unit: Box::new(Unit::of(code, image, options)),
             counter,
         };
         let sent = match &self.worker {

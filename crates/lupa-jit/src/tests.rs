@@ -319,11 +319,14 @@ const LINES: &str = "LineProbe = (
 )
 ";
 
+/// A method's selector and its lines' counts.
+type MethodLines = (String, Vec<(u32, u64)>);
+
 /// Line counts of every `LineProbe` method after a covered run in JIT mode
 /// `mode`: the program warmed up (compiled, under `--jit always` or a low
 /// threshold) before coverage starts, a process waiting inside `parkOn:`
 /// when it starts and another when it stops.
-fn covered_lines(mode: JitMode, thread: bool) -> (Vec<(String, Vec<(u32, u64)>)>, bool) {
+fn covered_lines(mode: JitMode, thread: bool) -> (Vec<MethodLines>, bool) {
     let options = VmOptions {
         quiet: true,
         jit: mode,

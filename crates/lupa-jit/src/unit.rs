@@ -77,13 +77,20 @@ pub(crate) struct Unit {
     pub(crate) sel_ids: Box<[i64]>,
     /// Per send site: the inline-cache entries filled then.
     pub(crate) caches: Box<[Box<[Seen]>]>,
-    /// Compiled to count line coverage's arrivals (`CompileOptions`): the
-    /// address of its first arrivals counter (`MethodCode::arrivals`, one
-    /// per instruction), 0 otherwise.
+    /// Compiled to count line coverage's arrivals (`CompileOptions`): where
+    /// its counters are.
+    pub(crate) lines: Option<Box<LineCounters>>,
+}
+
+/// Where code compiled to count lines counts them (`codegen/lines.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct LineCounters {
+    /// The address of its first arrivals counter (`MethodCode::arrivals`,
+    /// one per instruction).
     pub(crate) arrivals: i64,
     /// Likewise, the first arrivals counter of each trivial method its send
     /// sites named (an inline run of one is its arrival at pc 0).
-    pub(crate) trivial_arrivals: Box<[(u32, i64)]>,
+    pub(crate) trivial: Box<[(u32, i64)]>,
 }
 
 impl Unit {
@@ -125,7 +132,7 @@ impl Unit {
                     .collect()
             })
             .collect::<Box<[Box<[Seen]>]>>();
-        let (arrivals, trivial_arrivals) = if options.count_lines {
+        let lines = options.count_lines.then(|| {
             let mut trivial: Vec<(u32, i64)> = Vec::new();
             for e in caches.iter().flatten() {
                 if e.kind != TRIVIAL_NONE
@@ -136,10 +143,11 @@ impl Unit {
                     trivial.push((e.method, arrivals_of(m)));
                 }
             }
-            (arrivals_of(code), trivial.into_boxed_slice())
-        } else {
-            (0, Box::default())
-        };
+            Box::new(LineCounters {
+                arrivals: arrivals_of(code),
+                trivial: trivial.into_boxed_slice(),
+            })
+        });
         Unit {
             id: code.id,
             ops: code.ops.clone(),
@@ -154,18 +162,8 @@ impl Unit {
             literals: code.literals.iter().map(|c| c.as_ptr() as i64).collect(),
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
             caches,
-            arrivals,
-            trivial_arrivals,
+            lines,
         }
-    }
-
-    /// The first arrivals counter of trivial method `mid`, when compiled to
-    /// count lines.
-    pub(crate) fn trivial_arrivals(&self, mid: u32) -> Option<i64> {
-        self.trivial_arrivals
-            .iter()
-            .find(|t| t.0 == mid)
-            .map(|t| t.1)
     }
 
     /// Has it an environment of its own?
@@ -196,8 +194,7 @@ impl Unit {
             literals: Box::new([]),
             sel_ids: Box::new([]),
             caches: Box::new([]),
-            arrivals: 0,
-            trivial_arrivals: Box::new([]),
+            lines: None,
         }
     }
 }

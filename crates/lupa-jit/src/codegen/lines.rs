@@ -23,20 +23,26 @@ use std::mem::offset_of;
 impl Gen<'_, '_> {
     /// Does this code count line coverage's arrivals?
     fn counts_lines(&self) -> bool {
-        self.code.arrivals != 0
+        self.code.lines.is_some()
     }
 
     /// An arrival at instruction `pc` of this code (when it counts lines).
     pub(super) fn count_arrival(&mut self, pc: usize) {
-        if self.counts_lines() {
-            self.add_line_step(self.code.arrivals + 8 * pc as i64);
+        if let Some(first) = self.code.lines.as_ref().map(|l| l.arrivals) {
+            self.add_line_step(first + 8 * pc as i64);
         }
     }
 
     /// Trivial method `mid`, run inline, arrives at its pc 0 (when this
     /// code counts lines).
     pub(super) fn count_trivial_arrival(&mut self, mid: u32) {
-        if let Some(a) = self.code.trivial_arrivals(mid) {
+        let first = self
+            .code
+            .lines
+            .as_ref()
+            .and_then(|l| l.trivial.iter().find(|t| t.0 == mid))
+            .map(|t| t.1);
+        if let Some(a) = first {
             self.add_line_step(a);
         }
     }

@@ -121,7 +121,7 @@ pub trait Jit {
 /// How code compiled now must be made: what the observation in force needs
 /// of native code ([`Vm::compile_options`]). Code is made for the options of
 /// its compilation and never runs under others: when they change, the VM
-/// drops all native code ([`Vm::drop_native_code`]) and a JIT drops the
+/// drops all native code (`Vm::drop_native_code`) and a JIT drops the
 /// results of compilations made with the old options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompileOptions {

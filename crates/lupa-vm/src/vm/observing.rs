@@ -100,7 +100,7 @@ impl Vm {
     /// already active go on from their saved pcs when their sends return:
     /// each is counted as an arrival there (see `obs/coverage.rs`). Native
     /// code made without counting lines is dropped
-    /// ([`drop_native_code`](Self::drop_native_code)): what is compiled from
+    /// (`Vm::drop_native_code`): what is compiled from
     /// now on counts them.
     pub fn start_line_coverage(&mut self) {
         let was = self.compile_options();
