@@ -129,7 +129,7 @@ pub struct CompileOptions {
     /// interpreter does while lines are counted: at pc 0 where native code
     /// pushes a frame itself (a direct entry) or runs a trivial method
     /// inline, and at the destination of every branch and jump, taken or
-    /// not, by adding [`NativeCtx::line_step`] to the method's
+    /// not, by adding 1 (at the base level: [`NativeCtx::meta_depth`]) to the method's
     /// [`Arrivals`](crate::obs::coverage::Arrivals) counters.
     pub count_lines: bool,
 }
@@ -655,7 +655,6 @@ impl Vm {
         ctx.identity = p;
         ctx.identity_len = n as u64;
         ctx.string_eq = self.image.fast_paths.string_eq_word();
-        ctx.line_step = u64::from(self.obs.covering_lines() && !self.sched.running.at_meta_level());
     }
 
     /// Must the loop see to something before native code goes on (a
@@ -717,7 +716,7 @@ impl Vm {
             identity: std::ptr::null(),
             identity_len: 0,
             string_eq: std::ptr::null(),
-            line_step: 0,
+            meta_depth: &self.sched.running.meta_depth,
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime

@@ -123,12 +123,12 @@ pub struct NativeCtx {
     /// primitive (one word: native code compares short Strings itself while
     /// it is the epoch now).
     pub string_eq: *const u32,
-    /// What native code compiled to count line coverage adds to an
-    /// arrivals counter (`obs/coverage.rs`): 1 while line coverage is on
-    /// and the running process is at the base level, 0 otherwise (nothing
-    /// is counted at the meta level). Set at each runtime call that may
-    /// change the level (`Vm::sync_out`).
-    pub line_step: u64,
+    /// The running process's count of active meta-level frames
+    /// (`ProcessState::meta_depth`, a `u32` that stays where it is while
+    /// native code runs): native code compiled to count line coverage
+    /// (which runs only while lines are counted) adds an arrival only while
+    /// it is 0, nothing being counted at the meta level (`obs/coverage.rs`).
+    pub meta_depth: *const u32,
 }
 
 /// What native code may do itself for a method or block, by method id: call

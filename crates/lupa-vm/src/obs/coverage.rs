@@ -45,7 +45,7 @@
 //! Only the program's own code is counted: nothing is marked while the
 //! process runs at the meta level (instrumentation hooks, a profiler's own
 //! work), so the lines a tool runs for itself never look covered (native
-//! code adds `NativeCtx::line_step`, 0 at the meta level).
+//! code adds 0 while `NativeCtx::meta_depth` is not).
 //!
 //! The arrivals are counted in per-method counters
 //! ([`MethodCode::arrivals`](crate::MethodCode::arrivals), made at the first
