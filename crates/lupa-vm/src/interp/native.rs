@@ -24,8 +24,12 @@
 //!
 //! **Where.** At the top of its loop (after every send and return, and after
 //! a safepoint), the interpreter enters the top frame's native code when it
-//! has some and the observation allows it (nothing observes per send; a
-//! sampler's stack requests native code tests at its sends itself).
+//! has some and the observation allows it (nothing observes per send but
+//! line coverage, whose arrivals native code compiled for it counts itself;
+//! a sampler's stack requests native code tests at its sends itself).
+//! Code is made for the [`CompileOptions`] in force, and all of it is
+//! dropped when they change (`Vm::drop_native_code`: line coverage starts
+//! or stops).
 //! Native code then runs that activation and calls the native code of its
 //! callees directly, up to [`MAX_NATIVE_DEPTH`] nested activations; anything
 //! else — a callee without native code, a collection or a process switch
@@ -344,8 +348,10 @@ impl Vm {
     }
 
     /// May native code run now? Not while sends are observed one by one
-    /// (counts by site, line coverage, deterministic sampling: the observing
-    /// loop does those), nor right
+    /// (counts by site, deterministic sampling, a lifetime recording,
+    /// guarded traps: the observing loop does those) or activation hooks are
+    /// installed (`Observation::native_may_run`; line coverage lets native
+    /// code compiled for it run), nor right
     /// after native code left an instruction to the interpreter (which runs
     /// it first).
     #[inline(always)]

@@ -219,8 +219,9 @@ pub struct Observation {
     next_every: u64,
     /// Stacks copied for samples, oldest first.
     stacks: Vec<crate::obs::sampling::StackSample>,
-    /// Line coverage: per method id and instruction index, arrivals and runs
-    /// cut short (see `coverage.rs`).
+    /// Line coverage, while on: per method id and instruction index, runs
+    /// cut short (the arrivals are counted in the methods' own counters,
+    /// `MethodCode::arrivals`; see `coverage.rs`).
     pub(crate) lines: Option<crate::obs::coverage::LineCounts>,
     /// Is a trap (or an object) installed under a selector the interpreter
     /// has a fast path for? Then the observing loop runs and a special send
@@ -457,7 +458,8 @@ impl Observation {
         self.update_per_send();
     }
 
-    /// Are activation hooks installed (besides line coverage)?
+    /// Are activation hooks installed (besides line coverage, which is not
+    /// a hook)?
     #[inline]
     pub(crate) fn has_hooks(&self) -> bool {
         self.hooks.is_some()
