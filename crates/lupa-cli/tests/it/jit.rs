@@ -1077,3 +1077,64 @@ fn line_coverage_counts_compiled_code_exactly() {
         );
     }
 }
+
+/// Whole-Kernel line coverage over the bundled suites whose runs do not
+/// depend on time (the Delay, GC, file, observation, watch and VM-door
+/// suites do, run to run) is byte-identical with the JIT off, always, and
+/// on at a low threshold: every Kernel method's lines, counted by native
+/// code under test after test.
+#[test]
+fn kernel_line_coverage_is_the_same_compiled() {
+    if !slow_tests("kernel_line_coverage_is_the_same_compiled") {
+        return;
+    }
+    let suites = [
+        "LupaArrayTest",
+        "LupaBlockTest",
+        "LupaCollectionTest",
+        "LupaDictionaryTest",
+        "LupaDoubleTest",
+        "LupaEnsureTest",
+        "LupaExceptionTest",
+        "LupaIntegerTest",
+        "LupaObjectTest",
+        "LupaReflectionTest",
+        "LupaSetTest",
+        "LupaStreamTest",
+        "LupaStringTest",
+        "LupaSymbolTest",
+        "LupaVectorTest",
+        "LupaMetaTest",
+        "LupaProcessTest",
+    ];
+    let report = |jit: &[&str]| {
+        let mut all = vec![
+            "coverage",
+            "--package",
+            "Kernel",
+            "--format",
+            "lcov",
+            "-o",
+            "-",
+        ];
+        all.extend_from_slice(jit);
+        all.extend_from_slice(&suites);
+        let r = lupa(&all);
+        assert_eq!(r.code, 0, "{jit:?}: {}", r.stderr);
+        r.stdout
+    };
+    let interpreted = report(&["--jit", "off"]);
+    assert!(interpreted.contains("Array>>at:"), "{interpreted}");
+    assert_eq!(report(&["--jit", "always"]), interpreted);
+    assert_eq!(
+        report(&[
+            "--jit",
+            "on",
+            "--jit-threshold",
+            "50",
+            "--jit-thread",
+            "off"
+        ]),
+        interpreted
+    );
+}
