@@ -73,6 +73,11 @@
 //! tier reads it); elsewhere such a send goes through the runtime, whose
 //! fast path is the interpreter's.
 //!
+//! Code compiled while line coverage is on (`CompileOptions::count_lines`)
+//! also counts its arrivals, where the interpreter counts them (`lines.rs`):
+//! at its direct entry, at the trivial methods it runs inline, and on every
+//! jump and branch edge.
+//!
 //! Every instruction's native code carries its bytecode pc as source
 //! location, so the code zone can map any machine-code address back to a
 //! bytecode pc (the VM profiler's bytecode ranges); the entry, the direct
