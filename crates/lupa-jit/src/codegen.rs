@@ -73,11 +73,18 @@
 //! tier reads it); elsewhere such a send goes through the runtime, whose
 //! fast path is the interpreter's.
 //!
+//! Code compiled while line coverage is on (`CompileOptions::count_lines`)
+//! also counts its arrivals, where the interpreter counts them (`lines.rs`):
+//! at its direct entry, at the trivial methods it runs inline, and on every
+//! jump and branch edge.
+//!
 //! Every instruction's native code carries its bytecode pc as source
 //! location, so the code zone can map any machine-code address back to a
 //! bytecode pc (the VM profiler's bytecode ranges); the entry, the direct
 //! entry and the exits map to none (the function's `entry`), the shared
 //! return to the pc of the first return.
+
+mod lines;
 
 use crate::unit::{LEAF_PRIMITIVE, Unit};
 use cranelift_codegen::Context;
@@ -350,6 +357,9 @@ struct Gen<'a, 'b> {
     cache: [Option<(Block, Value)>; 3],
     /// The highest field index the code reads or writes, if any.
     max_field: Option<u16>,
+    /// Branch edges that count a line-coverage arrival, to make (`lines.rs`):
+    /// (block, the instruction it goes to).
+    edges: Vec<(Block, usize)>,
 }
 
 impl Gen<'_, '_> {
@@ -1179,6 +1189,7 @@ impl Gen<'_, '_> {
             ],
         );
         self.b.switch_to_block(run);
+        self.count_trivial_arrival(mid);
         self.count_send_and_poll(Pc::At(pc + 1));
         let result = match kind {
             TRIVIAL_GETTER | TRIVIAL_SETTER => {
@@ -1718,6 +1729,7 @@ impl Gen<'_, '_> {
         self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
         let d1 = self.b.ins().iadd_imm_s(depth, 1);
         self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
+        self.count_arrival(0);
         self.b.ins().jump(start, NO);
         self.b.switch_to_block(refuse);
         self.refused_entry(pc_arg, sp_arg, cell);
@@ -2183,6 +2195,7 @@ impl Gen<'_, '_> {
                 return false;
             }
             Op::Jump(t) | Op::JumpBack(t) => {
+                self.count_arrival(t as usize);
                 if matches!(op, Op::JumpBack(_)) && !polls_in(&self.code.ops, t as usize, pc) {
                     self.poll_back_jump(t as usize);
                 }
@@ -2202,14 +2215,15 @@ impl Gen<'_, '_> {
                 if inlined {
                     self.bump(offset_of!(NativeCtx, inlined));
                 }
-                let jump = self.blocks[target as usize];
-                let next = self.blocks[pc + 1];
+                let jump = self.edge(target as usize);
+                let next = self.edge(pc + 1);
                 let is_want = self.b.ins().icmp_imm_s(IntCC::Equal, v, want);
                 let not_want = self.b.create_block();
                 self.b.ins().brif(is_want, jump, NO, not_want, NO);
                 self.b.switch_to_block(not_want);
                 let is_other = self.b.ins().icmp_imm_s(IntCC::Equal, v, other);
                 self.b.ins().brif(is_other, next, NO, bail, NO);
+                self.fill_edges();
                 return false;
             }
             Op::JumpIfNil { target, inlined } | Op::JumpIfNotNil { target, inlined } => {
@@ -2223,8 +2237,9 @@ impl Gen<'_, '_> {
                     IntCC::NotEqual
                 };
                 let c = self.b.ins().icmp_imm_s(cc, v, NIL);
-                let (jump, next) = (self.blocks[target as usize], self.blocks[pc + 1]);
+                let (jump, next) = (self.edge(target as usize), self.edge(pc + 1));
                 self.b.ins().brif(c, jump, NO, next, NO);
+                self.fill_edges();
                 return false;
             }
             Op::ForTest {
@@ -2247,8 +2262,9 @@ impl Gen<'_, '_> {
                     IntCC::SignedLessThan
                 };
                 let done = self.b.ins().icmp(cc, c, l);
-                let (jump, next) = (self.blocks[exit as usize], self.blocks[pc + 1]);
+                let (jump, next) = (self.edge(exit as usize), self.edge(pc + 1));
                 self.b.ins().brif(done, jump, NO, next, NO);
+                self.fill_edges();
                 return false;
             }
             Op::ForIncr {
@@ -2271,6 +2287,7 @@ impl Gen<'_, '_> {
                 self.b.ins().brif(of, bail, NO, ok, NO);
                 self.b.switch_to_block(ok);
                 self.write_slot(1 + counter as i64, r);
+                self.count_arrival(target as usize);
                 let t = self.blocks[target as usize];
                 self.b.ins().jump(t, NO);
                 return false;
@@ -2345,6 +2362,7 @@ pub(crate) fn compile(
                 _ => None,
             })
             .max(),
+        edges: Vec::new(),
     };
     g.leave = g.b.create_block();
     g.b.set_cold_block(g.leave);

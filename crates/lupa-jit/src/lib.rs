@@ -7,7 +7,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | `unit` | what codegen reads of a method, copied on the VM thread ([`Send`]) |
-//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map |
+//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map (`codegen/lines.rs`: line coverage's arrivals, counted by code compiled while lines are counted) |
 //! | `worker` | the compiler thread (`--jit-thread on`) |
 //! | `zone` | the code zone (W^X, eviction), entering and leaving native code: the crate's only `unsafe` |
 //! | `perf_map` | `/tmp/perf-PID.map` for Linux perf and samply (`--perf-map`) |
@@ -60,7 +60,8 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use lupa_vm::{
-    Image, Installed, Jit, JitWork, MethodCode, NativeFn, NativeFunctionInfo, Vm, VmOptions,
+    CompileOptions, Image, Installed, Jit, JitWork, MethodCode, NativeFn, NativeFunctionInfo, Vm,
+    VmOptions,
 };
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
@@ -143,6 +144,9 @@ struct Queued {
     method: Weak<MethodCode>,
     /// Its entry counter's slot in the zone (given back if not installed).
     slot: usize,
+    /// The options it was compiled with: installed only while they are
+    /// still those in force.
+    options: CompileOptions,
 }
 
 /// The calling thread's CPU time (or, where that clock cannot be read, the
@@ -315,15 +319,22 @@ impl CraneliftJit {
     }
 
     /// A result from the compiler thread for `q`: installed when its
-    /// method is still there without native code (else dropped: `None`).
+    /// method is still there without native code and it was made with the
+    /// `options` in force (else dropped: `None`; the VM made the method's
+    /// hotness start over when the options changed).
     fn finish(
         &mut self,
         q: Queued,
         done: worker::Done,
         image: &Image,
+        options: CompileOptions,
         work: &JitWork<'_>,
     ) -> Option<Installed> {
-        let Some(code) = q.method.upgrade().filter(|m| m.native.get().is_none()) else {
+        let Some(code) = q
+            .method
+            .upgrade()
+            .filter(|m| m.native.get().is_none() && q.options == options)
+        else {
             self.zone.return_counter(q.slot);
             self.stats.dropped += 1;
             return None;
@@ -353,6 +364,7 @@ impl Jit for CraneliftJit {
         &mut self,
         code: &Rc<MethodCode>,
         image: &Image,
+        options: CompileOptions,
         work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String> {
         let t0 = Instant::now();
@@ -360,7 +372,7 @@ impl Jit for CraneliftJit {
             .zone
             .take_counter()
             .ok_or_else(|| "the code zone has no room for another function".to_string())?;
-        let unit = Unit::of(code, image);
+        let unit = Unit::of(code, image, options);
         let compiled = codegen::compile(
             &*self.isa,
             &mut self.ctx,
@@ -382,7 +394,12 @@ impl Jit for CraneliftJit {
         self.install(code, compiled, slot, image, work, || t0.elapsed(), "")
     }
 
-    fn submit(&mut self, code: &Rc<MethodCode>, image: &Image) -> Result<(), String> {
+    fn submit(
+        &mut self,
+        code: &Rc<MethodCode>,
+        image: &Image,
+        options: CompileOptions,
+    ) -> Result<(), String> {
         let t0 = thread_clock();
         self.ensure_worker()?;
         let (slot, counter) = self
@@ -393,7 +410,7 @@ impl Jit for CraneliftJit {
         self.next_ticket += 1;
         let job = worker::Job {
             ticket,
-            unit: Unit::of(code, image),
+            unit: Box::new(Unit::of(code, image, options)),
             counter,
         };
         let sent = match &self.worker {
@@ -410,6 +427,7 @@ impl Jit for CraneliftJit {
             ticket,
             method: Rc::downgrade(code),
             slot,
+            options,
         });
         self.stats.submitted += 1;
         self.stats.vm_thread_time += thread_clock().saturating_sub(t0);
@@ -423,7 +441,13 @@ impl Jit for CraneliftJit {
         }
     }
 
-    fn install_ready(&mut self, image: &Image, work: &JitWork<'_>, wait: bool) -> Vec<Installed> {
+    fn install_ready(
+        &mut self,
+        image: &Image,
+        options: CompileOptions,
+        work: &JitWork<'_>,
+        wait: bool,
+    ) -> Vec<Installed> {
         let mut out = Vec::new();
         while !self.queued.is_empty() {
             let taken = match &self.worker {
@@ -438,7 +462,7 @@ impl Jit for CraneliftJit {
                         continue;
                     };
                     if let Some(q) = self.queued.remove(i)
-                        && let Some(r) = self.finish(q, done, image, work)
+                        && let Some(r) = self.finish(q, done, image, options, work)
                     {
                         out.push(r);
                     }
@@ -459,6 +483,10 @@ impl Jit for CraneliftJit {
             self.stats.vm_thread_time += thread_clock().saturating_sub(t0);
         }
         out
+    }
+
+    fn forget_code(&mut self) {
+        self.zone.forget_methods();
     }
 
     fn functions(&self) -> Vec<NativeFunctionInfo> {

@@ -175,7 +175,7 @@ fn a_unit_copies_the_doubles_and_strings_the_interpreters_special_sends_met() {
     let unit = |vm: &mut Vm, selector: &str| {
         let id = method_id(vm, c, selector);
         let code = vm.image.method_code(id).expect("the method");
-        crate::unit::Unit::of(code, &vm.image)
+        crate::unit::Unit::of(code, &vm.image, lupa_vm::CompileOptions::default())
     };
     let leaf = unit(&mut vm, "leaf:");
     assert!(!leaf.doubles && !leaf.strings, "SmallIntegers only");
@@ -260,4 +260,145 @@ fn native_code_runs_under_a_method_watch_which_records_its_calls() {
         assert_eq!(entered, 100, "{mode:?}");
         assert!(!left, "{mode:?}: native code left to the interpreter");
     }
+}
+
+/// A program for line coverage in native code: loops (`to:do:`,
+/// `whileTrue:`), inlined `ifTrue:ifFalse:` whose skipped arm is followed by
+/// a statement, a non-local return from a block, an exception unwinding
+/// several (compiled) frames, a trivial getter, a `<metaLevel>` method (not
+/// counted), and a process that waits inside compiled methods when coverage
+/// starts and when it stops.
+const LINES: &str = "LineProbe = (
+  | x sem out |
+  x = ( ^ x )
+  pick: n = (
+    n > 0
+      ifTrue: [ x := 1 ]
+      ifFalse: [ x := 2 ].
+    n > 100 ifTrue: [
+      x := 3 ].
+    ^ x
+  )
+  loop: n = ( | s i |
+    s := 0.
+    1 to: n do: [ :k |
+      s := s + (self pick: k - 2) ].
+    i := 0.
+    [ i < n ] whileTrue: [
+      i := i + 1.
+      s := s + self x ].
+    ^ s
+  )
+  find: n in: c = (
+    c do: [ :e |
+      e = n ifTrue: [ ^ e ] ].
+    ^ nil
+  )
+  fail = ( ^ self error: 'on purpose' )
+  deep: n = (
+    n = 0 ifTrue: [ ^ self fail ].
+    ^ self deep: n - 1
+  )
+  failing = ( ^ [ self deep: 5 ] on: Error do: [ :e | e return: 5 ] )
+  meta = ( <metaLevel> ^ self loop: 3 )
+  work: n = (
+    self loop: n.
+    self find: 2 in: #(1 2 3).
+    self failing.
+    self meta.
+    ^ self x
+  )
+  parkOn: s = (
+    out := self pick: 1.
+    s wait.
+    out := self loop: 4.
+    ^ out
+  )
+  park = ( sem := Semaphore new. [ self parkOn: sem ] fork. Processor yield )
+  release = ( sem signal. Processor yield )
+)
+";
+
+/// A method's selector and its lines' counts.
+type MethodLines = (String, Vec<(u32, u64)>);
+
+/// Line counts of every `LineProbe` method after a covered run in JIT mode
+/// `mode`: the program warmed up (compiled, under `--jit always` or a low
+/// threshold) before coverage starts, a process waiting inside `parkOn:`
+/// when it starts and another when it stops.
+fn covered_lines(mode: JitMode, thread: bool) -> (Vec<MethodLines>, bool) {
+    let options = VmOptions {
+        quiet: true,
+        jit: mode,
+        jit_threshold: 3,
+        jit_thread: thread,
+        ..VmOptions::default()
+    };
+    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+    let c = vm
+        .load_class_source("LineProbe.som", LINES, "test", Some("LineProbe"))
+        .expect("LineProbe compiles");
+    let class = vm.class_named("LineProbe").expect("the class");
+    let p = probe(&mut vm, class);
+    let send = |vm: &mut Vm, s: &str, args: &[Value]| {
+        vm.send_message(p, s, args).expect("runs");
+        vm.finish_compiling();
+    };
+    for _ in 0..4 {
+        send(&mut vm, "work:", &[Value::small(6)]);
+    }
+    send(&mut vm, "park", &[]);
+    vm.start_line_coverage();
+    for n in [1, 5, 9] {
+        send(&mut vm, "work:", &[Value::small(n)]);
+    }
+    send(&mut vm, "release", &[]);
+    send(&mut vm, "park", &[]);
+    let looping = method_id(&mut vm, c, "loop:");
+    let native = vm
+        .image
+        .method_code(looping)
+        .is_some_and(|m| m.native.get().is_some());
+    let cov = vm.take_line_coverage();
+    let mut out = Vec::new();
+    for s in [
+        "x", "pick:", "loop:", "find:in:", "fail", "deep:", "failing", "meta", "work:", "parkOn:",
+        "park", "release",
+    ] {
+        let id = method_id(&mut vm, c, s);
+        out.push((s.to_string(), cov.lines_of(&vm.image, id)));
+    }
+    (out, native)
+}
+
+/// Line coverage counts native code exactly: the same lines and counts with
+/// the JIT off, always, and on at a low threshold (on the VM thread and on
+/// the compiler thread), the program's code compiled before coverage
+/// started (dropped then, and compiled again to count lines) and running
+/// natively under it.
+#[test]
+fn line_coverage_counts_native_code_exactly() {
+    let (interpreted, _) = covered_lines(JitMode::Off, false);
+    let count = |name: &str| {
+        interpreted
+            .iter()
+            .find(|(s, _)| s == name)
+            .map(|(_, l)| l.iter().map(|&(_, n)| n).max().unwrap_or(0))
+            .unwrap_or(0)
+    };
+    assert!(
+        count("loop:") > 0 && count("pick:") > 0 && count("x") > 0,
+        "{interpreted:?}"
+    );
+    if !crate::SUPPORTED {
+        return;
+    }
+    let (always, native) = covered_lines(JitMode::Always, false);
+    assert!(native, "loop: runs natively under line coverage");
+    assert_eq!(always, interpreted);
+    let (on, native) = covered_lines(JitMode::On, false);
+    assert!(native, "loop: got hot under line coverage");
+    assert_eq!(on, interpreted);
+    let (threaded, _) = covered_lines(JitMode::On, true);
+    assert_eq!(threaded, interpreted);
 }

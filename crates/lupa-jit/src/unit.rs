@@ -22,7 +22,9 @@
 //! and the install moves nothing the code embeds.
 
 use lupa_compiler::Op;
-use lupa_vm::{CodeKind, FastEntry, Image, MethodCode, TRIVIAL_NONE, leaf_primitive};
+use lupa_vm::{
+    CodeKind, CompileOptions, FastEntry, Image, MethodCode, TRIVIAL_NONE, leaf_primitive,
+};
 
 /// A send site's method that is a leaf primitive's (`leaf_primitive`): its
 /// [`Seen::kind`] (not a trivial kind), which codegen calls by the runtime's
@@ -75,11 +77,29 @@ pub(crate) struct Unit {
     pub(crate) sel_ids: Box<[i64]>,
     /// Per send site: the inline-cache entries filled then.
     pub(crate) caches: Box<[Box<[Seen]>]>,
+    /// Compiled to count line coverage's arrivals (`CompileOptions`): where
+    /// its counters are.
+    pub(crate) lines: Option<Box<LineCounters>>,
+}
+
+/// Where code compiled to count lines counts them (`codegen/lines.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct LineCounters {
+    /// The address of its first arrivals counter (`MethodCode::arrivals`,
+    /// one per instruction).
+    pub(crate) arrivals: i64,
+    /// Likewise, the first arrivals counter of each trivial method its send
+    /// sites named (an inline run of one is its arrival at pc 0).
+    pub(crate) trivial: Box<[(u32, i64)]>,
 }
 
 impl Unit {
-    /// Copy what codegen reads of `code` (on the VM thread, at a safepoint).
-    pub(crate) fn of(code: &MethodCode, image: &Image) -> Unit {
+    /// Copy what codegen reads of `code` (on the VM thread, at a safepoint),
+    /// to compile with `options`.
+    pub(crate) fn of(code: &MethodCode, image: &Image, options: CompileOptions) -> Unit {
+        // Line coverage's counters: made now, at addresses that stay valid
+        // while the method lives (the whole run).
+        let arrivals_of = |m: &MethodCode| m.arrivals.counters(m.ops.len()).as_ptr() as i64;
         let caches = code
             .caches
             .iter()
@@ -111,7 +131,23 @@ impl Unit {
                     })
                     .collect()
             })
-            .collect();
+            .collect::<Box<[Box<[Seen]>]>>();
+        let lines = options.count_lines.then(|| {
+            let mut trivial: Vec<(u32, i64)> = Vec::new();
+            for e in caches.iter().flatten() {
+                if e.kind != TRIVIAL_NONE
+                    && e.kind != LEAF_PRIMITIVE
+                    && !trivial.iter().any(|t| t.0 == e.method)
+                    && let Some(m) = image.method_code(e.method)
+                {
+                    trivial.push((e.method, arrivals_of(m)));
+                }
+            }
+            Box::new(LineCounters {
+                arrivals: arrivals_of(code),
+                trivial: trivial.into_boxed_slice(),
+            })
+        });
         Unit {
             id: code.id,
             ops: code.ops.clone(),
@@ -126,6 +162,7 @@ impl Unit {
             literals: code.literals.iter().map(|c| c.as_ptr() as i64).collect(),
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
             caches,
+            lines,
         }
     }
 
@@ -157,6 +194,7 @@ impl Unit {
             literals: Box::new([]),
             sel_ids: Box::new([]),
             caches: Box::new([]),
+            lines: None,
         }
     }
 }

@@ -41,8 +41,9 @@ use std::time::{Duration, Instant};
 pub(crate) struct Job {
     /// Names the job in its [`Done`].
     pub(crate) ticket: u64,
-    /// What codegen reads of the method or block.
-    pub(crate) unit: Unit,
+    /// What codegen reads of the method or block (boxed: a job is moved
+    /// through the queue).
+    pub(crate) unit: Box<Unit>,
     /// The address of the function's entry counter (a code-zone slot the
     /// VM thread took for it).
     pub(crate) counter: u64,
@@ -229,7 +230,7 @@ mod tests {
         let unit = Unit::for_tests(vec![Op::PushSelf, Op::ReturnTop]);
         let job = Job {
             ticket: 7,
-            unit,
+            unit: Box::new(unit),
             counter: &*counter as *const u64 as u64,
         };
         assert!(w.submit(job).is_ok());
@@ -256,7 +257,7 @@ mod tests {
         for (ticket, unit) in jobs.into_iter().enumerate() {
             let job = Job {
                 ticket: ticket as u64,
-                unit,
+                unit: Box::new(unit),
                 counter: at,
             };
             assert!(w.submit(job).is_ok());
@@ -275,7 +276,7 @@ mod tests {
         for ticket in 0..200 {
             let job = Job {
                 ticket,
-                unit: Unit::for_tests(vec![Op::PushSelf, Op::ReturnTop]),
+                unit: Box::new(Unit::for_tests(vec![Op::PushSelf, Op::ReturnTop])),
                 counter: &*counter as *const u64 as u64,
             };
             assert!(w.submit(job).is_ok());

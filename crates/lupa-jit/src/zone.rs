@@ -303,6 +303,16 @@ impl CodeZone {
         Ok(self.function_at(offset))
     }
 
+    /// Every function stops being its method's (the VM dropped all native
+    /// code: none is entered again): its method is forgotten, so the next
+    /// eviction frees it first and never touches the method's newer code.
+    /// The zone itself is not written (native code may be running).
+    pub(crate) fn forget_methods(&mut self) {
+        for f in &mut self.functions {
+            f.method = Weak::new();
+        }
+    }
+
     /// Free at least `need` bytes: the dead functions, then the quarter
     /// entered least since the last eviction (more until `need` fits), and
     /// move the rest down.

@@ -46,7 +46,7 @@ mod vm;
 pub use image::{BUNDLED, BUNDLED_PREFIX, ClassTable, Image, Lookup, PackageInfo, package_of};
 pub use image::{InstructionInfo, MethodDescription};
 pub use interp::native::{
-    DEOPT_REASONS, Installed, Jit, JitWork, MAX_NATIVE_DEPTH, NativeFunctionInfo,
+    CompileOptions, DEOPT_REASONS, Installed, Jit, JitWork, MAX_NATIVE_DEPTH, NativeFunctionInfo,
 };
 pub use io::{Io, write_target};
 pub use lupa_compiler::CodeKind;

@@ -271,6 +271,7 @@ impl Vm {
             source_range: Cell::new(m.source_range.get()),
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
+            arrivals: Default::default(),
             local_names: m.local_names.clone(),
         });
         let mclass = if code.primitive_only {

@@ -105,6 +105,7 @@ impl Image {
             source_range: Cell::new((0, 0)),
             object: Cell::new(Value::NIL),
             home: Cell::new(id),
+            arrivals: Default::default(),
             local_names: cc.local_names.clone(),
         };
         code.frame_flags = crate::sched::Frame::flags_of(&code);

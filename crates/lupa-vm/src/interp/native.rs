@@ -24,8 +24,12 @@
 //!
 //! **Where.** At the top of its loop (after every send and return, and after
 //! a safepoint), the interpreter enters the top frame's native code when it
-//! has some and the observation allows it (nothing observes per send; a
-//! sampler's stack requests native code tests at its sends itself).
+//! has some and the observation allows it (nothing observes per send but
+//! line coverage, whose arrivals native code compiled for it counts itself;
+//! a sampler's stack requests native code tests at its sends itself).
+//! Code is made for the [`CompileOptions`] in force, and all of it is
+//! dropped when they change (`Vm::drop_native_code`: line coverage starts
+//! or stops).
 //! Native code then runs that activation and calls the native code of its
 //! callees directly, up to [`MAX_NATIVE_DEPTH`] nested activations; anything
 //! else — a callee without native code, a collection or a process switch
@@ -58,6 +62,7 @@ pub trait Jit {
         &mut self,
         code: &Rc<MethodCode>,
         image: &Image,
+        options: CompileOptions,
         work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String>;
 
@@ -67,8 +72,13 @@ pub trait Jit {
     /// comes back through [`install_ready`](Self::install_ready). `Err`:
     /// not queued, and why (the code stays interpreted). The default has no
     /// compiler thread.
-    fn submit(&mut self, code: &Rc<MethodCode>, image: &Image) -> Result<(), String> {
-        let _ = (code, image);
+    fn submit(
+        &mut self,
+        code: &Rc<MethodCode>,
+        image: &Image,
+        options: CompileOptions,
+    ) -> Result<(), String> {
+        let _ = (code, image, options);
         Err("this JIT has no compiler thread".to_string())
     }
 
@@ -83,13 +93,26 @@ pub trait Jit {
     /// queued, waiting for it): each method or block with its native
     /// function and a line naming the compilation (`--jit-log`), or why it
     /// stays interpreted. Results whose method is gone or already has native
-    /// code are dropped. Called only where [`compile`](Self::compile) may
-    /// be (no native code running); making room runs inside
+    /// code, or that were made with other options than `options` (those in
+    /// force now), are dropped. Called only where [`compile`](Self::compile)
+    /// may be (no native code running); making room runs inside
     /// [`JitWork::evicting`].
-    fn install_ready(&mut self, image: &Image, work: &JitWork<'_>, wait: bool) -> Vec<Installed> {
-        let _ = (image, work, wait);
+    fn install_ready(
+        &mut self,
+        image: &Image,
+        options: CompileOptions,
+        work: &JitWork<'_>,
+        wait: bool,
+    ) -> Vec<Installed> {
+        let _ = (image, options, work, wait);
         Vec::new()
     }
+
+    /// The VM dropped every method's native code (`Vm::drop_native_code`):
+    /// no function in the code zone is entered again, nor may its method
+    /// get it back; eviction frees them first. Called from anywhere (a
+    /// primitive may run inside native code): the zone is not written.
+    fn forget_code(&mut self) {}
 
     /// Every native function in the code zone, and those evicted or moved
     /// since the run started (where they were, and when), oldest first.
@@ -97,6 +120,22 @@ pub trait Jit {
 
     /// The JIT itself, for its owner to read its statistics.
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// How code compiled now must be made: what the observation in force needs
+/// of native code ([`Vm::compile_options`]). Code is made for the options of
+/// its compilation and never runs under others: when they change, the VM
+/// drops all native code (`Vm::drop_native_code`) and a JIT drops the
+/// results of compilations made with the old options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Count line coverage's arrivals (`obs/coverage.rs`), as the
+    /// interpreter does while lines are counted: at pc 0 where native code
+    /// pushes a frame itself (a direct entry) or runs a trivial method
+    /// inline, and at the destination of every branch and jump, taken or
+    /// not, by adding 1 (at the base level: [`NativeCtx::meta_depth`]) to the method's
+    /// [`Arrivals`](crate::obs::coverage::Arrivals) counters.
+    pub count_lines: bool,
 }
 
 /// A compilation made on a compiler thread, as
@@ -309,8 +348,10 @@ impl Vm {
     }
 
     /// May native code run now? Not while sends are observed one by one
-    /// (counts by site, line coverage, deterministic sampling: the observing
-    /// loop does those), nor right
+    /// (counts by site, deterministic sampling, a lifetime recording,
+    /// guarded traps: the observing loop does those) or activation hooks are
+    /// installed (`Observation::native_may_run`; line coverage lets native
+    /// code compiled for it run), nor right
     /// after native code left an instruction to the interpreter (which runs
     /// it first).
     #[inline(always)]
@@ -359,6 +400,7 @@ impl Vm {
             return;
         };
         let mut changed = false;
+        let options = self.compile_options();
         if !pending.is_empty() {
             // Compiling here, or (with a compiler thread) copying what the
             // compiler reads.
@@ -373,7 +415,7 @@ impl Vm {
                 // asked again: its hotness stays at the maximum); so does
                 // one queued, until its code is installed.
                 if self.native.threaded {
-                    if let Err(why) = jit.submit(&m, &self.image) {
+                    if let Err(why) = jit.submit(&m, &self.image, options) {
                         self.log_interpreted(&m, &why);
                     }
                     continue;
@@ -383,7 +425,7 @@ impl Vm {
                     process: self.sched.current,
                 };
                 changed = true;
-                match jit.compile(&m, &self.image, &work) {
+                match jit.compile(&m, &self.image, options, &work) {
                     Ok((f, line)) => {
                         m.native.set(Some(f));
                         if self.options.jit_log {
@@ -414,7 +456,7 @@ impl Vm {
             obs: &self.obs,
             process: self.sched.current,
         };
-        let done = jit.install_ready(&self.image, &work, wait);
+        let done = jit.install_ready(&self.image, self.compile_options(), &work, wait);
         self.obs.pop_state(saved);
         let any = !done.is_empty();
         for (m, r) in done {
@@ -429,6 +471,40 @@ impl Vm {
             }
         }
         any
+    }
+
+    /// What code compiled now must do for the observation in force.
+    pub fn compile_options(&self) -> CompileOptions {
+        CompileOptions {
+            count_lines: self.obs.covering_lines(),
+        }
+    }
+
+    /// Drop every method's and block's native code, because the
+    /// [`CompileOptions`] changed (line coverage started or stopped): code
+    /// made for the other options must never run. The methods are
+    /// interpreted and compiled again when they get hot (their hotness
+    /// starts over; so does that of code queued for the compiler thread,
+    /// whose result the JIT drops), the fast-call table no longer names any
+    /// native code, and the JIT forgets its functions (the zone frees them
+    /// at its next eviction: none is freed now, as this may run inside a
+    /// primitive called from native code, which leaves at its next runtime
+    /// call since the observation change asked for a safepoint).
+    pub(crate) fn drop_native_code(&mut self) {
+        let Some(jit) = self.native.jit.as_mut() else {
+            return;
+        };
+        jit.forget_code();
+        let start = self.image.start_hotness;
+        for m in self.image.methods.iter() {
+            m.native.set(None);
+            // Code that got hot counts down from the maximum (interpreted
+            // activations after it was queued): above the start.
+            if m.hotness.get() > start {
+                m.hotness.set(start);
+            }
+        }
+        self.rebuild_fast_table();
     }
 
     /// `--jit-log`: `m` stays interpreted, because of `why`.
@@ -646,6 +722,7 @@ impl Vm {
             identity: std::ptr::null(),
             identity_len: 0,
             string_eq: std::ptr::null(),
+            meta_depth: &self.sched.running.meta_depth,
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime
@@ -836,7 +913,7 @@ impl Vm {
             .get(method as usize)
             .and_then(|m| Some((m.primitive.get()?, m.num_args)));
         let watched = self.obs.watches.wants(method as u32) != 0;
-        let Some((p, argc)) = prim.filter(|_| !self.obs.per_send && !watched) else {
+        let Some((p, argc)) = prim.filter(|_| !self.obs.each_send && !watched) else {
             // Not a leaf primitive's method, a watched method (its `invoke`
             // records the call), or sends observed one by one.
             return self.native_invoke(ctx, pc, sp, method);
@@ -922,7 +999,7 @@ impl Vm {
             .image
             .methods
             .get(method as usize)
-            .filter(|_| !self.obs.per_send)
+            .filter(|_| !self.obs.each_send)
             .cloned()
         else {
             return self.native_send(ctx, pc, sp);
@@ -1045,6 +1122,7 @@ impl Vm {
             return self.native_failed(e);
         }
         self.push_watched_frame(method, bp, argc);
+        self.mark_native_activation(method);
         if self.needs_attention() {
             // The loop runs the frame from pc 0, as one `invoke` pushed:
             // its temporaries on the stack.

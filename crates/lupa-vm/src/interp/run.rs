@@ -440,7 +440,7 @@ impl Vm {
     #[inline(always)]
     fn cover_branch<const PER_SEND: bool>(&mut self, method: u32, pc: usize) {
         if OBSERVE && PER_SEND && self.obs.covering_lines() && !self.sched.running.at_meta_level() {
-            self.obs.mark_run(method, pc);
+            self.mark_run(method, pc);
         }
     }
 

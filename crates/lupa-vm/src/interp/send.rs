@@ -473,11 +473,10 @@ impl Vm {
     /// get the whole event. Out of line: the activation path stays small.
     #[inline(never)]
     fn observe_activation(&mut self, m: &MethodCode, bp: usize) {
-        let lines = self.obs.covering_lines() && !self.runs_at_meta_level(m);
+        if self.obs.covering_lines() && !self.runs_at_meta_level(m) {
+            self.mark_run(m.id, 0);
+        }
         if !self.obs.has_hooks() {
-            if lines {
-                self.obs.mark_run(m.id, 0);
-            }
             return;
         }
         let rc = self.class_of(self.sched.running.stack[bp]);
@@ -496,7 +495,7 @@ impl Vm {
                 .map(|f| self.image.code(f.method).line_of(f.pc.saturating_sub(1)))
                 .unwrap_or(0),
         };
-        self.obs.enter(ev, lines);
+        self.obs.enter(ev);
     }
 
     /// Will an activation of `m` pushed now run at the meta level (`m` is

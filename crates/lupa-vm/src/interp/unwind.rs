@@ -185,7 +185,7 @@ impl Vm {
                     && let Some(f) = self.sched.running.frames.last()
                 {
                     let id = f.method;
-                    self.obs.mark_run(id, 0);
+                    self.mark_run(id, 0);
                 }
                 let Some(f) = self.sched.running.frames.last_mut() else {
                     return Ok(());

@@ -174,6 +174,11 @@ pub struct MethodCode {
     pub home: Cell<u32>,
     /// Names of arguments and temps.
     pub local_names: Vec<String>,
+    /// Line coverage's arrivals counters, one per instruction, made at the
+    /// first count (`obs/coverage.rs`): at a stable address for as long as
+    /// the method lives (the whole run), where native code compiled to count
+    /// lines adds to them.
+    pub arrivals: crate::obs::coverage::Arrivals,
 }
 
 impl MethodCode {

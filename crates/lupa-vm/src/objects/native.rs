@@ -91,7 +91,7 @@ pub struct NativeCtx {
     pub epoch: u64,
     /// Not 0 when every return goes through the runtime and trivial
     /// methods are sent rather than run inline: [`SLOW_ALL`] while
-    /// activation hooks or line coverage are on or a stack overflow is
+    /// activation hooks are on or a stack overflow is
     /// being handled (direct entries are refused too), `Frame::WATCHED`
     /// while only a method watch is on: every return goes through the
     /// runtime, which records a `WATCHED` frame's answer and pops the frame
@@ -123,6 +123,12 @@ pub struct NativeCtx {
     /// primitive (one word: native code compares short Strings itself while
     /// it is the epoch now).
     pub string_eq: *const u32,
+    /// The running process's count of active meta-level frames
+    /// (`ProcessState::meta_depth`, a `u32` that stays where it is while
+    /// native code runs): native code compiled to count line coverage
+    /// (which runs only while lines are counted) adds an arrival only while
+    /// it is 0, nothing being counted at the meta level (`obs/coverage.rs`).
+    pub meta_depth: *const u32,
 }
 
 /// What native code may do itself for a method or block, by method id: call

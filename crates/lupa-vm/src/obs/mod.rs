@@ -148,8 +148,10 @@ pub struct Observation {
     pub(crate) every_activation: bool,
     /// What native code is told of returns and direct entries
     /// ([`NativeCtx::slow_returns`](crate::NativeCtx::slow_returns)):
-    /// [`SLOW_ALL`](crate::SLOW_ALL) while every activation is announced,
-    /// `Frame::WATCHED` while only method watches are on, 0 otherwise.
+    /// [`SLOW_ALL`](crate::SLOW_ALL) while activation hooks are installed,
+    /// `Frame::WATCHED` while method watches are on, 0 otherwise (line
+    /// coverage alone: native code compiled for it counts its own
+    /// arrivals, `obs/coverage.rs`).
     pub(crate) slow_returns: u64,
     hooks: Option<Box<dyn ActivationHooks>>,
     /// The sampling register (shared with sampler threads): its state word is
@@ -189,6 +191,11 @@ pub struct Observation {
     /// or [`on_each_send`](Self::on_each_send)). A sampler alone does not
     /// need it: its stack requests reach the safepoints of either loop.
     pub per_send: bool,
+    /// Is every send observed beyond what native code does itself, i.e.
+    /// `per_send` for another reason than line coverage (whose branch
+    /// marks native code compiled for it makes)? Native code does not run
+    /// then.
+    pub(crate) each_send: bool,
     /// With `per_send`: does every send call `Observation::on_send` (sends
     /// counted by site, deterministic sampling)?
     pub on_each_send: bool,
@@ -213,8 +220,9 @@ pub struct Observation {
     next_every: u64,
     /// Stacks copied for samples, oldest first.
     stacks: crate::obs::stack_log::StackLog,
-    /// Line coverage: per method id and instruction index, arrivals and runs
-    /// cut short (see `coverage.rs`).
+    /// Line coverage, while on: per method id and instruction index, runs
+    /// cut short (the arrivals are counted in the methods' own counters,
+    /// `MethodCode::arrivals`; see `coverage.rs`).
     pub(crate) lines: Option<crate::obs::coverage::LineCounts>,
     /// Is a trap (or an object) installed under a selector the interpreter
     /// has a fast path for? Then the observing loop runs and a special send
@@ -267,6 +275,7 @@ impl Default for Observation {
             stamp_armed: Cell::new(false),
             pending_state: Cell::new(None),
             per_send: false,
+            each_send: false,
             on_each_send: false,
             around_primitives: false,
             sampler_attached: false,
@@ -450,7 +459,8 @@ impl Observation {
         self.update_per_send();
     }
 
-    /// Are activation hooks installed (besides line coverage)?
+    /// Are activation hooks installed (besides line coverage, which is not
+    /// a hook)?
     #[inline]
     pub(crate) fn has_hooks(&self) -> bool {
         self.hooks.is_some()
@@ -461,25 +471,30 @@ impl Observation {
         // A lifetime recording needs the observing loop (its looks at the
         // heap's samples), line coverage its branch marks, guarded traps its
         // special sends; none of them `on_send`.
-        let light = self.lifetimes.is_some() || self.lines.is_some() || self.guarding_traps;
-        self.per_send = full || light;
+        let light = self.lifetimes.is_some() || self.guarding_traps;
+        self.each_send = full || light;
+        self.per_send = self.each_send || self.lines.is_some();
         self.on_each_send = full;
         self.around_primitives = self.per_send || self.sampler_attached;
     }
 
     /// May native code (a JIT's) run now? It counts sends and tests a
-    /// sampler's stack requests at its sends, nothing else: not while every
-    /// activation is announced (activation hooks, line coverage) or while
-    /// anything observes sends one by one (exact counts, line coverage's
-    /// branch marks, guarded traps, a lifetime recording), which the
-    /// interpreter's observing loop does. Method watches let it run: a
+    /// sampler's stack requests at its sends, nothing else: not while
+    /// activation hooks are installed or while anything observes sends one
+    /// by one (exact counts, guarded traps, a lifetime recording), which the
+    /// interpreter's observing loop does. Line coverage lets it run: code
+    /// compiled while lines are counted counts its own arrivals (at pc 0
+    /// where it pushes a frame or runs a trivial method inline, and at every
+    /// branch and jump destination), and starting or stopping line coverage
+    /// drops all native code (`Vm::drop_native_code`), so code made for the
+    /// other mode never runs. Method watches let it run: a
     /// direct entry refuses its native call and the runtime records it and
     /// pushes the frame (`Vm::native_watched_call`), other sends of a
     /// watched method go through the runtime's `invoke`, and returns go
     /// through the runtime's return, which records a watched frame's answer
     /// (the frame flags in `NativeCtx::slow_returns`).
     pub fn native_may_run(&self) -> bool {
-        !self.every_activation && !self.per_send
+        self.hooks.is_none() && !self.each_send
     }
 
     /// Is a sampler attached, or deterministic sampling on? (One sampler at a
@@ -540,7 +555,7 @@ impl Observation {
     pub(crate) fn refresh_hooks_on(&mut self) {
         self.every_activation = self.hooks.is_some() || self.lines.is_some();
         self.hooks_on = self.every_activation || self.watches.is_on();
-        self.slow_returns = if self.every_activation {
+        self.slow_returns = if self.hooks.is_some() {
             crate::SLOW_ALL
         } else if self.watches.is_on() {
             u64::from(crate::sched::Frame::WATCHED)
@@ -594,13 +609,9 @@ impl Observation {
         }
     }
 
-    /// An activation; `lines`: count it for line coverage (it runs at the
-    /// base level).
+    /// An activation, told to the hooks.
     #[inline]
-    pub(crate) fn enter(&mut self, ev: Activation, lines: bool) {
-        if lines {
-            self.mark_run(ev.method, 0);
-        }
+    pub(crate) fn enter(&mut self, ev: Activation) {
         if let Some(h) = self.hooks.as_mut() {
             h.enter(&ev);
         }

@@ -98,29 +98,53 @@ impl Vm {
 
     /// Start measuring line coverage (restarting it when on). The frames
     /// already active go on from their saved pcs when their sends return:
-    /// each is counted as an arrival there (see `obs/coverage.rs`).
+    /// each is counted as an arrival there (see `obs/coverage.rs`). Native
+    /// code made without counting lines is dropped
+    /// (`Vm::drop_native_code`): what is compiled from
+    /// now on counts them.
     pub fn start_line_coverage(&mut self) {
+        let was = self.compile_options();
+        self.clear_arrivals();
         self.obs.lines = Some(Default::default());
         self.obs.refresh_hooks_on();
         for (id, pc) in self.base_level_positions() {
-            self.obs.mark_run(id, pc);
+            self.mark_run(id, pc);
         }
         self.obs.refresh_per_send();
+        self.compile_options_changed(was);
         self.observation_changed();
     }
 
     /// Stop measuring line coverage and answer what it counted. The frames
     /// still active have not gone on from their saved pcs: each is counted
-    /// as a run cut short there.
+    /// as a run cut short there. Native code made to count lines is
+    /// dropped.
     pub fn take_line_coverage(&mut self) -> LineCoverage {
+        let was = self.compile_options();
         for (id, pc) in self.base_level_positions() {
             self.obs.mark_abort(id, pc);
         }
-        let counts = self.obs.lines.take().unwrap_or_default();
+        let arrivals = self.take_arrivals();
+        let counts = self
+            .obs
+            .lines
+            .take()
+            .unwrap_or_default()
+            .with_arrivals(arrivals);
         self.obs.refresh_hooks_on();
         self.obs.refresh_per_send();
+        self.compile_options_changed(was);
         self.observation_changed();
         LineCoverage { counts }
+    }
+
+    /// The observation changed what compiled code must do (`was`: the
+    /// [`CompileOptions`](crate::CompileOptions) before): drop the code
+    /// made for the old options.
+    fn compile_options_changed(&mut self, was: crate::CompileOptions) {
+        if self.compile_options() != was {
+            self.drop_native_code();
+        }
     }
 
     /// Start a method watch (`obs/watch.rs`) of `methods` (method ids) with
