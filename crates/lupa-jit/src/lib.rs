@@ -360,7 +360,7 @@ impl Jit for CraneliftJit {
             .zone
             .take_counter()
             .ok_or_else(|| "the code zone has no room for another function".to_string())?;
-        let unit = Unit::of(code, image);
+        let unit = Unit::of(code, image, work.watching());
         let compiled = codegen::compile(
             &*self.isa,
             &mut self.ctx,
@@ -382,7 +382,12 @@ impl Jit for CraneliftJit {
         self.install(code, compiled, slot, image, work, || t0.elapsed(), "")
     }
 
-    fn submit(&mut self, code: &Rc<MethodCode>, image: &Image) -> Result<(), String> {
+    fn submit(
+        &mut self,
+        code: &Rc<MethodCode>,
+        image: &Image,
+        work: &JitWork<'_>,
+    ) -> Result<(), String> {
         let t0 = thread_clock();
         self.ensure_worker()?;
         let (slot, counter) = self
@@ -393,7 +398,7 @@ impl Jit for CraneliftJit {
         self.next_ticket += 1;
         let job = worker::Job {
             ticket,
-            unit: Unit::of(code, image),
+            unit: Unit::of(code, image, work.watching()),
             counter,
         };
         let sent = match &self.worker {

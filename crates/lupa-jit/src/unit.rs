@@ -75,11 +75,16 @@ pub(crate) struct Unit {
     pub(crate) sel_ids: Box<[i64]>,
     /// Per send site: the inline-cache entries filled then.
     pub(crate) caches: Box<[Box<[Seen]>]>,
+    /// Was a method watch on when the unit was made? A method's direct
+    /// entry and return then look at the watches' cells in native code
+    /// (`obs::watch::WatchCell`) before they ask the runtime; code made
+    /// without a watch asks it (and plain runs compile nothing for it).
+    pub(crate) watching: bool,
 }
 
 impl Unit {
     /// Copy what codegen reads of `code` (on the VM thread, at a safepoint).
-    pub(crate) fn of(code: &MethodCode, image: &Image) -> Unit {
+    pub(crate) fn of(code: &MethodCode, image: &Image, watching: bool) -> Unit {
         let caches = code
             .caches
             .iter()
@@ -126,6 +131,7 @@ impl Unit {
             literals: code.literals.iter().map(|c| c.as_ptr() as i64).collect(),
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
             caches,
+            watching,
         }
     }
 
@@ -157,6 +163,7 @@ impl Unit {
             literals: Box::new([]),
             sel_ids: Box::new([]),
             caches: Box::new([]),
+            watching: false,
         }
     }
 }

@@ -93,7 +93,17 @@ impl Vm {
     /// safepoint (through the scheduler's pending flag, which it tests there
     /// anyway; with the running process still `Running`, no switch happens).
     pub(crate) fn observation_changed(&mut self) {
+        self.refresh_watch_cells();
         self.sched.switch_pending = true;
+    }
+
+    /// Rebuild the method watches' cells (`obs::watch::WatchCell`) for the
+    /// observation now: none unless native code may run (a JIT, nothing
+    /// observed one by one), so that the interpreter does not keep them.
+    fn refresh_watch_cells(&mut self) {
+        let methods =
+            (self.jit().is_some() && self.obs.native_may_run()).then_some(self.image.methods.len());
+        self.obs.watches.rebuild_cells(methods);
     }
 
     /// Start measuring line coverage (restarting it when on). The frames
@@ -141,6 +151,9 @@ impl Vm {
     /// Stop watch `id` and answer what it saw (None: no such watch is on).
     pub fn stop_watch(&mut self, id: u32) -> Option<crate::obs::watch::Watch> {
         let w = self.obs.watches.stop(id);
+        if !self.obs.watches.answers_expected() {
+            self.forget_answer_frames();
+        }
         self.watch_changed();
         w
     }
