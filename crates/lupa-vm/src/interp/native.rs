@@ -1137,12 +1137,13 @@ impl Vm {
         if code.has_env() || code.meta_level {
             return None;
         }
+        // The receiver's slot is the stack's top (an `ANSWER` frame's
+        // answer is recorded for it), then the answer's.
+        self.sched.running.stack.set_len(f.bp + 1);
         if f.flags & crate::sched::Frame::WATCHED != 0 {
             self.watched_return_at(&f, top, v);
         }
-        let stack = &mut self.sched.running.stack;
-        stack.set_len(f.bp + 1);
-        stack[f.bp] = v;
+        self.sched.running.stack[f.bp] = v;
         ctx.frames_len -= 1;
         ctx.depth -= 1;
         Some(RETURNED)
