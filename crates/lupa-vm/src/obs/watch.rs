@@ -523,6 +523,11 @@ impl Watches {
         &mut self.cells
     }
 
+    /// Are there cells (rebuilt for native code since a watch started)?
+    pub fn has_cells(&self) -> bool {
+        !self.cells.is_empty()
+    }
+
     /// Where native code finds the cells (the address of a table the
     /// watches keep up to date: valid while they do not move).
     pub fn table(&self) -> *const CellTable {
