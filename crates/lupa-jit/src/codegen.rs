@@ -98,9 +98,13 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use lupa_compiler::{Op, SpecialOp};
 use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_BYTES, SIZE_MASK};
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
+use lupa_vm::obs::watch::{
+    CELL_ANSWER, CELL_ARGUMENTS, CELL_ARGUMENTS_MAX, CELL_OFF, CELL_RECEIVER, CellTable, WatchCell,
+};
 use lupa_vm::{
     BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, NativeCtx, RETURNED,
-    SLOW_ALL, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF, TRIVIAL_SETTER, cls,
+    SLOW_ALL, SLOW_ANSWERS, SLOW_CALLS, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE,
+    TRIVIAL_SELF, TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
@@ -1159,7 +1163,9 @@ impl Gen<'_, '_> {
     /// `slow_returns` is not 0 (hooks, or a method watch: the method may be
     /// watched), the runtime's `primitive` entry instead, by the site's
     /// `call` block (`Vm::native_invoke`: `invoke` runs it and records a
-    /// watched call and its answer).
+    /// watched call and its answer); in code compiled under a method watch,
+    /// after the callee's watch cell is asked (`watched_trivial`: inline
+    /// still when the call records nothing new).
     #[allow(clippy::too_many_arguments)] // the call's parts, as the fast path uses them
     fn trivial(
         &mut self,
@@ -1176,6 +1182,12 @@ impl Gen<'_, '_> {
         self.b.set_cold_block(record);
         self.b.ins().brif(hooks, record, NO, run, NO);
         self.b.switch_to_block(record);
+        if self.code.watching {
+            let runtime = self.b.create_block();
+            self.b.set_cold_block(runtime);
+            self.watched_trivial((mid, kind, operand), rcv, depth, argc, run, runtime);
+            self.b.switch_to_block(runtime);
+        }
         // The site's call, of the runtime's `primitive` entry with `mid`.
         let target = self.iconst(self.entries.primitive as i64);
         let pc_after = self.iconst(pc as i64 + 1);
@@ -1555,10 +1567,12 @@ impl Gen<'_, '_> {
     /// The function's return (one for all its `ReturnTop`s and
     /// `ReturnSelf`s), if it has one: inline when the sender is a native
     /// activation waiting for the answer and nothing else must happen at
-    /// the return (no hooks, no unwind to resume, no home environment, not
-    /// at the meta level), which pops the frame and the native call depth;
-    /// through the runtime otherwise (the operands are dead: only the
-    /// value is passed).
+    /// the return (no hooks, no watch recording answers, no unwind to
+    /// resume, no home environment, not at the meta level), which pops the
+    /// frame and the native call depth; through the runtime otherwise (the
+    /// operands are dead: only the value is passed). Code compiled under a
+    /// method watch asks first whether a watched frame's answer is one
+    /// already recorded (`watched_return`).
     fn fill_ret_block(&mut self) {
         let Some((blk, pc)) = self.ret_block else {
             return;
@@ -1572,16 +1586,30 @@ impl Gen<'_, '_> {
         if inline {
             let d = self.ctx_field(offset_of!(NativeCtx, depth));
             let top = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
-            let sr = self.ctx_field(offset_of!(NativeCtx, slow_returns));
-            let sr = self.b.ins().icmp_imm_u(IntCC::NotEqual, sr, 0);
+            let sa = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+            let sr = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThan, sa, SLOW_CALLS as i64);
             let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
             let after = self.b.ins().iadd_imm_s(fl, -1);
             let watch = self.ctx_field(offset_of!(NativeCtx, unwind_watch));
             let watched = self.b.ins().icmp(IntCC::Equal, after, watch);
-            let no = self.b.ins().bor(top, sr);
-            let no = self.b.ins().bor(no, watched);
+            let no = self.b.ins().bor(top, watched);
             let fast = self.b.create_block();
-            self.b.ins().brif(no, slow, NO, fast, NO);
+            if self.code.watching {
+                // Compiled under a watch: the return may stay inline under
+                // the watch too (`watched_return`).
+                let no_sr = self.b.ins().bor(no, sr);
+                let check = self.b.create_block();
+                self.b.set_cold_block(check);
+                self.b.ins().brif(no_sr, check, NO, fast, NO);
+                self.b.switch_to_block(check);
+                self.watched_return(v, (sa, no, after), fast, slow);
+            } else {
+                let no = self.b.ins().bor(no, sr);
+                self.b.ins().brif(no, slow, NO, fast, NO);
+            }
             self.b.switch_to_block(fast);
             self.write_slot(0, v);
             self.set_ctx_field(after, offset_of!(NativeCtx, frames_len));
@@ -1599,6 +1627,244 @@ impl Gen<'_, '_> {
         let r = self.call(sig, f, &[ctx, sp, v]).unwrap_or(sp);
         let leave = self.leave;
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
+    }
+
+    /// The check a return makes in code compiled under a method watch
+    /// (reached when the inline return is not taken at once; `sa` is
+    /// `NativeCtx::slow_returns`, `no` whether the inline return is
+    /// impossible anyway, `after` the frame count after it): under watches
+    /// alone at the base level (`sa` is `SLOW_ANSWERS`), a frame not
+    /// flagged `WATCHED` returns inline (`fast`), as the runtime's return
+    /// would pop it; so
+    /// does an `ANSWER` frame (its method's, pushed by the direct entry)
+    /// whose answer is of the class its cell holds, one its watch recorded
+    /// (`WatchCell::answer`). Anything else is the runtime's return (`slow`).
+    fn watched_return(
+        &mut self,
+        v: Value,
+        (sa, no, after): (Value, Value, Value),
+        fast: Block,
+        slow: Block,
+    ) {
+        let watched = u64::from(Frame::WATCHED);
+        let alone = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, sa, SLOW_ANSWERS as i64);
+        let yes = self.b.create_block();
+        let go = self.b.ins().band_not(alone, no);
+        self.b.ins().brif(go, yes, NO, slow, NO);
+        self.b.switch_to_block(yes);
+        let frames = self.ctx_field(offset_of!(NativeCtx, frames));
+        let size = std::mem::size_of::<Frame>() as i64;
+        let off = self.b.ins().imul_imm_s(after, size);
+        let f = self.b.ins().iadd(frames, off);
+        let flags = self.load32(f, offset_of!(Frame, flags) as i32);
+        let w = self.b.ins().band_imm_u(flags, watched as i64);
+        let flagged = self.b.create_block();
+        self.b.ins().brif(w, flagged, NO, fast, NO);
+        self.b.switch_to_block(flagged);
+        let a = self.b.ins().band_imm_u(flags, i64::from(Frame::ANSWER));
+        let answer = self.b.create_block();
+        self.b.ins().brif(a, answer, NO, slow, NO);
+        self.b.switch_to_block(answer);
+        let class = self.class_of(v, true, slow);
+        let c = self.cell_of(self.code.id, slow);
+        let known = self.load(c, offset_of!(WatchCell, answer) as i32);
+        let same = self.b.ins().icmp(IntCC::Equal, class, known);
+        self.b.ins().brif(same, fast, NO, slow, NO);
+    }
+
+    /// The address of method `id`'s watch cell (`NativeCtx::watch_cells`),
+    /// or a jump to `none` when there is none (not under watches alone, at
+    /// the meta level, or a method made after the cells).
+    fn watch_cell(&mut self, id: u32, none: Block) -> Value {
+        let sr = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        let other = self
+            .b
+            .ins()
+            .band_imm_u(sr, !(SLOW_CALLS | SLOW_ANSWERS) as i64);
+        let alone = self.b.create_block();
+        self.b.ins().brif(other, none, NO, alone, NO);
+        self.b.switch_to_block(alone);
+        let meta = self.ctx_field(offset_of!(NativeCtx, meta_depth));
+        let meta = self.load32(meta, 0);
+        let base = self.b.create_block();
+        self.b.ins().brif(meta, none, NO, base, NO);
+        self.b.switch_to_block(base);
+        self.cell_of(id, none)
+    }
+
+    /// The address of method `id`'s watch cell, or a jump to `none` when
+    /// the cells have none (a method made after them); read only under
+    /// watches alone (a return's check, which needs no level: an answer is
+    /// recorded whatever the level, `watched_return`).
+    fn cell_of(&mut self, id: u32, none: Block) -> Value {
+        let table = self.ctx_field(offset_of!(NativeCtx, watch_cells));
+        let len = self.load(table, offset_of!(CellTable, len) as i32);
+        let id = i64::from(id);
+        let inside = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, len, id);
+        let has = self.b.create_block();
+        self.b.ins().brif(inside, has, NO, none, NO);
+        self.b.switch_to_block(has);
+        let cells = self.load(table, offset_of!(CellTable, cells) as i32);
+        self.b
+            .ins()
+            .iadd_imm_s(cells, id * std::mem::size_of::<WatchCell>() as i64)
+    }
+
+    /// A method's direct entry in code compiled under a method watch, with
+    /// the checks of a native call and the probe passed and a watch on
+    /// (`slow_returns` not 0): the method's cell (`WatchCell`) decides. No
+    /// watch names it: `go` with no flags, as without a watch. The call
+    /// would record nothing but its count (the receiver the cell holds, the
+    /// classes of its arguments): the count added there, and `go` with the
+    /// frame flagged `WATCHED | ANSWER` when its answer is to be recorded.
+    /// Otherwise (no cell, a cell off or missed, anything else):
+    /// `refuse`, which asks the runtime.
+    fn watched_entry(&mut self, go: Block, refuse: Block) {
+        let c = self.watch_cell(self.code.id, refuse);
+        let mode = self.load(c, offset_of!(WatchCell, mode) as i32);
+        let zero = self.iconst(0);
+        let named = self.b.create_block();
+        self.b
+            .ins()
+            .brif(mode, named, NO, go, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(named);
+        let off = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, CELL_OFF as i64);
+        let on = self.b.create_block();
+        self.b.ins().brif(off, refuse, NO, on, NO);
+        self.b.switch_to_block(on);
+        let argc = self.code.num_args;
+        let args: Vec<Value> = (0..argc).map(|i| self.read_slot(1 + i as i64)).collect();
+        let rcv = self.read_slot(0);
+        self.same_call(c, mode, rcv, &args, refuse);
+        self.count_call(c);
+        let answer = self.b.ins().band_imm_u(mode, CELL_ANSWER as i64);
+        let flags = self.iconst(i64::from(Frame::WATCHED | Frame::ANSWER) << 32);
+        let flags = self.b.ins().select(answer, flags, zero);
+        self.b.ins().jump(go, &[BlockArg::Value(flags)]);
+    }
+
+    /// Does a call on `rcv` with `args` record nothing new in the watch
+    /// cell at `c` whose mode is `mode` (not 0, not off)? The classes of
+    /// the arguments (with `CELL_ARGUMENTS`) and the receiver (with
+    /// `CELL_RECEIVER`) are those the cell holds, or a jump to `other`.
+    fn same_call(&mut self, c: Value, mode: Value, rcv: Value, args: &[Value], other: Block) {
+        if !args.is_empty() {
+            let a = self.b.ins().band_imm_u(mode, CELL_ARGUMENTS as i64);
+            let after = self.b.create_block();
+            if args.len() > CELL_ARGUMENTS_MAX {
+                self.b.ins().brif(a, other, NO, after, NO);
+            } else {
+                let compare = self.b.create_block();
+                self.b.ins().brif(a, compare, NO, after, NO);
+                self.b.switch_to_block(compare);
+                for (i, &arg) in args.iter().enumerate() {
+                    let class = self.class_of(arg, true, other);
+                    let offset = offset_of!(WatchCell, arguments) + 8 * i;
+                    let known = self.load(c, offset as i32);
+                    let same = self.b.ins().icmp(IntCC::Equal, class, known);
+                    let next = if i + 1 == args.len() {
+                        after
+                    } else {
+                        self.b.create_block()
+                    };
+                    self.b.ins().brif(same, next, NO, other, NO);
+                    if i + 1 < args.len() {
+                        self.b.switch_to_block(next);
+                    }
+                }
+            }
+            self.b.switch_to_block(after);
+        }
+        let r = self.b.ins().band_imm_u(mode, CELL_RECEIVER as i64);
+        let compare = self.b.create_block();
+        let same_receiver = self.b.create_block();
+        self.b.ins().brif(r, compare, NO, same_receiver, NO);
+        self.b.switch_to_block(compare);
+        let known = self.load(c, offset_of!(WatchCell, receiver) as i32);
+        let same = self.b.ins().icmp(IntCC::Equal, rcv, known);
+        self.b.ins().brif(same, same_receiver, NO, other, NO);
+        self.b.switch_to_block(same_receiver);
+    }
+
+    /// Count a call in the watch cell at `c` (`WatchCell::calls`).
+    fn count_call(&mut self, c: Value) {
+        let calls = self.load(c, offset_of!(WatchCell, calls) as i32);
+        let calls = self.b.ins().iadd_imm_s(calls, 1);
+        self.store(calls, c, offset_of!(WatchCell, calls) as i32);
+    }
+
+    /// A trivial method's site in code compiled under a method watch, with
+    /// a watch on (`slow_returns` not 0): the callee's cell (`WatchCell`)
+    /// decides. No watch names `mid`: `run`, inline as without a watch. The
+    /// call would record nothing but its count (its receiver and
+    /// argument's class those the cell holds, and with `CELL_ANSWER` its
+    /// answer, which the trivial method computes without side effects, of
+    /// the class the cell holds): the count added there, and `run`.
+    /// Otherwise `runtime` (`invoke` records it).
+    #[allow(clippy::too_many_arguments)] // the call's parts, as `trivial` has them
+    fn watched_trivial(
+        &mut self,
+        (mid, kind, operand): (u32, u64, u64),
+        rcv: Value,
+        depth: usize,
+        argc: usize,
+        run: Block,
+        runtime: Block,
+    ) {
+        let c = self.watch_cell(mid, runtime);
+        let mode = self.load(c, offset_of!(WatchCell, mode) as i32);
+        let named = self.b.create_block();
+        self.b.ins().brif(mode, named, NO, run, NO);
+        self.b.switch_to_block(named);
+        let off = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, CELL_OFF as i64);
+        let on = self.b.create_block();
+        self.b.ins().brif(off, runtime, NO, on, NO);
+        self.b.switch_to_block(on);
+        let args: Vec<Value> = (0..argc)
+            .map(|i| self.b.use_var(self.s[depth - argc + i]))
+            .collect();
+        self.same_call(c, mode, rcv, &args, runtime);
+        let a = self.b.ins().band_imm_u(mode, CELL_ANSWER as i64);
+        let compare = self.b.create_block();
+        let count = self.b.create_block();
+        self.b.ins().brif(a, compare, NO, count, NO);
+        self.b.switch_to_block(compare);
+        let v = match kind {
+            TRIVIAL_GETTER => {
+                // A receiver without the field answers nil.
+                let join = self.b.create_block();
+                let v = self.b.append_block_param(join, types::I64);
+                let index = self.iconst(operand as i64);
+                let nil = self.iconst(NIL);
+                let fa = self.field_address(rcv, index, join, &[BlockArg::Value(nil)]);
+                let field = self.load(fa, 0);
+                self.b.ins().jump(join, &[BlockArg::Value(field)]);
+                self.b.switch_to_block(join);
+                v
+            }
+            TRIVIAL_SETTER | TRIVIAL_SELF => rcv,
+            TRIVIAL_CONSTANT => self.iconst(operand as i64),
+            _ => {
+                let cell = self.iconst(operand as i64);
+                self.load(cell, 0)
+            }
+        };
+        let class = self.class_of(v, true, runtime);
+        let known = self.load(c, offset_of!(WatchCell, answer) as i32);
+        let same = self.b.ins().icmp(IntCC::Equal, class, known);
+        self.b.ins().brif(same, count, NO, runtime, NO);
+        self.b.switch_to_block(count);
+        self.count_call(c);
+        self.b.ins().jump(run, NO);
     }
 
     /// The direct entry ([`DIRECT`]; `pc_arg`, `sp_arg`, `cell` the
@@ -1640,14 +1906,21 @@ impl Gen<'_, '_> {
         // entry is refused under a method watch too: the runtime pushes its
         // frame, recording the call when a watch names the method
         // (`refused_entry`); a block, never watched, goes on.
-        let hooks_on = if self.code.is_block() {
-            self.b
-                .ins()
-                .icmp_imm_u(IntCC::Equal, hooks, SLOW_ALL as i64)
+        // Code compiled under a method watch tests the watch after the
+        // probe instead (`watched_entry`).
+        let watching = self.code.watching && !self.code.is_block();
+        let no = if watching {
+            no
         } else {
-            self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0)
+            let hooks_on = if self.code.is_block() {
+                self.b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, hooks, SLOW_ALL as i64)
+            } else {
+                self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0)
+            };
+            self.b.ins().bor(no, hooks_on)
         };
-        let no = self.b.ins().bor(no, hooks_on);
         let ok = self.b.create_block();
         if self.code.is_block() {
             self.b.ins().brif(no, refuse, NO, ok, NO);
@@ -1699,6 +1972,24 @@ impl Gen<'_, '_> {
             self.b.ins().brif(fine, go, NO, refuse, NO);
             self.b.switch_to_block(go);
         }
+        // Under a watch (compiled under one), the frame's flags as the
+        // high half of its method word (`watched_entry`).
+        let flags = if watching {
+            let go = self.b.create_block();
+            let flags = self.b.append_block_param(go, types::I64);
+            let watch = self.b.create_block();
+            self.b.set_cold_block(watch);
+            let zero = self.iconst(0);
+            self.b
+                .ins()
+                .brif(hooks, watch, NO, go, &[BlockArg::Value(zero)]);
+            self.b.switch_to_block(watch);
+            self.watched_entry(go, refuse);
+            self.b.switch_to_block(go);
+            Some(flags)
+        } else {
+            None
+        };
         // The send is counted, and a sampler's stack request honoured,
         // before this frame exists (as the interpreter does).
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
@@ -1717,8 +2008,11 @@ impl Gen<'_, '_> {
             None => (nil, nil),
         };
         self.b.ins().stack_store(types::I64, env, self.slot, 16);
-        // The method id and no flags, as one word.
-        let id = self.iconst(i64::from(self.code.id));
+        // The method id and no flags (or a watch's), as one word.
+        let mut id = self.iconst(i64::from(self.code.id));
+        if let Some(flags) = flags {
+            id = self.b.ins().bor(id, flags);
+        }
         self.store(id, f, offset_of!(Frame, method) as i32);
         let zero = self.iconst(0);
         self.store(zero, f, offset_of!(Frame, pc) as i32);
@@ -1743,6 +2037,9 @@ impl Gen<'_, '_> {
     /// makes the checks again and, when they pass under a method watch
     /// alone, pushes the frame as the direct entry would (recording the call
     /// when a watch names the method) and calls this code at pc 0 instead.
+    /// (In code compiled under a method watch, a method's entry under a
+    /// watch asks the method's watch cell before it refuses:
+    /// `watched_entry`.)
     fn refused_entry(&mut self, pc_arg: Value, sp_arg: Value, cell: Value) {
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
         let ctx = self.ctx();

@@ -372,7 +372,7 @@ impl Jit for CraneliftJit {
             .zone
             .take_counter()
             .ok_or_else(|| "the code zone has no room for another function".to_string())?;
-        let unit = Unit::of(code, image, options);
+        let unit = Unit::of(code, image, options, work.watching());
         let compiled = codegen::compile(
             &*self.isa,
             &mut self.ctx,
@@ -399,6 +399,7 @@ impl Jit for CraneliftJit {
         code: &Rc<MethodCode>,
         image: &Image,
         options: CompileOptions,
+        work: &JitWork<'_>,
     ) -> Result<(), String> {
         let t0 = thread_clock();
         self.ensure_worker()?;
@@ -410,7 +411,7 @@ impl Jit for CraneliftJit {
         self.next_ticket += 1;
         let job = worker::Job {
             ticket,
-            unit: Box::new(Unit::of(code, image, options)),
+            unit: Box::new(Unit::of(code, image, options, work.watching())),
             counter,
         };
         let sent = match &self.worker {

@@ -175,7 +175,7 @@ fn a_unit_copies_the_doubles_and_strings_the_interpreters_special_sends_met() {
     let unit = |vm: &mut Vm, selector: &str| {
         let id = method_id(vm, c, selector);
         let code = vm.image.method_code(id).expect("the method");
-        crate::unit::Unit::of(code, &vm.image, lupa_vm::CompileOptions::default())
+        crate::unit::Unit::of(code, &vm.image, lupa_vm::CompileOptions::default(), false)
     };
     let leaf = unit(&mut vm, "leaf:");
     assert!(!leaf.doubles && !leaf.strings, "SmallIntegers only");

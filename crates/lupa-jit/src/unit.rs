@@ -80,6 +80,11 @@ pub(crate) struct Unit {
     /// Compiled to count line coverage's arrivals (`CompileOptions`): where
     /// its counters are.
     pub(crate) lines: Option<Box<LineCounters>>,
+    /// Was a method watch on when the unit was made? A method's direct
+    /// entry and return then look at the watches' cells in native code
+    /// (`obs::watch::WatchCell`) before they ask the runtime; code made
+    /// without a watch asks it (and plain runs compile nothing for it).
+    pub(crate) watching: bool,
 }
 
 /// Where code compiled to count lines counts them (`codegen/lines.rs`).
@@ -95,8 +100,13 @@ pub(crate) struct LineCounters {
 
 impl Unit {
     /// Copy what codegen reads of `code` (on the VM thread, at a safepoint),
-    /// to compile with `options`.
-    pub(crate) fn of(code: &MethodCode, image: &Image, options: CompileOptions) -> Unit {
+    /// to compile with `options`, `watching` as [`Unit::watching`] says.
+    pub(crate) fn of(
+        code: &MethodCode,
+        image: &Image,
+        options: CompileOptions,
+        watching: bool,
+    ) -> Unit {
         // Line coverage's counters: made now, at addresses that stay valid
         // while the method lives (the whole run).
         let arrivals_of = |m: &MethodCode| m.arrivals.counters(m.ops.len()).as_ptr() as i64;
@@ -163,6 +173,7 @@ impl Unit {
             sel_ids: code.sel_ids.iter().map(|c| c.as_ptr() as i64).collect(),
             caches,
             lines,
+            watching,
         }
     }
 
@@ -195,6 +206,7 @@ impl Unit {
             sel_ids: Box::new([]),
             caches: Box::new([]),
             lines: None,
+            watching: false,
         }
     }
 }

@@ -913,6 +913,63 @@ const WATCHED_PROGRAM: &str = "WatchedJit = (
 const WATCHED_SUBCLASS: &str = "WatchedJitSub = WatchedJit ( )
 ";
 
+/// `WatchedJit`'s methods watched from the start, so that they are compiled
+/// under a watch (their direct entries and returns look at the watches'
+/// cells in native code): calls types (arguments and answers) record, then
+/// coverage's (receivers and tags), with many calls of the same receiver
+/// and classes, then a changed class, a changed receiver, a changed tag, a
+/// second watch naming the same methods started and stopped inside, a
+/// process switch, non-local returns, an exception and meta-level calls; and
+/// after the watches stop, a new one.
+const WATCHED_EARLY: &str = "WatchedJitEarly = WatchedJit (
+    run = (
+        | other names methods w rows |
+        other := WatchedJitSub new.
+        names := #(#field #field: #same #bump #twice: #xor: #find:in: #through: #escape #fail
+            #failing #meta #yielder: #work:).
+        methods := names collect: [ :s | WatchedJit >> s ].
+        rows := Array new: 0.
+        w := system watchMethods: methods options: 12.
+        self phase: 60 with: self.
+        self twice: 7 / 2. self xor: 3. self field: 'x'. self field.
+        self phase: 20 with: self.
+        self phase: 20 with: other.
+        self switching.
+        rows := rows , (self rows: (system stopWatch: w) of: names prefix: 'types ').
+        w := system watchMethods: methods options: 3.
+        system watch: w tag: 1.
+        self phase: 60 with: self.
+        system watch: w tag: 2.
+        self phase: 20 with: self.
+        self phase: 20 with: other.
+        rows := rows , (self watchInside: methods names: names).
+        system watch: w tag: 1.
+        self phase: 20 with: self.
+        rows := rows , (self rows: (system stopWatch: w) of: names prefix: 'coverage ').
+        self phase: 20 with: other.
+        w := system watchMethods: methods options: 15.
+        system watch: w tag: 3.
+        self phase: 20 with: other.
+        self switching.
+        rows := rows , (self rows: (system stopWatch: w) of: names prefix: 'again ').
+        rows do: [ :r | r println ]
+    )
+    watchInside: methods names: names = (
+        | w |
+        w := system watchMethods: methods options: 12.
+        self phase: 10 with: self.
+        self twice: 1.5.
+        ^self rows: (system stopWatch: w) of: names prefix: 'inside '
+    )
+    rows: rows of: names prefix: prefix = (
+        | out |
+        out := Array new: 0.
+        rows doWithIndex: [ :row :k | out := out copyWith: prefix , (names at: k) , ' ' , (self show: row) ].
+        ^out
+    )
+)
+";
+
 /// Method watches record native code's calls exactly: the same program,
 /// its watch started after its code was compiled (so that send sites
 /// specialised on watched methods, as direct calls, inline trivial methods
@@ -1137,4 +1194,36 @@ fn kernel_line_coverage_is_the_same_compiled() {
         ]),
         interpreted
     );
+}
+
+/// Method watches started before the code is compiled (so that it is
+/// compiled under them, and its direct entries and returns look at the
+/// watches' cells in native code, `obs::watch::WatchCell`) record the same
+/// rows with the JIT off, always, and on at a low threshold with and without
+/// the compiler thread: repeated calls counted in native code, a changed
+/// argument class, receiver or tag, a second watch of the same methods
+/// inside, the watches stopped and a new one started.
+#[test]
+fn method_watches_record_code_compiled_under_them_exactly() {
+    let dir = classes(&[
+        ("WatchedJit.som", WATCHED_PROGRAM),
+        ("WatchedJitSub.som", WATCHED_SUBCLASS),
+        ("WatchedJitEarly.som", WATCHED_EARLY),
+    ]);
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-cp", ".", "WatchedJitEarly"]);
+        let r = lupa_in(dir.path(), &all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r.stdout
+    };
+    let interpreted = run(&["--jit", "off"]);
+    let rows: Vec<&str> = interpreted.lines().collect();
+    assert_eq!(rows.len(), 56, "{interpreted}");
+    assert_eq!(run(&["--jit", "always"]), interpreted);
+    assert_eq!(
+        run(&["--jit", "on", "--jit-threshold", "3", "--jit-thread", "off"]),
+        interpreted
+    );
+    assert_eq!(run(&["--jit", "on", "--jit-threshold", "3"]), interpreted);
 }

@@ -50,6 +50,13 @@ use std::rc::Rc;
 /// depth of Smalltalk recursion.
 pub const MAX_NATIVE_DEPTH: u64 = 400;
 
+/// Is `slow_returns` (`NativeCtx::slow_returns`) that of method watches
+/// alone ([`SLOW_CALLS`](crate::SLOW_CALLS) or
+/// [`SLOW_ANSWERS`](crate::SLOW_ANSWERS))?
+fn watches_alone(slow_returns: u64) -> bool {
+    slow_returns != 0 && slow_returns != crate::objects::native::SLOW_ALL
+}
+
 /// A compiler of native code for methods and blocks (the `lupa-jit` crate).
 pub trait Jit {
     /// Compile `code`: its native function and a line naming the
@@ -77,8 +84,9 @@ pub trait Jit {
         code: &Rc<MethodCode>,
         image: &Image,
         options: CompileOptions,
+        work: &JitWork<'_>,
     ) -> Result<(), String> {
-        let _ = (code, image, options);
+        let _ = (code, image, options, work);
         Err("this JIT has no compiler thread".to_string())
     }
 
@@ -150,6 +158,13 @@ pub struct JitWork<'a> {
 }
 
 impl JitWork<'_> {
+    /// Is a method watch on while native code may run (code made now looks
+    /// at the watches' cells, `obs::watch::WatchCell`; code made while
+    /// nothing of it could run, under line coverage say, does not)?
+    pub fn watching(&self) -> bool {
+        self.obs.watches.is_on() && self.obs.native_may_run()
+    }
+
     /// Run `f`, which makes room in the code zone, under the
     /// [`VmState::CodeEviction`] state.
     pub fn evicting<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -414,16 +429,16 @@ impl Vm {
                 // A method the JIT declines stays interpreted (and is not
                 // asked again: its hotness stays at the maximum); so does
                 // one queued, until its code is installed.
-                if self.native.threaded {
-                    if let Err(why) = jit.submit(&m, &self.image, options) {
-                        self.log_interpreted(&m, &why);
-                    }
-                    continue;
-                }
                 let work = JitWork {
                     obs: &self.obs,
                     process: self.sched.current,
                 };
+                if self.native.threaded {
+                    if let Err(why) = jit.submit(&m, &self.image, options, &work) {
+                        self.log_interpreted(&m, &why);
+                    }
+                    continue;
+                }
                 changed = true;
                 match jit.compile(&m, &self.image, options, &work) {
                     Ok((f, line)) => {
@@ -715,6 +730,8 @@ impl Vm {
             epoch: 0,
             slow_returns: 0,
             unwind_watch: u64::MAX,
+            watch_cells: self.obs.watches.table(),
+            meta_depth: &self.sched.running.meta_depth,
             fast: std::ptr::null(),
             fast_len: 0,
             nil_test: std::ptr::null(),
@@ -722,7 +739,6 @@ impl Vm {
             identity: std::ptr::null(),
             identity_len: 0,
             string_eq: std::ptr::null(),
-            meta_depth: &self.sched.running.meta_depth,
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime
@@ -1029,7 +1045,7 @@ impl Vm {
     /// answer, goes on (one native call fewer deep: `ctx.depth`); `BAIL`
     /// otherwise.
     pub fn native_return(&mut self, ctx: &mut NativeCtx, sp: u64, v: Value) -> u64 {
-        if ctx.slow_returns == u64::from(crate::sched::Frame::WATCHED)
+        if watches_alone(ctx.slow_returns)
             && let Some(r) = self.watched_native_return(ctx, v)
         {
             return r;
@@ -1089,7 +1105,7 @@ impl Vm {
         let (method, need) = (word as u32, (word >> 32) as usize);
         let callee = match self.image.methods.get(method as usize) {
             Some(m)
-                if ctx.slow_returns == u64::from(crate::sched::Frame::WATCHED)
+                if watches_alone(ctx.slow_returns)
                     && ctx.depth < MAX_NATIVE_DEPTH
                     && ctx.frames_len < ctx.frames_cap =>
             {
@@ -1194,12 +1210,13 @@ impl Vm {
         if code.has_env() || code.meta_level {
             return None;
         }
+        // The receiver's slot is the stack's top (an `ANSWER` frame's
+        // answer is recorded for it), then the answer's.
+        self.sched.running.stack.set_len(f.bp + 1);
         if f.flags & crate::sched::Frame::WATCHED != 0 {
-            self.watched_return_at(top, v);
+            self.watched_return_at(&f, top, v);
         }
-        let stack = &mut self.sched.running.stack;
-        stack.set_len(f.bp + 1);
-        stack[f.bp] = v;
+        self.sched.running.stack[f.bp] = v;
         ctx.frames_len -= 1;
         ctx.depth -= 1;
         Some(RETURNED)

@@ -36,7 +36,8 @@ impl Vm {
     /// Out of line: the return path stays small.
     #[inline(never)]
     fn observe_exit(&mut self, f: &Frame, unwinding: bool) {
-        if unwinding && f.flags & Frame::WATCHED != 0 {
+        // (An `ANSWER` frame has no expectation.)
+        if unwinding && f.flags & (Frame::WATCHED | Frame::ANSWER) == Frame::WATCHED {
             let depth = self.sched.running.frames.len();
             self.obs.watches.unwound(self.sched.current, depth);
         }

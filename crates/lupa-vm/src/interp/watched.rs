@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use crate::objects::MethodCode;
-use crate::obs::watch::{ARGUMENTS, AT_THE_END, Fields, RECEIVER_FIELDS, RECEIVERS};
+use crate::obs::watch::{ARGUMENTS, AT_THE_END, CELLED, Fields, RECEIVER_FIELDS, RECEIVERS};
 use crate::vm::{Vm, VmError};
 use lupa_heap::Value;
 
@@ -34,7 +34,10 @@ impl Vm {
             // receiver and the fields read above are still what they were).
             if let Some(&v) = self.sched.running.stack.last() {
                 let changed = fields.map(|f| self.fields_changed(receiver, f.len(), f.iter()));
-                self.watched_answer(id, receiver, v, changed);
+                let class = self.watched_answer(id, receiver, v, changed);
+                if self.obs.watches.wants(id) & CELLED != 0 {
+                    self.obs.watches.note_answer(id, class);
+                }
             }
         } else if frames == depth + 1 {
             self.expect_watched_answer(id, receiver, fields.as_ref());
@@ -69,6 +72,10 @@ impl Vm {
             *c = self.class_of(self.sched.running.stack[bp + 1 + i]);
         }
         self.obs.watches.call(id, key, &classes[..n]);
+        if wants & CELLED != 0 {
+            let receiver = self.sched.running.stack[bp];
+            self.obs.watches.refill(id, receiver, &classes[..n]);
+        }
         wants & AT_THE_END
     }
 
@@ -123,15 +130,24 @@ impl Vm {
     /// its end.
     #[inline(never)]
     pub(super) fn watched_return(&mut self, v: Value) {
-        if let Some(depth) = self.sched.running.frames.len().checked_sub(1) {
-            self.watched_return_at(depth, v);
+        let frames = &self.sched.running.frames;
+        if let Some(&f) = frames.last() {
+            self.watched_return_at(&f, frames.len() - 1, v);
         }
     }
 
-    /// The frame at `depth` of the running process, a `WATCHED` one,
-    /// returns `v`: record the end of the call it answers for.
+    /// Frame `f`, a `WATCHED` one at `depth` of the running process,
+    /// returns `v`: record the end of the call it answers for (an `ANSWER`
+    /// frame's is a call of its method on its receiver, whose fields no
+    /// watch compared when it was pushed).
     #[inline(always)]
-    pub(super) fn watched_return_at(&mut self, depth: usize, v: Value) {
+    pub(super) fn watched_return_at(&mut self, f: &crate::sched::Frame, depth: usize, v: Value) {
+        if f.flags & crate::sched::Frame::ANSWER != 0 {
+            let receiver = self.sched.running.stack[f.bp];
+            let class = self.watched_answer(f.method, receiver, v, None);
+            self.obs.watches.note_answer(f.method, class);
+            return;
+        }
         if let Some(p) = self.obs.watches.answered(self.sched.current, depth) {
             let changed = p.fields.map(|s| {
                 let before = self.obs.watches.fields(s);
@@ -141,13 +157,39 @@ impl Vm {
         }
     }
 
+    /// No watch records anything at the end of calls any more (the
+    /// expectations were dropped): the `ANSWER` frames of every process
+    /// answer nothing either.
+    pub(crate) fn forget_answer_frames(&mut self) {
+        let current = self.sched.current;
+        let others = self
+            .sched
+            .procs
+            .iter_mut()
+            .enumerate()
+            .filter(|&(i, _)| i != current)
+            .map(|(_, p)| &mut p.saved);
+        for state in std::iter::once(&mut self.sched.running).chain(others) {
+            for f in state.frames.iter_mut() {
+                f.flags &= !crate::sched::Frame::ANSWER;
+            }
+        }
+    }
+
     /// A watched call of `method` on `receiver` answered `v`; `changed`
     /// tells whether it changed a named field of the receiver, when they
-    /// are compared.
+    /// are compared. Answers the class of `v`.
     #[inline(always)]
-    fn watched_answer(&mut self, method: u32, receiver: Value, v: Value, changed: Option<bool>) {
+    fn watched_answer(
+        &mut self,
+        method: u32,
+        receiver: Value,
+        v: Value,
+        changed: Option<bool>,
+    ) -> u32 {
         let class = self.class_of(v);
         self.obs.watches.answer(method, receiver, v, class, changed);
+        class
     }
 
     /// Are the named fields of `receiver` now other than `before` (`len`

@@ -89,20 +89,36 @@ pub struct NativeCtx {
     pub stack_cap: u64,
     /// The class table's epoch (inline caches hold for it).
     pub epoch: u64,
-    /// Not 0 when every return goes through the runtime and trivial
-    /// methods are sent rather than run inline: [`SLOW_ALL`] while
-    /// activation hooks are on or a stack overflow is
-    /// being handled (direct entries are refused too), `Frame::WATCHED`
-    /// while only a method watch is on: every return goes through the
-    /// runtime, which records a `WATCHED` frame's answer and pops the frame
-    /// of a native sender itself, as the inline return does; a method's
-    /// direct entry asks the runtime, which pushes its frame, recording the
-    /// call of a watched method, and calls its native code; a trivial
-    /// method is sent through the runtime.
+    /// Not 0 when direct entries and trivial methods' sites must not run
+    /// as they are, and above [`SLOW_CALLS`] when every return goes
+    /// through the runtime: [`SLOW_ALL`] while activation hooks are on
+    /// or a stack overflow is being handled (direct entries are refused
+    /// too; line coverage alone is 0: native code compiled for it counts
+    /// its own arrivals); [`SLOW_CALLS`] or [`SLOW_ANSWERS`] while only
+    /// method watches are on:
+    /// a method's direct entry asks the runtime, which pushes its frame,
+    /// recording the call of a watched method, and calls its native code;
+    /// a trivial method is sent through the runtime; with [`SLOW_ANSWERS`]
+    /// every return goes through the runtime, which records a `WATCHED`
+    /// frame's answer and pops the frame of a native sender itself, as the
+    /// inline return does. Code compiled under a watch asks the watches'
+    /// cells first ([`NativeCtx::watch_cells`]).
     pub slow_returns: u64,
     /// The frame index whose return resumes an interrupted unwind (its
     /// return goes through the runtime), or `u64::MAX`.
     pub unwind_watch: u64,
+    /// Per method id, what its direct entry, a trivial method's site and
+    /// a return may do themselves under method watches alone
+    /// (`obs::watch::WatchCell`), through the watches' table of them
+    /// (`obs::watch::CellTable`; read only when `slow_returns` is
+    /// [`SLOW_CALLS`] or [`SLOW_ANSWERS`]).
+    pub watch_cells: *const crate::obs::watch::CellTable,
+    /// The running process's count of active meta-level frames
+    /// (`ProcessState::meta_depth`, a `u32` that stays where it is while
+    /// native code runs): calls made while it is not 0 are not recorded, so
+    /// the watches' cells are not asked; native code compiled to count line
+    /// coverage adds an arrival only while it is 0 (`obs/coverage.rs`).
+    pub meta_depth: *const u32,
     /// The fast-call table: per method id, the native code native code may
     /// call directly, at its direct entry, which pushes the callee's frame
     /// ([`FastEntry`]).
@@ -123,12 +139,6 @@ pub struct NativeCtx {
     /// primitive (one word: native code compares short Strings itself while
     /// it is the epoch now).
     pub string_eq: *const u32,
-    /// The running process's count of active meta-level frames
-    /// (`ProcessState::meta_depth`, a `u32` that stays where it is while
-    /// native code runs): native code compiled to count line coverage
-    /// (which runs only while lines are counted) adds an arrival only while
-    /// it is 0, nothing being counted at the meta level (`obs/coverage.rs`).
-    pub meta_depth: *const u32,
 }
 
 /// What native code may do itself for a method or block, by method id: call
@@ -137,7 +147,9 @@ pub struct NativeCtx {
 /// `operand`), as the interpreter does. While `NativeCtx::slow_returns` is
 /// not 0, a trivial method is sent through the runtime (whose `invoke`
 /// records a watched call) and a method's direct entry asks the runtime,
-/// which pushes its frame and records a watched method's call.
+/// which pushes its frame and records a watched method's call (code
+/// compiled under a method watch asks the watches' cells first,
+/// `NativeCtx::watch_cells`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FastEntry {
@@ -192,6 +204,17 @@ pub fn leaf_primitive(m: &MethodCode) -> bool {
 /// [`NativeCtx::slow_returns`] under activation hooks: every return goes
 /// through the runtime and direct entries are refused.
 pub const SLOW_ALL: u64 = u64::MAX;
+/// [`NativeCtx::slow_returns`] under method watches alone that record
+/// nothing at the end of calls: returns stay inline (native code compares
+/// `slow_returns` with it: a return above it is slow); direct entries and
+/// trivial methods' sites ask the watches' cells, or the runtime.
+pub const SLOW_CALLS: u64 = 1;
+/// [`NativeCtx::slow_returns`] under method watches alone, one of which
+/// records something at the end of calls (answers, same answers, receiver
+/// fields): every return goes through the runtime (or, in code compiled
+/// under a watch, asks the cells first), which records a `WATCHED` frame's
+/// answer; direct entries and trivial methods' sites as with [`SLOW_CALLS`].
+pub const SLOW_ANSWERS: u64 = crate::sched::Frame::WATCHED as u64;
 
 /// Not a trivial method.
 pub const TRIVIAL_NONE: u64 = 0;

@@ -149,8 +149,10 @@ pub struct Observation {
     /// What native code is told of returns and direct entries
     /// ([`NativeCtx::slow_returns`](crate::NativeCtx::slow_returns)):
     /// [`SLOW_ALL`](crate::SLOW_ALL) while activation hooks are installed,
-    /// `Frame::WATCHED` while method watches are on, 0 otherwise (line
-    /// coverage alone: native code compiled for it counts its own
+    /// [`SLOW_ANSWERS`](crate::SLOW_ANSWERS) or
+    /// [`SLOW_CALLS`](crate::SLOW_CALLS) while only method watches are on
+    /// (whether one records something at the end of calls), 0 otherwise
+    /// (line coverage alone: native code compiled for it counts its own
     /// arrivals, `obs/coverage.rs`).
     pub(crate) slow_returns: u64,
     hooks: Option<Box<dyn ActivationHooks>>,
@@ -557,8 +559,10 @@ impl Observation {
         self.hooks_on = self.every_activation || self.watches.is_on();
         self.slow_returns = if self.hooks.is_some() {
             crate::SLOW_ALL
+        } else if self.watches.answers_expected() {
+            crate::SLOW_ANSWERS
         } else if self.watches.is_on() {
-            u64::from(crate::sched::Frame::WATCHED)
+            crate::SLOW_CALLS
         } else {
             0
         };

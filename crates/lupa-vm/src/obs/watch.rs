@@ -56,7 +56,22 @@
 //! entry `invoke` it; every return goes through the runtime's return, which
 //! records a `WATCHED` frame's answer and pops a frame that would have
 //! returned inline as native code pops it (`Vm::native_watched_call`,
-//! `Vm::native_return`). A call asks what to record with one indexed load
+//! `Vm::native_return`). Code compiled while a watch is on does not leave
+//! native code for a call that would record nothing new: per method id a
+//! [`WatchCell`] (a monomorphic cache of the recording, rebuilt when watches
+//! start and stop, missed when a tag changes or a collection moves the
+//! receiver it holds, refilled by the runtime at each call it records) holds
+//! a receiver and argument classes already recorded and an answer class
+//! already recorded; a direct entry or a trivial method's site that finds
+//! the same ones there (compared in native code) only counts the call in the
+//! cell (folded into the watch's count when watches start and stop) and
+//! goes on natively; the frame it pushes is flagged `ANSWER`, and its
+//! return, when the answer's class is the cell's, pops it inline (any other
+//! answer is recorded by the runtime for the frame's method). A method no
+//! watch names goes on natively; one two watches name, or whose watch
+//! compares same answers or receiver fields, always asks the runtime.
+//! While no watch records anything at the end of calls, returns stay
+//! inline (`SLOW_CALLS`). A call asks what to record with one indexed load
 //! ([`Watches::wants`], a table kept when watches start and stop); each
 //! watch finds the method's facts by one more (`Watch::slot`); repeats are
 //! cheap (the same receiver key or tag as the last call's is looked at
@@ -86,8 +101,88 @@ pub const ALL: u32 = RECEIVERS | TAGS | ARGUMENTS | ANSWERS | SAME_ANSWER | RECE
 /// Set in what [`Watches::wants`] answers when a watch names the method
 /// (whatever its options).
 pub const NAMED: u32 = 1 << 31;
+/// Set in what [`Watches::wants`] answers when the method has a cell native
+/// code may use ([`WatchCell`]; the runtime refills it at each call it
+/// records: [`Watches::refill`]).
+pub const CELLED: u32 = 1 << 30;
 /// The options that need each call's end.
 pub const AT_THE_END: u32 = ANSWERS | SAME_ANSWER | RECEIVER_FIELDS;
+
+/// What native code may do at a direct entry of a method while only method
+/// watches are on, by method id ([`Watches::cells`], read through
+/// `NativeCtx::watch_cells`): a monomorphic cache of what the method's last
+/// recorded call was, so that a call that would record nothing new (only its
+/// count) stays in native code. `#[repr(C)]`: native code reads it at fixed
+/// offsets.
+///
+/// [`WatchCell::mode`] is 0 for a method no watch names (the call goes on
+/// as without a watch); at or above [`CELL_OFF`] the call goes through the
+/// runtime, which records it ([`CELL_OFF`]: always, e.g. a method two
+/// watches name, or one whose watch compares same answers or receiver
+/// fields; [`CELL_MISS`]: until the runtime records its next call, when
+/// what the cell holds is not known to be recorded). Otherwise its bits say
+/// what native code compares with what the cell holds before it only adds
+/// one to [`WatchCell::calls`] (folded into the watch's count when the
+/// watches change or are read): [`CELL_RECEIVER`], [`CELL_ARGUMENTS`]; with
+/// [`CELL_ANSWER`], the frame pushed is flagged `WATCHED | ANSWER` (its
+/// return records its answer for its method, [`Watches::answer`], unless
+/// the answer's class is [`WatchCell::answer`], one already recorded).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WatchCell {
+    /// 0, the [`CELL_NAMED`] bits, or at least [`CELL_OFF`].
+    pub mode: u64,
+    /// Calls native code counted here (not yet in the watch's facts).
+    pub calls: u64,
+    /// A receiver (its bits) whose identity key is recorded (valid until a
+    /// collection moves objects: [`Watches::visit_roots`]).
+    pub receiver: u64,
+    /// A class index among the recorded answer classes, or [`NO_CLASS`].
+    pub answer: u64,
+    /// Per argument, a class index among those recorded at its index.
+    pub arguments: [u64; CELL_ARGUMENTS_MAX],
+}
+
+/// [`WatchCell::mode`]: a watch names the method (native code counts it).
+pub const CELL_NAMED: u64 = 1;
+/// [`WatchCell::mode`]: the receiver must be [`WatchCell::receiver`].
+pub const CELL_RECEIVER: u64 = 2;
+/// [`WatchCell::mode`]: the arguments' classes must be [`WatchCell::arguments`].
+pub const CELL_ARGUMENTS: u64 = 4;
+/// [`WatchCell::mode`]: the frame's answer is recorded at its return, by
+/// its method (the frame flagged `Frame::ANSWER`).
+pub const CELL_ANSWER: u64 = 8;
+/// [`WatchCell::mode`] at or above it: the runtime records the call.
+pub const CELL_OFF: u64 = 1 << 62;
+/// [`WatchCell::mode`]: until the runtime records the next call.
+pub const CELL_MISS: u64 = 1 << 63;
+/// Arguments a [`WatchCell`] compares (a method with more has [`CELL_OFF`]).
+pub const CELL_ARGUMENTS_MAX: usize = 4;
+/// No class ([`WatchCell::answer`]).
+pub const NO_CLASS: u64 = u64::MAX;
+
+/// Where native code finds the cells ([`Watches::table`], read through
+/// `NativeCtx::watch_cells`): their address and count, kept by the watches
+/// whenever they rebuild them (the table itself does not move while native
+/// code runs).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CellTable {
+    /// The first cell's address.
+    pub cells: u64,
+    /// Cells (a method made since has none: the runtime records its calls).
+    pub len: u64,
+}
+
+impl WatchCell {
+    const UNNAMED: WatchCell = WatchCell {
+        mode: 0,
+        calls: 0,
+        receiver: 0,
+        answer: NO_CLASS,
+        arguments: [NO_CLASS; CELL_ARGUMENTS_MAX],
+    };
+}
 
 /// Distinct values counted exactly up to this many.
 pub const EXACT_LIMIT: usize = 1024;
@@ -354,6 +449,15 @@ pub struct Watches {
     /// The receiver fields of pending calls ([`Snapshot`]s), in the order of
     /// `pending`: what lies past the newest pending call's `top` is free.
     fields: Vec<Value>,
+    /// Per method id, what native code may do at its direct entry
+    /// ([`WatchCell`]); rebuilt when watches start and stop, empty while none
+    /// is on.
+    cells: Vec<WatchCell>,
+    /// Where `cells` are, for native code.
+    table: CellTable,
+    /// The cells given a receiver since the last collection (which misses
+    /// them: [`Watches::visit_roots`]).
+    holding: Vec<u32>,
 }
 
 impl Watches {
@@ -366,6 +470,7 @@ impl Watches {
     /// Start watching `methods` (method ids) with `options`: answers the
     /// watch's number.
     pub fn start(&mut self, methods: &[u32], options: u32) -> u32 {
+        self.fold_calls();
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let mut w = Watch {
             id: self.next_id,
@@ -394,13 +499,119 @@ impl Watches {
     /// Stop watch `id` and answer it (None: no such watch).
     pub fn stop(&mut self, id: u32) -> Option<Watch> {
         let i = self.list.iter().position(|w| w.id == id)?;
+        self.fold_calls();
         let w = self.list.remove(i);
-        if !self.list.iter().any(|w| w.options & AT_THE_END != 0) {
+        if !self.answers_expected() {
             self.pending.clear();
             self.fields.clear();
         }
         self.refresh_wants();
         Some(w)
+    }
+
+    /// Does a watch record something at the end of calls ([`AT_THE_END`])?
+    /// (While none does, no return needs the runtime, and nothing is pending.)
+    pub fn answers_expected(&self) -> bool {
+        self.list.iter().any(|w| w.options & AT_THE_END != 0)
+    }
+
+    /// The cells native code reads at direct entries ([`WatchCell`], by
+    /// method id; empty while no watch is on). Native code adds to their
+    /// [`WatchCell::calls`] (folded into the facts when watches start and
+    /// stop).
+    pub fn cells(&mut self) -> &mut [WatchCell] {
+        &mut self.cells
+    }
+
+    /// Are there cells (rebuilt for native code since a watch started)?
+    pub fn has_cells(&self) -> bool {
+        !self.cells.is_empty()
+    }
+
+    /// Where native code finds the cells (the address of a table the
+    /// watches keep up to date: valid while they do not move).
+    pub fn table(&self) -> *const CellTable {
+        &self.table
+    }
+
+    /// Rebuild the cells for the watches on now, for `methods` method ids
+    /// (None: no cells, native code asks the runtime; the calls counted in
+    /// the old ones folded first): 0 for a method no
+    /// watch names; [`CELL_OFF`] for one more than one watch names, or whose
+    /// watch compares same answers or receiver fields; otherwise what its
+    /// watch's options ask compared, missed until the runtime records a
+    /// call. Called when watches start and stop.
+    pub fn rebuild_cells(&mut self, methods: Option<usize>) {
+        self.fold_calls();
+        self.cells.clear();
+        self.holding.clear();
+        self.table = CellTable::default();
+        for wants in &mut self.wants {
+            *wants &= !CELLED;
+        }
+        let Some(methods) = methods.filter(|_| self.is_on()) else {
+            return;
+        };
+        self.cells
+            .resize(methods.max(self.wants.len()), WatchCell::UNNAMED);
+        for m in 0..self.wants.len() {
+            let wants = self.wants[m];
+            if wants == 0 {
+                continue;
+            }
+            let naming = self.list.iter().filter(|w| w.slot(m as u32).is_some());
+            let mode = if naming.count() != 1 || wants & (SAME_ANSWER | RECEIVER_FIELDS) != 0 {
+                CELL_OFF
+            } else {
+                CELL_MISS
+                    | CELL_NAMED
+                    | if wants & RECEIVERS != 0 {
+                        CELL_RECEIVER
+                    } else {
+                        0
+                    }
+                    | if wants & ARGUMENTS != 0 {
+                        CELL_ARGUMENTS
+                    } else {
+                        0
+                    }
+                    | if wants & ANSWERS != 0 { CELL_ANSWER } else { 0 }
+            };
+            self.cells[m].mode = mode;
+            if mode & CELL_OFF == 0 {
+                self.wants[m] |= CELLED;
+            }
+        }
+        self.table = CellTable {
+            cells: self.cells.as_mut_ptr() as u64,
+            len: self.cells.len() as u64,
+        };
+    }
+
+    /// Add the calls native code counted in the cells to the facts of the
+    /// watch that names each method (one watch: the cell says so).
+    fn fold_calls(&mut self) {
+        for (m, c) in self.cells.iter_mut().enumerate() {
+            if c.calls == 0 {
+                continue;
+            }
+            let n = std::mem::take(&mut c.calls);
+            for w in &mut self.list {
+                if let Some(s) = w.slot(m as u32) {
+                    w.facts[s].executions += n;
+                }
+            }
+        }
+    }
+
+    /// A collection moved objects: the receivers the cells hold no longer
+    /// name theirs (their next calls are recorded by the runtime).
+    fn objects_moved(&mut self) {
+        for m in self.holding.drain(..) {
+            if let Some(c) = self.cells.get_mut(m as usize) {
+                c.mode |= CELL_MISS;
+            }
+        }
     }
 
     /// Recompute [`Watches::wants`]'s table from the watches on.
@@ -422,6 +633,18 @@ impl Watches {
     pub fn set_tag(&mut self, id: u32, tag: Option<u32>) -> bool {
         match self.list.iter_mut().find(|w| w.id == id) {
             Some(w) => {
+                if w.options & TAGS != 0 && w.tag != tag {
+                    // A tag its methods' facts may not have: their next
+                    // calls are recorded by the runtime.
+                    for (m, &s) in w.slot_of.iter().enumerate() {
+                        if let Some(c) = self.cells.get_mut(m)
+                            && s > 0
+                            && c.mode & CELL_OFF == 0
+                        {
+                            c.mode |= CELL_MISS;
+                        }
+                    }
+                }
                 w.tag = tag;
                 true
             }
@@ -443,6 +666,28 @@ impl Watches {
             .enumerate()
             .filter(|&(_, &o)| o != 0)
             .map(|(m, _)| m as u32)
+    }
+
+    /// A call of `method` (with [`CELLED`] in its [`Watches::wants`]) on
+    /// `receiver` with arguments of the classes `arguments` (with
+    /// [`ARGUMENTS`]) was just recorded: its cell holds them now, so that a
+    /// call of the same receiver with arguments of the same classes records
+    /// nothing more but its count.
+    #[inline(always)]
+    pub fn refill(&mut self, method: u32, receiver: Value, arguments: &[u32]) {
+        if let Some(c) = self.cells.get_mut(method as usize)
+            && c.mode & CELL_OFF == 0
+            && arguments.len() <= CELL_ARGUMENTS_MAX
+        {
+            c.receiver = receiver.raw();
+            for (a, &k) in c.arguments.iter_mut().zip(arguments) {
+                *a = u64::from(k);
+            }
+            if c.mode & (CELL_MISS | CELL_RECEIVER) == CELL_MISS | CELL_RECEIVER {
+                self.holding.push(method);
+            }
+            c.mode &= !CELL_MISS;
+        }
     }
 
     /// A call of `method`: `receiver` its identity key (with [`RECEIVERS`]),
@@ -519,6 +764,17 @@ impl Watches {
         }
     }
 
+    /// A call of `method` just recorded as answering an instance of class
+    /// `class` (a frameless one, or an `ANSWER` frame's): its cell holds
+    /// the class, so that a call answering one of it records nothing more.
+    pub fn note_answer(&mut self, method: u32, class: u32) {
+        if let Some(c) = self.cells.get_mut(method as usize)
+            && c.mode & (CELL_OFF | CELL_ANSWER) == CELL_ANSWER
+        {
+            c.answer = u64::from(class);
+        }
+    }
+
     /// The fields a [`Snapshot`] holds (those of a call just answered stay
     /// readable until the next call is expected).
     pub fn fields(&self, s: Snapshot) -> &[Value] {
@@ -561,6 +817,9 @@ impl Watches {
 
     /// Visit the heap references held (the collector updates them).
     pub fn visit_roots(&mut self, root: &mut impl FnMut(&mut Value)) {
+        // The cells' receivers are not kept (nor updated): a collection
+        // misses them.
+        self.objects_moved();
         for w in &mut self.list {
             for f in &mut w.facts {
                 if let Same::One(v) = &mut f.same {
@@ -795,6 +1054,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn named_wants(options: u32) -> u32 {
+        options | NAMED | CELLED
+    }
+
+    #[test]
+    fn cells_hold_what_was_recorded_and_their_counts_are_folded() {
+        let mut w = Watches::default();
+        let a = w.start(&[1, 2], ARGUMENTS | ANSWERS | TAGS);
+        w.rebuild_cells(Some(4));
+        let mode = |w: &mut Watches, m: usize| w.cells()[m].mode;
+        assert_eq!(mode(&mut w, 0), 0, "not named: goes on natively");
+        let named = CELL_NAMED | CELL_ARGUMENTS | CELL_ANSWER;
+        assert_eq!(mode(&mut w, 1), CELL_MISS | named);
+        // A call recorded by the runtime fills the cell.
+        assert_eq!(w.wants(1), named_wants(ARGUMENTS | ANSWERS | TAGS));
+        w.call(1, 0, &[10]);
+        w.refill(1, Value::small(3), &[10]);
+        w.answer(1, Value::NIL, Value::TRUE, 20, None);
+        w.note_answer(1, 20);
+        assert_eq!(mode(&mut w, 1), named);
+        assert_eq!((w.cells()[1].arguments[0], w.cells()[1].answer), (10, 20));
+        // Native code counts calls there; a tag change misses the cell.
+        w.cells()[1].calls += 5;
+        w.set_tag(a, Some(4));
+        assert_eq!(mode(&mut w, 1), CELL_MISS | named);
+        // A second watch naming the method: its cell is off.
+        let b = w.start(&[1], RECEIVERS);
+        w.rebuild_cells(Some(4));
+        assert_eq!(mode(&mut w, 1), CELL_OFF);
+        assert_eq!(mode(&mut w, 2), CELL_MISS | named);
+        w.stop(b);
+        w.rebuild_cells(Some(4));
+        let wa = w.stop(a).expect("watch a");
+        let f: Vec<_> = wa.facts().collect();
+        assert_eq!(f[0].executions, 6, "one recorded, five counted natively");
+        // Receivers held are missed when objects move.
+        w.start(&[1], RECEIVERS);
+        w.rebuild_cells(Some(2));
+        w.call(1, 7, &[]);
+        w.refill(1, Value::small(3), &[]);
+        assert_eq!(mode(&mut w, 1), CELL_NAMED | CELL_RECEIVER);
+        w.visit_roots(&mut |_| {});
+        assert_eq!(mode(&mut w, 1), CELL_MISS | CELL_NAMED | CELL_RECEIVER);
     }
 
     #[test]

@@ -47,6 +47,11 @@ impl Frame {
     /// interpreter on the frame a watched call pushed, never by
     /// [`Frame::flags_of`].
     pub const WATCHED: u32 = 16;
+    /// With [`Frame::WATCHED`]: its return records its answer for its own
+    /// method (no expectation was pushed for it: native code pushed it at a
+    /// direct entry that a method watch's cell let through,
+    /// `obs::watch::WatchCell`).
+    pub const ANSWER: u32 = 32;
 
     /// The flags of a frame running `m`.
     #[inline(always)]

@@ -93,7 +93,26 @@ impl Vm {
     /// safepoint (through the scheduler's pending flag, which it tests there
     /// anyway; with the running process still `Running`, no switch happens).
     pub(crate) fn observation_changed(&mut self) {
+        if self.watch_cells_wanted() != self.obs.watches.has_cells() {
+            self.rebuild_watch_cells();
+        }
         self.sched.switch_pending = true;
+    }
+
+    /// Should the method watches keep cells (`obs::watch::WatchCell`)? Only
+    /// while one is on and native code may run (a JIT, nothing observed one
+    /// by one), so that the interpreter does not keep them.
+    fn watch_cells_wanted(&self) -> bool {
+        self.obs.watches.is_on() && self.jit().is_some() && self.obs.native_may_run()
+    }
+
+    /// Rebuild the method watches' cells for the watches and the
+    /// observation now.
+    fn rebuild_watch_cells(&mut self) {
+        let methods = self
+            .watch_cells_wanted()
+            .then_some(self.image.methods.len());
+        self.obs.watches.rebuild_cells(methods);
     }
 
     /// Start measuring line coverage (restarting it when on). The frames
@@ -165,6 +184,9 @@ impl Vm {
     /// Stop watch `id` and answer what it saw (None: no such watch is on).
     pub fn stop_watch(&mut self, id: u32) -> Option<crate::obs::watch::Watch> {
         let w = self.obs.watches.stop(id);
+        if !self.obs.watches.answers_expected() {
+            self.forget_answer_frames();
+        }
         self.watch_changed();
         w
     }
@@ -175,6 +197,7 @@ impl Vm {
     /// special send's fast path would run instead must not be skipped).
     fn watch_changed(&mut self) {
         self.obs.refresh_hooks_on();
+        self.rebuild_watch_cells();
         self.refresh_watch_guard();
         self.observation_changed();
     }
