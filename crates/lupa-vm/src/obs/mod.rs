@@ -489,12 +489,15 @@ impl Observation {
     /// where it pushes a frame or runs a trivial method inline, and at every
     /// branch and jump destination), and starting or stopping line coverage
     /// drops all native code (`Vm::drop_native_code`), so code made for the
-    /// other mode never runs. Method watches let it run: a
-    /// direct entry refuses its native call and the runtime records it and
-    /// pushes the frame (`Vm::native_watched_call`), other sends of a
-    /// watched method go through the runtime's `invoke`, and returns go
-    /// through the runtime's return, which records a watched frame's answer
-    /// (the frame flags in `NativeCtx::slow_returns`).
+    /// other mode never runs. Method watches let it run: code compiled under
+    /// a watch asks the called method's watch cell (`obs::watch::WatchCell`)
+    /// at its direct entry, its trivial sites and its return, and goes on
+    /// natively when the call records nothing new (its count added in the
+    /// cell); otherwise, and in code compiled without a watch, a direct
+    /// entry refuses its native call and the runtime records it and pushes
+    /// the frame (`Vm::native_watched_call`), other sends of a watched
+    /// method go through the runtime's `invoke`, and returns whose answer is
+    /// to be recorded go through the runtime's return (`NativeCtx::slow_returns`).
     pub fn native_may_run(&self) -> bool {
         self.hooks.is_none() && !self.each_send
     }
