@@ -9,7 +9,7 @@
 //! it does not, appended to one buffer: a sample costs its entry and the
 //! frames that changed (on Havlak 53 of the 109).
 //!
-//! Contract. [`StackLog::push`] compares the frames it is given with the
+//! Contract. `StackLog::push` (the VM's) compares the frames it is given with the
 //! previous copy's (kept whole in one reused buffer) as it stores them; a
 //! [`StackCursor`] gives back any copy's whole frames, exactly as pushed,
 //! rebuilding them forwards from the previous one it gave (copies read in
