@@ -7,7 +7,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | `unit` | what codegen reads of a method, copied on the VM thread ([`Send`]) |
-//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map (`codegen/lines.rs`: line coverage's arrivals, counted by code compiled while lines are counted) |
+//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map (`codegen/lines.rs`: line coverage's arrivals, counted by code compiled while lines are counted; `codegen/watch.rs`: method watches' cells, asked by code compiled under a watch) |
 //! | `worker` | the compiler thread (`--jit-thread on`) |
 //! | `zone` | the code zone (W^X, eviction), entering and leaving native code: the crate's only `unsafe` |
 //! | `perf_map` | `/tmp/perf-PID.map` for Linux perf and samply (`--perf-map`) |

@@ -158,11 +158,12 @@ pub struct JitWork<'a> {
 }
 
 impl JitWork<'_> {
-    /// Is a method watch on while native code may run (code made now looks
-    /// at the watches' cells, `obs::watch::WatchCell`; code made while
-    /// nothing of it could run, under line coverage say, does not)?
+    /// Do the method watches keep cells (`obs::watch::WatchCell`: a watch is
+    /// on while native code may run, `Vm::observation_changed`)? Code made
+    /// now then looks at them; code made while there are none, which could
+    /// not use them, does not.
     pub fn watching(&self) -> bool {
-        self.obs.watches.is_on() && self.obs.native_may_run()
+        self.obs.watches.has_cells()
     }
 
     /// Run `f`, which makes room in the code zone, under the
