@@ -9,15 +9,16 @@
 //!   addresses once, and goes on to a *resume block* per resume point (pc 0,
 //!   the pc after each send, backward-jump targets, the conditional jumps
 //!   the interpreter re-executes after `mustBeBoolean`): pc 0 by one test,
-//!   the others through a table from pc to resume index and one
-//!   `br_table`; any other pc answers `DECLINE` (the interpreter runs it).
+//!   the others through the *dispatch*, a table from pc to resume index and
+//!   one `br_table` (none in code whose only resume point is pc 0); any
+//!   other pc answers `DECLINE` (the interpreter runs it).
 //!   Fewer resume points make less code to compile, and none is needed for
 //!   correctness: a declined activation is interpreted up to its next send;
 //! - before that, a *direct entry* ([`DIRECT`]: native code calling this
 //!   code at a send) does the rest of the caller's send once here rather
-//!   than at every call site: the checks of a native call, the send
-//!   counted, a poll, the caller's pc saved and this activation's frame
-//!   pushed, then pc 0;
+//!   than at every call site: the checks of a native call (and of a poll
+//!   due: the runtime's send then polls), the send counted, the caller's
+//!   pc saved and this activation's frame pushed, then pc 0;
 //! - a resume block reads the operand stack of its pc from the value stack
 //!   into SSA variables (one per operand depth), then jumps to the block of
 //!   that instruction;
@@ -27,16 +28,28 @@
 //!   slots, passes the pc to resume at and the operand stack's top, and
 //!   afterwards reloads the stack's and the heap's addresses and the
 //!   operands;
-//! - a send the runtime completes goes on inline, and so does one that
-//!   activates a method with native code (the runtime's entry point, in
-//!   `zone.rs`, calls that code itself: a slow path is one call and one
-//!   test); a specialised send site's direct call and its slow path share
-//!   that call and test; anything else leaves with `BAIL`, leaving the
-//!   frame to the interpreter, which resumes it at a resume point;
+//! - a send the runtime completes goes on, and so does one that activates
+//!   a method with native code (the runtime's entry point, in `zone.rs`,
+//!   calls that code itself: a slow path is one call and one test); a
+//!   specialised send site's direct call and its slow path share that call
+//!   and test, and go on inline; a send made only by the runtime (a site
+//!   whose cache was empty, a super send, a special send's slow path with
+//!   an empty cache) stores its operands and jumps to the function's one
+//!   *send tail*, which calls the runtime and goes on at the resume point
+//!   after the send through the dispatch (which reads the operands and the
+//!   answer from their slots); anything else leaves with `BAIL`, leaving
+//!   the frame to the interpreter, which resumes it at a resume point;
+//! - an inline send counts itself and polls (`NativeCtx::poll_at`, every
+//!   few thousand sends): a trivial method's site calls the runtime's poll
+//!   before it runs, an inline special send that has answered stores its
+//!   operands when the poll is due and jumps to the function's one *poll
+//!   tail*, which calls the runtime's poll and goes on at the resume point
+//!   after the send through the dispatch;
 //! - what is there once per function, not per instruction: the return
 //!   (every `ReturnTop` and `ReturnSelf` jumps to one return block), the
-//!   bail tail (each place that leaves to the interpreter stores its
-//!   operands and jumps there with its pc), and the exit (every way out but
+//!   send and poll tails, the bail tail (each place that leaves to the
+//!   interpreter stores its operands and jumps there with its pc), and the
+//!   exit (every way out but
 //!   the inline return ends in one block, so the function has two
 //!   epilogues, which restore the registers it saved).
 //!
@@ -93,8 +106,8 @@ use crate::unit::{LEAF_PRIMITIVE, Unit};
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Function, InstBuilder, JumpTableData, MemFlagsData, Signature,
-    SourceLoc, UserFuncName, Value, types,
+    AbiParam, Block, BlockArg, Function, InstBuilder, InstructionData, JumpTableData, MemFlagsData,
+    Opcode, Signature, SourceLoc, UserFuncName, Value, ValueDef, types,
 };
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -155,13 +168,6 @@ pub(crate) struct Compiled {
 
 const NO: &[BlockArg] = &[];
 
-/// The pc to resume at that a poll names: known when compiling, or (at a
-/// direct entry) the caller's, a value.
-#[derive(Clone, Copy)]
-enum Pc {
-    At(usize),
-    Value(Value),
-}
 const NIL: i64 = 0x02;
 const TRUE: i64 = 0x0A;
 const FALSE: i64 = 0x12;
@@ -355,6 +361,24 @@ struct Gen<'a, 'b> {
     ret_block: Option<(Block, usize)>,
     /// The block answering `DECLINE`.
     decline: Block,
+    /// The resume dispatch past pc 0, `(pc)`: the resume block of `pc`
+    /// (which reads its operands from the value stack), or `DECLINE`.
+    /// None when pc 0 is the only resume point.
+    dispatch: Option<Block>,
+    /// The function's runtime send, `(pc after the send, sp offset from
+    /// bp)`, made at the first send that needs it: each such send stores
+    /// its operands and jumps there; the send goes on at its resume point
+    /// through the dispatch.
+    send_tail: Option<Block>,
+    /// The function's poll of its inline sends, `(pc after the send)`,
+    /// made at the first: each inline send whose poll is due stores its
+    /// operands and jumps there; it goes on at its resume point through
+    /// the dispatch.
+    poll_tail: Option<Block>,
+    /// Blocks that take the poll tail, to fill: (block, the pc after the
+    /// send, depth, the operands stored then on the path that branches
+    /// there), as `bails`.
+    polls: Vec<(Block, usize, usize, Vec<bool>)>,
     /// The stack slot that keeps `ctx`, `bp` and `env`.
     slot: cranelift_codegen::ir::StackSlot,
     /// `ctx`, `bp` and `env` as loaded from `slot` in a block.
@@ -599,6 +623,11 @@ impl Gen<'_, '_> {
     /// Is slot `slot` inside pointer object `v`? (`v` must be a pointer.)
     fn slot_in_bounds(&mut self, v: Value, slot: i64) -> Value {
         let addr = self.obj_addr(v);
+        self.slot_in_object(addr, slot)
+    }
+
+    /// Is slot `slot` inside the object at address `addr`?
+    fn slot_in_object(&mut self, addr: Value, slot: i64) -> Value {
         let h1 = self.load(addr, 8);
         let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
         self.b
@@ -648,14 +677,78 @@ impl Gen<'_, '_> {
     /// `BAIL` with the run's error kept, and native code leaves without
     /// storing its operands (the run ends), so the cold path adds no block
     /// that keeps operands live.
-    fn count_send_and_poll(&mut self, pc_after: Pc) {
+    fn count_send_and_poll(&mut self, pc_after: usize) {
+        let due = self.count_send();
+        self.take_poll(due, pc_after);
+    }
+
+    /// Add 1 to the sends native code counted; answers whether a poll is
+    /// due.
+    fn count_send(&mut self) -> Value {
         let sends = self.bump(offset_of!(NativeCtx, sends));
         let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
-        let due = self
-            .b
+        self.b
             .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
-        self.take_poll(due, pc_after);
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at)
+    }
+
+    /// [`count_send_and_poll`](Self::count_send_and_poll) at an inline
+    /// send that has answered, with `depth_after` operands (its answer on
+    /// top, defined since the operands were last stored): a poll due
+    /// stores the operands and takes the function's poll tail, which goes
+    /// on at the resume point after the send, `pc_after`, through the
+    /// dispatch (less code at each send than a call of its own; polls are
+    /// due every few thousand sends).
+    fn count_answered_send_and_poll(&mut self, pc_after: usize, depth_after: usize) {
+        if self.dispatch.is_none() {
+            self.count_send_and_poll(pc_after);
+            return;
+        }
+        if self.poll_tail.is_none() {
+            let t = self.b.create_block();
+            self.b.set_cold_block(t);
+            self.b.append_block_param(t, types::I64);
+            self.poll_tail = Some(t);
+        }
+        let due = self.count_send();
+        let take = self.b.create_block();
+        self.b.set_cold_block(take);
+        let mut stored = self.clean.clone();
+        stored[depth_after - 1] = false;
+        self.polls.push((take, pc_after, depth_after, stored));
+        let done = self.b.create_block();
+        self.b.ins().brif(due, take, NO, done, NO);
+        self.b.switch_to_block(done);
+    }
+
+    /// The poll tail (`poll_tail`), if any send took it: the runtime's
+    /// poll at `pc`, then the dispatch to `pc` (or leave).
+    fn fill_poll_tail(&mut self) {
+        let (Some(tail), Some(dispatch)) = (self.poll_tail, self.dispatch) else {
+            return;
+        };
+        for (blk, pc, depth, stored) in std::mem::take(&mut self.polls) {
+            self.b.switch_to_block(blk);
+            self.b.set_srcloc(SourceLoc::new(pc as u32 - 1));
+            self.clean = stored;
+            self.flush(depth);
+            let pc = self.iconst(pc as i64);
+            self.b.ins().jump(tail, &[BlockArg::Value(pc)]);
+        }
+        self.b.set_srcloc(SourceLoc::default());
+        self.b.switch_to_block(tail);
+        let pc = self.b.block_params(tail)[0];
+        let ctx = self.ctx();
+        let (sig, addr) = (self.sigs.two, self.entries.sample);
+        let stop = self.call(sig, addr, &[ctx, pc]).unwrap_or(pc);
+        let go = self.b.create_block();
+        let leave = self.leave;
+        self.b
+            .ins()
+            .brif(stop, leave, &[BlockArg::Value(stop)], go, NO);
+        self.b.switch_to_block(go);
+        self.reload_bases();
+        self.b.ins().jump(dispatch, &[BlockArg::Value(pc)]);
     }
 
     /// A poll at the back jump of a loop that sends nothing (so counts no
@@ -665,20 +758,17 @@ impl Gen<'_, '_> {
     fn poll_back_jump(&mut self, pc_after: usize) {
         let req = self.ctx_field(offset_of!(NativeCtx, request));
         let r = self.load(req, 0);
-        self.take_poll(r, Pc::At(pc_after));
+        self.take_poll(r, pc_after);
     }
 
     /// Call the runtime's poll when `due` is non-zero (a cold block).
-    fn take_poll(&mut self, due: Value, pc: Pc) {
+    fn take_poll(&mut self, due: Value, pc: usize) {
         let take = self.b.create_block();
         let done = self.b.create_block();
         self.b.set_cold_block(take);
         self.b.ins().brif(due, take, NO, done, NO);
         self.b.switch_to_block(take);
-        let pc = match pc {
-            Pc::At(p) => self.iconst(p as i64),
-            Pc::Value(v) => v,
-        };
+        let pc = self.iconst(pc as i64);
         let ctx = self.ctx();
         let (sig, addr) = (self.sigs.two, self.entries.sample);
         let stop = self.call(sig, addr, &[ctx, pc]).unwrap_or(pc);
@@ -689,37 +779,63 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// After a send's runtime call answered `r`: go on (`DONE`, the runtime
-    /// ran the callee, natively or not, to its return) or leave (`BAIL`).
-    /// Continues in a block where the answer is reloaded.
-    fn after_call(&mut self, r: Value, depth_after: usize) {
+    /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
+    /// inline path does not apply), with `depth` operands before it.
+    fn runtime_send(&mut self, pc: usize, depth: usize) {
+        self.flush(depth);
+        self.runtime_send_flushed(pc, depth);
+    }
+
+    /// [`runtime_send`](Self::runtime_send) with the operands already in
+    /// their slots: a jump to the function's send tail, which goes on at
+    /// the resume point after the send (through the dispatch, which reads
+    /// the operands and the answer from their slots). Continues in a block
+    /// that nothing reaches.
+    fn runtime_send_flushed(&mut self, pc: usize, depth: usize) {
+        let tail = match self.send_tail {
+            Some(t) => t,
+            None => {
+                let t = self.b.create_block();
+                self.b.append_block_param(t, types::I64);
+                self.b.append_block_param(t, types::I64);
+                self.send_tail = Some(t);
+                t
+            }
+        };
+        let pc_after = self.iconst(pc as i64 + 1);
+        let off = self.iconst(self.base + depth as i64);
+        self.b
+            .ins()
+            .jump(tail, &[BlockArg::Value(pc_after), BlockArg::Value(off)]);
+        let unreached = self.b.create_block();
+        self.b.switch_to_block(unreached);
+    }
+
+    /// The send tail (`send_tail`), if any send took it: the runtime's
+    /// send (`DONE`: the runtime ran the callee, natively or not, to its
+    /// return), then the dispatch to the pc after it; or leave (`BAIL`).
+    fn fill_send_tail(&mut self) {
+        let Some(tail) = self.send_tail else {
+            return;
+        };
+        self.b.switch_to_block(tail);
+        let (pc, off) = (self.b.block_params(tail)[0], self.b.block_params(tail)[1]);
+        let bpv = self.bp();
+        let sp = self.b.ins().iadd(bpv, off);
+        let ctx = self.ctx();
+        let none = self.iconst(0);
+        let (sig, addr) = (self.sigs.four, self.entries.send);
+        let r = self.call(sig, addr, &[ctx, pc, sp, none]).unwrap_or(pc);
         let done = self.b.create_block();
         let leave = self.leave;
         self.b.ins().brif(r, leave, &[BlockArg::Value(r)], done, NO);
         self.b.switch_to_block(done);
         self.reload_bases();
-        self.reload_top(depth_after);
-    }
-
-    /// A send the runtime runs (`Send`, `SuperSend`, or a special send whose
-    /// inline path does not apply), with `depth` operands before it.
-    fn runtime_send(&mut self, pc: usize, depth: usize, argc: usize) {
-        self.flush(depth);
-        self.runtime_send_flushed(pc, depth, argc);
-    }
-
-    /// [`runtime_send`](Self::runtime_send) with the operands already in
-    /// their slots.
-    fn runtime_send_flushed(&mut self, pc: usize, depth: usize, argc: usize) {
-        let pc_after = self.iconst(pc as i64 + 1);
-        let sp = self.sp(depth);
-        let ctx = self.ctx();
-        let none = self.iconst(0);
-        let (sig, addr) = (self.sigs.four, self.entries.send);
-        let r = self
-            .call(sig, addr, &[ctx, pc_after, sp, none])
-            .unwrap_or(pc_after);
-        self.after_call(r, depth - argc);
+        match self.dispatch {
+            Some(dispatch) => self.b.ins().jump(dispatch, &[BlockArg::Value(pc)]),
+            // (Not made: every send has a resume point after it.)
+            None => self.b.ins().jump(self.decline, NO),
+        };
     }
 
     /// The address of slot `slot` of environment `e`, checking that `e` is an
@@ -757,37 +873,46 @@ impl Gen<'_, '_> {
         e
     }
 
-    /// Store `v` at `addr` (slot `index` of `object`), through the write
-    /// barrier when `v` is a pointer.
-    fn barrier_store(&mut self, object: Value, index: i64, addr: Value, v: Value) {
+    /// The bits of `v` when it is a constant of this code (an `iconst`:
+    /// nil, true, false, a SmallInteger).
+    fn constant(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        match dfg.value_def(dfg.resolve_aliases(v)) {
+            ValueDef::Result(inst, _) => match dfg.insts[inst] {
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    imm,
+                } => Some(imm.bits()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Store `v` at `addr` (slot `index` of `object`: `index` makes it),
+    /// through the write barrier when `v` is a pointer (a constant, never
+    /// one, is stored as it is).
+    fn barrier_store(
+        &mut self,
+        object: Value,
+        index: impl FnOnce(&mut Self) -> Value,
+        addr: Value,
+        v: Value,
+    ) {
+        if self.constant(v).is_some_and(|c| c & 7 != 0 || c == 0) {
+            self.store(v, addr, 0);
+            return;
+        }
         let ptr = self.is_ptr(v);
         let slow = self.b.create_block();
         let fast = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().brif(ptr, slow, NO, fast, NO);
         self.b.switch_to_block(slow);
-        let i = self.iconst(index);
+        let i = index(self);
         let ctx = self.ctx();
         let (sig, f) = (self.sigs.four_void, self.entries.store);
         self.call(sig, f, &[ctx, object, i, v]);
-        self.b.ins().jump(done, NO);
-        self.b.switch_to_block(fast);
-        self.store(v, addr, 0);
-        self.b.ins().jump(done, NO);
-        self.b.switch_to_block(done);
-    }
-
-    /// [`barrier_store`](Self::barrier_store) with the slot index a value.
-    fn barrier_store_dyn(&mut self, object: Value, index: Value, addr: Value, v: Value) {
-        let ptr = self.is_ptr(v);
-        let slow = self.b.create_block();
-        let fast = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.ins().brif(ptr, slow, NO, fast, NO);
-        self.b.switch_to_block(slow);
-        let ctx = self.ctx();
-        let (sig, f) = (self.sigs.four_void, self.entries.store);
-        self.call(sig, f, &[ctx, object, index, v]);
         self.b.ins().jump(done, NO);
         self.b.switch_to_block(fast);
         self.store(v, addr, 0);
@@ -1026,7 +1151,7 @@ impl Gen<'_, '_> {
     /// `result` in the receiver's operand, take a request, and join.
     fn inline_answer(&mut self, result: Value, pc: usize, depth: usize, join: Block) {
         self.b.def_var(self.s[depth - 2], result);
-        self.count_send_and_poll(Pc::At(pc + 1));
+        self.count_answered_send_and_poll(pc + 1, depth - 1);
         self.b.ins().jump(join, NO);
     }
 
@@ -1202,7 +1327,7 @@ impl Gen<'_, '_> {
         );
         self.b.switch_to_block(run);
         self.count_trivial_arrival(mid);
-        self.count_send_and_poll(Pc::At(pc + 1));
+        self.count_send_and_poll(pc + 1);
         let result = match kind {
             TRIVIAL_GETTER | TRIVIAL_SETTER => {
                 // A receiver without the field (a class that changed shape)
@@ -1221,7 +1346,7 @@ impl Gen<'_, '_> {
                     self.load(fa, 0)
                 } else {
                     let arg = self.b.use_var(self.s[depth - 1]);
-                    self.barrier_store_dyn(rcv, index, fa, arg);
+                    self.barrier_store(rcv, |_| index, fa, arg);
                     rcv
                 };
                 self.b.ins().jump(join, &[BlockArg::Value(v)]);
@@ -1422,7 +1547,7 @@ impl Gen<'_, '_> {
         cont: Block,
     ) {
         let Some(pic) = self.code.caches.get(site as usize) else {
-            self.runtime_send_flushed(pc, depth, argc);
+            self.runtime_send_flushed(pc, depth);
             self.b.ins().jump(cont, NO);
             return;
         };
@@ -1441,7 +1566,7 @@ impl Gen<'_, '_> {
             .iter()
             .any(|e| e.num_args == argc && e.class == cls::INTEGER);
         if seen.is_empty() {
-            self.runtime_send_flushed(pc, depth, argc);
+            self.runtime_send_flushed(pc, depth);
             self.b.ins().jump(cont, NO);
             return;
         }
@@ -1629,11 +1754,31 @@ impl Gen<'_, '_> {
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
     }
 
+    /// A method's probe, at its direct entry, of the caller's inline-cache
+    /// entry `cell` for the receiver's class `c`: `ok` when it holds `c` in
+    /// the epoch now and names this method, else `refuse`.
+    fn probe_entry(&mut self, cell: Value, c: Value, ok: Block, refuse: Block) {
+        let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
+        let hi = self.b.ins().ishl_imm_u(epoch, 32);
+        let key = self.b.ins().bor(hi, c);
+        let word = self.load(cell, offset_of!(InlineCache, class) as i32);
+        let hit = self.b.ins().icmp(IntCC::Equal, word, key);
+        let same_class = self.b.create_block();
+        self.b.ins().brif(hit, same_class, NO, refuse, NO);
+        self.b.switch_to_block(same_class);
+        let held = self.load32(cell, offset_of!(InlineCache, method) as i32);
+        let same = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, held, i64::from(self.code.id));
+        self.b.ins().brif(same, ok, NO, refuse, NO);
+    }
+
     /// The direct entry ([`DIRECT`]; `pc_arg`, `sp_arg`, `cell` the
     /// function's parameters): the checks of a native call and a method's
-    /// probe of `cell` (otherwise the caller's send is made through the
-    /// runtime, answered as the caller's), the
-    /// send counted and a poll, the caller's pc saved, this activation's
+    /// probe of `cell` (otherwise, and when a poll is due, the caller's send
+    /// is made through the runtime, answered as the caller's), the send
+    /// counted, the caller's pc saved, this activation's
     /// frame pushed, then `start` (pc 0). The frame's `bp`, the receiver's
     /// slot, is the caller's top less the receiver and arguments; a
     /// method's frame has no environment and no closure, a block's takes
@@ -1664,6 +1809,18 @@ impl Gen<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
         let no = self.b.ins().bor(deep, full);
+        // The send is counted, and a poll made, before this frame exists
+        // (as the interpreter does): a poll due here is refused, and made
+        // by the runtime's send (which counts the send itself), so that the
+        // entry has no call of its own but the refusal's.
+        let sends = self.ctx_field(offset_of!(NativeCtx, sends));
+        let sends = self.b.ins().iadd_imm_s(sends, 1);
+        let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
+        let due = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
+        let no = self.b.ins().bor(no, due);
         // Refused while every return is slow (activation hooks). A method's
         // entry is refused under a method watch too: the runtime pushes its
         // frame, recording the call when a watch names the method
@@ -1684,11 +1841,36 @@ impl Gen<'_, '_> {
             self.b.ins().bor(no, hooks_on)
         };
         let ok = self.b.create_block();
+        // A method probes the caller's inline-cache entry, if it has one, as
+        // the caller's site would have; the receiver must have the fields
+        // the code uses (`fields_ok`), a block's being its closure's.
+        let mut fields_checked = false;
         if self.code.is_block() {
             self.b.ins().brif(no, refuse, NO, ok, NO);
+        } else if let Some(top) = self.max_field {
+            // A receiver with fields is a pointer: checked once for the
+            // fields and the probe.
+            let may = self.b.create_block();
+            let sized = self.b.create_block();
+            let probe = self.b.create_block();
+            self.b.ins().brif(no, refuse, NO, may, NO);
+            self.b.switch_to_block(may);
+            let rcv = self.read_slot(0);
+            let p = self.is_ptr(rcv);
+            let obj = self.b.create_block();
+            self.b.ins().brif(p, obj, NO, refuse, NO);
+            self.b.switch_to_block(obj);
+            let a = self.obj_addr(rcv);
+            let fine = self.slot_in_object(a, i64::from(top));
+            self.b.ins().brif(fine, sized, NO, refuse, NO);
+            self.b.switch_to_block(sized);
+            self.b.ins().brif(cell, probe, NO, ok, NO);
+            self.b.switch_to_block(probe);
+            let h0 = self.load(a, 0);
+            let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
+            self.probe_entry(cell, c, ok, refuse);
+            fields_checked = true;
         } else {
-            // A method probes the caller's inline-cache entry, if it has
-            // one, as the caller's site would have.
             let may = self.b.create_block();
             let probe = self.b.create_block();
             self.b.ins().brif(no, refuse, NO, may, NO);
@@ -1697,24 +1879,9 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(probe);
             let rcv = self.read_slot(0);
             let c = self.class_of(rcv, true, refuse);
-            let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
-            let hi = self.b.ins().ishl_imm_u(epoch, 32);
-            let key = self.b.ins().bor(hi, c);
-            let word = self.load(cell, offset_of!(InlineCache, class) as i32);
-            let hit = self.b.ins().icmp(IntCC::Equal, word, key);
-            let same_class = self.b.create_block();
-            self.b.ins().brif(hit, same_class, NO, refuse, NO);
-            self.b.switch_to_block(same_class);
-            let held = self.load32(cell, offset_of!(InlineCache, method) as i32);
-            let same = self
-                .b
-                .ins()
-                .icmp_imm_u(IntCC::Equal, held, i64::from(self.code.id));
-            self.b.ins().brif(same, ok, NO, refuse, NO);
+            self.probe_entry(cell, c, ok, refuse);
         }
         self.b.switch_to_block(ok);
-        // A block's receiver is its closure's; the receiver must have the
-        // fields the code uses (`fields_ok`).
         let unpacked = if self.code.is_block() {
             let clo = self.read_slot(0);
             let a = self.obj_addr(clo);
@@ -1724,7 +1891,7 @@ impl Gen<'_, '_> {
         } else {
             None
         };
-        if self.max_field.is_some() {
+        if self.max_field.is_some() && !fields_checked {
             let r = match unpacked {
                 Some((_, recv, _)) => recv,
                 None => self.read_slot(0),
@@ -1752,10 +1919,8 @@ impl Gen<'_, '_> {
         } else {
             None
         };
-        // The send is counted, and a sampler's stack request honoured,
-        // before this frame exists (as the interpreter does).
+        self.set_ctx_field(sends, offset_of!(NativeCtx, sends));
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
-        self.count_send_and_poll(Pc::Value(pc_after));
         let frames = self.ctx_field(offset_of!(NativeCtx, frames));
         let size = std::mem::size_of::<Frame>() as i64;
         let off = self.b.ins().imul_imm_s(fl, size);
@@ -1792,7 +1957,8 @@ impl Gen<'_, '_> {
     }
 
     /// A direct entry whose native call is not made as it is (`refuse`:
-    /// under activation hooks, too deep, no frame room, the probe missed, a
+    /// under activation hooks, too deep, no frame room, a poll due (the
+    /// runtime's send polls), the probe missed, a
     /// receiver without the fields; a method's under a method watch too):
     /// the caller's send through the runtime, answered as the caller's. A
     /// method's goes through the runtime's `watched call` entry, which
@@ -2013,7 +2179,7 @@ impl Gen<'_, '_> {
                 let off = self.b.ins().ishl_imm_u(k, 3);
                 let sa = self.b.ins().iadd(a, off);
                 let sa = self.b.ins().iadd_imm_s(sa, HEADER_BYTES as i64);
-                self.barrier_store_dyn(r, k, sa, v);
+                self.barrier_store(r, |_| k, sa, v);
                 // The receiver, as the interpreter's fast path and the
                 // primitive answer (SOM's tests check it).
                 r
@@ -2078,7 +2244,7 @@ impl Gen<'_, '_> {
             _ => return false,
         };
         self.b.def_var(self.s[rd], result);
-        self.count_send_and_poll(Pc::At(pc + 1));
+        self.count_answered_send_and_poll(pc + 1, rd + 1);
         self.b.ins().jump(join, NO);
         self.b.switch_to_block(slow);
         self.special_send(pc, depth, argc, site);
@@ -2146,14 +2312,14 @@ impl Gen<'_, '_> {
                 } else {
                     self.top(d)
                 };
-                self.barrier_store(e, slot, a, v);
+                self.barrier_store(e, |g| g.iconst(slot), a, v);
             }
             Op::CopyArgToEnv { arg, index } => {
                 let e = self.env_v();
                 let slot = (ENV_VARS + index as usize) as i64;
                 let a = self.env_slot(e, slot, pc, d);
                 let v = self.read_slot(1 + arg as i64);
-                self.barrier_store(e, slot, a, v);
+                self.barrier_store(e, |g| g.iconst(slot), a, v);
             }
             Op::PushField(i) => {
                 // The receiver has the field: checked at every entry
@@ -2176,7 +2342,7 @@ impl Gen<'_, '_> {
                     .b
                     .ins()
                     .iadd_imm_s(addr, HEADER_BYTES as i64 + 8 * i as i64);
-                self.barrier_store(r, i as i64, a, v);
+                self.barrier_store(r, |g| g.iconst(i64::from(i)), a, v);
             }
             Op::PushGlobal(i) => {
                 let ctx = self.ctx();
@@ -2225,8 +2391,8 @@ impl Gen<'_, '_> {
             Op::Send { argc, site, .. } => {
                 self.send(pc, d, argc as usize, site);
             }
-            Op::SuperSend { argc, .. } => {
-                self.runtime_send(pc, d, argc as usize);
+            Op::SuperSend { .. } => {
+                self.runtime_send(pc, d);
             }
             Op::Special { op: sop, site, .. } => {
                 let argc = sop.selector().1 as usize;
@@ -2412,6 +2578,10 @@ pub(crate) fn compile(
         bail_tail: placeholder,
         ret_block: None,
         decline: placeholder,
+        dispatch: None,
+        send_tail: None,
+        poll_tail: None,
+        polls: Vec::new(),
         slot,
         cache: [None; 3],
         max_field: ops
@@ -2482,25 +2652,36 @@ pub(crate) fn compile(
         table[p] = i as u32;
     }
     let resume_table = table.into_boxed_slice();
-    let others = g.b.create_block();
-    g.b.ins().brif(pc, others, NO, start, NO);
-    g.b.switch_to_block(others);
-    let last = g.iconst(ops.len() as i64);
-    let p = g.b.ins().umin(pc, last);
-    let off = g.b.ins().ishl_imm_u(p, 2);
-    let base = g.iconst(resume_table.as_ptr() as i64);
-    let a = g.b.ins().iadd(base, off);
-    let idx = g.b.ins().load(types::I32, flags, a, 0);
-    // Index 0 (pc 0) is taken above: the jump table starts at index 1 (0
-    // and k wrap or run past it, to `decline`).
-    let idx = g.b.ins().iadd_imm_s(idx, -1);
-    let def = g.b.func.dfg.block_call(g.decline, &[]);
-    let calls: Vec<_> = resumes[1..]
-        .iter()
-        .map(|&(_, r)| g.b.func.dfg.block_call(r, &[]))
-        .collect();
-    let jt = g.b.create_jump_table(JumpTableData::new(def, &calls));
-    g.b.ins().br_table(idx, jt);
+    if resumes.len() == 1 {
+        // No resume point but pc 0: any other pc is declined.
+        let decline = g.decline;
+        g.b.ins().brif(pc, decline, NO, start, NO);
+    } else {
+        // The dispatch past pc 0, `(pc)`: from here, and from the
+        // function's send and poll tails.
+        let others = g.b.create_block();
+        let p = g.b.append_block_param(others, types::I64);
+        g.dispatch = Some(others);
+        g.b.ins()
+            .brif(pc, others, &[BlockArg::Value(pc)], start, NO);
+        g.b.switch_to_block(others);
+        let last = g.iconst(ops.len() as i64);
+        let p = g.b.ins().umin(p, last);
+        let off = g.b.ins().ishl_imm_u(p, 2);
+        let base = g.iconst(resume_table.as_ptr() as i64);
+        let a = g.b.ins().iadd(base, off);
+        let idx = g.b.ins().load(types::I32, flags, a, 0);
+        // Index 0 (pc 0) is taken above: the jump table starts at index 1
+        // (0 and k wrap or run past it, to `decline`).
+        let idx = g.b.ins().iadd_imm_s(idx, -1);
+        let def = g.b.func.dfg.block_call(g.decline, &[]);
+        let calls: Vec<_> = resumes[1..]
+            .iter()
+            .map(|&(_, r)| g.b.func.dfg.block_call(r, &[]))
+            .collect();
+        let jt = g.b.create_jump_table(JumpTableData::new(def, &calls));
+        g.b.ins().br_table(idx, jt);
+    }
     // Each resume block reads its operands (the bases were read above).
     for (p, r) in resumes {
         g.b.switch_to_block(r);
@@ -2553,8 +2734,10 @@ pub(crate) fn compile(
         g.bail_here(pc, depth);
     }
     g.fill_ret_block();
+    g.fill_poll_tail();
     // The exits: code of no instruction.
     g.b.set_srcloc(SourceLoc::default());
+    g.fill_send_tail();
     g.fill_bail_tail();
     // The block past the end is never reached (every path returns).
     let end = g.blocks[ops.len()];
