@@ -18,7 +18,10 @@
 //!   code at a send) does the rest of the caller's send once here rather
 //!   than at every call site: the checks of a native call (and of a poll
 //!   due: the runtime's send then polls), the send counted, the caller's
-//!   pc saved and this activation's frame pushed, then pc 0;
+//!   pc saved and this activation's frame pushed, then pc 0; all of it
+//!   but the last step is made once per shape of callee, in a shared
+//!   *entry stub* the direct entry calls (`stubs.rs`; code compiled under a
+//!   method watch makes it itself);
 //! - a resume block reads the operand stack of its pc from the value stack
 //!   into SSA variables (one per operand depth), then jumps to the block of
 //!   that instruction;
@@ -100,6 +103,7 @@
 //! return to the pc of the first return.
 
 mod lines;
+pub(crate) mod stubs;
 mod watch;
 
 use crate::unit::{LEAF_PRIMITIVE, Unit};
@@ -153,6 +157,10 @@ pub(crate) struct Entries {
     /// direct entry refused: the send (or, under a method watch, the call
     /// made by the runtime, recorded when watched), answered as `send`.
     pub(crate) watched_call: u64,
+    /// The shared entry stubs, by shape (`stubs::shape`): `(ctx, pc, cell,
+    /// word, bp) -> status` (`stubs.rs`; 0 until they are made, before any
+    /// function is compiled).
+    pub(crate) stubs: [u64; stubs::SHAPES],
 }
 
 /// One compiled function: its machine code and its map from code offsets to
@@ -322,6 +330,25 @@ pub(crate) const DIRECT: i64 = 1 << 30;
 // A direct entry stores its frame's method id and flags (none) as one word.
 const _: () = assert!(offset_of!(Frame, flags) == offset_of!(Frame, method) + 4);
 
+/// What a direct entry knows of its callee ([`Gen::enter`]): constants in
+/// code compiled under a method watch, parameters in an entry stub
+/// (`stubs.rs`).
+struct Callee {
+    /// The frame's `bp`: its receiver's slot.
+    bp: Value,
+    /// The method id, the slots its receiver needs and its arguments, as
+    /// one word ([`stubs::word`]).
+    word: Value,
+    /// The method id (the frame's method word, no flags).
+    id: Value,
+    /// The slots its receiver needs ([`Gen::fields_ok`]), if it uses
+    /// fields.
+    need: Option<Value>,
+    /// The caller's operand stack top, if known (else `bp` plus the
+    /// receiver and the arguments).
+    sp: Option<Value>,
+}
+
 /// The code generator of one function.
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
@@ -383,6 +410,9 @@ struct Gen<'a, 'b> {
     slot: cranelift_codegen::ir::StackSlot,
     /// `ctx`, `bp` and `env` as loaded from `slot` in a block.
     cache: [Option<(Block, Value)>; 3],
+    /// `ctx`, `bp` or `env` as a value of the whole function (an entry
+    /// stub's parameters: a stub has no stack slot).
+    held: [Option<Value>; 3],
     /// The highest field index the code reads or writes, if any.
     max_field: Option<u16>,
     /// Branch edges that count a line-coverage arrival, to make (`lines.rs`):
@@ -397,6 +427,9 @@ impl Gen<'_, '_> {
     /// where they are used, they are not (1% fewer instructions run in native
     /// code on Richards, compile time unchanged).
     fn base_value(&mut self, k: usize) -> Value {
+        if let Some(v) = self.held[k] {
+            return v;
+        }
         let cur = self.b.current_block();
         if let (Some((b, v)), Some(c)) = (self.cache[k], cur)
             && b == c
@@ -588,6 +621,17 @@ impl Gen<'_, '_> {
         self.b.ins().band(tag_ok, nonzero)
     }
 
+    /// Go to `yes` when `v` is a heap pointer, else to `no` (with `args`):
+    /// two tests and branches, no condition values (fewer instructions and
+    /// registers than branching on [`is_ptr`](Self::is_ptr)).
+    fn if_ptr(&mut self, v: Value, yes: Block, no: Block, args: &[BlockArg]) {
+        let low = self.b.ins().band_imm_s(v, 7);
+        let aligned = self.b.create_block();
+        self.b.ins().brif(low, no, args, aligned, NO);
+        self.b.switch_to_block(aligned);
+        self.b.ins().brif(v, yes, NO, no, args);
+    }
+
     /// The address of object `v` (a pointer).
     fn obj_addr(&mut self, v: Value) -> Value {
         let heap = self.b.use_var(self.heap);
@@ -604,9 +648,8 @@ impl Gen<'_, '_> {
         outside: Block,
         args: &[BlockArg],
     ) -> Value {
-        let p = self.is_ptr(obj);
         let check = self.b.create_block();
-        self.b.ins().brif(p, check, NO, outside, args);
+        self.if_ptr(obj, check, outside, args);
         self.b.switch_to_block(check);
         let a = self.obj_addr(obj);
         let h1 = self.load(a, 8);
@@ -642,10 +685,7 @@ impl Gen<'_, '_> {
     /// and writes are plain loads and stores: code entered with a receiver
     /// without them (an instance made before its class gained fields, whose
     /// reads answer nil in the interpreter) is left to the interpreter.
-    fn fields_ok(&mut self, r: Value) -> Value {
-        let Some(top) = self.max_field else {
-            return self.b.ins().iconst(types::I8, 1);
-        };
+    fn fields_ok(&mut self, r: Value, need: Value) -> Value {
         let p = self.is_ptr(r);
         let check = self.b.create_block();
         let join = self.b.create_block();
@@ -655,10 +695,27 @@ impl Gen<'_, '_> {
             .ins()
             .brif(p, check, NO, join, &[BlockArg::Value(no)]);
         self.b.switch_to_block(check);
-        let inb = self.slot_in_bounds(r, i64::from(top));
+        let addr = self.obj_addr(r);
+        let inb = self.has_slots(addr, need);
         self.b.ins().jump(join, &[BlockArg::Value(inb)]);
         self.b.switch_to_block(join);
         ok
+    }
+
+    /// Has the object at address `addr` at least `need` slots?
+    fn has_slots(&mut self, addr: Value, need: Value) -> Value {
+        let h1 = self.load(addr, 8);
+        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        self.b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, size, need)
+    }
+
+    /// The slots this code's receiver needs ([`fields_ok`](Self::fields_ok)),
+    /// if it uses fields.
+    fn need(&mut self) -> Option<Value> {
+        let top = self.max_field?;
+        Some(self.iconst(i64::from(top) + 1))
     }
 
     /// A value as `true`/`false` from a condition.
@@ -841,10 +898,9 @@ impl Gen<'_, '_> {
     /// The address of slot `slot` of environment `e`, checking that `e` is an
     /// environment holding it (otherwise leave at `pc`).
     fn env_slot(&mut self, e: Value, slot: i64, pc: usize, depth: usize) -> Value {
-        let ok_ptr = self.is_ptr(e);
         let bail = self.bail_block(pc, depth);
         let checked = self.b.create_block();
-        self.b.ins().brif(ok_ptr, checked, NO, bail, NO);
+        self.if_ptr(e, checked, bail, NO);
         self.b.switch_to_block(checked);
         let addr = self.obj_addr(e);
         let h0 = self.load(addr, 0);
@@ -1461,9 +1517,8 @@ impl Gen<'_, '_> {
     /// `ints`: a site whose inline cache held no SmallInteger class).
     fn class_of(&mut self, v: Value, ints: bool, slow: Block) -> Value {
         if !ints {
-            let p = self.is_ptr(v);
             let ptr_blk = self.b.create_block();
-            self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+            self.if_ptr(v, ptr_blk, slow, NO);
             self.b.switch_to_block(ptr_blk);
             let a = self.obj_addr(v);
             let h0 = self.load(a, 0);
@@ -1481,8 +1536,7 @@ impl Gen<'_, '_> {
         let ci = self.iconst(cls::INTEGER as i64);
         self.b.ins().jump(join, &[BlockArg::Value(ci)]);
         self.b.switch_to_block(not_int);
-        let p = self.is_ptr(v);
-        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.if_ptr(v, ptr_blk, slow, NO);
         self.b.switch_to_block(ptr_blk);
         let a = self.obj_addr(v);
         let h0 = self.load(a, 0);
@@ -1643,9 +1697,8 @@ impl Gen<'_, '_> {
         let back = self.b.create_block();
         self.b.set_cold_block(slow);
         let clo = self.b.use_var(self.s[depth - argc - 1]);
-        let p = self.is_ptr(clo);
         let ptr_blk = self.b.create_block();
-        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.if_ptr(clo, ptr_blk, slow, NO);
         self.b.switch_to_block(ptr_blk);
         let a = self.obj_addr(clo);
         let h0 = self.load(a, 0);
@@ -1757,7 +1810,7 @@ impl Gen<'_, '_> {
     /// A method's probe, at its direct entry, of the caller's inline-cache
     /// entry `cell` for the receiver's class `c`: `ok` when it holds `c` in
     /// the epoch now and names this method, else `refuse`.
-    fn probe_entry(&mut self, cell: Value, c: Value, ok: Block, refuse: Block) {
+    fn probe_entry(&mut self, cell: Value, c: Value, id: Value, ok: Block, refuse: Block) {
         let epoch = self.ctx_field(offset_of!(NativeCtx, epoch));
         let hi = self.b.ins().ishl_imm_u(epoch, 32);
         let key = self.b.ins().bor(hi, c);
@@ -1767,26 +1820,21 @@ impl Gen<'_, '_> {
         self.b.ins().brif(hit, same_class, NO, refuse, NO);
         self.b.switch_to_block(same_class);
         let held = self.load32(cell, offset_of!(InlineCache, method) as i32);
-        let same = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, held, i64::from(self.code.id));
+        let same = self.b.ins().icmp(IntCC::Equal, held, id);
         self.b.ins().brif(same, ok, NO, refuse, NO);
     }
 
     /// The direct entry ([`DIRECT`]; `pc_arg`, `sp_arg`, `cell` the
-    /// function's parameters): the checks of a native call and a method's
-    /// probe of `cell` (otherwise, and when a poll is due, the caller's send
-    /// is made through the runtime, answered as the caller's), the send
-    /// counted, the caller's pc saved, this activation's
-    /// frame pushed, then `start` (pc 0). The frame's `bp`, the receiver's
-    /// slot, is the caller's top less the receiver and arguments; a
-    /// method's frame has no environment and no closure, a block's takes
-    /// them from its closure, which the caller left in the receiver slot
-    /// (and which is replaced by its receiver).
+    /// function's parameters), then `start` (pc 0). The frame's `bp`, the
+    /// receiver's slot, is the caller's top less the receiver and
+    /// arguments. Code compiled without a method watch calls its shape's
+    /// shared entry stub (`stubs.rs`), which makes the checks, the probe
+    /// and the frame push ([`enter`](Self::enter)) or the caller's send
+    /// through the runtime: here there are the call and one test, and the
+    /// frame's environment (a block's, which its stub leaves in the
+    /// context) kept for pc 0. Code compiled under a method watch makes
+    /// them itself, asking the watch cells.
     fn direct_entry(&mut self, pc_arg: Value, sp_arg: Value, cell: Value, start: Block) {
-        let refuse = self.b.create_block();
-        self.b.set_cold_block(refuse);
         let bpv = self
             .b
             .ins()
@@ -1794,21 +1842,83 @@ impl Gen<'_, '_> {
         self.b.ins().stack_store(types::I64, bpv, self.slot, 8);
         let cur = self.b.current_block();
         self.cache[1] = cur.map(|c| (c, bpv));
+        let need = self.max_field.map(|f| u32::from(f) + 1);
+        let word = stubs::word(self.code.id, need, self.code.num_args);
+        let inline = self.code.watching && !self.code.is_block();
+        let word_v = self.iconst(word.unwrap_or(0));
+        let env = if inline || word.is_none() {
+            let id = self.iconst(i64::from(self.code.id));
+            let need = self.need();
+            let callee = Callee {
+                bp: bpv,
+                word: word_v,
+                id,
+                need,
+                sp: Some(sp_arg),
+            };
+            self.enter(pc_arg, cell, &callee)
+        } else {
+            let ctx = self.ctx();
+            let shape = stubs::shape(self.code.is_block(), need.is_some());
+            let stub = self.iconst(self.entries.stubs[shape] as i64);
+            let five = self.sigs.five;
+            let inst = self
+                .b
+                .ins()
+                .call_indirect(five, stub, &[ctx, pc_arg, cell, word_v, bpv]);
+            let st = self.b.inst_results(inst)[0];
+            let entered = self.b.ins().icmp_imm_u(IntCC::Equal, st, stubs::ENTERED);
+            let go = self.b.create_block();
+            let leave = self.leave;
+            self.b
+                .ins()
+                .brif(entered, go, NO, leave, &[BlockArg::Value(st)]);
+            self.b.switch_to_block(go);
+            if self.code.is_block() {
+                // The stub unpacked the closure and left its outer
+                // environment in the context, as the runtime's send does.
+                self.ctx_field(offset_of!(NativeCtx, env))
+            } else {
+                self.iconst(NIL)
+            }
+        };
+        self.b.ins().stack_store(types::I64, env, self.slot, 16);
         self.reload_bases();
+        self.count_arrival(0);
+        self.b.ins().jump(start, NO);
+    }
+
+    /// The checks of a native call of `callee` from the caller's pc
+    /// `pc_arg` (plus [`DIRECT`]), a method's probe of the caller's
+    /// inline-cache entry `cell` (otherwise, and when a poll is due, the
+    /// caller's send is made through the runtime, answered as the
+    /// caller's: [`refused_entry`](Self::refused_entry)), the send counted,
+    /// the caller's pc saved and the callee's frame pushed; continues in a
+    /// block after it, answering the frame's environment. A method's frame
+    /// has no environment and no closure; a block's takes them from its
+    /// closure, which the caller left in the receiver slot (and which is
+    /// replaced by its receiver). Made in the entry stubs (`stubs.rs`) and
+    /// in code compiled under a method watch.
+    fn enter(&mut self, pc_arg: Value, cell: Value, callee: &Callee) -> Value {
+        let refuse = self.b.create_block();
+        self.b.set_cold_block(refuse);
+        // Each check branches at once (and what it read is read again for
+        // the frame push): fewer values live at once, none kept in a
+        // register the code must save.
         let depth = self.ctx_field(offset_of!(NativeCtx, depth));
         let deep = self.b.ins().icmp_imm_u(
             IntCC::UnsignedGreaterThanOrEqual,
             depth,
             MAX_NATIVE_DEPTH as i64,
         );
-        let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
+        self.refuse_if(deep, refuse);
         let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
         let cap = self.ctx_field(offset_of!(NativeCtx, frames_cap));
         let full = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
-        let no = self.b.ins().bor(deep, full);
+        self.refuse_if(full, refuse);
         // The send is counted, and a poll made, before this frame exists
         // (as the interpreter does): a poll due here is refused, and made
         // by the runtime's send (which counts the send itself), so that the
@@ -1820,7 +1930,7 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
-        let no = self.b.ins().bor(no, due);
+        self.refuse_if(due, refuse);
         // Refused while every return is slow (activation hooks). A method's
         // entry is refused under a method watch too: the runtime pushes its
         // frame, recording the call when a watch names the method
@@ -1828,9 +1938,8 @@ impl Gen<'_, '_> {
         // Code compiled under a method watch tests the watch after the
         // probe instead (`watched_entry`).
         let watching = self.code.watching && !self.code.is_block();
-        let no = if watching {
-            no
-        } else {
+        if !watching {
+            let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
             let hooks_on = if self.code.is_block() {
                 self.b
                     .ins()
@@ -1838,48 +1947,48 @@ impl Gen<'_, '_> {
             } else {
                 self.b.ins().icmp_imm_u(IntCC::NotEqual, hooks, 0)
             };
-            self.b.ins().bor(no, hooks_on)
-        };
+            self.refuse_if(hooks_on, refuse);
+        }
+        self.reload_bases();
         let ok = self.b.create_block();
         // A method probes the caller's inline-cache entry, if it has one, as
         // the caller's site would have; the receiver must have the fields
         // the code uses (`fields_ok`), a block's being its closure's.
         let mut fields_checked = false;
         if self.code.is_block() {
-            self.b.ins().brif(no, refuse, NO, ok, NO);
-        } else if let Some(top) = self.max_field {
+            self.b.ins().jump(ok, NO);
+        } else if let Some(need) = callee.need {
             // A receiver with fields is a pointer: checked once for the
             // fields and the probe.
             let may = self.b.create_block();
             let sized = self.b.create_block();
             let probe = self.b.create_block();
-            self.b.ins().brif(no, refuse, NO, may, NO);
+            self.b.ins().jump(may, NO);
             self.b.switch_to_block(may);
             let rcv = self.read_slot(0);
-            let p = self.is_ptr(rcv);
             let obj = self.b.create_block();
-            self.b.ins().brif(p, obj, NO, refuse, NO);
+            self.if_ptr(rcv, obj, refuse, NO);
             self.b.switch_to_block(obj);
             let a = self.obj_addr(rcv);
-            let fine = self.slot_in_object(a, i64::from(top));
+            let fine = self.has_slots(a, need);
             self.b.ins().brif(fine, sized, NO, refuse, NO);
             self.b.switch_to_block(sized);
             self.b.ins().brif(cell, probe, NO, ok, NO);
             self.b.switch_to_block(probe);
             let h0 = self.load(a, 0);
             let c = self.b.ins().band_imm_s(h0, CLASS_MASK as i64);
-            self.probe_entry(cell, c, ok, refuse);
+            self.probe_entry(cell, c, callee.id, ok, refuse);
             fields_checked = true;
         } else {
             let may = self.b.create_block();
             let probe = self.b.create_block();
-            self.b.ins().brif(no, refuse, NO, may, NO);
+            self.b.ins().jump(may, NO);
             self.b.switch_to_block(may);
             self.b.ins().brif(cell, probe, NO, ok, NO);
             self.b.switch_to_block(probe);
             let rcv = self.read_slot(0);
             let c = self.class_of(rcv, true, refuse);
-            self.probe_entry(cell, c, ok, refuse);
+            self.probe_entry(cell, c, callee.id, ok, refuse);
         }
         self.b.switch_to_block(ok);
         let unpacked = if self.code.is_block() {
@@ -1891,12 +2000,12 @@ impl Gen<'_, '_> {
         } else {
             None
         };
-        if self.max_field.is_some() && !fields_checked {
+        if let Some(need) = callee.need.filter(|_| !fields_checked) {
             let r = match unpacked {
                 Some((_, recv, _)) => recv,
                 None => self.read_slot(0),
             };
-            let fine = self.fields_ok(r);
+            let fine = self.fields_ok(r, need);
             let go = self.b.create_block();
             self.b.ins().brif(fine, go, NO, refuse, NO);
             self.b.switch_to_block(go);
@@ -1909,6 +2018,7 @@ impl Gen<'_, '_> {
             let watch = self.b.create_block();
             self.b.set_cold_block(watch);
             let zero = self.iconst(0);
+            let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
             self.b
                 .ins()
                 .brif(hooks, watch, NO, go, &[BlockArg::Value(zero)]);
@@ -1919,7 +2029,9 @@ impl Gen<'_, '_> {
         } else {
             None
         };
-        self.set_ctx_field(sends, offset_of!(NativeCtx, sends));
+        self.bump(offset_of!(NativeCtx, sends));
+        let fl = self.ctx_field(offset_of!(NativeCtx, frames_len));
+        let depth = self.ctx_field(offset_of!(NativeCtx, depth));
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
         let frames = self.ctx_field(offset_of!(NativeCtx, frames));
         let size = std::mem::size_of::<Frame>() as i64;
@@ -1934,54 +2046,71 @@ impl Gen<'_, '_> {
             }
             None => (nil, nil),
         };
-        self.b.ins().stack_store(types::I64, env, self.slot, 16);
         // The method id and no flags (or a watch's), as one word.
-        let mut id = self.iconst(i64::from(self.code.id));
-        if let Some(flags) = flags {
-            id = self.b.ins().bor(id, flags);
-        }
+        let id = match flags {
+            Some(flags) => self.b.ins().bor(callee.id, flags),
+            None => callee.id,
+        };
         self.store(id, f, offset_of!(Frame, method) as i32);
         let zero = self.iconst(0);
         self.store(zero, f, offset_of!(Frame, pc) as i32);
-        self.store(bpv, f, offset_of!(Frame, bp) as i32);
+        self.store(callee.bp, f, offset_of!(Frame, bp) as i32);
         self.store(env, f, offset_of!(Frame, env) as i32);
         self.store(closure, f, offset_of!(Frame, closure) as i32);
         let fl1 = self.b.ins().iadd_imm_s(fl, 1);
         self.set_ctx_field(fl1, offset_of!(NativeCtx, frames_len));
         let d1 = self.b.ins().iadd_imm_s(depth, 1);
         self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
-        self.count_arrival(0);
-        self.b.ins().jump(start, NO);
+        let go = self.b.create_block();
+        self.b.ins().jump(go, NO);
         self.b.switch_to_block(refuse);
-        self.refused_entry(pc_arg, sp_arg, cell);
+        self.refused_entry(pc_arg, cell, callee);
+        self.b.switch_to_block(go);
+        env
+    }
+
+    /// Go on in a new block, or to `refuse` when `c`.
+    fn refuse_if(&mut self, c: Value, refuse: Block) {
+        let go = self.b.create_block();
+        self.b.ins().brif(c, refuse, NO, go, NO);
+        self.b.switch_to_block(go);
     }
 
     /// A direct entry whose native call is not made as it is (`refuse`:
     /// under activation hooks, too deep, no frame room, a poll due (the
-    /// runtime's send polls), the probe missed, a
-    /// receiver without the fields; a method's under a method watch too):
-    /// the caller's send through the runtime, answered as the caller's. A
-    /// method's goes through the runtime's `watched call` entry, which
-    /// makes the checks again and, when they pass under a method watch
-    /// alone, pushes the frame as the direct entry would (recording the call
-    /// when a watch names the method) and calls this code at pc 0 instead.
-    /// (In code compiled under a method watch, a method's entry under a
-    /// watch asks the method's watch cell before it refuses:
-    /// `watched_entry`.)
-    fn refused_entry(&mut self, pc_arg: Value, sp_arg: Value, cell: Value) {
+    /// runtime's send polls), the probe missed, a receiver without the
+    /// fields; a method's under a method watch too): the caller's send
+    /// through the runtime, answered as the caller's. A method's goes
+    /// through the runtime's `watched call` entry (given its id and the
+    /// fields its receiver needs), which makes the checks again and, when
+    /// they pass under a method watch alone, pushes the frame as the direct
+    /// entry would (recording the call when a watch names the method) and
+    /// calls this code at pc 0 instead. (In code compiled under a method
+    /// watch, a method's entry under a watch asks the method's watch cell
+    /// before it refuses: `watched_entry`.)
+    fn refused_entry(&mut self, pc_arg: Value, cell: Value, callee: &Callee) {
         let pc_after = self.b.ins().iadd_imm_s(pc_arg, -DIRECT);
+        let sp = match callee.sp {
+            Some(sp) => sp,
+            None => {
+                let argc = self.b.ins().ushr_imm_u(callee.word, stubs::ARGS_SHIFT);
+                let top = self.b.ins().iadd(callee.bp, argc);
+                self.b.ins().iadd_imm_s(top, 1)
+            }
+        };
         let ctx = self.ctx();
         let r = if self.code.is_block() {
             let (sig, f) = (self.sigs.four, self.entries.send);
-            self.call(sig, f, &[ctx, pc_after, sp_arg, cell])
+            self.call(sig, f, &[ctx, pc_after, sp, cell])
         } else {
-            // The method id, and the fields its receiver needs (`fields_ok`).
-            let need = self.max_field.map_or(0, |f| i64::from(f) + 1);
-            let word = self.iconst(i64::from(self.code.id) | (need << 32));
+            let word = self
+                .b
+                .ins()
+                .band_imm_u(callee.word, (1 << stubs::ARGS_SHIFT) - 1);
             let (sig, f) = (self.sigs.five, self.entries.watched_call);
-            self.call(sig, f, &[ctx, pc_after, sp_arg, cell, word])
+            self.call(sig, f, &[ctx, pc_after, sp, cell, word])
         };
-        let r = r.unwrap_or(sp_arg);
+        let r = r.unwrap_or(sp);
         let leave = self.leave;
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
     }
@@ -2060,9 +2189,8 @@ impl Gen<'_, '_> {
     /// Is `v` an object of class `class` with more than `index` (a value)
     /// slots or bytes? Answers the object's address, or jumps to `slow`.
     fn checked_object(&mut self, v: Value, class: u32, slow: Block) -> Value {
-        let p = self.is_ptr(v);
         let ptr_blk = self.b.create_block();
-        self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+        self.if_ptr(v, ptr_blk, slow, NO);
         self.b.switch_to_block(ptr_blk);
         let a = self.obj_addr(v);
         let h0 = self.load(a, 0);
@@ -2185,9 +2313,8 @@ impl Gen<'_, '_> {
                 r
             }
             SpecialOp::Length => {
-                let p = self.is_ptr(r);
                 let ptr_blk = self.b.create_block();
-                self.b.ins().brif(p, ptr_blk, NO, slow, NO);
+                self.if_ptr(r, ptr_blk, slow, NO);
                 self.b.switch_to_block(ptr_blk);
                 let a = self.obj_addr(r);
                 let h0 = self.load(a, 0);
@@ -2522,6 +2649,129 @@ impl Gen<'_, '_> {
     }
 }
 
+impl<'a, 'b> Gen<'a, 'b> {
+    /// A generator of `code`'s function, of signature `sig`, in `ctx`'s
+    /// function: its entry block made (and current) with the function's
+    /// parameters, which it answers, the stack slot that keeps `ctx`, `bp`
+    /// and `env` (of `slot_bytes`: 0 in a stub) and the shared exit blocks
+    /// made (`leave`, the bail tail, `decline`).
+    fn begin(
+        isa: &dyn TargetIsa,
+        ctx: &'b mut Context,
+        fctx: &'b mut FunctionBuilderContext,
+        code: &'a Unit,
+        entries: Entries,
+        sig: Signature,
+        slot_bytes: u32,
+    ) -> (Gen<'a, 'b>, Vec<Value>) {
+        ctx.clear();
+        ctx.func = Function::with_name_signature(UserFuncName::user(0, code.id), sig);
+        let flags = MemFlagsData::trusted();
+        let sigs = Sigs {
+            two: ctx.func.import_signature(signature(isa, 2, true)),
+            three: ctx.func.import_signature(signature(isa, 3, true)),
+            four: ctx.func.import_signature(signature(isa, 4, true)),
+            four_void: ctx.func.import_signature(signature(isa, 4, false)),
+            two_void: ctx.func.import_signature(signature(isa, 2, false)),
+            five: ctx.func.import_signature(signature(isa, 5, true)),
+        };
+        let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let ops = &code.ops;
+        let max = code.max_stack + 2;
+        let s: Vec<Variable> = (0..max).map(|_| b.declare_var(types::I64)).collect();
+        let fp = b.declare_var(types::I64);
+        let heap = b.declare_var(types::I64);
+        let slot = b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+            cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+            slot_bytes,
+            3,
+        ));
+        let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
+        let placeholder = blocks[ops.len()];
+        let mut g = Gen {
+            b,
+            code,
+            entries,
+            sigs,
+            flags,
+            s,
+            fp,
+            heap,
+            blocks,
+            base: 1 + code.num_args as i64 + code.num_temps as i64,
+            bails: Vec::new(),
+            clean: vec![false; max],
+            leave: placeholder,
+            bail_tail: placeholder,
+            ret_block: None,
+            decline: placeholder,
+            dispatch: None,
+            send_tail: None,
+            poll_tail: None,
+            polls: Vec::new(),
+            slot,
+            cache: [None; 3],
+            held: [None; 3],
+            max_field: ops
+                .iter()
+                .filter_map(|op| match *op {
+                    Op::PushField(i) | Op::StoreField(i) | Op::PopField(i) => Some(i),
+                    _ => None,
+                })
+                .max(),
+            edges: Vec::new(),
+        };
+        g.leave = g.b.create_block();
+        g.b.set_cold_block(g.leave);
+        g.b.append_block_param(g.leave, types::I64);
+        g.bail_tail = g.b.create_block();
+        g.b.set_cold_block(g.bail_tail);
+        g.b.append_block_param(g.bail_tail, types::I64);
+        g.b.append_block_param(g.bail_tail, types::I64);
+        g.decline = g.b.create_block();
+        g.b.set_cold_block(g.decline);
+        (g, params)
+    }
+
+    /// The `leave` block (every exit but the inline return: one epilogue
+    /// for them all) filled, the function finished.
+    fn end(mut self, isa: &dyn TargetIsa) {
+        let leave = self.leave;
+        self.b.switch_to_block(leave);
+        let status = self.b.block_params(leave)[0];
+        self.b.ins().return_(&[status]);
+        self.b.seal_all_blocks();
+        self.b.finalize(isa.frontend_config());
+    }
+}
+
+/// `(start, end, pc)`: the code in `start..end` runs instruction `pc`.
+type PcMap = Vec<(u32, u32, u32)>;
+
+/// Compile the function made in `ctx`: its machine code and its map from
+/// code ranges to the source locations set (the bytecode pcs).
+fn machine_code(isa: &dyn TargetIsa, ctx: &mut Context) -> Result<(Vec<u8>, PcMap), String> {
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let compiled = ctx
+        .compile(isa, &mut ctrl)
+        .map_err(|e| format!("cranelift: {:?}", e.inner))?;
+    if !compiled.buffer.relocs().is_empty() {
+        return Err("the code has relocations".to_string());
+    }
+    let pcs = compiled
+        .buffer
+        .get_srclocs_sorted()
+        .iter()
+        .filter(|s| !s.loc.is_default())
+        .map(|s| (s.start, s.end, s.loc.bits()))
+        .collect();
+    Ok((compiled.code_buffer().to_vec(), pcs))
+}
+
 /// Compile `code` for `isa`: its machine code and pc map, or why not.
 pub(crate) fn compile(
     isa: &dyn TargetIsa,
@@ -2533,77 +2783,12 @@ pub(crate) fn compile(
 ) -> Result<Compiled, String> {
     let ops = &code.ops;
     let an = analyse(ops)?;
-    ctx.clear();
-    ctx.func = Function::with_name_signature(UserFuncName::user(0, code.id), native_signature(isa));
-    let flags = MemFlagsData::trusted();
-    let sigs = Sigs {
-        two: ctx.func.import_signature(signature(isa, 2, true)),
-        three: ctx.func.import_signature(signature(isa, 3, true)),
-        four: ctx.func.import_signature(signature(isa, 4, true)),
-        four_void: ctx.func.import_signature(signature(isa, 4, false)),
-        two_void: ctx.func.import_signature(signature(isa, 2, false)),
-        five: ctx.func.import_signature(signature(isa, 5, true)),
-    };
-    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
+    let sig = native_signature(isa);
+    let (mut g, params) = Gen::begin(isa, ctx, fctx, code, entries, sig, 24);
     let (cctx, pc, sp, cell) = (params[0], params[1], params[2], params[3]);
-    let max = code.max_stack + 2;
-    let s: Vec<Variable> = (0..max).map(|_| b.declare_var(types::I64)).collect();
-    let fp = b.declare_var(types::I64);
-    let heap = b.declare_var(types::I64);
-    let slot = b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
-        cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
-        24,
-        3,
-    ));
-    let blocks: Vec<Block> = (0..=ops.len()).map(|_| b.create_block()).collect();
-    let placeholder = blocks[ops.len()];
-    let mut g = Gen {
-        b,
-        code,
-        entries,
-        sigs,
-        flags,
-        s,
-        fp,
-        heap,
-        blocks,
-        base: 1 + code.num_args as i64 + code.num_temps as i64,
-        bails: Vec::new(),
-        clean: vec![false; max],
-        leave: placeholder,
-        bail_tail: placeholder,
-        ret_block: None,
-        decline: placeholder,
-        dispatch: None,
-        send_tail: None,
-        poll_tail: None,
-        polls: Vec::new(),
-        slot,
-        cache: [None; 3],
-        max_field: ops
-            .iter()
-            .filter_map(|op| match *op {
-                Op::PushField(i) | Op::StoreField(i) | Op::PopField(i) => Some(i),
-                _ => None,
-            })
-            .max(),
-        edges: Vec::new(),
-    };
-    g.leave = g.b.create_block();
-    g.b.set_cold_block(g.leave);
-    g.b.append_block_param(g.leave, types::I64);
-    g.bail_tail = g.b.create_block();
-    g.b.set_cold_block(g.bail_tail);
-    g.b.append_block_param(g.bail_tail, types::I64);
-    g.b.append_block_param(g.bail_tail, types::I64);
-    g.decline = g.b.create_block();
-    g.b.set_cold_block(g.decline);
+    let (flags, slot) = (g.flags, g.slot);
     g.b.ins().stack_store(types::I64, cctx, slot, 0);
-    g.cache[0] = Some((entry, cctx));
+    g.cache[0] = g.b.current_block().map(|b| (b, cctx));
     let mut resumes = Vec::new();
     for p in 0..ops.len() {
         if an.resume[p] {
@@ -2638,9 +2823,9 @@ pub(crate) fn compile(
         Some((resume, env)),
     ];
     g.reload_bases();
-    if g.max_field.is_some() {
+    if let Some(need) = g.need() {
         let r = g.read_slot(0);
-        let ok = g.fields_ok(r);
+        let ok = g.fields_ok(r, need);
         let fine = g.b.create_block();
         let decline = g.decline;
         g.b.ins().brif(ok, fine, NO, decline, NO);
@@ -2748,28 +2933,10 @@ pub(crate) fn compile(
     let dv = g.iconst(DECLINE as i64);
     let leave = g.leave;
     g.b.ins().jump(leave, &[BlockArg::Value(dv)]);
-    // One epilogue for every exit but the inline return's.
-    g.b.switch_to_block(leave);
-    let status = g.b.block_params(leave)[0];
-    g.b.ins().return_(&[status]);
-    g.b.seal_all_blocks();
-    g.b.finalize(isa.frontend_config());
-    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-    let compiled = ctx
-        .compile(isa, &mut ctrl)
-        .map_err(|e| format!("cranelift: {:?}", e.inner))?;
-    if !compiled.buffer.relocs().is_empty() {
-        return Err("the code has relocations".to_string());
-    }
-    let pcs = compiled
-        .buffer
-        .get_srclocs_sorted()
-        .iter()
-        .filter(|s| !s.loc.is_default())
-        .map(|s| (s.start, s.end, s.loc.bits()))
-        .collect();
+    g.end(isa);
+    let (code, pcs) = machine_code(isa, ctx)?;
     Ok(Compiled {
-        code: compiled.code_buffer().to_vec(),
+        code,
         pcs,
         resume_table,
     })

@@ -7,9 +7,9 @@
 //! | module | what |
 //! | --- | --- |
 //! | `unit` | what codegen reads of a method, copied on the VM thread ([`Send`]) |
-//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map (`codegen/lines.rs`: line coverage's arrivals, counted by code compiled while lines are counted; `codegen/watch.rs`: method watches' cells, asked by code compiled under a watch) |
+//! | `codegen` | bytecode -> Cranelift IR -> machine code, with its pc map (`codegen/lines.rs`: line coverage's arrivals, counted by code compiled while lines are counted; `codegen/watch.rs`: method watches' cells, asked by code compiled under a watch; `codegen/stubs.rs`: the shared entry stubs a direct entry calls) |
 //! | `worker` | the compiler thread (`--jit-thread on`) |
-//! | `zone` | the code zone (W^X, eviction), entering and leaving native code: the crate's only `unsafe` |
+//! | `zone` | the code zone (W^X, eviction, the entry stubs pinned at its start), entering and leaving native code: the crate's only `unsafe` |
 //! | `perf_map` | `/tmp/perf-PID.map` for Linux perf and samply (`--perf-map`) |
 //! | `stats` | what was compiled, how long it took, what was evicted ([`JitStats`]) |
 //!
@@ -206,19 +206,32 @@ fn runtime_entries() -> Entries {
         sample: zone::rt_sample as *const () as u64,
         reserve: zone::rt_reserve as *const () as u64,
         watched_call: zone::rt_watched_call as *const () as u64,
+        stubs: [0; codegen::stubs::SHAPES],
     }
 }
 
 impl CraneliftJit {
     fn new(zone_bytes: usize) -> Result<CraneliftJit, JitError> {
         let isa = host_isa()?;
-        let zone = zone::CodeZone::new(zone_bytes).map_err(|e| JitError::Zone(e.to_string()))?;
+        let mut zone =
+            zone::CodeZone::new(zone_bytes).map_err(|e| JitError::Zone(e.to_string()))?;
+        let mut ctx = Context::new();
+        let mut fctx = FunctionBuilderContext::new();
+        // The shared entry stubs first: every function calls them.
+        let mut entries = runtime_entries();
+        for shape in 0..codegen::stubs::SHAPES {
+            let code = codegen::stubs::compile_stub(&*isa, &mut ctx, &mut fctx, shape, entries)
+                .map_err(JitError::Zone)?;
+            entries.stubs[shape] = zone
+                .install_stub(&code)
+                .map_err(|e| JitError::Zone(e.to_string()))?;
+        }
         Ok(CraneliftJit {
             isa,
-            ctx: Context::new(),
-            fctx: FunctionBuilderContext::new(),
+            ctx,
+            fctx,
             zone,
-            entries: runtime_entries(),
+            entries,
             stats: stats::Counts::default(),
             perf_map: None,
             worker: None,

@@ -81,6 +81,7 @@ impl Counts {
             evicted: zone.evicted,
             zone_bytes,
             zone_used,
+            stub_bytes: zone.stub_bytes(),
             slowest: self.slowest.clone(),
             perf_map_lost: self.perf_map_lost,
             bails: vm.native_bails(),
@@ -132,6 +133,9 @@ pub struct JitStats {
     pub zone_bytes: usize,
     /// Bytes of it in use.
     pub zone_used: usize,
+    /// Bytes of it the shared entry stubs take (in `zone_used`, not in
+    /// `code_bytes`: made once, whatever is compiled).
+    pub stub_bytes: usize,
     /// The slowest compilations, slowest first.
     pub slowest: Vec<(Duration, String)>,
     /// Times native code left its frame to the interpreter (deoptimisations),
@@ -198,8 +202,8 @@ impl JitStats {
             }
         );
         s += &format!(
-            "jit: code zone {} of {} bytes in use, {} evictions freed {} functions\n",
-            self.zone_used, self.zone_bytes, self.evictions, self.evicted
+            "jit: code zone {} of {} bytes in use ({} of them the shared entry stubs), {} evictions freed {} functions\n",
+            self.zone_used, self.zone_bytes, self.stub_bytes, self.evictions, self.evicted
         );
         let reasons: Vec<String> = self
             .bails

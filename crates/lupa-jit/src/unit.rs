@@ -187,6 +187,29 @@ impl Unit {
         self.block
     }
 
+    /// The unit an entry stub is made over (`codegen/stubs.rs`): no
+    /// instructions, a block's or a method's; what the stub knows of its
+    /// callee are its parameters.
+    pub(crate) fn stub(block: bool) -> Unit {
+        Unit {
+            id: 0,
+            ops: Box::new([]),
+            num_args: 0,
+            num_temps: 0,
+            max_stack: 0,
+            env: false,
+            block,
+            doubles: false,
+            strings: false,
+            meta_level: false,
+            literals: Box::new([]),
+            sel_ids: Box::new([]),
+            caches: Box::new([]),
+            lines: None,
+            watching: false,
+        }
+    }
+
     /// A method of `ops` with no arguments, temporaries, literals or send
     /// sites (for the compiler thread's tests).
     #[cfg(test)]

@@ -10,6 +10,10 @@
 //!   happens only on the VM thread at a safepoint of the interpreter's loop,
 //!   when no native code runs (a compiler thread makes machine code in its
 //!   own buffers and never touches the zone: `worker.rs`).
+//! - **Stubs.** The shared entry stubs (`codegen/stubs.rs`) are put at the
+//!   zone's start when the JIT is made, before any function: every
+//!   function's direct entry calls them, so they are never evicted or
+//!   moved (compaction starts after them).
 //! - **Eviction.** When the zone is full, the quarter of the functions
 //!   entered least since the last eviction (each function's prologue counts
 //!   its entries in a slot of [`CodeZone::counters`]), and every function
@@ -100,6 +104,8 @@ pub(crate) struct CodeZone {
     base: NonNull<u8>,
     size: usize,
     used: usize,
+    /// The bytes at the start that hold the entry stubs (never moved).
+    pinned: usize,
     page: usize,
     /// The functions, in address order.
     pub(crate) functions: Vec<Function>,
@@ -165,6 +171,7 @@ impl CodeZone {
             base,
             size,
             used: 0,
+            pinned: 0,
             page,
             functions: Vec::new(),
             counters: (0..slots).map(|_| AtomicU64::new(0)).collect(),
@@ -178,6 +185,26 @@ impl CodeZone {
     /// The zone's size and the bytes in use.
     pub(crate) fn usage(&self) -> (usize, usize) {
         (self.size, self.used)
+    }
+
+    /// The bytes the entry stubs take.
+    pub(crate) fn stub_bytes(&self) -> usize {
+        self.pinned
+    }
+
+    /// Put an entry stub's `code` in the zone, which keeps it where it is
+    /// for the zone's life; answers its address. Only before any function
+    /// is installed (the stubs come first).
+    pub(crate) fn install_stub(&mut self, code: &[u8]) -> Result<u64, ZoneError> {
+        let len = code.len().div_ceil(16) * 16;
+        if !self.functions.is_empty() || self.used + len > self.size {
+            return Err(ZoneError::TooLarge(len));
+        }
+        let offset = self.used;
+        self.write(offset, code)?;
+        self.used += len;
+        self.pinned = self.used;
+        Ok(self.start() as u64 + offset as u64)
     }
 
     /// The zone's first address.
@@ -279,7 +306,7 @@ impl CodeZone {
             resume_table,
         } = compiled;
         let len = code.len().div_ceil(16) * 16;
-        if len > self.size {
+        if len > self.size - self.pinned {
             return Err(ZoneError::TooLarge(len));
         }
         if self.used + len > self.size {
@@ -340,12 +367,12 @@ impl CodeZone {
             evict[i] = true;
             freed += f.len;
         }
-        // Everything moves: the zone is writable while it does, and no native
-        // code runs.
-        self.protect(0, self.used, true)?;
+        // Everything but the stubs moves: the zone is writable while it
+        // does, and no native code runs.
+        self.protect(self.pinned, self.used - self.pinned, true)?;
         let now = Instant::now();
         let zone_start = self.start();
-        let mut to = 0usize;
+        let mut to = self.pinned;
         let mut kept = Vec::with_capacity(n);
         for (i, f) in std::mem::take(&mut self.functions).into_iter().enumerate() {
             if evict[i] {
@@ -379,7 +406,7 @@ impl CodeZone {
             }
             to += kept.last().map_or(0, |f: &Function| f.len);
         }
-        self.protect(0, self.used, false)?;
+        self.protect(self.pinned, self.used - self.pinned, false)?;
         if self.retired.len() > MAX_RETIRED {
             // A run that evicts without end keeps the newest descriptions.
             let excess = self.retired.len() - MAX_RETIRED / 2;
