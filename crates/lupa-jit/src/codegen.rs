@@ -151,15 +151,13 @@ pub(crate) struct Entries {
     /// `(ctx, pc) -> status`: a request (a sampler's, a stop) at an inline
     /// send: `DONE`, or `BAIL` to leave.
     pub(crate) sample: u64,
-    /// `(ctx, n)`: make the value stack hold `n` slots.
-    pub(crate) reserve: u64,
     /// `(ctx, pc, sp, cell, method and fields) -> status`: a method's
     /// direct entry refused: the send (or, under a method watch, the call
     /// made by the runtime, recorded when watched), answered as `send`.
     pub(crate) watched_call: u64,
     /// The shared entry stubs, by shape (`stubs::shape`): `(ctx, pc, cell,
-    /// word, bp) -> status` (`stubs.rs`; 0 until they are made, before any
-    /// function is compiled).
+    /// word, bp, extent) -> status` (`stubs.rs`; 0 until they are made,
+    /// before any function is compiled).
     pub(crate) stubs: [u64; stubs::SHAPES],
 }
 
@@ -286,8 +284,8 @@ struct Sigs {
     four: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64, i64)`: `store`.
     four_void: cranelift_codegen::ir::SigRef,
-    /// `(i64, i64)`: `reserve`.
-    two_void: cranelift_codegen::ir::SigRef,
+    /// `(i64, i64, i64, i64, i64, i64) -> i64`: the entry stubs.
+    six: cranelift_codegen::ir::SigRef,
     /// `(i64, i64, i64, i64, i64) -> i64`: `watched_call`.
     five: cranelift_codegen::ir::SigRef,
 }
@@ -347,6 +345,8 @@ struct Callee {
     /// The caller's operand stack top, if known (else `bp` plus the
     /// receiver and the arguments).
     sp: Option<Value>,
+    /// The frame's extent: the value stack slots its activation uses.
+    extent: Value,
 }
 
 /// The code generator of one function.
@@ -1842,6 +1842,10 @@ impl Gen<'_, '_> {
         self.b.ins().stack_store(types::I64, bpv, self.slot, 8);
         let cur = self.b.current_block();
         self.cache[1] = cur.map(|c| (c, bpv));
+        let extent = self
+            .b
+            .ins()
+            .iadd_imm_s(bpv, self.base + self.code.max_stack as i64);
         let need = self.max_field.map(|f| u32::from(f) + 1);
         let word = stubs::word(self.code.id, need, self.code.num_args);
         let inline = self.code.watching && !self.code.is_block();
@@ -1855,17 +1859,18 @@ impl Gen<'_, '_> {
                 id,
                 need,
                 sp: Some(sp_arg),
+                extent,
             };
             self.enter(pc_arg, cell, &callee)
         } else {
             let ctx = self.ctx();
             let shape = stubs::shape(self.code.is_block(), need.is_some());
             let stub = self.iconst(self.entries.stubs[shape] as i64);
-            let five = self.sigs.five;
-            let inst = self
-                .b
-                .ins()
-                .call_indirect(five, stub, &[ctx, pc_arg, cell, word_v, bpv]);
+            let six = self.sigs.six;
+            let inst =
+                self.b
+                    .ins()
+                    .call_indirect(six, stub, &[ctx, pc_arg, cell, word_v, bpv, extent]);
             let st = self.b.inst_results(inst)[0];
             let entered = self.b.ins().icmp_imm_u(IntCC::Equal, st, stubs::ENTERED);
             let go = self.b.create_block();
@@ -1919,6 +1924,14 @@ impl Gen<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, fl, cap);
         self.refuse_if(full, refuse);
+        // Room for the frame's extent on the value stack (the runtime's
+        // send makes it, when there is none).
+        let room = self.ctx_field(offset_of!(NativeCtx, stack_cap));
+        let short = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, callee.extent, room);
+        self.refuse_if(short, refuse);
         // The send is counted, and a poll made, before this frame exists
         // (as the interpreter does): a poll due here is refused, and made
         // by the runtime's send (which counts the send itself), so that the
@@ -2115,27 +2128,11 @@ impl Gen<'_, '_> {
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
     }
 
-    /// The start of the code (pc 0): room for the activation's extent on
-    /// the value stack, temporaries nil.
+    /// The start of the code (pc 0): temporaries nil. The activation's
+    /// extent has room on the value stack: the runtime makes it for every
+    /// entry at pc 0 it makes (the interpreter's, a send's, a watched
+    /// call's), and a direct entry refuses a call without it.
     fn prologue(&mut self) {
-        let bpv = self.bp();
-        let extent = self
-            .b
-            .ins()
-            .iadd_imm_s(bpv, self.base + self.code.max_stack as i64);
-        let cap = self.ctx_field(offset_of!(NativeCtx, stack_cap));
-        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, extent, cap);
-        let grow = self.b.create_block();
-        let ok = self.b.create_block();
-        self.b.set_cold_block(grow);
-        self.b.ins().brif(short, grow, NO, ok, NO);
-        self.b.switch_to_block(grow);
-        let ctx = self.ctx();
-        let (sig, f) = (self.sigs.two_void, self.entries.reserve);
-        self.call(sig, f, &[ctx, extent]);
-        self.reload_bases();
-        self.b.ins().jump(ok, NO);
-        self.b.switch_to_block(ok);
         let nil = self.iconst(NIL);
         for i in 0..self.code.num_temps {
             self.write_slot(1 + self.code.num_args as i64 + i as i64, nil);
@@ -2672,7 +2669,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             three: ctx.func.import_signature(signature(isa, 3, true)),
             four: ctx.func.import_signature(signature(isa, 4, true)),
             four_void: ctx.func.import_signature(signature(isa, 4, false)),
-            two_void: ctx.func.import_signature(signature(isa, 2, false)),
+            six: ctx.func.import_signature(signature(isa, 6, true)),
             five: ctx.func.import_signature(signature(isa, 5, true)),
         };
         let mut b = FunctionBuilder::new(&mut ctx.func, fctx);

@@ -204,7 +204,6 @@ fn runtime_entries() -> Entries {
         string_equal: zone::rt_string_equal as *const () as u64,
         store: zone::rt_store as *const () as u64,
         sample: zone::rt_sample as *const () as u64,
-        reserve: zone::rt_reserve as *const () as u64,
         watched_call: zone::rt_watched_call as *const () as u64,
         stubs: [0; codegen::stubs::SHAPES],
     }

@@ -564,9 +564,3 @@ pub(crate) extern "C" fn rt_sample(ctx: *mut NativeCtx, pc: u64) -> u64 {
     let (vm, ctx) = unsafe { parts(ctx) };
     vm.native_sample(ctx, pc)
 }
-
-pub(crate) extern "C" fn rt_reserve(ctx: *mut NativeCtx, n: u64) {
-    // SAFETY: called by native code with its context (see `parts`).
-    let (vm, ctx) = unsafe { parts(ctx) };
-    vm.native_reserve(ctx, n);
-}

@@ -285,7 +285,7 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
 /// Native code's size against its bytecode (issue 24's "Small" bar, a few
 /// times: ARCHITECTURE.md, "Code size"), as `--jit-stats` reports it on
 /// Richards compiled where it gets hot on the VM thread (deterministic):
-/// 6.5x when measured, 8.3x before the shared entry stubs and tails; a
+/// 6.2x when measured, 8.3x before the shared entry stubs and tails; a
 /// change that makes the code larger again fails here. The shared stubs are
 /// counted in the code zone's use.
 #[test]

@@ -4,17 +4,19 @@
 //! its method-entry trampolines).
 //!
 //! A direct entry checks that the native call may be made (native depth,
-//! frame room, no activation hooks, no poll due), probes a method's
+//! frame room, room on the value stack for the frame's extent, no
+//! activation hooks, no poll due), probes a method's
 //! inline-cache entry, checks the receiver's fields, counts the send and
 //! pushes the callee's frame (a block unpacks its closure): the same
 //! sequence in every function but for the callee's id, arguments and
 //! fields, and whether it is a block. Each function compiled without a
 //! method watch calls the stub of its shape ([`shape`]: a block or a
 //! method, using fields or not) with those as parameters, `(ctx, pc, cell,
-//! word, bp)`: `pc` and `cell` its own (the caller's pc after the send plus
-//! `DIRECT`, its inline-cache entry or 0), `word` the callee's id, the slots
-//! its receiver needs and its arguments ([`word`]) and `bp` the frame's
-//! receiver slot. The stub answers [`ENTERED`] with the frame pushed (a
+//! word, bp, extent)`: `pc` and `cell` its own (the caller's pc after the
+//! send plus `DIRECT`, its inline-cache entry or 0), `word` the callee's
+//! id, the slots its receiver needs and its arguments ([`word`]), `bp` the
+//! frame's receiver slot and `extent` the slots past it its activation
+//! uses. The stub answers [`ENTERED`] with the frame pushed (a
 //! block's outer environment left in `NativeCtx::env`, as the runtime's
 //! send leaves it) and the function goes on at pc 0; otherwise it has made
 //! the caller's send through the runtime (`refused_entry`, a due poll
@@ -75,9 +77,9 @@ pub(crate) fn compile_stub(
     let block = shape & 2 != 0;
     let fields = shape & 1 != 0;
     let unit = Unit::stub(block);
-    let sig = signature(isa, 5, true);
+    let sig = signature(isa, 6, true);
     let (mut g, params) = Gen::begin(isa, ctx, fctx, &unit, entries, sig, 0);
-    let (pc, cell, word, bp) = (params[1], params[2], params[3], params[4]);
+    let (pc, cell, word, bp, extent) = (params[1], params[2], params[3], params[4], params[5]);
     // The context and `bp` are the parameters, everywhere (no stack slot).
     g.held = [Some(params[0]), Some(bp), None];
     let id = g.b.ins().ireduce(types::I32, word);
@@ -92,6 +94,7 @@ pub(crate) fn compile_stub(
         id,
         need,
         sp: None,
+        extent,
     };
     let env = g.enter(pc, cell, &callee);
     if block {

@@ -1290,13 +1290,6 @@ impl Vm {
         }
     }
 
-    /// Runtime call: make the value stack hold at least `n` slots (an
-    /// activation's extent native code is about to use).
-    pub fn native_reserve(&mut self, ctx: &mut NativeCtx, n: u64) {
-        self.sched.running.stack.reserve_slots(n as usize);
-        self.sync_stack(ctx);
-    }
-
     /// Runtime call: store `value` into slot `index` of `object` through the
     /// heap's write barrier (field and environment stores of pointers).
     pub fn native_store(&mut self, object: Value, index: u64, value: Value) {

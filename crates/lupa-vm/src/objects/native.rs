@@ -85,7 +85,10 @@ pub struct NativeCtx {
     /// Frames native code may push before it must ask the runtime: the
     /// stack-depth limit, and the frame slots allocated.
     pub frames_cap: u64,
-    /// Value stack slots allocated (native code asks the runtime for more).
+    /// Value stack slots allocated: the runtime makes room for an
+    /// activation's extent before it enters native code at pc 0, and a
+    /// direct entry without room for its frame's makes the send through the
+    /// runtime.
     pub stack_cap: u64,
     /// The class table's epoch (inline caches hold for it).
     pub epoch: u64,
