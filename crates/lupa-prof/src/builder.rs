@@ -276,6 +276,15 @@ impl ProfileBuilder {
     /// open activation); elsewhere the frames are entered and exited one by
     /// one.
     pub fn add_sample(&mut self, path: &[SampleFrame], weight: u64) -> NodeId {
+        self.add_sample_sharing(path, 0, weight)
+    }
+
+    /// [`add_sample`](Self::add_sample) where the caller knows that the
+    /// first `same` frames of `path` are the previous sample's (the path it
+    /// gave the last time, cut there): they are not compared again, so that
+    /// a sample costs the frames that changed, not the depth of its stack.
+    /// The frames past `same` are compared as `add_sample` does.
+    pub fn add_sample_sharing(&mut self, path: &[SampleFrame], same: usize, weight: u64) -> NodeId {
         if !self.stack.is_empty() {
             for &(m, line) in path {
                 self.enter_from(m, line);
@@ -287,11 +296,20 @@ impl ProfileBuilder {
             }
             return leaf;
         }
-        let shared = path
-            .iter()
-            .zip(&self.last_path)
-            .take_while(|(f, on)| **f == on.frame)
-            .count();
+        let same = same.min(path.len()).min(self.last_path.len());
+        debug_assert!(
+            path[..same]
+                .iter()
+                .zip(&self.last_path)
+                .all(|(f, on)| *f == on.frame),
+            "add_sample_sharing: the frames said to be the same are not"
+        );
+        let shared = same
+            + path[same..]
+                .iter()
+                .zip(&self.last_path[same..])
+                .take_while(|(f, on)| **f == on.frame)
+                .count();
         self.leave_path(shared);
         let mut parent = self.last_path.last().map_or(ROOT_NODE, |on| on.node);
         for &(m, line) in &path[shared..] {
@@ -442,16 +460,28 @@ mod tests {
         fn add_sample_is_enter_charge_exit(samples in samples()) {
             let (mut one_by_one, ms) = builder();
             let (mut sampled, _) = builder();
-            for (frames, weight, as_events) in &samples {
+            // The same samples told what they share with the previous one
+            // (all of it, or a part: a lower bound is enough).
+            let (mut told, _) = builder();
+            let mut previous: Vec<SampleFrame> = Vec::new();
+            for (i, (frames, weight, as_events)) in samples.iter().enumerate() {
                 let path: Vec<SampleFrame> = frames.iter().map(|&(m, l)| (ms[m], l)).collect();
                 let leaf = by_events(&mut one_by_one, &path, *weight);
                 if *as_events {
                     prop_assert_eq!(by_events(&mut sampled, &path, *weight), leaf);
+                    prop_assert_eq!(by_events(&mut told, &path, *weight), leaf);
+                    previous.clear();
                 } else {
                     prop_assert_eq!(sampled.add_sample(&path, *weight), leaf);
+                    let same = path.iter().zip(&previous).take_while(|(a, b)| a == b).count();
+                    let same = if i % 2 == 0 { same } else { same / 2 };
+                    prop_assert_eq!(told.add_sample_sharing(&path, same, *weight), leaf);
+                    previous = path;
                 }
             }
-            prop_assert_eq!(one_by_one.finish(), sampled.finish());
+            let expected = one_by_one.finish();
+            prop_assert_eq!(&expected, &sampled.finish());
+            prop_assert_eq!(&expected, &told.finish());
         }
     }
 

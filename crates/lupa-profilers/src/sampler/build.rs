@@ -26,6 +26,7 @@ use lupa_prof::{
     MethodInfo, Metric, Profile, ProfileBuilder, SampleFrame, TimedSample, Timeline, process_label,
 };
 use lupa_vm::{StackLog, Vm, VmState};
+use rustc_hash::FxHashMap;
 
 /// What ran at the innermost end of a sample, below its Smalltalk frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,13 +85,36 @@ pub const ENTRY: u32 = u32::MAX;
 pub(crate) struct Built {
     /// The calling-context tree.
     pub(crate) profile: Profile,
-    /// Interpreted samples by bytecode: `(method id, instruction, value)`.
+    /// Interpreted samples by bytecode: `(method id, instruction, value)`,
+    /// each site once (its samples' values summed), in order.
     pub(crate) sites: Vec<(u32, u32, u64)>,
     /// Samples in native code by bytecode: `(method id, instruction or
-    /// [`ENTRY`], value)`.
+    /// [`ENTRY`], value)`, each site once, in order.
     pub(crate) native_sites: Vec<(u32, u32, u64)>,
     /// Every sample, in order, at its node.
     pub(crate) timeline: Timeline,
+}
+
+/// Sites and their values, ordered by method id and instruction.
+fn by_site(sites: FxHashMap<(u32, u32), u64>) -> Vec<(u32, u32, u64)> {
+    let mut all: Vec<(u32, u32, u64)> = sites.into_iter().map(|((m, i), v)| (m, i, v)).collect();
+    all.sort_unstable();
+    all
+}
+
+/// The pseudo-frame of a VM activity. Its category is what the Firefox
+/// Profiler colours by: the collector and the allocator (memory) apart from
+/// the rest of the runtime, and the time the VM does not run (blocked in the
+/// operating system, or idle until a Delay expires).
+fn vm_frame(state: VmState) -> MethodInfo {
+    let category = match state {
+        _ if state.is_gc() => "GC",
+        VmState::Allocation => "Memory",
+        VmState::Waiting => "Waiting",
+        VmState::Idle => "Idle",
+        _ => "VM",
+    };
+    MethodInfo::named(vm_frame_name(state)).with_category(category)
 }
 
 /// The name of the pseudo-frame of a VM activity.
@@ -108,27 +132,36 @@ pub(crate) fn build(
     samples: impl IntoIterator<Item = Sample>,
 ) -> Built {
     let mut b = ProfileBuilder::new(metric);
-    let mut sites: Vec<(u32, u32, u64)> = Vec::new();
-    let mut native_sites: Vec<(u32, u32, u64)> = Vec::new();
+    // Summed by site as the samples come (a deep profile has a few
+    // thousand sites for hundreds of thousands of samples).
+    let mut sites: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+    let mut native_sites: FxHashMap<(u32, u32), u64> = FxHashMap::default();
     let mut timeline = Timeline {
         states: VmState::ALL.iter().map(|s| s.name().to_string()).collect(),
         ..Timeline::default()
     };
     // The path of each sample (`ProfileBuilder::add_sample`): its process,
     // its frames, then its leaf's frames. The frames' part is kept from one
-    // sample to the next with the raw frames it came from, so that a frame
-    // the next sample shares (the same method at the same pc, and so on
-    // outwards) is not looked up again.
+    // sample to the next: the outer frames the stack log says are the
+    // previous sample's (the same methods at the same pcs, read in order:
+    // `StackCursor::frames_since`) keep their path frames, which the builder
+    // is told not to compare again, so that a sample costs the frames that
+    // changed, not its depth.
     let mut path: Vec<SampleFrame> = Vec::new();
-    let mut raw: Vec<(u32, u32)> = Vec::new();
-    let mut raw_process = None;
+    let mut path_process = None;
+    // Each VM state's pseudo-frame, interned at its first sample.
+    let mut state_frames = [None; VmState::ALL.len()];
     let mut cursor = stacks.cursor();
     for s in samples {
-        let frames = cursor.frames(s.stack);
+        let (frames, unchanged) = cursor.frames_since(s.stack);
         let labelled = usize::from(s.process != 0);
+        // Frames of `path` that are the previous sample's path (0 when the
+        // process changed: its label is another).
+        let mut same = 0;
         let mut shared = 0;
-        if raw_process == Some(s.process) {
-            shared = frames.iter().zip(&raw).take_while(|(a, b)| a == b).count();
+        if path_process == Some(s.process) {
+            shared = unchanged;
+            same = labelled + shared;
         } else {
             path.clear();
             if s.process != 0 {
@@ -137,29 +170,27 @@ pub(crate) fn build(
                 );
                 path.push((label, None));
             }
-            raw_process = Some(s.process);
+            path_process = Some(s.process);
         }
         path.truncate(labelled + shared);
-        raw.truncate(shared);
         let mut caller = shared.checked_sub(1).map(|i| frames[i]);
         for &(id, pc) in &frames[shared..] {
             let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
             let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
             path.push((m, line));
-            raw.push((id, pc));
             caller = Some((id, pc));
         }
         let frames_end = path.len();
         match s.leaf {
             Leaf::Interpreted => {
                 if let Some(&(id, pc)) = frames.last() {
-                    sites.push((id, pc.saturating_sub(1), s.weight));
+                    *sites.entry((id, pc.saturating_sub(1))).or_insert(0) += s.weight;
                 }
             }
             Leaf::Native(at) => {
                 let at = at.or_else(|| frames.last().map(|&(id, pc)| (id, pc.saturating_sub(1))));
                 if let Some((id, index)) = at {
-                    native_sites.push((id, index, s.weight));
+                    *native_sites.entry((id, index)).or_insert(0) += s.weight;
                 }
             }
             Leaf::Primitive(id) => {
@@ -174,23 +205,12 @@ pub(crate) fn build(
                         caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
                     path.push((m, line));
                 }
-                // The category is what the Firefox Profiler colours by: the
-                // collector and the allocator (memory) apart from the rest of
-                // the runtime, and the time the VM does not run (blocked in
-                // the operating system, or idle until a Delay expires).
-                let category = match state {
-                    _ if state.is_gc() => "GC",
-                    VmState::Allocation => "Memory",
-                    VmState::Waiting => "Waiting",
-                    VmState::Idle => "Idle",
-                    _ => "VM",
-                };
-                let m = b
-                    .intern_method(MethodInfo::named(vm_frame_name(state)).with_category(category));
+                let m = *state_frames[state as usize]
+                    .get_or_insert_with(|| b.intern_method(vm_frame(state)));
                 path.push((m, None));
             }
         }
-        let node = b.add_sample(&path, s.weight);
+        let node = b.add_sample_sharing(&path, same, s.weight);
         path.truncate(frames_end);
         timeline.samples.push(TimedSample {
             time_ns: s.time_ns,
@@ -207,8 +227,8 @@ pub(crate) fn build(
     name_methods(vm, &mut profile);
     Built {
         profile,
-        sites,
-        native_sites,
+        sites: by_site(sites),
+        native_sites: by_site(native_sites),
         timeline,
     }
 }

@@ -255,11 +255,14 @@ pub struct SamplerStats {
     /// The heap's statistics at the end of the run.
     pub heap_after: HeapStats,
     /// Interpreted samples by bytecode: `(method id, instruction index,
-    /// value)`, the instruction being the send at which the stack was copied.
+    /// value)`, the instruction being the send at which the stack was copied;
+    /// each site once (the values of its samples summed), ordered by method
+    /// id and instruction.
     pub sites: Vec<(u32, u32, u64)>,
     /// Samples in native code (the JIT's) by bytecode: `(method id,
     /// instruction index or [`ENTRY`], value)`; the instruction is where the
-    /// native pc was (`native`), else the send at which the stack was copied.
+    /// native pc was (`native`), else the send at which the stack was copied;
+    /// each site once, in order.
     pub native_sites: Vec<(u32, u32, u64)>,
     /// The code zone's functions at the end of the run, and those evicted or
     /// moved during it (Cog's code-zone constituents).

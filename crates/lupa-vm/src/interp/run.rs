@@ -583,15 +583,20 @@ impl Vm {
             n -= 1;
         }
         let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
-        let top = n.wrapping_sub(1);
-        let frames = all[skip..n].iter().enumerate().map(|(i, f)| match top_pc {
-            Some(pc) if skip + i == top => (f.method, pc as u32),
-            _ => (f.method, f.pc as u32),
-        });
+        let frames = &all[skip..n];
+        let len = frames.len();
+        // The top frame's pc is the interpreter's (not saved yet) when given.
+        let top = top_pc.map(|pc| pc as u32);
         let (process, sends) = (self.sched.current as u32, self.obs.sends);
         self.obs
             .stack_log()
-            .push(seq, process, skip > 0, sends, frames);
+            .push(seq, process, skip > 0, sends, len, |i| {
+                let f = &frames[i];
+                match top {
+                    Some(pc) if i + 1 == len => (f.method, pc),
+                    _ => (f.method, f.pc as u32),
+                }
+            });
     }
 
     /// A closure of `block` (a block of the top frame's code, whose receiver

@@ -50,35 +50,26 @@ pub struct StackLog {
 }
 
 impl StackLog {
-    /// Keep a copy of `frames` (`(method id, pc)`, outermost first) with
-    /// what it is.
+    /// Keep a copy of the `len` frames `frame(0)`..`frame(len - 1)`
+    /// (`(method id, pc)`, outermost first) with what it is.
     pub(crate) fn push(
         &mut self,
         seq: u64,
         process: u32,
         truncated: bool,
         sends: u64,
-        frames: impl Iterator<Item = (u32, u32)>,
+        len: usize,
+        frame: impl Fn(usize) -> (u32, u32),
     ) {
-        let mut len = 0;
-        let mut shared = None;
-        for f in frames {
-            match self.last.get_mut(len) {
-                Some(old) => {
-                    if shared.is_none() && *old != f {
-                        shared = Some(len);
-                    }
-                    *old = f;
-                }
-                None => {
-                    shared.get_or_insert(len);
-                    self.last.push(f);
-                }
-            }
-            len += 1;
+        // The outer frames the previous copy has too, compared in one tight
+        // loop (a deep stack's copy is mostly this), then the rest appended.
+        let k = len.min(self.last.len());
+        let mut shared = 0;
+        while shared < k && self.last[shared] == frame(shared) {
+            shared += 1;
         }
-        self.last.truncate(len);
-        let shared = shared.unwrap_or(len);
+        self.last.truncate(shared);
+        self.last.extend((shared..len).map(frame));
         let start = self.frames.len();
         self.frames.extend_from_slice(&self.last[shared..]);
         self.entries.push(StackEntry {
@@ -144,21 +135,36 @@ pub struct StackCursor<'a> {
 impl StackCursor<'_> {
     /// The frames of copy `index` (empty past the end).
     pub fn frames(&mut self, index: usize) -> &[(u32, u32)] {
+        self.frames_since(index).0
+    }
+
+    /// The frames of copy `index` (empty past the end), and how many of its
+    /// outer frames are known to be those of the copy this cursor gave
+    /// before (0 for the first): the frames no copy in between changed,
+    /// which a reader of copies in order need not look at again.
+    pub fn frames_since(&mut self, index: usize) -> (&[(u32, u32)], usize) {
         if index >= self.log.entries.len() {
-            return &[];
+            self.at = None;
+            self.frames.clear();
+            return (&[], 0);
         }
         let from = match self.at {
             Some(at) if at <= index => at + 1,
-            _ => 0,
+            _ => {
+                self.frames.clear();
+                0
+            }
         };
+        let mut unchanged = self.frames.len();
         for e in &self.log.entries[from..=index] {
+            unchanged = unchanged.min(e.shared as usize);
             self.frames.truncate(e.shared as usize);
             let own = e.len as usize - e.shared as usize;
             self.frames
                 .extend_from_slice(&self.log.frames[e.start..e.start + own]);
         }
         self.at = Some(index);
-        &self.frames
+        (&self.frames, unchanged.min(self.frames.len()))
     }
 }
 
@@ -179,7 +185,7 @@ mod tests {
         fn copies_come_back_whole(all in stacks(), seek in 0usize..40) {
             let mut log = StackLog::default();
             for (i, s) in all.iter().enumerate() {
-                log.push(i as u64, 0, false, i as u64 * 10, s.iter().copied());
+                log.push(i as u64, 0, false, i as u64 * 10, s.len(), |i| s[i]);
             }
             prop_assert_eq!(log.len(), all.len());
             let back: Vec<_> = log.iter().map(|s| s.frames).collect();
@@ -193,6 +199,25 @@ mod tests {
                 }
             }
             prop_assert!(c.frames(all.len()).is_empty());
+            // Read in order, each copy says how many outer frames it is
+            // known to share with the one read before (a lower bound of
+            // what they share, exact between neighbours).
+            let mut c = log.cursor();
+            let mut before: Vec<(u32, u32)> = Vec::new();
+            for (i, s) in all.iter().enumerate() {
+                let step = 1 + seek % 3;
+                if i % step != 0 {
+                    continue;
+                }
+                let (f, same) = c.frames_since(i);
+                prop_assert_eq!(f, &s[..]);
+                prop_assert_eq!(&f[..same], &before[..same]);
+                if step == 1 && i > 0 {
+                    let really = s.iter().zip(&before).take_while(|(a, b)| a == b).count();
+                    prop_assert_eq!(same, really);
+                }
+                before = f.to_vec();
+            }
             // What is stored: at most the frames pushed.
             prop_assert!(log.frames.len() <= all.iter().map(Vec::len).sum::<usize>());
         }
@@ -202,11 +227,11 @@ mod tests {
     fn a_copy_stores_only_the_frames_that_changed() {
         let mut log = StackLog::default();
         let deep: Vec<(u32, u32)> = (0..100).map(|i| (i, 1)).collect();
-        log.push(1, 0, false, 0, deep.iter().copied());
+        log.push(1, 0, false, 0, deep.len(), |i| deep[i]);
         let mut next = deep.clone();
         next[99] = (99, 2);
-        log.push(2, 0, false, 5, next.iter().copied());
-        log.push(3, 0, false, 9, next[..50].iter().copied());
+        log.push(2, 0, false, 5, next.len(), |i| next[i]);
+        log.push(3, 0, false, 9, 50, |i| next[i]);
         assert_eq!(log.frames.len(), 100 + 1);
         let e = log.entries();
         assert_eq!((e[1].shared, e[2].shared, e[2].len), (99, 50, 50));
