@@ -180,7 +180,7 @@ pub struct Observation {
     deadline_stamp: Cell<u64>,
     /// The self-timed sampler's stamp counter (`SelfTimer` says which).
     stamp: fn() -> u64,
-    /// Is the deadline near (due before about two polls from the last)?
+    /// Is the deadline near (due before about the next poll)?
     /// Then the end of every primitive and lookup tests it; the ends of
     /// long operations (collections, large allocations, blocking calls, the
     /// idle sleep, JIT work) always do.
@@ -385,7 +385,7 @@ impl Observation {
             // Most polls: the deadline is not due, which the stamp counter
             // tells without the clock.
             t.adapt_stamps(stamp);
-            self.stamp_armed.set(at - stamp <= 2 * t.target_stamps());
+            self.stamp_armed.set(at - stamp <= t.target_stamps());
             self.poll_at.set(self.sends + t.next_gap());
             return None;
         }
@@ -415,7 +415,7 @@ impl Observation {
                 || self
                     .self_deadline
                     .get()
-                    .is_some_and(|d| d.saturating_duration_since(now) <= 2 * t.target()),
+                    .is_some_and(|d| d.saturating_duration_since(now) <= t.target()),
         );
         let gap = t.next_gap();
         self.poll_at.set(self.sends + gap);

@@ -21,8 +21,10 @@
 //! - **Long operations.** A state that interrupts another (a collection, a
 //!   large allocation, a blocking call, an idle sleep, the JIT compiling)
 //!   tests the deadline when it starts and when it ends; a primitive or a
-//!   lookup when it ends, if the deadline is near (due within two poll
-//!   intervals of the last poll: the test is then *armed*). If it has passed,
+//!   lookup when it ends, if the deadline may pass before the next poll (due
+//!   within one poll interval of the last poll: the test is then *armed*;
+//!   a stamp read costs 15-30 ns on a virtual machine, and primitives are
+//!   many). If it has passed,
 //!   the state that ends is kept as the sample's state and the next
 //!   safepoint polls at once: the sample is charged to that operation under
 //!   the stack of its caller, as a sampler thread's tick during it would be.
