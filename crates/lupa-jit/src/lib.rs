@@ -94,7 +94,11 @@ pub fn factory(options: &VmOptions) -> Result<Box<dyn Jit>, String> {
     }
     let mut jit = CraneliftJit::new(options.code_zone_bytes).map_err(|e| e.to_string())?;
     if options.perf_map {
-        jit.perf_map = Some(perf_map::PerfMap::create()?);
+        let mut map = perf_map::PerfMap::create()?;
+        for stub in &jit.zone.stubs {
+            map.note(stub.start, stub.len, &stub.name)?;
+        }
+        jit.perf_map = Some(map);
     }
     Ok(Box::new(jit))
 }
@@ -222,7 +226,7 @@ impl CraneliftJit {
             let code = codegen::stubs::compile_stub(&*isa, &mut ctx, &mut fctx, shape, entries)
                 .map_err(JitError::Zone)?;
             entries.stubs[shape] = zone
-                .install_stub(&code)
+                .install_stub(&code, codegen::stubs::name(shape))
                 .map_err(|e| JitError::Zone(e.to_string()))?;
         }
         Ok(CraneliftJit {

@@ -100,12 +100,13 @@ impl Counts {
 }
 
 /// The functions of `zone`: those evicted or moved first (oldest first),
-/// then those in it now.
+/// then those in it now, the entry stubs at its start first.
 pub(crate) fn functions(zone: &CodeZone) -> Vec<NativeFunctionInfo> {
     let start = zone.start();
     zone.retired
         .iter()
         .cloned()
+        .chain(zone.stubs.iter().cloned())
         .chain(zone.functions.iter().map(|f| f.info(start, None)))
         .collect()
 }

@@ -106,6 +106,9 @@ pub(crate) struct CodeZone {
     used: usize,
     /// The bytes at the start that hold the entry stubs (never moved).
     pinned: usize,
+    /// The entry stubs there, described as functions running no method
+    /// (`NativeFunctionInfo::NO_METHOD`), for the zone's description.
+    pub(crate) stubs: Vec<NativeFunctionInfo>,
     page: usize,
     /// The functions, in address order.
     pub(crate) functions: Vec<Function>,
@@ -172,6 +175,7 @@ impl CodeZone {
             size,
             used: 0,
             pinned: 0,
+            stubs: Vec::new(),
             page,
             functions: Vec::new(),
             counters: (0..slots).map(|_| AtomicU64::new(0)).collect(),
@@ -192,10 +196,10 @@ impl CodeZone {
         self.pinned
     }
 
-    /// Put an entry stub's `code` in the zone, which keeps it where it is
-    /// for the zone's life; answers its address. Only before any function
-    /// is installed (the stubs come first).
-    pub(crate) fn install_stub(&mut self, code: &[u8]) -> Result<u64, ZoneError> {
+    /// Put the entry stub `name`'s `code` in the zone, which keeps it where
+    /// it is for the zone's life; answers its address. Only before any
+    /// function is installed (the stubs come first).
+    pub(crate) fn install_stub(&mut self, code: &[u8], name: &str) -> Result<u64, ZoneError> {
         let len = code.len().div_ceil(16) * 16;
         if !self.functions.is_empty() || self.used + len > self.size {
             return Err(ZoneError::TooLarge(len));
@@ -204,7 +208,17 @@ impl CodeZone {
         self.write(offset, code)?;
         self.used += len;
         self.pinned = self.used;
-        Ok(self.start() as u64 + offset as u64)
+        let start = self.start() + offset;
+        self.stubs.push(NativeFunctionInfo {
+            name: name.to_string(),
+            method: NativeFunctionInfo::NO_METHOD,
+            start,
+            len: code.len(),
+            pcs: Vec::new(),
+            since: Instant::now(),
+            until: None,
+        });
+        Ok(start as u64)
     }
 
     /// The zone's first address.

@@ -454,6 +454,10 @@ fn perf_map_names_native_functions() {
     }
     assert!(names > 10, "{map}");
     assert!(map.contains("TowersBenchmark>>move:disksFrom:to:"), "{map}");
+    assert!(
+        map.contains("<entry stub: method>"),
+        "the shared stubs: {map}"
+    );
 
     // perf itself, where it may record this process.
     let dir = tempfile::tempdir().expect("temp dir");
@@ -522,6 +526,7 @@ fn code_zone_constituents_describe_native_functions() {
                 fib := zone detect: [ :f | (f at: 1) = 'Zone>>fib:' ] ifNone: [ nil ].
                 fib isNil ifTrue: [ ^ 'absent' println ].
                 'present' println.
+                (zone detect: [ :f | (f at: 1) = '<entry stub: method>' ] ifNone: [ nil ]) notNil println.
                 (fib at: 3) printString println.
                 ((fib at: 4) length / 2) printString println.
                 (((fib at: 4) at: 1) >= (fib at: 2)) println.
@@ -540,10 +545,16 @@ fn code_zone_constituents_describe_native_functions() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.first(), Some(&"present"), "{}", r.stdout);
-    let size: u64 = lines[1].parse().expect("a size");
-    let mapped: u64 = lines[2].parse().expect("a count");
+    assert_eq!(
+        lines.get(1),
+        Some(&"true"),
+        "the shared stubs: {}",
+        r.stdout
+    );
+    let size: u64 = lines[2].parse().expect("a size");
+    let mapped: u64 = lines[3].parse().expect("a count");
     assert!(size > 0 && mapped > 5, "{}", r.stdout);
-    assert_eq!(&lines[3..], ["true", "true"], "{}", r.stdout);
+    assert_eq!(&lines[4..], ["true", "true"], "{}", r.stdout);
 }
 
 #[test]

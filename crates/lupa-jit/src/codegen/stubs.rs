@@ -55,6 +55,17 @@ pub(crate) fn shape(block: bool, fields: bool) -> usize {
     usize::from(block) * 2 + usize::from(fields)
 }
 
+/// The name of the stub of `shape`, as the code zone's description and the
+/// perf map give it.
+pub(crate) fn name(shape: usize) -> &'static str {
+    match shape {
+        0 => "<entry stub: method>",
+        1 => "<entry stub: method using fields>",
+        2 => "<entry stub: block>",
+        _ => "<entry stub: block using fields>",
+    }
+}
+
 /// The word a function passes its stub: its id, the slots its receiver
 /// needs (`need`, if it uses fields) and its arguments, or `None` when they
 /// do not fit (the function then makes its checks itself).

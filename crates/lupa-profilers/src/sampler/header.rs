@@ -205,7 +205,11 @@ fn smalltalk_section(
         pct(native, total),
         amount(interpreted, time),
         pct(interpreted, total),
-        stats.code_zone.iter().filter(|f| f.live()).count()
+        stats
+            .code_zone
+            .iter()
+            .filter(|f| f.live() && f.method != lupa_vm::NativeFunctionInfo::NO_METHOD)
+            .count()
     ));
     lines.push(String::new());
     code_section(

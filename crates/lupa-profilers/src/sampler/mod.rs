@@ -529,8 +529,12 @@ impl RunningSampler {
                                 stack,
                                 leaf: match (Leaf::of(t.state.state, t.state.detail), hit) {
                                     // The native pc says where native code was at
-                                    // the tick (the stack was copied at the next send).
-                                    (Leaf::Native(_) | Leaf::Interpreted, Some(at)) => {
+                                    // the tick (the stack was copied at the next send);
+                                    // in an entry stub, the call it makes is the
+                                    // caller's send, where the stack locates it.
+                                    (Leaf::Native(_) | Leaf::Interpreted, Some(at))
+                                        if at.0 != NativeFunctionInfo::NO_METHOD =>
+                                    {
                                         Leaf::Native(Some(*at))
                                     }
                                     (leaf, _) => leaf,

@@ -387,16 +387,27 @@ mod tests {
         let r = s.into_report();
         assert!(r.ticks.len() >= 40, "{}", r.ticks.len());
         let cpu: u64 = r.ticks.iter().map(|t| t.cpu_ns).sum();
-        assert!(cpu > 0 && cpu <= r.cpu_ns.unwrap_or(0), "{cpu} {:?}", r.cpu_ns);
+        assert!(
+            cpu > 0 && cpu <= r.cpu_ns.unwrap_or(0),
+            "{cpu} {:?}",
+            r.cpu_ns
+        );
         // A single thread's CPU time never runs faster than the wall clock:
         // interpolated shares neither.
         assert!(
             r.ticks.iter().all(|t| t.cpu_ns <= t.wall_ns + 10_000),
             "{:?}",
-            r.ticks.iter().map(|t| (t.cpu_ns, t.wall_ns)).collect::<Vec<_>>()
+            r.ticks
+                .iter()
+                .map(|t| (t.cpu_ns, t.wall_ns))
+                .collect::<Vec<_>>()
         );
         // Busy all along: the ticks taken without a reading got their share.
         let unweighed = r.ticks.iter().filter(|t| t.cpu_ns == 0).count();
-        assert!(unweighed * 4 < r.ticks.len(), "{unweighed} of {}", r.ticks.len());
+        assert!(
+            unweighed * 4 < r.ticks.len(),
+            "{unweighed} of {}",
+            r.ticks.len()
+        );
     }
 }

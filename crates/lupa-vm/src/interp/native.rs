@@ -189,7 +189,8 @@ impl JitWork<'_> {
 pub struct NativeFunctionInfo {
     /// `Class>>selector` or `[]#k in Class>>selector`.
     pub name: String,
-    /// The id of the method or block it runs.
+    /// The id of the method or block it runs ([`NO_METHOD`](Self::NO_METHOD):
+    /// a stub of the JIT's).
     pub method: u32,
     /// Its first address.
     pub start: usize,
@@ -207,6 +208,10 @@ pub struct NativeFunctionInfo {
 }
 
 impl NativeFunctionInfo {
+    /// The `method` of a function that runs no method: one of the JIT's
+    /// shared stubs (its name says which, `<entry stub: ...>`).
+    pub const NO_METHOD: u32 = u32::MAX;
+
     /// Is it still in the code zone at `start`?
     pub fn live(&self) -> bool {
         self.until.is_none()
