@@ -215,21 +215,9 @@ impl Unit {
     #[cfg(test)]
     pub(crate) fn for_tests(ops: Vec<Op>) -> Unit {
         Unit {
-            id: 0,
             ops: ops.into_boxed_slice(),
-            num_args: 0,
-            num_temps: 0,
             max_stack: 2,
-            env: false,
-            block: false,
-            doubles: false,
-            strings: false,
-            meta_level: false,
-            literals: Box::new([]),
-            sel_ids: Box::new([]),
-            caches: Box::new([]),
-            lines: None,
-            watching: false,
+            ..Unit::stub(false)
         }
     }
 }

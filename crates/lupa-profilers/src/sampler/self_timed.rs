@@ -130,18 +130,25 @@ impl SelfSampler {
         }
     }
 
+    /// The CPU clock at a moment between its last reading and `now`, when
+    /// it reads `cpu_now`, by linear interpolation (it is read only by some
+    /// samples).
+    fn cpu_between(&self, now: Instant, cpu_now: u64) -> impl Fn(Instant) -> u64 + use<> {
+        let (t0, c0) = (self.last_wall, self.last_cpu);
+        let actual = now.saturating_duration_since(t0).as_nanos().max(1);
+        let cpu = u128::from(cpu_now.saturating_sub(c0));
+        move |at: Instant| {
+            let into = at.saturating_duration_since(t0).as_nanos().min(actual);
+            c0 + (cpu * into / actual) as u64
+        }
+    }
+
     /// Give the ticks taken since the CPU clock was last read their CPU
     /// time, now that it reads `cpu_now` at `now`: the CPU clock at each of
     /// their deadlines interpolated between the two readings, as a sample
     /// that reads the clock does for the deadlines it passed.
     fn settle(&mut self, now: Instant, cpu_now: u64) {
-        let (t0, c0) = (self.last_wall, self.last_cpu);
-        let actual = now.saturating_duration_since(t0).as_nanos().max(1);
-        let cpu = u128::from(cpu_now.saturating_sub(c0));
-        let cpu_at = |at: Instant| {
-            let into = at.saturating_duration_since(t0).as_nanos().min(actual);
-            c0 + (cpu * into / actual) as u64
-        };
+        let cpu_at = self.cpu_between(now, cpu_now);
         let (mut at, mut before) = (self.settled_at, self.last_deadline_cpu);
         let from = self.unsettled.min(self.ticks.len());
         for t in &mut self.ticks[from..] {
@@ -205,15 +212,7 @@ impl SelfTimer for SelfSampler {
             self.settle(now, cpu_now);
         }
         self.unread = 0;
-        let (t0, c0) = (self.last_wall, self.last_cpu);
-        let actual = now.saturating_duration_since(t0).as_nanos().max(1);
-        let cpu = u128::from(cpu_now.saturating_sub(c0));
-        // The CPU clock at a moment between the last sample and now, by
-        // linear interpolation (it is read only when a sample is taken).
-        let cpu_at = |at: Instant| {
-            let into = at.saturating_duration_since(t0).as_nanos().min(actual);
-            c0 + (cpu * into / actual) as u64
-        };
+        let cpu_at = self.cpu_between(now, cpu_now);
         (self.last_wall, self.last_cpu) = (now, cpu_now);
         // One tick per deadline passed since the last sample (at least the
         // one that made the VM take this one), as a sampler thread would have
