@@ -9,9 +9,10 @@
 //!   addresses once, and goes on to a *resume block* per resume point (pc 0,
 //!   the pc after each send, backward-jump targets, the conditional jumps
 //!   the interpreter re-executes after `mustBeBoolean`): pc 0 by one test,
-//!   the others through the *dispatch*, a table from pc to resume index and
-//!   one `br_table` (none in code whose only resume point is pc 0); any
-//!   other pc answers `DECLINE` (the interpreter runs it).
+//!   the others through the *dispatch*: a test for each when there are
+//!   at most three (`FEW_RESUMES`), a table from pc to resume index and
+//!   one `br_table` otherwise (none in code whose only resume point is
+//!   pc 0); any other pc answers `DECLINE` (the interpreter runs it).
 //!   Fewer resume points make less code to compile, and none is needed for
 //!   correctness: a declined activation is interpreted up to its next send;
 //! - before that, a *direct entry* ([`DIRECT`]: native code calling this
@@ -43,11 +44,11 @@
 //!   answer from their slots); anything else leaves with `BAIL`, leaving
 //!   the frame to the interpreter, which resumes it at a resume point;
 //! - an inline send counts itself and polls (`NativeCtx::poll_at`, every
-//!   few thousand sends): a trivial method's site calls the runtime's poll
-//!   before it runs, an inline special send that has answered stores its
-//!   operands when the poll is due and jumps to the function's one *poll
-//!   tail*, which calls the runtime's poll and goes on at the resume point
-//!   after the send through the dispatch;
+//!   few thousand sends): an inline send that has answered (a trivial
+//!   method's, a special send's) stores its operands when the poll is due
+//!   and jumps to the function's one *poll tail*, which calls the runtime's
+//!   poll and goes on at the resume point after the send through the
+//!   dispatch;
 //! - what is there once per function, not per instruction: the return
 //!   (every `ReturnTop` and `ReturnSelf` jumps to one return block), the
 //!   send and poll tails, the bail tail (each place that leaves to the
@@ -702,6 +703,18 @@ impl Gen<'_, '_> {
         ok
     }
 
+    /// Go to `yes` when receiver `r` has the fields the code uses (as
+    /// [`fields_ok`](Self::fields_ok)), else to `no`: by branches, no
+    /// condition values (less code at each entry).
+    fn if_fields(&mut self, r: Value, need: Value, yes: Block, no: Block) {
+        let check = self.b.create_block();
+        self.if_ptr(r, check, no, NO);
+        self.b.switch_to_block(check);
+        let addr = self.obj_addr(r);
+        let inb = self.has_slots(addr, need);
+        self.b.ins().brif(inb, yes, NO, no, NO);
+    }
+
     /// Has the object at address `addr` at least `need` slots?
     fn has_slots(&mut self, addr: Value, need: Value) -> Value {
         let h1 = self.load(addr, 8);
@@ -959,11 +972,10 @@ impl Gen<'_, '_> {
             self.store(v, addr, 0);
             return;
         }
-        let ptr = self.is_ptr(v);
         let slow = self.b.create_block();
         let fast = self.b.create_block();
         let done = self.b.create_block();
-        self.b.ins().brif(ptr, slow, NO, fast, NO);
+        self.if_ptr(v, slow, fast, NO);
         self.b.switch_to_block(slow);
         let i = index(self);
         let ctx = self.ctx();
@@ -1262,27 +1274,40 @@ impl Gen<'_, '_> {
 
     /// `d` as an immediate Double (`Value::from_f64`); one that needs a box
     /// goes to `slow`.
+    ///
+    /// The exponent rebased, `shifted`, fits when `0 < shifted < 2^61`:
+    /// one unsigned test of `shifted - 1` (computed instead of `shifted`);
+    /// +0.0 (all bits 0, never in the window) is tested on the cold side.
+    /// Branches, no condition values (less code, fewer instructions).
     fn encode_double(&mut self, d: Value, slow: Block) -> Value {
         let bits = self.b.ins().bitcast(types::I64, MemFlagsData::new(), d);
         let rot = self.b.ins().rotl_imm_u(bits, 1);
-        let shifted = self
+        let less1 = self
             .b
             .ins()
-            .iadd_imm_s(rot, (FLOAT_EXP_OFFSET as i64).wrapping_neg());
+            .iadd_imm_s(rot, (FLOAT_EXP_OFFSET as i64).wrapping_neg() - 1);
         let in_window = self
             .b
             .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, shifted, 1 << 61);
-        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, shifted, 0);
-        let plus_zero = self.b.ins().icmp_imm_s(IntCC::Equal, bits, 0);
-        let window = self.b.ins().band(in_window, nonzero);
-        let ok = self.b.ins().bor(window, plus_zero);
-        let boxed = self.b.ins().bxor_imm_s(ok, 1);
-        self.unless(boxed, slow);
-        let tagged = self.b.ins().ishl_imm_u(shifted, 3);
-        let tagged = self.b.ins().bor_imm_s(tagged, FLOAT_TAG as i64);
+            .icmp_imm_s(IntCC::UnsignedLessThan, less1, (1 << 61) - 1);
+        let join = self.b.create_block();
+        let v = self.b.append_block_param(join, types::I64);
+        let fits = self.b.create_block();
+        let other = self.b.create_block();
+        self.b.set_cold_block(other);
+        self.b.ins().brif(in_window, fits, NO, other, NO);
+        self.b.switch_to_block(other);
         let zero = self.iconst(FLOAT_TAG as i64);
-        self.b.ins().select(plus_zero, zero, tagged)
+        self.b
+            .ins()
+            .brif(bits, slow, NO, join, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(fits);
+        // (shifted << 3) | FLOAT_TAG, with shifted = less1 + 1.
+        let tagged = self.b.ins().ishl_imm_u(less1, 3);
+        let tagged = self.b.ins().iadd_imm_s(tagged, 8 + FLOAT_TAG as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(tagged)]);
+        self.b.switch_to_block(join);
+        v
     }
 
     fn load32(&mut self, addr: Value, offset: i32) -> Value {
@@ -1340,7 +1365,9 @@ impl Gen<'_, '_> {
     /// Run trivial method `mid` (of kind `kind`, not [`TRIVIAL_NONE`], with
     /// `operand`, as `FastEntry::trivial_of` answers them) on `rcv` without a
     /// frame, as the interpreter does when no activation hooks are
-    /// installed; its answer replaces the receiver and the arguments. While
+    /// installed; its answer replaces the receiver and the arguments, then
+    /// the send is counted and a poll due takes the function's poll tail
+    /// (as an inline binary send's: `count_answered_send_and_poll`). While
     /// `slow_returns` is not 0 (hooks, or a method watch: the method may be
     /// watched), the runtime's `primitive` entry instead, by the site's
     /// `call` block (`Vm::native_invoke`: `invoke` runs it and records a
@@ -1383,7 +1410,6 @@ impl Gen<'_, '_> {
         );
         self.b.switch_to_block(run);
         self.count_trivial_arrival(mid);
-        self.count_send_and_poll(pc + 1);
         let result = match kind {
             TRIVIAL_GETTER | TRIVIAL_SETTER => {
                 // A receiver without the field (a class that changed shape)
@@ -1419,6 +1445,7 @@ impl Gen<'_, '_> {
             }
         };
         self.b.def_var(self.s[depth - argc - 1], result);
+        self.count_answered_send_and_poll(pc + 1, depth - argc);
         self.b.ins().jump(cont, NO);
     }
 
@@ -1763,7 +1790,6 @@ impl Gen<'_, '_> {
         let inline = !self.code.has_env() && !self.code.meta_level;
         if inline {
             let d = self.ctx_field(offset_of!(NativeCtx, depth));
-            let top = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
             let sa = self.ctx_field(offset_of!(NativeCtx, slow_returns));
             let sr = self
                 .b
@@ -1773,11 +1799,12 @@ impl Gen<'_, '_> {
             let after = self.b.ins().iadd_imm_s(fl, -1);
             let watch = self.ctx_field(offset_of!(NativeCtx, unwind_watch));
             let watched = self.b.ins().icmp(IntCC::Equal, after, watch);
-            let no = self.b.ins().bor(top, watched);
             let fast = self.b.create_block();
             if self.code.watching {
                 // Compiled under a watch: the return may stay inline under
                 // the watch too (`watched_return`).
+                let top = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+                let no = self.b.ins().bor(top, watched);
                 let no_sr = self.b.ins().bor(no, sr);
                 let check = self.b.create_block();
                 self.b.set_cold_block(check);
@@ -1785,8 +1812,14 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(check);
                 self.watched_return(v, (sa, no, after), fast, slow);
             } else {
-                let no = self.b.ins().bor(no, sr);
-                self.b.ins().brif(no, slow, NO, fast, NO);
+                // A branch per check, no condition values (less code).
+                let native = self.b.create_block();
+                let no_hooks = self.b.create_block();
+                self.b.ins().brif(d, native, NO, slow, NO);
+                self.b.switch_to_block(native);
+                self.b.ins().brif(sr, slow, NO, no_hooks, NO);
+                self.b.switch_to_block(no_hooks);
+                self.b.ins().brif(watched, slow, NO, fast, NO);
             }
             self.b.switch_to_block(fast);
             self.write_slot(0, v);
@@ -2746,6 +2779,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 }
 
+/// Up to this many resume points past pc 0, the dispatch tests the pc
+/// against each rather than reading the resume table (`compile`).
+const FEW_RESUMES: usize = 3;
+
 /// `(start, end, pc)`: the code in `start..end` runs instruction `pc`.
 type PcMap = Vec<(u32, u32, u32)>;
 
@@ -2822,10 +2859,9 @@ pub(crate) fn compile(
     g.reload_bases();
     if let Some(need) = g.need() {
         let r = g.read_slot(0);
-        let ok = g.fields_ok(r, need);
         let fine = g.b.create_block();
         let decline = g.decline;
-        g.b.ins().brif(ok, fine, NO, decline, NO);
+        g.if_fields(r, need, fine, decline);
         g.b.switch_to_block(fine);
     }
     let k = resumes.len() as u32;
@@ -2838,6 +2874,28 @@ pub(crate) fn compile(
         // No resume point but pc 0: any other pc is declined.
         let decline = g.decline;
         g.b.ins().brif(pc, decline, NO, start, NO);
+    } else if resumes.len() <= 1 + FEW_RESUMES {
+        // Few resume points past pc 0: a test for each (less code than the
+        // table's bounds, load and indirect jump; as few tests run).
+        let others = g.b.create_block();
+        let p = g.b.append_block_param(others, types::I64);
+        g.dispatch = Some(others);
+        g.b.ins()
+            .brif(pc, others, &[BlockArg::Value(pc)], start, NO);
+        g.b.switch_to_block(others);
+        let last = resumes.len() - 1;
+        for (i, &(rp, r)) in resumes[1..].iter().enumerate() {
+            let is = g.b.ins().icmp_imm_u(IntCC::Equal, p, rp as i64);
+            let next = if i + 1 == last {
+                g.decline
+            } else {
+                g.b.create_block()
+            };
+            g.b.ins().brif(is, r, NO, next, NO);
+            if i + 1 != last {
+                g.b.switch_to_block(next);
+            }
+        }
     } else {
         // The dispatch past pc 0, `(pc)`: from here, and from the
         // function's send and poll tails.
