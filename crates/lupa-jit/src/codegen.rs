@@ -705,14 +705,16 @@ impl Gen<'_, '_> {
 
     /// Go to `yes` when receiver `r` has the fields the code uses (as
     /// [`fields_ok`](Self::fields_ok)), else to `no`: by branches, no
-    /// condition values (less code at each entry).
-    fn if_fields(&mut self, r: Value, need: Value, yes: Block, no: Block) {
+    /// condition values (less code at each entry). Answers the object's
+    /// address, which `yes` may use.
+    fn if_fields(&mut self, r: Value, need: Value, yes: Block, no: Block) -> Value {
         let check = self.b.create_block();
         self.if_ptr(r, check, no, NO);
         self.b.switch_to_block(check);
         let addr = self.obj_addr(r);
         let inb = self.has_slots(addr, need);
         self.b.ins().brif(inb, yes, NO, no, NO);
+        addr
     }
 
     /// Has the object at address `addr` at least `need` slots?
@@ -2012,12 +2014,7 @@ impl Gen<'_, '_> {
             self.b.ins().jump(may, NO);
             self.b.switch_to_block(may);
             let rcv = self.read_slot(0);
-            let obj = self.b.create_block();
-            self.if_ptr(rcv, obj, refuse, NO);
-            self.b.switch_to_block(obj);
-            let a = self.obj_addr(rcv);
-            let fine = self.has_slots(a, need);
-            self.b.ins().brif(fine, sized, NO, refuse, NO);
+            let a = self.if_fields(rcv, need, sized, refuse);
             self.b.switch_to_block(sized);
             self.b.ins().brif(cell, probe, NO, ok, NO);
             self.b.switch_to_block(probe);
