@@ -340,7 +340,7 @@ struct Callee {
     word: Value,
     /// The method id (the frame's method word, no flags).
     id: Value,
-    /// The slots its receiver needs ([`Gen::fields_ok`]), if it uses
+    /// The slots its receiver needs ([`Gen::if_fields`]), if it uses
     /// fields.
     need: Option<Value>,
     /// The caller's operand stack top, if known (else `bp` plus the
@@ -672,40 +672,27 @@ impl Gen<'_, '_> {
 
     /// Is slot `slot` inside the object at address `addr`?
     fn slot_in_object(&mut self, addr: Value, slot: i64) -> Value {
-        let h1 = self.load(addr, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let size = self.object_size(addr);
         self.b
             .ins()
             .icmp_imm_s(IntCC::UnsignedGreaterThan, size, slot)
     }
 
-    /// Has receiver `r` the fields the code reads and writes (a pointer
-    /// with more slots than the highest field index)? A condition, or
-    /// true for code that uses no field. Tested at every entry (a
-    /// receiver never changes during an activation), so that field reads
-    /// and writes are plain loads and stores: code entered with a receiver
-    /// without them (an instance made before its class gained fields, whose
-    /// reads answer nil in the interpreter) is left to the interpreter.
-    fn fields_ok(&mut self, r: Value, need: Value) -> Value {
-        let p = self.is_ptr(r);
-        let check = self.b.create_block();
-        let join = self.b.create_block();
-        let ok = self.b.append_block_param(join, types::I8);
-        let no = self.b.ins().iconst(types::I8, 0);
-        self.b
-            .ins()
-            .brif(p, check, NO, join, &[BlockArg::Value(no)]);
-        self.b.switch_to_block(check);
-        let addr = self.obj_addr(r);
-        let inb = self.has_slots(addr, need);
-        self.b.ins().jump(join, &[BlockArg::Value(inb)]);
-        self.b.switch_to_block(join);
-        ok
+    /// The number of slots of the object at address `addr` (its header's
+    /// size field).
+    fn object_size(&mut self, addr: Value) -> Value {
+        let h1 = self.load(addr, 8);
+        self.b.ins().band_imm_s(h1, SIZE_MASK as i64)
     }
 
-    /// Go to `yes` when receiver `r` has the fields the code uses (as
-    /// [`fields_ok`](Self::fields_ok)), else to `no`: by branches, no
-    /// condition values (less code at each entry). Answers the object's
+    /// Go to `yes` when receiver `r` has the fields the code reads and
+    /// writes (a pointer with more slots than the highest field index),
+    /// else to `no`: by branches, no condition values (less code at each
+    /// entry). Tested at every entry (a receiver never changes during an
+    /// activation), so that field reads and writes are plain loads and
+    /// stores: code entered with a receiver without them (an instance made
+    /// before its class gained fields, whose reads answer nil in the
+    /// interpreter) is left to the interpreter. Answers the object's
     /// address, which `yes` may use.
     fn if_fields(&mut self, r: Value, need: Value, yes: Block, no: Block) -> Value {
         let check = self.b.create_block();
@@ -719,14 +706,13 @@ impl Gen<'_, '_> {
 
     /// Has the object at address `addr` at least `need` slots?
     fn has_slots(&mut self, addr: Value, need: Value) -> Value {
-        let h1 = self.load(addr, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let size = self.object_size(addr);
         self.b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, size, need)
     }
 
-    /// The slots this code's receiver needs ([`fields_ok`](Self::fields_ok)),
+    /// The slots this code's receiver needs ([`if_fields`](Self::if_fields)),
     /// if it uses fields.
     fn need(&mut self) -> Option<Value> {
         let top = self.max_field?;
@@ -2001,7 +1987,7 @@ impl Gen<'_, '_> {
         let ok = self.b.create_block();
         // A method probes the caller's inline-cache entry, if it has one, as
         // the caller's site would have; the receiver must have the fields
-        // the code uses (`fields_ok`), a block's being its closure's.
+        // the code uses (`if_fields`), a block's being its closure's.
         let mut fields_checked = false;
         if self.code.is_block() {
             self.b.ins().jump(ok, NO);
@@ -2048,9 +2034,8 @@ impl Gen<'_, '_> {
                 Some((_, recv, _)) => recv,
                 None => self.read_slot(0),
             };
-            let fine = self.fields_ok(r, need);
             let go = self.b.create_block();
-            self.b.ins().brif(fine, go, NO, refuse, NO);
+            self.if_fields(r, need, go, refuse);
             self.b.switch_to_block(go);
         }
         // Under a watch (compiled under one), the frame's flags as the
@@ -2477,7 +2462,7 @@ impl Gen<'_, '_> {
             }
             Op::PushField(i) => {
                 // The receiver has the field: checked at every entry
-                // (`fields_ok`).
+                // (`if_fields`).
                 let r = self.read_slot(0);
                 let addr = self.obj_addr(r);
                 let v = self.load(addr, HEADER_BYTES + 8 * i as i32);
@@ -2489,7 +2474,7 @@ impl Gen<'_, '_> {
                 } else {
                     self.top(d)
                 };
-                // The receiver has the field (`fields_ok`).
+                // The receiver has the field (`if_fields`).
                 let r = self.read_slot(0);
                 let addr = self.obj_addr(r);
                 let a = self
