@@ -59,7 +59,10 @@
 //!
 //! Compile time is Cranelift's, about linear in the IR's size (most of it
 //! register allocation, ~2.5 us per IR instruction): the code is shaped to
-//! be small (see ARCHITECTURE.md, "The JIT", for what was measured).
+//! be small (see ARCHITECTURE.md, "The JIT", for what was measured). The
+//! machine code Cranelift makes has every branch with a 32-bit
+//! displacement; each function's (and stub's) is re-encoded with 8-bit
+//! ones where they reach (`relax.rs`), its pc map moved with it.
 //!
 //! Codegen reads a [`Unit`] (`unit.rs`), never the `MethodCode` or the
 //! `Image`, so that it runs on a compiler thread as well as on the VM's.
@@ -104,6 +107,7 @@
 //! return to the pc of the first return.
 
 mod lines;
+mod relax;
 pub(crate) mod stubs;
 mod watch;
 
@@ -2769,8 +2773,14 @@ const FEW_RESUMES: usize = 3;
 type PcMap = Vec<(u32, u32, u32)>;
 
 /// Compile the function made in `ctx`: its machine code and its map from
-/// code ranges to the source locations set (the bytecode pcs).
-fn machine_code(isa: &dyn TargetIsa, ctx: &mut Context) -> Result<(Vec<u8>, PcMap), String> {
+/// code ranges to the source locations set (the bytecode pcs), its
+/// branches short where they reach (`relax.rs`; `table`: the entries of
+/// its jump table, if it has one).
+fn machine_code(
+    isa: &dyn TargetIsa,
+    ctx: &mut Context,
+    table: Option<usize>,
+) -> Result<(Vec<u8>, PcMap), String> {
     let mut ctrl = cranelift_codegen::control::ControlPlane::default();
     let compiled = ctx
         .compile(isa, &mut ctrl)
@@ -2778,14 +2788,17 @@ fn machine_code(isa: &dyn TargetIsa, ctx: &mut Context) -> Result<(Vec<u8>, PcMa
     if !compiled.buffer.relocs().is_empty() {
         return Err("the code has relocations".to_string());
     }
-    let pcs = compiled
+    let mut pcs = compiled
         .buffer
         .get_srclocs_sorted()
         .iter()
         .filter(|s| !s.loc.is_default())
         .map(|s| (s.start, s.end, s.loc.bits()))
-        .collect();
-    Ok((compiled.code_buffer().to_vec(), pcs))
+        .collect::<PcMap>();
+    let code = compiled.code_buffer();
+    // (`pcs` moved only when the code is.)
+    let code = relax::relax(code, table, &mut pcs).unwrap_or_else(|| code.to_vec());
+    Ok((code, pcs))
 }
 
 /// Compile `code` for `isa`: its machine code and pc map, or why not.
@@ -2812,6 +2825,7 @@ pub(crate) fn compile(
         }
     }
     let start = resumes[0].1;
+    let resumes_len = resumes.len();
     // A direct entry (a call from native code: `DIRECT`) first, then the
     // resume pc: pc 0 (every call from the interpreter or the runtime) by
     // one test, the others by a table from pc to resume index and one
@@ -2971,7 +2985,9 @@ pub(crate) fn compile(
     let leave = g.leave;
     g.b.ins().jump(leave, &[BlockArg::Value(dv)]);
     g.end(isa);
-    let (code, pcs) = machine_code(isa, ctx)?;
+    // The dispatch's jump table: its targets and its default.
+    let table = (resumes_len > 1 + FEW_RESUMES).then_some(resumes_len);
+    let (code, pcs) = machine_code(isa, ctx, table)?;
     Ok(Compiled {
         code,
         pcs,

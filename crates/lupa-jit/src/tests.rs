@@ -503,3 +503,58 @@ fn an_entry_stub_refuses_a_probe_miss_and_too_deep_a_call() {
         assert_eq!(r.as_int(), Some(depth));
     }
 }
+
+/// Native code's branches are short where they reach (`codegen/relax.rs`):
+/// code with a resume table (more than `FEW_RESUMES` sends), constants
+/// (booleans, Double paths) and branches near and far runs as compiled,
+/// and its pc map still covers whole instructions inside the code, in
+/// order, each range mapped to one of the method's instructions.
+#[test]
+fn code_with_short_branches_runs_and_keeps_its_pc_map() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    let mut body = String::from("| s d | s := 0. d := 0.5. ");
+    for k in 0..12 {
+        body.push_str(&format!(
+            "(n > {k}) ifTrue: [ s := s + (self step: {k}) ] ifFalse: [ d := d * 2.0 ]. "
+        ));
+    }
+    let source = format!(
+        "Branchy = ( step: k = ( ^k * 2 ) run: n = ( {body} ^ s + ((d < 100.0) ifTrue: [ 1 ] ifFalse: [ 2 ]) ) )\n"
+    );
+    let options = VmOptions {
+        quiet: true,
+        jit: JitMode::Always,
+        ..VmOptions::default()
+    };
+    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+    let c = vm
+        .load_class_source("Branchy.som", &source, "test", Some("Branchy"))
+        .expect("Branchy compiles");
+    let class = vm.class_named("Branchy").expect("the class");
+    let b = vm.send_message(class, "new", &[]).expect("an instance");
+    vm.handles.push(b);
+    let first = vm
+        .send_message(b, "run:", &[Value::small(7)])
+        .expect("run: runs");
+    let again = vm
+        .send_message(b, "run:", &[Value::small(7)])
+        .expect("run: runs again");
+    assert_eq!(first.as_int(), Some(43));
+    assert_eq!(again.as_int(), Some(43));
+    let run = method_id(&mut vm, c, "run:");
+    let ops = vm.image.method_code(run).expect("its code").ops.len() as u32;
+    let f = vm
+        .native_functions()
+        .into_iter()
+        .find(|f| f.method == run && f.until.is_none())
+        .expect("run: was compiled");
+    assert!(!f.pcs.is_empty());
+    let mut last = 0;
+    for &(start, end, pc) in &f.pcs {
+        assert!(last <= start && start < end, "{:?}", f.pcs);
+        assert!((end as usize) <= f.len && pc < ops, "{:?}", f.pcs);
+        last = end;
+    }
+}

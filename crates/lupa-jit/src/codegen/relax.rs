@@ -1,0 +1,632 @@
+//! Short branches: Cranelift's x86-64 backend encodes every jump and
+//! conditional branch with a 32-bit displacement (`e9 rel32`, `0f 8x
+//! rel32`: five and six bytes), although most of a function's branches
+//! reach a few dozen bytes away, where the two-byte forms (`eb rel8`, `7x
+//! rel8`) do. This pass re-encodes a function's machine code with the short
+//! form wherever it reaches, as an assembler's branch relaxation does: the
+//! same instructions in the same order, so the code runs exactly the same
+//! instructions.
+//!
+//! It decodes the instructions' lengths (the subset of x86-64 Cranelift
+//! emits here: [`decode`]), and gives up, keeping the code as it is, on
+//! anything it does not know. Code may hold data: constants after the last
+//! instruction, read by RIP-relative operands (whose displacements are
+//! rewritten: the constants move with the code's end, at the same
+//! alignment), and the resume dispatch's jump table (`br_table`: Cranelift
+//! emits it right after its indirect jump, as 32-bit offsets from the
+//! table's start, rewritten too; its entries counted by codegen). The pc
+//! map's ranges are moved with the instructions they cover.
+//!
+//! Shrinking a branch only brings others' targets closer, so the pass
+//! starts with every branch long and shortens those that reach until none
+//! more does (a fixed point, reached in a few rounds).
+
+/// What relaxation needs of one instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Neither a branch nor RIP-relative: copied as it is.
+    Plain,
+    /// `jmp rel32` (`e9`) or `jmp rel8` (`eb`).
+    Jmp { short: bool },
+    /// `jcc rel32` (`0f 80+cc`) or `jcc rel8` (`70+cc`).
+    Jcc { cc: u8, short: bool },
+    /// A RIP-relative memory operand whose 32-bit displacement is at this
+    /// offset in the instruction.
+    RipRel { disp_at: u8 },
+    /// `jmp *reg` (`ff /4`, a register operand): the indirect jump of a
+    /// `br_table`.
+    JmpReg,
+}
+
+/// One decoded instruction: its length and what relaxation needs of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Insn {
+    len: usize,
+    kind: Kind,
+}
+
+/// [`ONE_BYTE`]: a ModRM byte follows the opcode.
+const MODRM: u8 = 1;
+/// [`ONE_BYTE`]: an 8-bit immediate ends the instruction.
+const IMM_8: u8 = 2;
+/// [`ONE_BYTE`]: a 32-bit immediate (16-bit with `66`) ends it.
+const IMM_Z: u8 = 6;
+/// [`ONE_BYTE`]: not one of the plain forms ([`decode`] looks further).
+const OTHER: u8 = 0xFF;
+
+/// The form of each one-byte opcode of fixed form (ModRM, immediate): a
+/// table, as most instructions are of these (the decoder runs over every
+/// instruction compiled).
+const ONE_BYTE: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut op = 0;
+    while op < 256 {
+        let o = op as u8;
+        t[op] = match o {
+            0x26 | 0x27 | 0x2E | 0x2F | 0x36 | 0x37 | 0x3E | 0x3F | 0x0F => OTHER,
+            0x00..=0x3F => match o & 7 {
+                0..=3 => MODRM,
+                4 => IMM_8,
+                5 => IMM_Z,
+                _ => OTHER,
+            },
+            0x50..=0x5F | 0x90..=0x99 | 0xC3 | 0xC9 | 0xCC => 0,
+            0x63 | 0x84..=0x8B | 0x8D | 0x8F | 0xD0..=0xD3 | 0xFE => MODRM,
+            0x68 | 0xA9 => IMM_Z,
+            0x6A | 0xA8 | 0xB0..=0xB7 => IMM_8,
+            0x69 | 0x81 | 0xC7 => MODRM | IMM_Z,
+            0x6B | 0x80 | 0x83 | 0xC0 | 0xC1 | 0xC6 => MODRM | IMM_8,
+            _ => OTHER,
+        };
+        op += 1;
+    }
+    t
+};
+
+/// The instruction at the start of `code`, or `None` when it is not one
+/// of those this pass knows.
+fn decode(code: &[u8]) -> Option<Insn> {
+    let mut i = 0;
+    let mut opsize16 = false;
+    loop {
+        match *code.get(i)? {
+            0x66 => opsize16 = true,
+            0xF2 | 0xF3 | 0xF0 | 0x2E | 0x3E | 0x26 | 0x36 | 0x64 | 0x65 => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let prefixed = i > 0;
+    let mut rex_w = false;
+    let b = *code.get(i)?;
+    if (0x40..=0x4F).contains(&b) {
+        rex_w = b & 8 != 0;
+        i += 1;
+    }
+    let op = *code.get(i)?;
+    i += 1;
+    let imm_z = if opsize16 { 2 } else { 4 };
+    let form = ONE_BYTE[usize::from(op)];
+    if form != OTHER {
+        let imm = match form & IMM_Z {
+            IMM_Z => imm_z,
+            IMM_8 => 1,
+            _ => 0,
+        };
+        return finish(code, i, form & MODRM != 0, imm);
+    }
+    // (has a ModRM byte, immediate bytes after it)
+    let (modrm, imm) = match op {
+        0xC4 | 0xC5 => return decode_vex(code, i - 1, prefixed),
+        0x0F => {
+            let op2 = *code.get(i)?;
+            i += 1;
+            match op2 {
+                0x80..=0x8F if !prefixed && i == 2 => {
+                    code.get(i..i + 4)?;
+                    return Some(Insn {
+                        len: i + 4,
+                        kind: Kind::Jcc {
+                            cc: op2 & 0xF,
+                            short: false,
+                        },
+                    });
+                }
+                0x0B => (false, 0),
+                0x38 => {
+                    i += 1;
+                    (true, 0)
+                }
+                0x3A => {
+                    i += 1;
+                    (true, 1)
+                }
+                0x70..=0x73 | 0xBA | 0xC2 | 0xC4..=0xC6 | 0xA4 | 0xAC => (true, 1),
+                0x10..=0x17
+                | 0x1F
+                | 0x28..=0x2F
+                | 0x40..=0x4F
+                | 0x50..=0x6F
+                | 0x74..=0x76
+                | 0x7E
+                | 0x7F
+                | 0x90..=0x9F
+                | 0xA3
+                | 0xA5
+                | 0xAB
+                | 0xAD
+                | 0xAF
+                | 0xB0
+                | 0xB1
+                | 0xB3
+                | 0xB6..=0xB8
+                | 0xBB..=0xBF
+                | 0xC0
+                | 0xC1
+                | 0xD0..=0xFE => (true, 0),
+                _ => return None,
+            }
+        }
+        0xB8..=0xBF => (false, if rex_w { 8 } else { imm_z }),
+        0xC2 => (false, 2),
+        0x70..=0x7F if !prefixed && i == 1 => {
+            code.get(i)?;
+            return Some(Insn {
+                len: 2,
+                kind: Kind::Jcc {
+                    cc: op & 0xF,
+                    short: true,
+                },
+            });
+        }
+        0xE9 if !prefixed && i == 1 => {
+            code.get(i..i + 4)?;
+            return Some(Insn {
+                len: 5,
+                kind: Kind::Jmp { short: false },
+            });
+        }
+        0xEB if !prefixed && i == 1 => {
+            code.get(i)?;
+            return Some(Insn {
+                len: 2,
+                kind: Kind::Jmp { short: true },
+            });
+        }
+        0xF6 | 0xF7 => {
+            let reg = (*code.get(i)? >> 3) & 7;
+            let imm = match (op, reg) {
+                (0xF6, 0 | 1) => 1,
+                (0xF7, 0 | 1) => imm_z,
+                _ => 0,
+            };
+            (true, imm)
+        }
+        0xFF => {
+            let m = *code.get(i)?;
+            if m >> 6 == 3 && (m >> 3) & 7 == 4 {
+                // jmp *reg (a near indirect jump).
+                return Some(Insn {
+                    len: i + 1,
+                    kind: Kind::JmpReg,
+                });
+            }
+            (true, 0)
+        }
+        _ => return None,
+    };
+    finish(code, i, modrm, imm)
+}
+
+/// The rest of an instruction from `i` (its ModRM byte, if `modrm`, then
+/// `imm` immediate bytes).
+fn finish(code: &[u8], mut i: usize, modrm: bool, imm: usize) -> Option<Insn> {
+    let mut kind = Kind::Plain;
+    if modrm {
+        let m = *code.get(i)?;
+        let (md, rm) = (m >> 6, m & 7);
+        i += 1;
+        if md != 3 {
+            let mut disp = match md {
+                1 => 1,
+                2 => 4,
+                _ => 0,
+            };
+            if rm == 4 {
+                let sib = *code.get(i)?;
+                i += 1;
+                if md == 0 && sib & 7 == 5 {
+                    disp = 4;
+                }
+            } else if md == 0 && rm == 5 {
+                kind = Kind::RipRel {
+                    disp_at: u8::try_from(i).ok()?,
+                };
+                disp = 4;
+            }
+            i += disp;
+        }
+    }
+    i += imm;
+    code.get(..i)?;
+    Some(Insn { len: i, kind })
+}
+
+/// A VEX-encoded instruction at `at` (`c4`/`c5`).
+fn decode_vex(code: &[u8], at: usize, prefixed: bool) -> Option<Insn> {
+    if prefixed {
+        return None;
+    }
+    let (map, op_at) = if code[at] == 0xC5 {
+        (1, at + 2)
+    } else {
+        (*code.get(at + 1)? & 0x1F, at + 3)
+    };
+    let op = *code.get(op_at)?;
+    let imm = match map {
+        1 => usize::from(matches!(op, 0x70..=0x73 | 0xC2 | 0xC4..=0xC6)),
+        2 => 0,
+        3 => 1,
+        _ => return None,
+    };
+    finish(code, op_at + 1, true, imm)
+}
+
+/// A piece of the code, in order.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    /// An instruction at `at` (old offset).
+    Insn { at: usize, insn: Insn },
+    /// A jump table of `entries` 32-bit offsets at `at`, from its start.
+    Table { at: usize, entries: usize },
+}
+
+/// `code` with its branches short where they reach, and `pcs` (code
+/// ranges) moved with it; `None` (both unchanged) when the code holds
+/// anything this pass does not know. `table`: the entries of the
+/// function's jump table, if it has one (a `br_table`'s targets and
+/// default).
+pub(crate) fn relax(
+    code: &[u8],
+    table: Option<usize>,
+    pcs: &mut [(u32, u32, u32)],
+) -> Option<Vec<u8>> {
+    let (pieces, end, data_at) = scan(code, table)?;
+    let n = pieces.len();
+    let old_at = |p: &Piece| match *p {
+        Piece::Insn { at, .. } | Piece::Table { at, .. } => at,
+    };
+    // The piece starting at each old offset of an instruction.
+    let index_of = |off: usize| -> Option<usize> { pieces.binary_search_by_key(&off, old_at).ok() };
+    // Each branch's target piece (or `n`: the code's end, the data's
+    // start); RIP-relative targets are data, moved with it.
+    let mut target: Vec<usize> = vec![usize::MAX; n];
+    for (k, p) in pieces.iter().enumerate() {
+        match *p {
+            Piece::Insn {
+                at,
+                insn:
+                    Insn {
+                        len,
+                        kind: Kind::Jmp { short } | Kind::Jcc { short, .. },
+                    },
+            } => {
+                let next = at + len;
+                let d = if short {
+                    i64::from(code[next - 1] as i8)
+                } else {
+                    i64::from(read32(code, next - 4))
+                };
+                let t = usize::try_from(next as i64 + d).ok()?;
+                target[k] = if t == end { n } else { index_of(t)? };
+            }
+            Piece::Table { at, entries } => {
+                for e in 0..entries {
+                    let t =
+                        usize::try_from(at as i64 + i64::from(read32(code, at + 4 * e))).ok()?;
+                    index_of(t)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    // Sizes: every branch short, then long again where it does not reach,
+    // until none changes (a branch made long only takes others' targets
+    // further away: few rounds, as most reach).
+    let size = |p: &Piece, short: bool| -> usize {
+        match *p {
+            Piece::Insn { insn, .. } => match insn.kind {
+                Kind::Jmp { .. } | Kind::Jcc { .. } if short => 2,
+                Kind::Jmp { .. } => 5,
+                Kind::Jcc { .. } => 6,
+                _ => insn.len,
+            },
+            Piece::Table { entries, .. } => 4 * entries,
+        }
+    };
+    let branches: Vec<usize> = (0..n).filter(|&k| target[k] != usize::MAX).collect();
+    let mut short = vec![false; n];
+    for &k in &branches {
+        short[k] = true;
+    }
+    let mut at: Vec<usize> = vec![0; n + 1];
+    loop {
+        let mut pos = 0;
+        for (k, p) in pieces.iter().enumerate() {
+            at[k] = pos;
+            pos += size(p, short[k]);
+        }
+        at[n] = pos;
+        let mut changed = false;
+        for &k in &branches {
+            if short[k] && i8::try_from(at[target[k]] as i64 - (at[k] as i64 + 2)).is_err() {
+                short[k] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // The data keeps its alignment (up to 16 bytes).
+    let align = if data_at == code.len() {
+        1
+    } else {
+        1 << data_at.trailing_zeros().min(4)
+    };
+    let code_end = at[n];
+    let new_data = code_end.div_ceil(align) * align;
+    let moved = |old: usize| -> Option<usize> {
+        if old >= data_at {
+            Some(old - data_at + new_data)
+        } else if old == end {
+            Some(code_end)
+        } else {
+            index_of(old).map(|k| at[k])
+        }
+    };
+    let mut out = Vec::with_capacity(new_data + code.len() - data_at);
+    // Instructions neither branches nor RIP-relative are copied as they
+    // are, a run at a time.
+    let mut copied = 0;
+    for (k, p) in pieces.iter().enumerate() {
+        let (old, len) = match *p {
+            Piece::Insn {
+                insn:
+                    Insn {
+                        kind: Kind::Plain | Kind::JmpReg,
+                        ..
+                    },
+                ..
+            } => continue,
+            Piece::Insn { at, insn } => (at, insn.len),
+            Piece::Table { at, entries } => (at, 4 * entries),
+        };
+        out.extend_from_slice(&code[copied..old]);
+        copied = old + len;
+        debug_assert_eq!(out.len(), at[k]);
+        match *p {
+            Piece::Insn { insn, .. } => match insn.kind {
+                Kind::RipRel { disp_at } => {
+                    let bytes = &code[old..old + len];
+                    let d = usize::from(disp_at);
+                    let t =
+                        usize::try_from((old + len) as i64 + i64::from(read32(bytes, d))).ok()?;
+                    let nt = moved(t)? as i64;
+                    let disp = i32::try_from(nt - (at[k] + len) as i64).ok()?;
+                    out.extend_from_slice(&bytes[..d]);
+                    out.extend_from_slice(&disp.to_le_bytes());
+                    out.extend_from_slice(&bytes[d + 4..]);
+                }
+                _ => {
+                    let t = at[target[k]] as i64;
+                    let cc = match insn.kind {
+                        Kind::Jcc { cc, .. } => Some(cc),
+                        _ => None,
+                    };
+                    if short[k] {
+                        out.push(cc.map_or(0xEB, |cc| 0x70 | cc));
+                        out.push(i8::try_from(t - (at[k] as i64 + 2)).ok()? as u8);
+                    } else {
+                        match cc {
+                            Some(cc) => out.extend_from_slice(&[0x0F, 0x80 | cc]),
+                            None => out.push(0xE9),
+                        }
+                        let next = (at[k] + size(p, false)) as i64;
+                        out.extend_from_slice(&i32::try_from(t - next).ok()?.to_le_bytes());
+                    }
+                }
+            },
+            Piece::Table { .. } => {
+                for e in 0..len / 4 {
+                    let t = (old as i64 + i64::from(read32(code, old + 4 * e))) as usize;
+                    let nt = moved(t)? as i64;
+                    out.extend_from_slice(&i32::try_from(nt - at[k] as i64).ok()?.to_le_bytes());
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&code[copied..end]);
+    debug_assert_eq!(out.len(), code_end);
+    // Padding to the data (never run), then the data.
+    out.resize(new_data, 0);
+    out.extend_from_slice(&code[data_at..]);
+    // A range's bounds are instructions' starts, or the code's end.
+    let bound = |old: u32| -> Option<u32> {
+        let old = old as usize;
+        let new = if old == end {
+            code_end
+        } else if old == code.len() {
+            out.len()
+        } else {
+            at[index_of(old)?]
+        };
+        u32::try_from(new).ok()
+    };
+    let mut mapped = Vec::with_capacity(pcs.len());
+    for &(s, e, pc) in pcs.iter() {
+        mapped.push((bound(s)?, bound(e)?, pc));
+    }
+    pcs.copy_from_slice(&mapped);
+    Some(out)
+}
+
+fn read32(code: &[u8], at: usize) -> i32 {
+    let mut w = [0; 4];
+    w.copy_from_slice(&code[at..at + 4]);
+    i32::from_le_bytes(w)
+}
+
+/// The code's pieces (instructions and its jump table), where they end
+/// (zeros may pad the code to its data) and where the data starts (the
+/// lowest constant a RIP-relative operand reads, or the code's end):
+/// `None` when an instruction is not one [`decode`] knows, or the code's
+/// shape is not the one expected.
+fn scan(code: &[u8], table: Option<usize>) -> Option<(Vec<Piece>, usize, usize)> {
+    let mut pieces = Vec::with_capacity(code.len() / 4);
+    let mut data_at = code.len();
+    let mut table_at = None;
+    let mut pos = 0;
+    // Did the last instruction end a path (`jmp`, `ret`, `ud2`)? Only then
+    // may what follows be padding.
+    let mut ended = false;
+    while pos < data_at {
+        if ended && code[pos..data_at].iter().all(|&b| b == 0) {
+            // Zeros to the data or the end: padding.
+            return Some((pieces, pos, data_at));
+        }
+        if table_at == Some(pos) {
+            let entries = table?;
+            if pos + 4 * entries > data_at {
+                return None;
+            }
+            pieces.push(Piece::Table { at: pos, entries });
+            pos += 4 * entries;
+            table_at = None;
+            continue;
+        }
+        let insn = decode(&code[pos..])?;
+        let end = pos + insn.len;
+        ended = matches!(insn.kind, Kind::Jmp { .. } | Kind::JmpReg)
+            || matches!(code[pos..end], [0xC3] | [0x0F, 0x0B]);
+        match insn.kind {
+            Kind::RipRel { disp_at } => {
+                let t = end as i64 + i64::from(read32(code, pos + usize::from(disp_at)));
+                let t = usize::try_from(t).ok()?;
+                if code[pos..]
+                    .iter()
+                    .position(|&b| !(0x40..=0x4F).contains(&b))
+                    == Some(1)
+                    && code.get(pos + 1) == Some(&0x8D)
+                {
+                    // `lea` of the jump table (the only RIP-relative
+                    // `lea` Cranelift emits): it follows the indirect jump.
+                    if table.is_none() || table_at.is_some() {
+                        return None;
+                    }
+                    table_at = Some(t);
+                } else {
+                    if t > code.len() {
+                        return None;
+                    }
+                    data_at = data_at.min(t);
+                }
+            }
+            // The jump table right after its indirect jump.
+            Kind::JmpReg if table_at.is_some_and(|t| t != end) => return None,
+            _ => {}
+        }
+        pieces.push(Piece::Insn { at: pos, insn });
+        pos = end;
+    }
+    (pos == data_at && table_at.is_none()).then_some((pieces, pos, data_at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_of_what_cranelift_emits() {
+        let cases: &[(&[u8], usize)] = &[
+            (&[0x48, 0x89, 0xE5], 3),                         // mov %rsp,%rbp
+            (&[0x48, 0x83, 0x47, 0x28, 0x01], 5),             // addq $1,0x28(%rdi)
+            (&[0x4A, 0xC7, 0x44, 0x0E, 0x08, 0, 0, 0, 0], 9), // movq $0,8(%rsi,%r9)
+            (&[0x48, 0xB8, 1, 2, 3, 4, 5, 6, 7, 8], 10),      // movabs
+            (&[0xB8, 3, 0, 0, 0], 5),                         // mov $3,%eax
+            (&[0x49, 0xF7, 0xC2, 1, 0, 0, 0], 7),             // test $1,%r10
+            (&[0x48, 0x0F, 0x44, 0x15, 0xAE, 1, 0, 0], 8),    // cmove rip
+            (&[0xC4, 0xE3, 0xFB, 0xF0, 0xFF, 0x01], 6),       // rorx
+            (&[0xC4, 0xE1, 0xF9, 0x6E, 0xC7], 5),             // vmovq
+            (&[0xC5, 0xF1, 0x57, 0xC9], 4),                   // vxorpd
+            (&[0x48, 0x63, 0x04, 0x8A], 4),                   // movslq (%rdx,%rcx,4)
+            (&[0x4C, 0x8B, 0x04, 0x24], 4),                   // mov (%rsp),%r8
+            (&[0x49, 0x8B, 0x80, 0x88, 0, 0, 0], 7),          // mov 0x88(%r8)
+            (&[0x41, 0xFF, 0xD1], 3),                         // call *%r9
+            (&[0x0F, 0x85, 0xF3, 0, 0, 0], 6),                // jne rel32
+            (&[0xE9, 6, 0, 0, 0], 5),                         // jmp rel32
+        ];
+        for &(bytes, len) in cases {
+            assert_eq!(decode(bytes).map(|i| i.len), Some(len), "{bytes:02x?}");
+        }
+        assert_eq!(decode(&[0xE8, 0, 0, 0, 0]), None, "a relative call");
+        assert_eq!(decode(&[0x48, 0x8B]), None, "cut short");
+    }
+
+    #[test]
+    fn branches_become_short_and_data_moves_with_them() {
+        let mut code = vec![0xE9, 6, 0, 0, 0]; // 0..5: jmp -> 11
+        code.extend_from_slice(&[0x0F, 0x85, 0xF5, 0xFF, 0xFF, 0xFF]); // 5..11: jne -> 0
+        code.extend_from_slice(&[0x48, 0x0F, 0x44, 0x05, 1, 0, 0, 0]); // 11..19: cmove 20(%rip)
+        code.push(0xC3); // 19: ret
+        code.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]); // 20..28: data (aligned to 4)
+        let mut pcs = vec![(0, 5, 1), (5, 11, 2), (11, 20, 3)];
+        let out = relax(&code, None, &mut pcs).expect("relaxed");
+        let mut want = vec![0xEB, 2]; // 0: jmp -> 4
+        want.extend_from_slice(&[0x75, 0xFC]); // 2: jne -> 0
+        want.extend_from_slice(&[0x48, 0x0F, 0x44, 0x05, 4, 0, 0, 0]); // 4..12: -> 16
+        want.push(0xC3); // 12
+        want.extend_from_slice(&[0; 3]); // 13..16
+        want.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(out, want);
+        assert_eq!(pcs, vec![(0, 2, 1), (2, 4, 2), (4, 13, 3)]);
+    }
+
+    #[test]
+    fn a_branch_out_of_reach_stays_long() {
+        let mut code = vec![0xE9, 200, 0, 0, 0]; // 0..5: jmp -> 205
+        code.extend_from_slice(&[0x90; 200]);
+        code.push(0xC3);
+        let out = relax(&code, None, &mut []).expect("relaxed");
+        assert_eq!(out, code);
+        code[1] = 100; // jmp -> 105: short
+        let out = relax(&code, None, &mut []).expect("relaxed");
+        assert_eq!(&out[..2], &[0xEB, 100]);
+        assert_eq!(out.len(), code.len() - 3);
+    }
+
+    #[test]
+    fn a_jump_table_is_rewritten() {
+        // lea table(%rip),%rax; movslq (%rax,%rcx,4),%rdx; add %rdx,%rax;
+        // jmp *%rax; table (2 entries); targets: jmp -> end; ret.
+        let mut code = vec![0x48, 0x8D, 0x05, 10, 0, 0, 0]; // 0..7 lea -> 17
+        code.extend_from_slice(&[0x48, 0x63, 0x14, 0x88]); // 7..11
+        code.extend_from_slice(&[0x48, 0x01, 0xD0]); // 11..14
+        code.extend_from_slice(&[0xFF, 0xE0]); // 14..16 jmp *%rax
+        code.push(0x90); // 16: nop (so the table is not at the jump's end)
+        let bad = relax(&code, Some(2), &mut []);
+        assert!(bad.is_none(), "a table away from its jump");
+        code.pop();
+        code[3] = 9; // lea -> 16
+        code.extend_from_slice(&8i32.to_le_bytes()); // 16: -> 24
+        code.extend_from_slice(&13i32.to_le_bytes()); // 20: -> 29
+        code.extend_from_slice(&[0xE9, 0, 0, 0, 0]); // 24..29 jmp -> 29
+        code.push(0xC3); // 29
+        let out = relax(&code, Some(2), &mut []).expect("relaxed");
+        let mut want = code[..16].to_vec();
+        want.extend_from_slice(&8i32.to_le_bytes()); // -> 24
+        want.extend_from_slice(&10i32.to_le_bytes()); // -> 26
+        want.extend_from_slice(&[0xEB, 0x00, 0xC3]);
+        assert_eq!(out, want);
+    }
+}
