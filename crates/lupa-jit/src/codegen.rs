@@ -613,7 +613,16 @@ impl Gen<'_, '_> {
         self.b.ins().band_imm_s(v, 1)
     }
 
+    /// Are `a` and `b` both SmallIntegers? A SmallInteger constant (a
+    /// literal argument, `x + 1`) is not tested.
     fn both_int(&mut self, a: Value, b: Value) -> Value {
+        let int = |c: Option<i64>| c.is_some_and(|c| c & 1 == 1);
+        if int(self.constant(b)) {
+            return self.is_int(a);
+        }
+        if int(self.constant(a)) {
+            return self.is_int(b);
+        }
         let x = self.b.ins().band(a, b);
         self.b.ins().band_imm_s(x, 1)
     }
@@ -1031,19 +1040,29 @@ impl Gen<'_, '_> {
                 self.boolean(c)
             }
             (None, SpecialOp::Add) => {
-                let b1 = self.b.ins().iadd_imm_s(bv, -1);
+                let b1 = self.untagged_1(bv);
                 let (r, of) = self.b.ins().sadd_overflow(a, b1);
                 self.unless(of, slow);
                 r
             }
-            (None, SpecialOp::Sub) => {
-                let (r, of) = self.b.ins().ssub_overflow(a, bv);
-                self.unless(of, slow);
-                self.b.ins().iadd_imm_s(r, 1)
-            }
+            (None, SpecialOp::Sub) => match self.constant(bv) {
+                // a - (c - 1): the tag kept, no add after (it overflows
+                // exactly where a - c does: a - c is even).
+                Some(c) => {
+                    let c1 = self.iconst(c - 1);
+                    let (r, of) = self.b.ins().ssub_overflow(a, c1);
+                    self.unless(of, slow);
+                    r
+                }
+                None => {
+                    let (r, of) = self.b.ins().ssub_overflow(a, bv);
+                    self.unless(of, slow);
+                    self.b.ins().iadd_imm_s(r, 1)
+                }
+            },
             (None, SpecialOp::Mul) => {
                 let x = self.b.ins().sshr_imm_u(a, 1);
-                let y = self.b.ins().iadd_imm_s(bv, -1);
+                let y = self.untagged_1(bv);
                 let (r, of) = self.b.ins().smul_overflow(x, y);
                 self.unless(of, slow);
                 self.b.ins().iadd_imm_s(r, 1)
@@ -1113,6 +1132,15 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(join);
         self.dirty(depth - 2);
         true
+    }
+
+    /// SmallInteger `v` less its tag (`v - 1`: twice its value), folded
+    /// when `v` is a constant.
+    fn untagged_1(&mut self, v: Value) -> Value {
+        match self.constant(v) {
+            Some(c) => self.iconst(c - 1),
+            None => self.b.ins().iadd_imm_s(v, -1),
+        }
     }
 
     /// `a = b` (`eq`) or `a ~= b` between a String `a` and a String or

@@ -558,3 +558,49 @@ fn code_with_short_branches_runs_and_keeps_its_pc_map() {
         last = end;
     }
 }
+
+/// Inline SmallInteger arithmetic with a constant argument (`x + 1`,
+/// `x - 1`, `x * 2`: the constant's tag folded, no test of it) answers
+/// what the interpreter answers, at the edges of the SmallIntegers too
+/// (where the send goes on to the LargeInteger primitives).
+#[test]
+fn arithmetic_with_a_constant_answers_as_interpreted() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    const EDGE: &str = "Edge = (
+  inc: x = ( ^x + 1 )
+  dec: x = ( ^x - 1 )
+  dbl: x = ( ^x * 2 )
+  less: x = ( ^x < 1 )
+  all: x = ( ^(self inc: x) printString , ' ' , (self dec: x) printString , ' '
+    , (self dbl: x) printString , ' ' , (self less: x) printString , '; ' )
+  run = ( | m n s | m := 4611686018427387903. n := 0 - m - 1. s := ''.
+    s := s , (self all: m) , (self all: m - 1) , (self all: n) , (self all: n + 1).
+    s := s , (self all: 0) , (self all: -1) , (self all: 5) , (self all: 1.5).
+    ^s )
+)
+";
+    let answer = |mode: JitMode| {
+        let options = VmOptions {
+            quiet: true,
+            jit: mode,
+            ..VmOptions::default()
+        };
+        let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+        vm.load_class_source("Edge.som", EDGE, "test", Some("Edge"))
+            .expect("Edge compiles");
+        let class = vm.class_named("Edge").expect("the class");
+        let e = vm.send_message(class, "new", &[]).expect("an instance");
+        vm.handles.push(e);
+        let r = vm.send_message(e, "run", &[]).expect("run runs");
+        vm.string_of(r).expect("a String")
+    };
+    let interpreted = answer(JitMode::Off);
+    assert!(
+        interpreted
+            .starts_with("4611686018427387904 4611686018427387902 9223372036854775806 false"),
+        "{interpreted}"
+    );
+    assert_eq!(answer(JitMode::Always), interpreted);
+}
