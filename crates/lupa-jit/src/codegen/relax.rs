@@ -7,6 +7,10 @@
 //! same instructions in the same order, so the code runs exactly the same
 //! instructions.
 //!
+//! An arithmetic instruction's 32-bit immediate that fits in 8 bits takes
+//! its short form too (`81 /r imm32` to `83 /r imm8`: Cranelift encodes
+//! `iadd_imm` and comparisons with the long one).
+//!
 //! It decodes the instructions' lengths (the subset of x86-64 Cranelift
 //! emits here: [`decode`]), and gives up, keeping the code as it is, on
 //! anything it does not know. Code may hold data: constants after the last
@@ -36,6 +40,11 @@ enum Kind {
     /// `jmp *reg` (`ff /4`, a register operand): the indirect jump of a
     /// `br_table`.
     JmpReg,
+    /// An arithmetic instruction with a 32-bit immediate that fits in 8
+    /// bits (`81 /r imm32`, as Cranelift encodes `iadd_imm` and others),
+    /// its opcode at this offset: re-encoded `83 /r imm8`, which
+    /// sign-extends its immediate the same way (three bytes fewer).
+    Narrow { op_at: u8 },
 }
 
 /// One decoded instruction: its length and what relaxation needs of it.
@@ -113,7 +122,19 @@ fn decode(code: &[u8]) -> Option<Insn> {
             IMM_8 => 1,
             _ => 0,
         };
-        return finish(code, i, form & MODRM != 0, imm);
+        let insn = finish(code, i, form & MODRM != 0, imm)?;
+        if op == 0x81 && !opsize16 && insn.kind == Kind::Plain {
+            let end = insn.len;
+            if i8::try_from(read32(code, end - 4)).is_ok() {
+                return Some(Insn {
+                    len: end,
+                    kind: Kind::Narrow {
+                        op_at: u8::try_from(i - 1).ok()?,
+                    },
+                });
+            }
+        }
+        return Some(insn);
     }
     // (has a ModRM byte, immediate bytes after it)
     let (modrm, imm) = match op {
@@ -339,6 +360,7 @@ pub(crate) fn relax(
                 Kind::Jmp { .. } | Kind::Jcc { .. } if short => 2,
                 Kind::Jmp { .. } => 5,
                 Kind::Jcc { .. } => 6,
+                Kind::Narrow { .. } => insn.len - 3,
                 _ => insn.len,
             },
             Piece::Table { entries, .. } => 4 * entries,
@@ -407,6 +429,14 @@ pub(crate) fn relax(
         debug_assert_eq!(out.len(), at[k]);
         match *p {
             Piece::Insn { insn, .. } => match insn.kind {
+                Kind::Narrow { op_at } => {
+                    let bytes = &code[old..old + len];
+                    let o = usize::from(op_at);
+                    out.extend_from_slice(&bytes[..o]);
+                    out.push(0x83);
+                    out.extend_from_slice(&bytes[o + 1..len - 4]);
+                    out.push(bytes[len - 4]);
+                }
                 Kind::RipRel { disp_at } => {
                     let bytes = &code[old..old + len];
                     let d = usize::from(disp_at);
@@ -603,6 +633,23 @@ mod tests {
         let out = relax(&code, None, &mut []).expect("relaxed");
         assert_eq!(&out[..2], &[0xEB, 100]);
         assert_eq!(out.len(), code.len() - 3);
+    }
+
+    #[test]
+    fn an_immediate_that_fits_in_8_bits_takes_its_short_form() {
+        let mut code = vec![0xE9, 14, 0, 0, 0]; // 0..5: jmp -> 19
+        code.extend_from_slice(&[0x48, 0x81, 0xC1, 0xFF, 0xFF, 0xFF, 0xFF]); // add $-1,%rcx
+        code.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0]); // cmp $0x190,%r10
+        code.push(0xC3); // 19
+        let out = relax(&code, None, &mut []).expect("relaxed");
+        let mut want = vec![0xEB, 11, 0x48, 0x83, 0xC1, 0xFF];
+        want.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0, 0xC3]);
+        assert_eq!(out, want);
+        assert_eq!(
+            decode(&[0x66, 0x81, 0xC1, 0x01, 0x00]).map(|i| i.kind),
+            Some(Kind::Plain),
+            "a 16-bit immediate"
+        );
     }
 
     #[test]
