@@ -7,9 +7,9 @@
 //! same instructions in the same order, so the code runs exactly the same
 //! instructions.
 //!
-//! An arithmetic instruction's 32-bit immediate that fits in 8 bits takes
-//! its short form too (`81 /r imm32` to `83 /r imm8`: Cranelift encodes
-//! `iadd_imm` and comparisons with the long one).
+//! A few instructions take a shorter encoding of the same effect too
+//! ([`Shrink`]: an immediate that fits in 8 bits, a `test` of low bits,
+//! a register zeroed), where Cranelift picks the long one.
 //!
 //! It decodes the instructions' lengths (the subset of x86-64 Cranelift
 //! emits here: [`decode`]), and gives up, keeping the code as it is, on
@@ -40,11 +40,28 @@ enum Kind {
     /// `jmp *reg` (`ff /4`, a register operand): the indirect jump of a
     /// `br_table`.
     JmpReg,
-    /// An arithmetic instruction with a 32-bit immediate that fits in 8
-    /// bits (`81 /r imm32`, as Cranelift encodes `iadd_imm` and others),
-    /// its opcode at this offset: re-encoded `83 /r imm8`, which
-    /// sign-extends its immediate the same way (three bytes fewer).
-    Narrow { op_at: u8 },
+    /// An instruction with a shorter encoding of the same effect (result
+    /// and flags), its opcode at `op_at` and its length then `len`
+    /// ([`Shrink`]).
+    Narrow { op_at: u8, how: Shrink, len: u8 },
+}
+
+/// The shorter encodings [`Kind::Narrow`] re-encodes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shrink {
+    /// `81 /r imm32` to `83 /r imm8` (an arithmetic instruction's
+    /// immediate that fits in 8 bits, which `83` sign-extends the same
+    /// way): Cranelift encodes `iadd_imm` and comparisons so.
+    Imm8,
+    /// `test r/m, imm32` (`f7 /0`) to `test r/m8, imm8` (`f6 /0`) when the
+    /// immediate is within 0..=0x7F: the same flags (the result's high
+    /// bits are zero either way), the same low byte tested.
+    Test,
+    /// `test rax, imm32` (`a9`) to `test al, imm8` (`a8`), likewise.
+    TestAl,
+    /// `xor r64, r64` of a register with itself to the 32-bit `xor`
+    /// (which zeroes the whole register, with the same flags).
+    Xor,
 }
 
 /// One decoded instruction: its length and what relaxation needs of it.
@@ -95,6 +112,80 @@ const ONE_BYTE: [u8; 256] = {
 /// The instruction at the start of `code`, or `None` when it is not one
 /// of those this pass knows.
 fn decode(code: &[u8]) -> Option<Insn> {
+    let insn = decode_plain(code)?;
+    if insn.kind != Kind::Plain {
+        return Some(insn);
+    }
+    // One REX prefix at most, no other: the forms [`Shrink`] takes.
+    let rex = code[0] & 0xF0 == 0x40;
+    let op_at = usize::from(rex);
+    let op = code[op_at];
+    let imm = |n: usize| read32(code, insn.len - n);
+    let how = match op {
+        0x81 if i8::try_from(imm(4)).is_ok() => Shrink::Imm8,
+        0xF7 if (code[op_at + 1] >> 3) & 7 == 0 && (0..=0x7F).contains(&imm(4)) => Shrink::Test,
+        0xA9 if (0..=0x7F).contains(&imm(4)) => Shrink::TestAl,
+        0x31 | 0x33
+            if rex && code[0] == 0x48 && {
+                let m = code[op_at + 1];
+                m >> 6 == 3 && (m >> 3) & 7 == m & 7
+            } =>
+        {
+            Shrink::Xor
+        }
+        _ => return Some(insn),
+    };
+    let len = match how {
+        Shrink::Imm8 => insn.len - 3,
+        Shrink::Test => {
+            // A REX prefix (W cleared) where there was one, and for a
+            // register 4..7 (without it, `f6` names ah..bh).
+            let m = code[op_at + 1];
+            let needs_rex = rex || (m >> 6 == 3 && m & 4 != 0);
+            insn.len - usize::from(rex) + usize::from(needs_rex) - 3
+        }
+        Shrink::TestAl => 2,
+        Shrink::Xor => 2,
+    };
+    Some(Insn {
+        len: insn.len,
+        kind: Kind::Narrow {
+            op_at: u8::try_from(op_at).ok()?,
+            how,
+            len: u8::try_from(len).ok()?,
+        },
+    })
+}
+
+/// The re-encoding of `bytes`, an instruction [`decode`] found
+/// [`Kind::Narrow`], appended to `out`.
+fn narrow_into(out: &mut Vec<u8>, bytes: &[u8], op_at: usize, how: Shrink) {
+    let n = bytes.len();
+    match how {
+        Shrink::Imm8 => {
+            out.extend_from_slice(&bytes[..op_at]);
+            out.push(0x83);
+            out.extend_from_slice(&bytes[op_at + 1..n - 4]);
+            out.push(bytes[n - 4]);
+        }
+        Shrink::Test => {
+            let m = bytes[op_at + 1];
+            if op_at == 1 {
+                out.push(bytes[0] & !8);
+            } else if m >> 6 == 3 && m & 4 != 0 {
+                out.push(0x40);
+            }
+            out.push(0xF6);
+            out.extend_from_slice(&bytes[op_at + 1..n - 4]);
+            out.push(bytes[n - 4]);
+        }
+        Shrink::TestAl => out.extend_from_slice(&[0xA8, bytes[n - 4]]),
+        Shrink::Xor => out.extend_from_slice(&bytes[op_at..]),
+    }
+}
+
+/// [`decode`] without [`Kind::Narrow`].
+fn decode_plain(code: &[u8]) -> Option<Insn> {
     let mut i = 0;
     let mut opsize16 = false;
     loop {
@@ -122,19 +213,7 @@ fn decode(code: &[u8]) -> Option<Insn> {
             IMM_8 => 1,
             _ => 0,
         };
-        let insn = finish(code, i, form & MODRM != 0, imm)?;
-        if op == 0x81 && !opsize16 && insn.kind == Kind::Plain {
-            let end = insn.len;
-            if i8::try_from(read32(code, end - 4)).is_ok() {
-                return Some(Insn {
-                    len: end,
-                    kind: Kind::Narrow {
-                        op_at: u8::try_from(i - 1).ok()?,
-                    },
-                });
-            }
-        }
-        return Some(insn);
+        return finish(code, i, form & MODRM != 0, imm);
     }
     // (has a ModRM byte, immediate bytes after it)
     let (modrm, imm) = match op {
@@ -360,7 +439,7 @@ pub(crate) fn relax(
                 Kind::Jmp { .. } | Kind::Jcc { .. } if short => 2,
                 Kind::Jmp { .. } => 5,
                 Kind::Jcc { .. } => 6,
-                Kind::Narrow { .. } => insn.len - 3,
+                Kind::Narrow { len, .. } => usize::from(len),
                 _ => insn.len,
             },
             Piece::Table { entries, .. } => 4 * entries,
@@ -429,13 +508,8 @@ pub(crate) fn relax(
         debug_assert_eq!(out.len(), at[k]);
         match *p {
             Piece::Insn { insn, .. } => match insn.kind {
-                Kind::Narrow { op_at } => {
-                    let bytes = &code[old..old + len];
-                    let o = usize::from(op_at);
-                    out.extend_from_slice(&bytes[..o]);
-                    out.push(0x83);
-                    out.extend_from_slice(&bytes[o + 1..len - 4]);
-                    out.push(bytes[len - 4]);
+                Kind::Narrow { op_at, how, .. } => {
+                    narrow_into(&mut out, &code[old..old + len], usize::from(op_at), how);
                 }
                 Kind::RipRel { disp_at } => {
                     let bytes = &code[old..old + len];
@@ -650,6 +724,42 @@ mod tests {
             Some(Kind::Plain),
             "a 16-bit immediate"
         );
+    }
+
+    #[test]
+    fn tests_of_low_bits_and_zeroing_take_their_short_forms() {
+        let short = |bytes: &[u8]| {
+            let mut code = bytes.to_vec();
+            code.push(0xC3);
+            let out = relax(&code, None, &mut []).expect("relaxed");
+            out[..out.len() - 1].to_vec()
+        };
+        // test $7,%rdx; test $1,%r10; test $1,%edi (dil, not bh);
+        // test $1,%ecx; test $7,0x8(%rax)
+        assert_eq!(
+            short(&[0x48, 0xF7, 0xC2, 7, 0, 0, 0]),
+            [0x40, 0xF6, 0xC2, 7]
+        );
+        assert_eq!(
+            short(&[0x49, 0xF7, 0xC2, 1, 0, 0, 0]),
+            [0x41, 0xF6, 0xC2, 1]
+        );
+        assert_eq!(short(&[0xF7, 0xC7, 1, 0, 0, 0]), [0x40, 0xF6, 0xC7, 1]);
+        assert_eq!(short(&[0xF7, 0xC1, 1, 0, 0, 0]), [0xF6, 0xC1, 1]);
+        assert_eq!(
+            short(&[0x48, 0xF7, 0x40, 0x08, 7, 0, 0, 0]),
+            [0x40, 0xF6, 0x40, 0x08, 7]
+        );
+        // test $1,%rax; xor %rax,%rax; xor %r8,%r8 (kept: it needs REX)
+        assert_eq!(short(&[0x48, 0xA9, 1, 0, 0, 0]), [0xA8, 1]);
+        assert_eq!(short(&[0x48, 0x33, 0xC0]), [0x33, 0xC0]);
+        assert_eq!(short(&[0x4D, 0x33, 0xC0]), [0x4D, 0x33, 0xC0]);
+        // Kept: a high bit tested, a test of another register than itself.
+        assert_eq!(
+            short(&[0x48, 0xF7, 0xC2, 0x80, 0, 0, 0]),
+            [0x48, 0xF7, 0xC2, 0x80, 0, 0, 0]
+        );
+        assert_eq!(short(&[0x48, 0x33, 0xC1]), [0x48, 0x33, 0xC1]);
     }
 
     #[test]
