@@ -666,8 +666,7 @@ impl Gen<'_, '_> {
         self.if_ptr(obj, check, outside, args);
         self.b.switch_to_block(check);
         let a = self.obj_addr(obj);
-        let h1 = self.load(a, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let size = self.object_size(a);
         let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, index, size);
         let inside = self.b.create_block();
         self.b.ins().brif(inb, inside, NO, outside, args);
@@ -692,10 +691,11 @@ impl Gen<'_, '_> {
     }
 
     /// The number of slots of the object at address `addr` (its header's
-    /// size field).
+    /// size field: the low half of its second word, read as one 32-bit
+    /// load rather than the word and a mask; x86-64 is little-endian).
     fn object_size(&mut self, addr: Value) -> Value {
-        let h1 = self.load(addr, 8);
-        self.b.ins().band_imm_s(h1, SIZE_MASK as i64)
+        const _: () = assert!(SIZE_MASK == 0xFFFF_FFFF);
+        self.load32(addr, 8)
     }
 
     /// Go to `yes` when receiver `r` has the fields the code reads and
@@ -1183,10 +1183,8 @@ impl Gen<'_, '_> {
         let sizes = self.b.create_block();
         self.b.ins().brif(ok, sizes, NO, other, NO);
         self.b.switch_to_block(sizes);
-        let h1a = self.load(aa, 8);
-        let na = self.b.ins().band_imm_s(h1a, SIZE_MASK as i64);
-        let h1b = self.load(ba, 8);
-        let nb = self.b.ins().band_imm_s(h1b, SIZE_MASK as i64);
+        let na = self.object_size(aa);
+        let nb = self.object_size(ba);
         let same = self.b.ins().icmp(IntCC::Equal, na, nb);
         let (yes, no) = if eq { (TRUE, FALSE) } else { (FALSE, TRUE) };
         let same_size = self.b.create_block();
@@ -2262,8 +2260,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(int_blk);
         let k = self.b.ins().sshr_imm_u(i, 1);
         let k0 = self.b.ins().iadd_imm_s(k, -1);
-        let h1 = self.load(a, 8);
-        let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+        let size = self.object_size(a);
         // 1 <= k <= size, as one unsigned comparison of k - 1 < size.
         let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, k0, size);
         let fine = self.b.create_block();
@@ -2378,8 +2375,7 @@ impl Gen<'_, '_> {
                 let fine = self.b.create_block();
                 self.b.ins().brif(ok, fine, NO, slow, NO);
                 self.b.switch_to_block(fine);
-                let h1 = self.load(a, 8);
-                let size = self.b.ins().band_imm_s(h1, SIZE_MASK as i64);
+                let size = self.object_size(a);
                 let t = self.b.ins().ishl_imm_u(size, 1);
                 self.b.ins().bor_imm_s(t, 1)
             }
