@@ -184,6 +184,33 @@ fn narrow_into(out: &mut Vec<u8>, bytes: &[u8], op_at: usize, how: Shrink) {
     }
 }
 
+/// The constant of `movabs $c, %r` (`REX.W b8+r imm64`), if `bytes` is
+/// one.
+fn movabs(bytes: &[u8]) -> Option<u64> {
+    match bytes {
+        [rex, op, imm @ ..] if rex & 0xF8 == 0x48 && op & 0xF8 == 0xB8 && imm.len() == 8 => {
+            let mut w = [0; 8];
+            w.copy_from_slice(imm);
+            Some(u64::from_le_bytes(w))
+        }
+        _ => None,
+    }
+}
+
+/// The register `movabs` `bytes` sets (0..15).
+fn movabs_reg(bytes: &[u8]) -> u8 {
+    (bytes[0] & 1) << 3 | bytes[1] & 7
+}
+
+/// `mov %q, %r` (64-bit; `89 /r`), 3 bytes.
+fn mov_reg(q: u8, r: u8) -> [u8; 3] {
+    [
+        0x48 | (q >> 3) << 2 | r >> 3,
+        0x89,
+        0xC0 | (q & 7) << 3 | (r & 7),
+    ]
+}
+
 /// [`decode`] without [`Kind::Narrow`].
 fn decode_plain(code: &[u8]) -> Option<Insn> {
     let mut i = 0;
@@ -430,11 +457,43 @@ pub(crate) fn relax(
             _ => {}
         }
     }
+    // A constant materialised again right after it was (Cranelift
+    // materialises one at each use), where no branch lands between them:
+    // `mov` from the register the first set (`copy[k]`, 3 bytes, flags
+    // untouched as by `movabs`).
+    let mut landing = vec![false; n + 1];
+    for &t in &target {
+        if t != usize::MAX {
+            landing[t] = true;
+        }
+    }
+    for p in &pieces {
+        if let Piece::Table { at, entries } = *p {
+            for e in 0..entries {
+                let t = (at as i64 + i64::from(read32(code, at + 4 * e))) as usize;
+                landing[index_of(t)?] = true;
+            }
+        }
+    }
+    let bytes_of = |p: &Piece| match *p {
+        Piece::Insn { at, insn } if insn.kind == Kind::Plain => &code[at..at + insn.len],
+        _ => &[],
+    };
+    let mut copy: Vec<Option<u8>> = vec![None; n];
+    for k in 1..n {
+        let (prev, this) = (bytes_of(&pieces[k - 1]), bytes_of(&pieces[k]));
+        if !landing[k] && movabs(this).is_some() && movabs(prev) == movabs(this) {
+            copy[k] = Some(movabs_reg(prev));
+        }
+    }
     // Sizes: every branch short, then long again where it does not reach,
     // until none changes (a branch made long only takes others' targets
     // further away: few rounds, as most reach).
-    let size = |p: &Piece, short: bool| -> usize {
-        match *p {
+    let size = |k: usize, short: bool| -> usize {
+        if copy[k].is_some() {
+            return 3;
+        }
+        match pieces[k] {
             Piece::Insn { insn, .. } => match insn.kind {
                 Kind::Jmp { .. } | Kind::Jcc { .. } if short => 2,
                 Kind::Jmp { .. } => 5,
@@ -453,9 +512,9 @@ pub(crate) fn relax(
     let mut at: Vec<usize> = vec![0; n + 1];
     loop {
         let mut pos = 0;
-        for (k, p) in pieces.iter().enumerate() {
+        for k in 0..n {
             at[k] = pos;
-            pos += size(p, short[k]);
+            pos += size(k, short[k]);
         }
         at[n] = pos;
         let mut changed = false;
@@ -493,13 +552,21 @@ pub(crate) fn relax(
     for (k, p) in pieces.iter().enumerate() {
         let (old, len) = match *p {
             Piece::Insn {
+                at,
                 insn:
                     Insn {
                         kind: Kind::Plain | Kind::JmpReg,
-                        ..
+                        len,
                     },
-                ..
-            } => continue,
+            } => match copy[k] {
+                Some(q) => {
+                    out.extend_from_slice(&code[copied..at]);
+                    copied = at + len;
+                    out.extend_from_slice(&mov_reg(q, movabs_reg(&code[at..at + len])));
+                    continue;
+                }
+                None => continue,
+            },
             Piece::Insn { at, insn } => (at, insn.len),
             Piece::Table { at, entries } => (at, 4 * entries),
         };
@@ -536,7 +603,7 @@ pub(crate) fn relax(
                             Some(cc) => out.extend_from_slice(&[0x0F, 0x80 | cc]),
                             None => out.push(0xE9),
                         }
-                        let next = (at[k] + size(p, false)) as i64;
+                        let next = (at[k] + size(k, false)) as i64;
                         out.extend_from_slice(&i32::try_from(t - next).ok()?.to_le_bytes());
                     }
                 }
@@ -760,6 +827,29 @@ mod tests {
             [0x48, 0xF7, 0xC2, 0x80, 0, 0, 0]
         );
         assert_eq!(short(&[0x48, 0x33, 0xC1]), [0x48, 0x33, 0xC1]);
+    }
+
+    #[test]
+    fn a_constant_materialised_twice_is_copied() {
+        let c = [0x90, 0xF0, 0x1F, 0xF3, 0xFF, 0x7F, 0, 0];
+        let mut code = vec![0x49, 0xBA]; // movabs $c,%r10
+        code.extend_from_slice(&c);
+        code.push(0x49); // movabs $c,%r11
+        code.push(0xBB);
+        code.extend_from_slice(&c);
+        code.extend_from_slice(&[0x49, 0x83, 0x02, 0x01]); // addq $1,(%r10)
+        code.push(0xC3);
+        let out = relax(&code, None, &mut []).expect("relaxed");
+        let mut want = code[..10].to_vec();
+        want.extend_from_slice(&[0x4D, 0x89, 0xD3]); // mov %r10,%r11
+        want.extend_from_slice(&[0x49, 0x83, 0x02, 0x01, 0xC3]);
+        assert_eq!(out, want);
+        // Not where a branch lands on the second: the first may not have run.
+        let mut landed = vec![0xEB, 10]; // jmp -> the second movabs
+        landed.extend_from_slice(&code);
+        let out = relax(&landed, None, &mut []).expect("relaxed");
+        assert_eq!(out, landed);
+        assert_eq!(mov_reg(0, 3), [0x48, 0x89, 0xC3], "mov %rax,%rbx");
     }
 
     #[test]
