@@ -28,9 +28,9 @@
 //!   taken. The armed part is a time, not a number of sends, because sends
 //!   take time unevenly: a prediction made in sends misses a deadline that
 //!   passes in the slow ones (a primitive) more often than in the rest.
-//!   Polling at every send near the deadline was tried: the polls' own time
-//!   (tens of nanoseconds each) is then where the deadline falls, and short
-//!   primitives lost half their share.
+//!   The polls' own time (tens of nanoseconds each) is time near the
+//!   deadline, where it is most likely to fall: polls at every send near it,
+//!   or 8 sends apart, took a third to a half of a short primitive's share.
 //! - **Short operations.** While armed, a primitive or a lookup tests the
 //!   deadline (a stamp read: 15-30 ns on a virtual machine) when it starts
 //!   and when it ends: the sample is the operation's only if the deadline
@@ -41,10 +41,7 @@
 //!   Testing only at their ends, in a window of a whole poll interval, gave
 //!   every sample whose deadline passed in method code to the next
 //!   primitive to end: 73% of a loop's time to `Array class>>new:` where a
-//!   sampler thread measured 11%. The reads themselves are time near the
-//!   deadline: a primitive of a few tens of nanoseconds gets about two
-//!   thirds of its share (a sampler thread, `--native`, weighs those
-//!   exactly).
+//!   sampler thread measured 11%.
 //! - **The deadline is a stamp.** Once the counter is calibrated, a poll
 //!   whose stamp is past the deadline's takes the sample, whatever the
 //!   clock read after it says, so that the boundaries and the polls decide
@@ -75,7 +72,7 @@ pub const MAX_EVERY: u64 = 1 << 20;
 /// Fewest sends between two polls of the approach (`self_timed.rs`'s
 /// contract): the polls' own time must stay a small part of the time near
 /// the deadline.
-pub const FINE: u64 = 8;
+pub const FINE: u64 = 32;
 
 /// The part of a poll interval before the deadline in which the boundaries
 /// of short operations are armed: wide enough that the polls' prediction,
@@ -215,19 +212,18 @@ impl SelfTiming {
         let elapsed = stamp.saturating_sub(self.last_poll_stamp).max(1);
         self.last_poll_stamp = stamp;
         self.last_poll_sends = sends;
-        // ran < 2^64 and target_stamps <= 2^40: in u128, no overflow.
-        let scaled = u128::from(ran) * u128::from(self.target_stamps) / u128::from(elapsed);
-        self.set_every(scaled.min(u128::from(MAX_EVERY)) as u64);
+        // target_stamps <= 2^40: saturating beyond 2^24 sends, far past MAX_EVERY.
+        self.set_every(ran.saturating_mul(self.target_stamps) / elapsed);
     }
 
     /// A poll found the deadline `ahead` stamp counts away: the sends to the
     /// next poll, and whether short operations are armed until then (the
     /// approach: see the module's contract).
     pub(crate) fn approach(&mut self, ahead: u64) -> (u64, bool) {
-        // Sends to the deadline at the rate `every` per `target_stamps`.
+        // Sends to the deadline at the rate `every` (<= 2^20) per
+        // `target_stamps`: saturating only for deadlines 2^44 counts ahead.
         let target = self.target_stamps.max(1);
-        let sends = u128::from(ahead) * u128::from(self.every) / u128::from(target);
-        let sends = sends.min(u128::from(MAX_EVERY)) as u64;
+        let sends = ahead.saturating_mul(self.every) / target;
         let armed = ahead <= target / ARMED_PART;
         let gap = (sends / 2).max(FINE);
         (if armed { gap } else { self.next_gap().min(gap) }, armed)
@@ -328,7 +324,7 @@ mod tests {
         assert!(gap <= 512 && !armed, "{gap}");
         // Within a quarter of the poll interval: armed, polls halfway there.
         assert_eq!(t.approach(7500), (128, true));
-        assert_eq!(t.approach(600), (10, true));
+        assert_eq!(t.approach(2400), (40, true));
         // Never closer than FINE sends apart.
         assert_eq!(t.approach(0), (FINE, true));
         // Halving from two regular gaps away reaches the armed step in a few
