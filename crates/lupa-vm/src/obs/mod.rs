@@ -180,10 +180,11 @@ pub struct Observation {
     deadline_stamp: Cell<u64>,
     /// The self-timed sampler's stamp counter (`SelfTimer` says which).
     stamp: fn() -> u64,
-    /// Is the deadline near (due within a few sends, `self_timed.rs`'s
-    /// approach)? Then the start and the end of every primitive and lookup
-    /// test it; the starts and ends of long operations (collections, large
-    /// allocations, blocking calls, the idle sleep, JIT work) always do.
+    /// Is the deadline near (within the armed part of `self_timed.rs`'s
+    /// approach, and not found passed yet)? Then the start and the end of
+    /// every primitive and lookup test it; the starts and ends of long
+    /// operations (collections, large allocations, blocking calls, the idle
+    /// sleep, JIT work) always do.
     stamp_armed: Cell<bool>,
     /// With a self-timed sampler: the state word of an operation that ended
     /// past the deadline, the state of the sample the next poll takes.
