@@ -21,7 +21,8 @@
 //! - **The approach.** A poll that finds the deadline ahead predicts how many
 //!   sends away it is (from the sends and stamp counts between the last
 //!   polls). The next poll is due as usual, or halfway to the deadline if
-//!   that comes first (never fewer than [`FINE`] sends on), so that polls
+//!   that comes first (never fewer than [`FINE`] sends on, unless the
+//!   regular polls are closer), so that polls
 //!   close in on it and the first one past it comes soon after: the sample
 //!   is the stack there. Within [`ARMED_PART`] of a poll interval (in time)
 //!   the boundaries of short operations are *armed* until the sample is
@@ -225,8 +226,9 @@ impl SelfTiming {
         let target = self.target_stamps.max(1);
         let sends = ahead.saturating_mul(self.every) / target;
         let armed = ahead <= target / ARMED_PART;
-        let gap = (sends / 2).max(FINE);
-        (if armed { gap } else { self.next_gap().min(gap) }, armed)
+        // Never farther apart than the regular polls (a slow phase's `every`
+        // may be below FINE).
+        (self.next_gap().min((sends / 2).max(FINE)), armed)
     }
 
     fn set_every(&mut self, scaled: u64) {
@@ -325,8 +327,13 @@ mod tests {
         // Within a quarter of the poll interval: armed, polls halfway there.
         assert_eq!(t.approach(7500), (128, true));
         assert_eq!(t.approach(2400), (40, true));
-        // Never closer than FINE sends apart.
+        // Never closer than FINE sends apart, nor farther than the regular
+        // polls.
         assert_eq!(t.approach(0), (FINE, true));
+        t.every = MIN_EVERY;
+        let (gap, armed) = t.approach(0);
+        assert!(gap < FINE && armed, "{gap}");
+        t.every = 1024;
         // Halving from two regular gaps away reaches the armed step in a few
         // polls.
         let mut ahead: u64 = 60_000;
