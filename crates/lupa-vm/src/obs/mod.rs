@@ -180,10 +180,11 @@ pub struct Observation {
     deadline_stamp: Cell<u64>,
     /// The self-timed sampler's stamp counter (`SelfTimer` says which).
     stamp: fn() -> u64,
-    /// Is the deadline near (due before about the next poll)?
-    /// Then the end of every primitive and lookup tests it; the ends of
-    /// long operations (collections, large allocations, blocking calls, the
-    /// idle sleep, JIT work) always do.
+    /// Is the deadline near (within the armed part of `self_timed.rs`'s
+    /// approach, and not found passed yet)? Then the start and the end of
+    /// every primitive and lookup test it; the starts and ends of long
+    /// operations (collections, large allocations, blocking calls, the idle
+    /// sleep, JIT work) always do.
     stamp_armed: Cell<bool>,
     /// With a self-timed sampler: the state word of an operation that ended
     /// past the deadline, the state of the sample the next poll takes.
@@ -341,7 +342,7 @@ impl Observation {
     ) {
         self.attach_sampler();
         self.stamp = timer.stamp_fn();
-        let timing = crate::obs::self_timed::SelfTiming::new(timer, mean_interval);
+        let timing = crate::obs::self_timed::SelfTiming::new(timer, mean_interval, self.sends);
         self.poll_at.set(self.sends + timing.every);
         self.self_timing = Some(Box::new(timing));
         self.self_deadline.set(Some(first));
@@ -384,17 +385,23 @@ impl Observation {
         if pending.is_none() && at != u64::MAX && stamp < at {
             // Most polls: the deadline is not due, which the stamp counter
             // tells without the clock.
-            t.adapt_stamps(stamp);
-            self.stamp_armed.set(at - stamp <= t.target_stamps());
-            self.poll_at.set(self.sends + t.next_gap());
+            t.adapt_stamps(stamp, self.sends);
+            let (gap, armed) = t.approach(at - stamp);
+            self.stamp_armed.set(armed);
+            self.poll_at.set(self.sends + gap);
             return None;
         }
         // Read with the stamp, so that the pair calibrates the deadline's stamp.
         let now = Instant::now();
         if pending.is_none() {
-            t.adapt(now, stamp);
+            t.adapt(now, stamp, self.sends);
         }
-        let due = pending.is_some() || self.self_deadline.get().is_some_and(|d| now >= d);
+        // Past the deadline's stamp is due, whatever the clock says: the
+        // boundaries of short operations decided by the stamp, and a clock
+        // read tens of nanoseconds after it must not move the deadline.
+        let due = pending.is_some()
+            || at != u64::MAX
+            || self.self_deadline.get().is_some_and(|d| now >= d);
         let seq = if due {
             let word = pending.unwrap_or_else(|| self.sample.effective_word(self.in_native));
             let (seq, next) = t
@@ -405,19 +412,18 @@ impl Observation {
         } else {
             None
         };
-        self.deadline_stamp.set(
-            self.self_deadline
-                .get()
-                .map_or(u64::MAX, |d| t.stamp_at(d, now, stamp)),
-        );
-        self.stamp_armed.set(
-            self.deadline_stamp.get() == u64::MAX
-                || self
-                    .self_deadline
-                    .get()
-                    .is_some_and(|d| d.saturating_duration_since(now) <= t.target()),
-        );
-        let gap = t.next_gap();
+        let at = self
+            .self_deadline
+            .get()
+            .map_or(u64::MAX, |d| t.stamp_at(d, now, stamp));
+        self.deadline_stamp.set(at);
+        let (gap, armed) = if at == u64::MAX {
+            // Not calibrated yet: the ends of operations read the clock.
+            (t.next_gap(), true)
+        } else {
+            t.approach(at.saturating_sub(stamp))
+        };
+        self.stamp_armed.set(armed);
         self.poll_at.set(self.sends + gap);
         seq
     }
@@ -453,6 +459,23 @@ impl Observation {
             self.pending_state
                 .set(Some(self.sample.effective_word(self.in_native)));
             self.poll_at.set(0);
+            // The sample is decided: no more reads until the poll takes it.
+            self.stamp_armed.set(false);
+        }
+    }
+
+    /// A short operation (a primitive, a lookup) starts while the deadline's
+    /// boundaries are armed: if the deadline has passed already, the sample
+    /// is not this operation's, nor is it decided here (a boundary is not a
+    /// random point in the program's time: a sample charged to the stack at
+    /// every primitive's start would charge the caller of every primitive
+    /// with the time of the callees that ran before it): the boundaries
+    /// are disarmed, and the next poll takes the sample (`self_timed.rs`).
+    #[cold]
+    #[inline(never)]
+    fn short_state_starts(&self) {
+        if self.deadline_stamp.get() != u64::MAX && (self.stamp)() >= self.deadline_stamp.get() {
+            self.stamp_armed.set(false);
         }
     }
 
@@ -715,7 +738,7 @@ impl Observation {
             // in it (a long primitive that allocates at its end).
             self.self_timed_state_ends();
         }
-        self.swap_state(state, detail, process)
+        self.store_state(state, detail, process)
     }
 
     /// Publish `state` for a short operation that interrupts the current one
@@ -725,6 +748,20 @@ impl Observation {
     /// [`sampler_attached`](Self::sampler_attached) first.
     #[inline(always)]
     pub(crate) fn swap_state(
+        &self,
+        state: crate::obs::sampling::VmState,
+        detail: u32,
+        process: usize,
+    ) -> u64 {
+        if self.stamp_armed.get() {
+            self.short_state_starts();
+        }
+        self.store_state(state, detail, process)
+    }
+
+    /// Publish `state`, answering the word it replaced.
+    #[inline(always)]
+    fn store_state(
         &self,
         state: crate::obs::sampling::VmState,
         detail: u32,
@@ -743,6 +780,9 @@ impl Observation {
     /// [`leave_primitive`](Self::leave_primitive) (never [`NOT_ENTERED`]).
     #[inline(always)]
     pub(crate) fn enter_primitive(&self, id: u32) -> u32 {
+        if self.stamp_armed.get() {
+            self.short_state_starts();
+        }
         let saved = self.sample.primitive.load(Ordering::Relaxed);
         self.sample
             .primitive
@@ -751,7 +791,8 @@ impl Observation {
     }
 
     /// The primitive [`enter_primitive`](Self::enter_primitive) announced
-    /// ended: a self-timed sample due in it is its (`self_timed.rs`).
+    /// ended: a self-timed sample whose deadline passed while it ran is its
+    /// (`self_timed.rs`).
     #[inline(always)]
     pub(crate) fn leave_primitive(&self, saved: u32) {
         if self.stamp_armed.get() {

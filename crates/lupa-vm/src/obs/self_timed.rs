@@ -18,13 +18,39 @@
 //!   mean interval (bounded by [`MIN_EVERY`] and [`MAX_EVERY`], at most
 //!   doubling or halving at a time). A loop that sends nothing does not
 //!   poll; its time is charged to the next sample.
+//! - **The approach.** A poll that finds the deadline ahead predicts how many
+//!   sends away it is (from the sends and stamp counts between the last
+//!   polls). The next poll is due as usual, or halfway to the deadline if
+//!   that comes first (never fewer than [`FINE`] sends on, unless the
+//!   regular polls are closer), so that polls
+//!   close in on it and the first one past it comes soon after: the sample
+//!   is the stack there. Within [`ARMED_PART`] of a poll interval (in time)
+//!   the boundaries of short operations are *armed* until the sample is
+//!   taken. The armed part is a time, not a number of sends, because sends
+//!   take time unevenly: a prediction made in sends misses a deadline that
+//!   passes in the slow ones (a primitive) more often than in the rest.
+//!   The polls' own time (tens of nanoseconds each) is time near the
+//!   deadline, where it is most likely to fall: polls at every send near it,
+//!   or 8 sends apart, took a third to a half of a short primitive's share.
+//! - **Short operations.** While armed, a primitive or a lookup tests the
+//!   deadline (a stamp read: 15-30 ns on a virtual machine) when it starts
+//!   and when it ends: the sample is the operation's only if the deadline
+//!   passed while it ran; if it had passed before, the boundaries are
+//!   disarmed and the next poll takes the sample (a boundary is no random
+//!   point of the program's time: charged there, the caller of every
+//!   primitive would get the time of the callees that ran before it).
+//!   Testing only at their ends, in a window of a whole poll interval, gave
+//!   every sample whose deadline passed in method code to the next
+//!   primitive to end: 73% of a loop's time to `Array class>>new:` where a
+//!   sampler thread measured 11%.
+//! - **The deadline is a stamp.** Once the counter is calibrated, a poll
+//!   whose stamp is past the deadline's takes the sample, whatever the
+//!   clock read after it says, so that the boundaries and the polls decide
+//!   by the same instant.
 //! - **Long operations.** A state that interrupts another (a collection, a
 //!   large allocation, a blocking call, an idle sleep, the JIT compiling)
-//!   tests the deadline when it starts and when it ends; a primitive or a
-//!   lookup when it ends, if the deadline may pass before the next poll (due
-//!   within one poll interval of the last poll: the test is then *armed*;
-//!   a stamp read costs 15-30 ns on a virtual machine, and primitives are
-//!   many). If it has passed,
+//!   tests the deadline when it starts and when it ends, armed or not.
+//!   Either way, when the deadline has passed,
 //!   the state that ends is kept as the sample's state and the next
 //!   safepoint polls at once: the sample is charged to that operation under
 //!   the stack of its caller, as a sampler thread's tick during it would be.
@@ -43,6 +69,16 @@ pub const MIN_EVERY: u64 = 16;
 
 /// Most sends between two polls.
 pub const MAX_EVERY: u64 = 1 << 20;
+
+/// Fewest sends between two polls of the approach (`self_timed.rs`'s
+/// contract): the polls' own time must stay a small part of the time near
+/// the deadline.
+pub const FINE: u64 = 32;
+
+/// The part of a poll interval before the deadline in which the boundaries
+/// of short operations are armed: wide enough that the polls' prediction,
+/// made in sends, holds over it, however unevenly the sends take time.
+pub const ARMED_PART: u64 = 4;
 
 /// Sends between two polls while no sampler runs: how late a stop (Ctrl-C)
 /// is seen by a loop that sends, at most (a loop that sends nothing sees it
@@ -86,9 +122,11 @@ pub(crate) struct SelfTiming {
     target: Duration,
     /// Sends between two polls.
     pub(crate) every: u64,
-    /// The last poll, and the stamp counter then.
+    /// The last poll that adapted `every`, the stamp counter and the send
+    /// counter then.
     last_poll: Instant,
     last_poll_stamp: u64,
+    last_poll_sends: u64,
     /// `target` in stamp counts (0 until the counter is calibrated).
     target_stamps: u64,
     /// xorshift64 state of the polls' jitter.
@@ -99,7 +137,12 @@ pub(crate) struct SelfTiming {
 }
 
 impl SelfTiming {
-    pub(crate) fn new(timer: Box<dyn SelfTimer>, mean_interval: Duration) -> SelfTiming {
+    /// A sampler attached when the send counter reads `sends`.
+    pub(crate) fn new(
+        timer: Box<dyn SelfTimer>,
+        mean_interval: Duration,
+        sends: u64,
+    ) -> SelfTiming {
         let stamp = timer.stamp_fn();
         SelfTiming {
             origin: (Instant::now(), stamp()),
@@ -108,6 +151,7 @@ impl SelfTiming {
             every: 1024,
             last_poll: Instant::now(),
             last_poll_stamp: stamp(),
+            last_poll_sends: sends,
             target_stamps: 0,
             jitter: 0x9E37_79B9_7F4A_7C15,
         }
@@ -128,11 +172,6 @@ impl SelfTiming {
         stamp.saturating_add(ahead as u64)
     }
 
-    /// The interval between polls aimed at.
-    pub(crate) fn target(&self) -> Duration {
-        self.target
-    }
-
     /// Sends to the next poll: uniform in [every/2, 3·every/2), so that the
     /// polls, where samples are taken, fall at no fixed period of the
     /// program's sends.
@@ -145,39 +184,57 @@ impl SelfTiming {
         self.every / 2 + x % self.every.max(1)
     }
 
-    /// A poll at `now` (the stamp counter reading `stamp`) after `every`
-    /// sends: adapt the number of sends to the next poll so that polls come
-    /// every `target` (at most doubling or halving at a time, within
+    /// A poll at `now` (the stamp counter reading `stamp`, the send counter
+    /// `sends`): adapt the number of sends to the next poll so that polls
+    /// come every `target` (at most doubling or halving at a time, within
     /// [`MIN_EVERY`]..=[`MAX_EVERY`]).
-    pub(crate) fn adapt(&mut self, now: Instant, stamp: u64) {
+    pub(crate) fn adapt(&mut self, now: Instant, stamp: u64, sends: u64) {
         if self.target_stamps > 0 {
-            return self.adapt_stamps(stamp);
+            return self.adapt_stamps(stamp, sends);
         }
         let elapsed = now.saturating_duration_since(self.last_poll);
+        let ran = sends.saturating_sub(self.last_poll_sends);
         self.last_poll = now;
         self.last_poll_stamp = stamp;
+        self.last_poll_sends = sends;
         let (e, t) = (elapsed.as_nanos().max(1), self.target.as_nanos().max(1));
-        self.set_every((u128::from(self.every) * t / e) as u64);
+        self.set_every((u128::from(ran.max(1)) * t / e) as u64);
     }
 
     /// [`adapt`](Self::adapt) in the units of the stamp counter, once
     /// calibrated (integer arithmetic only: most polls do nothing else).
-    pub(crate) fn adapt_stamps(&mut self, stamp: u64) {
+    /// The approach's short gaps are measured together with the regular gap
+    /// before them: the rate is taken over at least half of `every` sends.
+    pub(crate) fn adapt_stamps(&mut self, stamp: u64, sends: u64) {
+        let ran = sends.saturating_sub(self.last_poll_sends);
+        if ran < self.every / 2 {
+            return;
+        }
         let elapsed = stamp.saturating_sub(self.last_poll_stamp).max(1);
         self.last_poll_stamp = stamp;
-        // every <= 2^20 and target_stamps <= 2^40: no overflow.
-        self.set_every(self.every.saturating_mul(self.target_stamps) / elapsed);
+        self.last_poll_sends = sends;
+        // target_stamps <= 2^40: saturating beyond 2^24 sends, far past MAX_EVERY.
+        self.set_every(ran.saturating_mul(self.target_stamps) / elapsed);
+    }
+
+    /// A poll found the deadline `ahead` stamp counts away: the sends to the
+    /// next poll, and whether short operations are armed until then (the
+    /// approach: see the module's contract).
+    pub(crate) fn approach(&mut self, ahead: u64) -> (u64, bool) {
+        // Sends to the deadline at the rate `every` (<= 2^20) per
+        // `target_stamps`: saturating only for deadlines 2^44 counts ahead.
+        let target = self.target_stamps.max(1);
+        let sends = ahead.saturating_mul(self.every) / target;
+        let armed = ahead <= target / ARMED_PART;
+        // Never farther apart than the regular polls (a slow phase's `every`
+        // may be below FINE).
+        (self.next_gap().min((sends / 2).max(FINE)), armed)
     }
 
     fn set_every(&mut self, scaled: u64) {
         self.every = scaled
             .clamp(self.every / 2, self.every.saturating_mul(2))
             .clamp(MIN_EVERY, MAX_EVERY);
-    }
-
-    /// The target interval between polls in stamp counts (0: not calibrated).
-    pub(crate) fn target_stamps(&self) -> u64 {
-        self.target_stamps
     }
 }
 
@@ -200,23 +257,26 @@ mod tests {
         let mut t = SelfTiming::new(
             Box::new(Nothing),
             Duration::from_micros(10) * POLLS_PER_INTERVAL,
+            0,
         );
         let start = t.last_poll;
         // 1024 sends took 100 µs against a target of 10 µs: halve.
-        t.adapt(start + Duration::from_micros(100), 0);
+        t.adapt(start + Duration::from_micros(100), 0, 1024);
         assert_eq!(t.every, 512);
         // 512 sends took 5 µs: double (not more).
         let at = t.last_poll;
-        t.adapt(at + Duration::from_micros(5), 0);
+        t.adapt(at + Duration::from_micros(5), 0, 1536);
         assert_eq!(t.every, 1024);
         // On target: unchanged.
         let at = t.last_poll;
-        t.adapt(at + Duration::from_micros(10), 0);
+        t.adapt(at + Duration::from_micros(10), 0, 2560);
         assert_eq!(t.every, 1024);
         // Never below the floor.
+        let mut sends = 2560;
         for _ in 0..40 {
             let at = t.last_poll;
-            t.adapt(at + Duration::from_secs(1), 0);
+            sends += t.every;
+            t.adapt(at + Duration::from_secs(1), 0, sends);
         }
         assert_eq!(t.every, MIN_EVERY);
     }
@@ -226,6 +286,7 @@ mod tests {
         let mut t = SelfTiming::new(
             Box::new(Nothing),
             Duration::from_micros(10) * POLLS_PER_INTERVAL,
+            0,
         );
         let (t0, s0) = t.origin;
         // Too early to know the counter's rate.
@@ -238,10 +299,54 @@ mod tests {
         // A deadline already passed is now.
         assert_eq!(t.stamp_at(now - Duration::from_micros(5), now, at), at);
         // The poll target (10 µs) in counts, and polls adapted by counts.
-        assert_eq!(t.target_stamps(), 30_000);
+        assert_eq!(t.target_stamps, 30_000);
         t.last_poll_stamp = at;
-        t.adapt_stamps(at + 60_000);
+        t.last_poll_sends = 0;
+        t.adapt_stamps(at + 60_000, 1024);
         assert_eq!(t.every, 512, "twice the target: half the sends");
+        // The approach's short gaps do not adapt on their own.
+        t.adapt_stamps(at + 61_000, 1030);
+        assert_eq!((t.every, t.last_poll_sends), (512, 1024));
+    }
+
+    #[test]
+    fn polls_close_in_on_the_deadline_and_arm_its_last_quarter() {
+        let mut t = SelfTiming::new(
+            Box::new(Nothing),
+            Duration::from_micros(10) * POLLS_PER_INTERVAL,
+            0,
+        );
+        t.target_stamps = 30_000;
+        // 1024 sends per 30,000 counts.
+        // Far: a regular gap (jittered, at most 3/2 of `every`), not armed.
+        let (gap, armed) = t.approach(3_000_000);
+        assert!((512..1536).contains(&gap) && !armed, "{gap}");
+        // About 1024 sends away: at most halfway there.
+        let (gap, armed) = t.approach(30_000);
+        assert!(gap <= 512 && !armed, "{gap}");
+        // Within a quarter of the poll interval: armed, polls halfway there.
+        assert_eq!(t.approach(7500), (128, true));
+        assert_eq!(t.approach(2400), (40, true));
+        // Never closer than FINE sends apart, nor farther than the regular
+        // polls.
+        assert_eq!(t.approach(0), (FINE, true));
+        t.every = MIN_EVERY;
+        let (gap, armed) = t.approach(0);
+        assert!(gap < FINE && armed, "{gap}");
+        t.every = 1024;
+        // Halving from two regular gaps away reaches the armed step in a few
+        // polls.
+        let mut ahead: u64 = 60_000;
+        let mut polls = 0;
+        loop {
+            let (gap, armed) = t.approach(ahead);
+            polls += 1;
+            if armed {
+                break;
+            }
+            ahead -= ahead.min(gap * 30_000 / 1024);
+        }
+        assert!(polls <= 12, "{polls} polls");
     }
 
     #[test]
@@ -249,6 +354,7 @@ mod tests {
         let mut t = SelfTiming::new(
             Box::new(Nothing),
             Duration::from_micros(10) * POLLS_PER_INTERVAL,
+            0,
         );
         let gaps: Vec<u64> = (0..4000).map(|_| t.next_gap()).collect();
         assert!(gaps.iter().all(|&g| (512..1536).contains(&g)), "{gaps:?}");
