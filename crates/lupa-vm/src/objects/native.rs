@@ -37,6 +37,9 @@ use super::MethodCode;
 use lupa_heap::Value;
 use std::sync::atomic::AtomicU64;
 
+/// Entries of [`NativeCtx::runtime`].
+pub const RUNTIME_ENTRIES: usize = 14;
+
 /// What native code runs with: given by the interpreter when it enters
 /// native code, updated by every call into the runtime. `#[repr(C)]`: the
 /// JIT reads its fields at fixed offsets (`std::mem::offset_of!`).
@@ -142,6 +145,13 @@ pub struct NativeCtx {
     /// primitive (one word: native code compares short Strings itself while
     /// it is the epoch now).
     pub string_eq: *const u32,
+    /// The addresses native code calls out of line (the JIT's runtime
+    /// entry points and shared stubs, in the JIT's order:
+    /// [`Jit::runtime_entries`](crate::Jit::runtime_entries)): a call reads
+    /// its target here, seven bytes of code where the address as a constant
+    /// takes ten, at every site. Last, so that no other field moves past a
+    /// one-byte offset.
+    pub runtime: [u64; RUNTIME_ENTRIES],
 }
 
 /// What native code may do itself for a method or block, by method id: call
