@@ -1,6 +1,9 @@
 //! From a method's or block's bytecode to Cranelift IR, one native function
 //! per code unit, keeping the contract of `lupa_vm`'s native boundary
 //! (`NativeCtx`, resume points, operands stored before every runtime call).
+//! The runtime's entry points and the shared entry stubs are called at the
+//! addresses the context's table holds (`NativeCtx::runtime`, in the order of
+//! [`Entries::table`]): no entry address is in the code.
 //!
 //! Shape of a function `f(ctx, pc, sp) -> status`:
 //! - the entry block keeps the context, the activation's `bp` and its

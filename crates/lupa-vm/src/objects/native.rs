@@ -32,6 +32,9 @@
 //!   [`NativeCtx::sends`] and [`NativeCtx::inlined`]; the runtime adds them to
 //!   the observation counters at each call, so the counts are those of the
 //!   interpreter.
+//! - Native code calls the runtime (and the JIT's shared stubs) at the
+//!   addresses of [`NativeCtx::runtime`], which the VM fills from the
+//!   installed JIT's `Jit::runtime_entries` when it enters native code.
 
 use super::MethodCode;
 use lupa_heap::Value;
