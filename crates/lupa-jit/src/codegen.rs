@@ -1,6 +1,9 @@
 //! From a method's or block's bytecode to Cranelift IR, one native function
 //! per code unit, keeping the contract of `lupa_vm`'s native boundary
 //! (`NativeCtx`, resume points, operands stored before every runtime call).
+//! The runtime's entry points and the shared entry stubs are called at the
+//! addresses the context's table holds (`NativeCtx::runtime`, in the order of
+//! [`Entries::table`]): no entry address is in the code.
 //!
 //! Shape of a function `f(ctx, pc, sp) -> status`:
 //! - the entry block keeps the context, the activation's `bp` and its
@@ -125,8 +128,8 @@ use lupa_heap::native_layout::{CLASS_MASK, FLOAT_EXP_OFFSET, FLOAT_TAG, HEADER_B
 use lupa_vm::layout::{BLOCK_CODE, BLOCK_OUTER, BLOCK_RECEIVER, ENV_PARENT, ENV_VARS};
 use lupa_vm::{
     BAIL, DECLINE, DONE, FastEntry, Frame, InlineCache, MAX_NATIVE_DEPTH, NativeCtx, RETURNED,
-    SLOW_ALL, SLOW_CALLS, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE, TRIVIAL_SELF,
-    TRIVIAL_SETTER, cls,
+    RUNTIME_ENTRIES, SLOW_ALL, SLOW_CALLS, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_NONE,
+    TRIVIAL_SELF, TRIVIAL_SETTER, cls,
 };
 use std::mem::offset_of;
 
@@ -164,6 +167,40 @@ pub(crate) struct Entries {
     /// word, bp, extent) -> status` (`stubs.rs`; 0 until they are made,
     /// before any function is compiled).
     pub(crate) stubs: [u64; stubs::SHAPES],
+}
+
+impl Entries {
+    /// Indexes of [`table`](Self::table), which native code reads from
+    /// `NativeCtx::runtime`.
+    pub(crate) const SEND: usize = 0;
+    pub(crate) const PRIMITIVE: usize = 1;
+    pub(crate) const RET: usize = 2;
+    pub(crate) const BAIL: usize = 3;
+    pub(crate) const PUSH_BLOCK: usize = 4;
+    pub(crate) const GLOBAL: usize = 5;
+    pub(crate) const STRING_EQUAL: usize = 6;
+    pub(crate) const STORE: usize = 7;
+    pub(crate) const SAMPLE: usize = 8;
+    pub(crate) const WATCHED_CALL: usize = 9;
+    /// The first stub's; the others follow by shape.
+    pub(crate) const STUBS: usize = 10;
+
+    /// The addresses by index, as `NativeCtx::runtime` holds them.
+    pub(crate) fn table(&self) -> [u64; RUNTIME_ENTRIES] {
+        let mut t = [0; RUNTIME_ENTRIES];
+        t[Self::SEND] = self.send;
+        t[Self::PRIMITIVE] = self.primitive;
+        t[Self::RET] = self.ret;
+        t[Self::BAIL] = self.bail;
+        t[Self::PUSH_BLOCK] = self.push_block;
+        t[Self::GLOBAL] = self.global;
+        t[Self::STRING_EQUAL] = self.string_equal;
+        t[Self::STORE] = self.store;
+        t[Self::SAMPLE] = self.sample;
+        t[Self::WATCHED_CALL] = self.watched_call;
+        t[Self::STUBS..Self::STUBS + stubs::SHAPES].copy_from_slice(&self.stubs);
+        t
+    }
 }
 
 /// One compiled function: its machine code and its map from code offsets to
@@ -360,7 +397,6 @@ struct Gen<'a, 'b> {
     /// The method or block, as copied on the VM thread (`unit.rs`): with
     /// what its send sites' inline caches named then.
     code: &'a Unit,
-    entries: Entries,
     sigs: Sigs,
     flags: MemFlagsData,
     /// Operand variables, by depth.
@@ -560,15 +596,33 @@ impl Gen<'_, '_> {
         self.b.ins().iadd_imm_s(bpv, self.base + depth as i64)
     }
 
+    /// Call the runtime's entry `entry` (an index of [`Entries::table`]).
     fn call(
         &mut self,
         sig: cranelift_codegen::ir::SigRef,
-        addr: u64,
+        entry: usize,
         args: &[Value],
     ) -> Option<Value> {
-        let f = self.iconst(addr as i64);
+        let f = self.runtime(entry);
+        self.call_value(sig, f, args)
+    }
+
+    /// Call the function at `f`.
+    fn call_value(
+        &mut self,
+        sig: cranelift_codegen::ir::SigRef,
+        f: Value,
+        args: &[Value],
+    ) -> Option<Value> {
         let inst = self.b.ins().call_indirect(sig, f, args);
         self.b.inst_results(inst).first().copied()
+    }
+
+    /// The address of the runtime's entry `entry` (an index of
+    /// [`Entries::table`]), read from the context (seven bytes where the
+    /// address as a constant takes ten).
+    fn runtime(&mut self, entry: usize) -> Value {
+        self.ctx_field(offset_of!(NativeCtx, runtime) + 8 * entry)
     }
 
     /// Leave to the interpreter at `pc` with `depth` operands: those not
@@ -602,7 +656,7 @@ impl Gen<'_, '_> {
         let bpv = self.bp();
         let sp = self.b.ins().iadd(bpv, off);
         let ctx = self.ctx();
-        let (sig, f) = (self.sigs.three, self.entries.bail);
+        let (sig, f) = (self.sigs.three, Entries::BAIL);
         self.call(sig, f, &[ctx, pc, sp]);
         let leave = self.leave;
         let bail = self.iconst(BAIL as i64);
@@ -810,7 +864,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(tail);
         let pc = self.b.block_params(tail)[0];
         let ctx = self.ctx();
-        let (sig, addr) = (self.sigs.two, self.entries.sample);
+        let (sig, addr) = (self.sigs.two, Entries::SAMPLE);
         let stop = self.call(sig, addr, &[ctx, pc]).unwrap_or(pc);
         let go = self.b.create_block();
         let leave = self.leave;
@@ -841,7 +895,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(take);
         let pc = self.iconst(pc as i64);
         let ctx = self.ctx();
-        let (sig, addr) = (self.sigs.two, self.entries.sample);
+        let (sig, addr) = (self.sigs.two, Entries::SAMPLE);
         let stop = self.call(sig, addr, &[ctx, pc]).unwrap_or(pc);
         let leave = self.leave;
         self.b
@@ -895,8 +949,8 @@ impl Gen<'_, '_> {
         let sp = self.b.ins().iadd(bpv, off);
         let ctx = self.ctx();
         let none = self.iconst(0);
-        let (sig, addr) = (self.sigs.four, self.entries.send);
-        let r = self.call(sig, addr, &[ctx, pc, sp, none]).unwrap_or(pc);
+        let (sig, f) = (self.sigs.four, Entries::SEND);
+        let r = self.call(sig, f, &[ctx, pc, sp, none]).unwrap_or(pc);
         let done = self.b.create_block();
         let leave = self.leave;
         self.b.ins().brif(r, leave, &[BlockArg::Value(r)], done, NO);
@@ -980,7 +1034,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(slow);
         let i = index(self);
         let ctx = self.ctx();
-        let (sig, f) = (self.sigs.four_void, self.entries.store);
+        let (sig, f) = (self.sigs.four_void, Entries::STORE);
         self.call(sig, f, &[ctx, object, i, v]);
         self.b.ins().jump(done, NO);
         self.b.switch_to_block(fast);
@@ -1112,7 +1166,7 @@ impl Gen<'_, '_> {
             self.short_string_equal(a, bv, op == SpecialOp::Eq, answer, call);
             self.b.switch_to_block(call);
             let ctx = self.ctx();
-            let (sig, f) = (self.sigs.three, self.entries.string_equal);
+            let (sig, f) = (self.sigs.three, Entries::STRING_EQUAL);
             let r = self.call(sig, f, &[ctx, a, bv]).unwrap_or(a);
             let answered = self.b.create_block();
             let send = self.b.create_block();
@@ -1422,7 +1476,7 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(runtime);
         }
         // The site's call, of the runtime's `primitive` entry with `mid`.
-        let target = self.iconst(self.entries.primitive as i64);
+        let target = self.runtime(Entries::PRIMITIVE);
         let pc_after = self.iconst(pc as i64 + 1);
         let m = self.iconst(i64::from(mid));
         self.b.ins().jump(
@@ -1483,7 +1537,7 @@ impl Gen<'_, '_> {
         let sp = self.sp(depth);
         let m = self.iconst(i64::from(mid));
         let ctx = self.ctx();
-        let (sig, addr) = (self.sigs.four, self.entries.primitive);
+        let (sig, addr) = (self.sigs.four, Entries::PRIMITIVE);
         let r = self.call(sig, addr, &[ctx, pc_after, sp, m]).unwrap_or(m);
         let leave = self.leave;
         self.b.ins().brif(r, leave, &[BlockArg::Value(r)], back, NO);
@@ -1506,7 +1560,7 @@ impl Gen<'_, '_> {
         cont: Block,
     ) {
         self.b.switch_to_block(slow);
-        let send = self.iconst(self.entries.send as i64);
+        let send = self.runtime(Entries::SEND);
         let pc_after = self.iconst(pc as i64 + 1);
         let none = self.iconst(0);
         self.b.ins().jump(
@@ -1859,7 +1913,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(slow);
         let sp = self.sp(0);
         let ctx = self.ctx();
-        let (sig, f) = (self.sigs.three, self.entries.ret);
+        let (sig, f) = (self.sigs.three, Entries::RET);
         let r = self.call(sig, f, &[ctx, sp, v]).unwrap_or(sp);
         let leave = self.leave;
         self.b.ins().jump(leave, &[BlockArg::Value(r)]);
@@ -1923,7 +1977,7 @@ impl Gen<'_, '_> {
         } else {
             let ctx = self.ctx();
             let shape = stubs::shape(self.code.is_block(), need.is_some());
-            let stub = self.iconst(self.entries.stubs[shape] as i64);
+            let stub = self.runtime(Entries::STUBS + shape);
             let six = self.sigs.six;
             let inst =
                 self.b
@@ -2165,14 +2219,14 @@ impl Gen<'_, '_> {
         };
         let ctx = self.ctx();
         let r = if self.code.is_block() {
-            let (sig, f) = (self.sigs.four, self.entries.send);
+            let (sig, f) = (self.sigs.four, Entries::SEND);
             self.call(sig, f, &[ctx, pc_after, sp, cell])
         } else {
             let word = self
                 .b
                 .ins()
                 .band_imm_u(callee.word, (1 << stubs::ARGS_SHIFT) - 1);
-            let (sig, f) = (self.sigs.five, self.entries.watched_call);
+            let (sig, f) = (self.sigs.five, Entries::WATCHED_CALL);
             self.call(sig, f, &[ctx, pc_after, sp, cell, word])
         };
         let r = r.unwrap_or(sp);
@@ -2529,7 +2583,7 @@ impl Gen<'_, '_> {
                 };
                 let addr = self.iconst(cell);
                 let sym = self.load32(addr, 0);
-                let (sig, f) = (self.sigs.two, self.entries.global);
+                let (sig, f) = (self.sigs.two, Entries::GLOBAL);
                 let v = self.call(sig, f, &[ctx, sym]).unwrap_or(sym);
                 let bail = self.bail_block(pc, d);
                 let found = self.b.create_block();
@@ -2543,7 +2597,7 @@ impl Gen<'_, '_> {
                 let pc_after = self.iconst(pc as i64 + 1);
                 let sp = self.sp(d);
                 let idx = self.iconst(i as i64);
-                let (sig, f) = (self.sigs.four, self.entries.push_block);
+                let (sig, f) = (self.sigs.four, Entries::PUSH_BLOCK);
                 let r = self.call(sig, f, &[ctx, pc_after, sp, idx]).unwrap_or(idx);
                 d += 1;
                 let ok = self.b.create_block();
@@ -2707,7 +2761,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         ctx: &'b mut Context,
         fctx: &'b mut FunctionBuilderContext,
         code: &'a Unit,
-        entries: Entries,
         sig: Signature,
         slot_bytes: u32,
     ) -> (Gen<'a, 'b>, Vec<Value>) {
@@ -2742,7 +2795,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         let mut g = Gen {
             b,
             code,
-            entries,
             sigs,
             flags,
             s,
@@ -2838,13 +2890,12 @@ pub(crate) fn compile(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     code: &Unit,
-    entries: Entries,
     counter: u64,
 ) -> Result<Compiled, String> {
     let ops = &code.ops;
     let an = analyse(ops)?;
     let sig = native_signature(isa);
-    let (mut g, params) = Gen::begin(isa, ctx, fctx, code, entries, sig, 24);
+    let (mut g, params) = Gen::begin(isa, ctx, fctx, code, sig, 24);
     let (cctx, pc, sp, cell) = (params[0], params[1], params[2], params[3]);
     let (flags, slot) = (g.flags, g.slot);
     g.b.ins().stack_store(types::I64, cctx, slot, 0);

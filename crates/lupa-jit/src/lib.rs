@@ -223,7 +223,7 @@ impl CraneliftJit {
         // The shared entry stubs first: every function calls them.
         let mut entries = runtime_entries();
         for shape in 0..codegen::stubs::SHAPES {
-            let code = codegen::stubs::compile_stub(&*isa, &mut ctx, &mut fctx, shape, entries)
+            let code = codegen::stubs::compile_stub(&*isa, &mut ctx, &mut fctx, shape)
                 .map_err(JitError::Zone)?;
             entries.stubs[shape] = zone
                 .install_stub(&code, codegen::stubs::name(shape))
@@ -320,7 +320,7 @@ impl CraneliftJit {
             return Err(why.clone());
         }
         if self.worker.is_none() {
-            match worker::Worker::spawn(self.isa.clone(), self.entries) {
+            match worker::Worker::spawn(self.isa.clone()) {
                 Ok(w) => self.worker = Some(w),
                 Err(e) => {
                     let why = format!("the compiler thread could not start: {e}");
@@ -376,6 +376,10 @@ impl CraneliftJit {
 }
 
 impl Jit for CraneliftJit {
+    fn runtime_entries(&self) -> [u64; lupa_vm::RUNTIME_ENTRIES] {
+        self.entries.table()
+    }
+
     fn compile(
         &mut self,
         code: &Rc<MethodCode>,
@@ -389,14 +393,7 @@ impl Jit for CraneliftJit {
             .take_counter()
             .ok_or_else(|| "the code zone has no room for another function".to_string())?;
         let unit = Unit::of(code, image, options, work.watching());
-        let compiled = codegen::compile(
-            &*self.isa,
-            &mut self.ctx,
-            &mut self.fctx,
-            &unit,
-            self.entries,
-            counter,
-        );
+        let compiled = codegen::compile(&*self.isa, &mut self.ctx, &mut self.fctx, &unit, counter);
         let compiled = match compiled {
             Ok(c) => c,
             Err(e) => {

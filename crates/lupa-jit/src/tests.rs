@@ -8,7 +8,8 @@
 //! runs under a method watch, which records its calls as it records the
 //! interpreter's. And native code's size: a long method's is within the bar
 //! of a few times its bytecode, and a direct entry's shared stub refuses
-//! what its caller did not foresee (a probe miss, too deep a call).
+//! what its caller did not foresee (a probe miss, too deep a call). And
+//! the table of runtime entry points and stubs native code calls through.
 //!
 //! [`Unit`]: crate::unit::Unit
 
@@ -636,4 +637,31 @@ fn immediate_doubles_decode_exactly_as_rotations() {
     assert!(checked > 2000, "{checked}");
     let zero = Value::from_f64(0.0).expect("+0.0 is immediate");
     assert_eq!(zero.raw(), 4);
+}
+
+/// Native code calls the runtime and the entry stubs through the context's
+/// table (`NativeCtx::runtime`, not addresses in its code): the table the
+/// JIT gives the VM names every runtime entry point, and the stubs at the
+/// addresses the code zone describes them at, in shape order.
+#[test]
+fn the_runtime_table_names_every_entry_point_and_stub() {
+    if !crate::SUPPORTED {
+        return;
+    }
+    use crate::codegen::{Entries, stubs::SHAPES};
+    use lupa_vm::Jit;
+    let (mut vm, _, class) = vm(1, false);
+    let table = jit(&vm).runtime_entries();
+    assert!(table[..Entries::STUBS + SHAPES].iter().all(|&a| a != 0));
+    let stubs: Vec<u64> = jit(&vm).zone.stubs.iter().map(|s| s.start as u64).collect();
+    assert_eq!(&table[Entries::STUBS..Entries::STUBS + SHAPES], &stubs[..]);
+    assert_eq!(
+        table[Entries::SEND],
+        crate::zone::rt_send as *const () as u64
+    );
+    // Compiled code calls through it (`leaf:`'s stub, the runtime's send
+    // of the first calls) and answers as the interpreter does.
+    let p = probe(&mut vm, class);
+    assert_eq!(spin(&mut vm, p, 50), 50);
+    assert_eq!(spin(&mut vm, p, 50), 50);
 }

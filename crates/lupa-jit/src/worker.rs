@@ -26,7 +26,7 @@
 //! finishes (a few milliseconds), so a VM that ends with jobs queued does not
 //! wait for them.
 
-use crate::codegen::{self, Compiled, Entries};
+use crate::codegen::{self, Compiled};
 use crate::unit::Unit;
 use cranelift_codegen::Context;
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -85,8 +85,8 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    /// Start a compiler thread for `isa`, whose code calls `entries`.
-    pub(crate) fn spawn(isa: OwnedTargetIsa, entries: Entries) -> std::io::Result<Worker> {
+    /// Start a compiler thread for `isa`.
+    pub(crate) fn spawn(isa: OwnedTargetIsa) -> std::io::Result<Worker> {
         let (jobs, job_rx) = mpsc::channel::<Job>();
         let (done_tx, done) = mpsc::channel::<Done>();
         let shared = Arc::new(Shared::default());
@@ -96,7 +96,7 @@ impl Worker {
             // As much stack as the VM thread has had its compilations on
             // (the main thread's 8 MB; a spawned thread gets 2 MB).
             .stack_size(8 << 20)
-            .spawn(move || run(isa, entries, job_rx, done_tx, theirs))?;
+            .spawn(move || run(isa, job_rx, done_tx, theirs))?;
         Ok(Worker {
             jobs: Some(jobs),
             done,
@@ -153,13 +153,7 @@ impl Drop for Worker {
 
 /// The thread's loop: compile each job in turn until the queue closes or a
 /// stop is asked for.
-fn run(
-    isa: OwnedTargetIsa,
-    entries: Entries,
-    jobs: Receiver<Job>,
-    done: Sender<Done>,
-    shared: Arc<Shared>,
-) {
+fn run(isa: OwnedTargetIsa, jobs: Receiver<Job>, done: Sender<Done>, shared: Arc<Shared>) {
     let mut ctx = Context::new();
     let mut fctx = FunctionBuilderContext::new();
     while let Ok(job) = jobs.recv() {
@@ -169,7 +163,7 @@ fn run(
         let t0 = Instant::now();
         let c0 = crate::zone::thread_cpu_time();
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            codegen::compile(&*isa, &mut ctx, &mut fctx, &job.unit, entries, job.counter)
+            codegen::compile(&*isa, &mut ctx, &mut fctx, &job.unit, job.counter)
         }));
         let result = compiled.unwrap_or_else(|panic| {
             // The contexts may be half-way through a function: start anew.
@@ -214,7 +208,7 @@ mod tests {
 
     fn worker() -> Worker {
         let isa = crate::host_isa().expect("an ISA for the host");
-        Worker::spawn(isa, crate::runtime_entries()).expect("a thread")
+        Worker::spawn(isa).expect("a thread")
     }
 
     /// A unit whose code pushes a literal it does not have: codegen

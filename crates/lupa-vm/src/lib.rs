@@ -52,9 +52,9 @@ pub use io::{Io, write_target};
 pub use lupa_compiler::CodeKind;
 pub use lupa_heap::{CollectionKind, Death, GcParam, HeapConfig, HeapStats, SamplingPolicy, Value};
 pub use objects::native::{
-    BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED, SLOW_ALL, SLOW_ANSWERS,
-    SLOW_CALLS, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_NONE, TRIVIAL_SELF,
-    TRIVIAL_SETTER, leaf_primitive,
+    BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED, RUNTIME_ENTRIES, SLOW_ALL,
+    SLOW_ANSWERS, SLOW_CALLS, TRIVIAL_CONSTANT, TRIVIAL_GETTER, TRIVIAL_LITERAL, TRIVIAL_NONE,
+    TRIVIAL_SELF, TRIVIAL_SETTER, leaf_primitive,
 };
 pub use objects::{InlineCache, MethodCode, PIC_SIZE, Trivial, cls, layout};
 pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};

@@ -285,7 +285,9 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
 /// Native code's size against its bytecode (issue 24's "Small" bar, a few
 /// times: ARCHITECTURE.md, "Code size"), as `--jit-stats` reports it on
 /// Richards compiled where it gets hot on the VM thread (deterministic):
-/// 6.1x when measured, 6.2x before the checks were made branches, 8.3x
+/// 5.4x when measured (5.5x before runtime calls went through the
+/// context's table and its fields were reordered, 6.1x before the short
+/// branches), 6.2x before the checks were made branches, 8.3x
 /// before the shared entry stubs and tails; a change that makes the code
 /// larger again fails here. The shared stubs are counted in the code zone's
 /// use.
@@ -314,7 +316,7 @@ fn native_code_stays_a_few_times_its_bytecode() {
         .and_then(|(_, x)| x.strip_suffix("x)"))
         .and_then(|x| x.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
-    assert!(ratio <= 5.8, "{line}");
+    assert!(ratio <= 5.6, "{line}");
     assert!(
         r.stderr.contains(" of them the shared entry stubs)"),
         "{}",

@@ -25,11 +25,12 @@
 //!
 //! The stubs are made when the JIT is made, put at the start of the code
 //! zone, which never evicts or moves them (`zone.rs`), and their addresses
-//! given to codegen with the runtime's entry points ([`Entries`]). Code
+//! listed with the runtime's entry points ([`Entries`](super::Entries)), which native code
+//! calls through `NativeCtx::runtime`. Code
 //! compiled under a method watch makes the checks itself, asking the watch
 //! cells (`watch.rs`), with the same generator ([`Gen::enter`]).
 
-use super::{Callee, Entries, Gen, machine_code, signature};
+use super::{Callee, Gen, machine_code, signature};
 use crate::unit::Unit;
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{InstBuilder, types};
@@ -77,19 +78,18 @@ pub(crate) fn word(id: u32, need: Option<u32>, args: usize) -> Option<i64> {
 }
 
 /// The machine code of the stub of `shape` ([`shape`]), calling the
-/// runtime's `entries`.
+/// runtime's entries through the context's table ([`Entries::table`](super::Entries::table)).
 pub(crate) fn compile_stub(
     isa: &dyn TargetIsa,
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     shape: usize,
-    entries: Entries,
 ) -> Result<Vec<u8>, String> {
     let block = shape & 2 != 0;
     let fields = shape & 1 != 0;
     let unit = Unit::stub(block);
     let sig = signature(isa, 6, true);
-    let (mut g, params) = Gen::begin(isa, ctx, fctx, &unit, entries, sig, 0);
+    let (mut g, params) = Gen::begin(isa, ctx, fctx, &unit, sig, 0);
     let (pc, cell, word, bp, extent) = (params[1], params[2], params[3], params[4], params[5]);
     // The context and `bp` are the parameters, everywhere (no stack slot).
     g.held = [Some(params[0]), Some(bp), None];

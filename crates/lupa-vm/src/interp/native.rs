@@ -38,7 +38,9 @@
 
 use crate::image::Image;
 use crate::objects::MethodCode;
-use crate::objects::native::{BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED};
+use crate::objects::native::{
+    BAIL, DECLINE, DONE, FastEntry, NativeCtx, NativeFn, RETURNED, RUNTIME_ENTRIES,
+};
 use crate::obs::sampling::VmState;
 use crate::vm::{JitMode, Vm, VmError};
 use lupa_compiler::Op;
@@ -72,6 +74,12 @@ pub trait Jit {
         options: CompileOptions,
         work: &JitWork<'_>,
     ) -> Result<(NativeFn, String), String>;
+
+    /// The addresses its native code calls out of line, which it reads
+    /// from [`NativeCtx::runtime`] (zeros: its code does not read them).
+    fn runtime_entries(&self) -> [u64; RUNTIME_ENTRIES] {
+        [0; RUNTIME_ENTRIES]
+    }
 
     /// Queue `code` for compiling on a compiler thread (`--jit-thread on`):
     /// copy what the compiler reads of it now (it is called at a safepoint,
@@ -295,6 +303,8 @@ pub(crate) struct NativeTier {
     install_due: bool,
     /// An error a runtime call of native code could not return through it.
     error: Option<VmError>,
+    /// The installed JIT's [`Jit::runtime_entries`], for each [`NativeCtx`].
+    runtime: [u64; RUNTIME_ENTRIES],
     /// Why the JIT the options asked for could not be installed.
     pub(crate) unavailable: Option<String>,
     /// Native code left the top frame at an instruction for the interpreter
@@ -330,6 +340,7 @@ impl Vm {
     /// Install a JIT: from now on hot methods and blocks (per
     /// [`VmOptions::jit`](crate::VmOptions::jit)) are compiled with it.
     pub fn install_jit(&mut self, jit: Box<dyn Jit>) {
+        self.native.runtime = jit.runtime_entries();
         self.native.jit = Some(jit);
         self.native.threaded = self.options.jit == JitMode::On && self.options.jit_thread;
         let start = match self.options.jit {
@@ -745,6 +756,7 @@ impl Vm {
             identity: std::ptr::null(),
             identity_len: 0,
             string_eq: std::ptr::null(),
+            runtime: self.native.runtime,
         };
         self.sync_out(&mut ctx);
         // A sampler sees native code as its own state, `Native` (runtime

@@ -32,29 +32,31 @@
 //!   [`NativeCtx::sends`] and [`NativeCtx::inlined`]; the runtime adds them to
 //!   the observation counters at each call, so the counts are those of the
 //!   interpreter.
+//! - Native code calls the runtime (and the JIT's shared stubs) at the
+//!   addresses of [`NativeCtx::runtime`], which the VM fills from the
+//!   installed JIT's `Jit::runtime_entries` when it enters native code.
 
 use super::MethodCode;
 use lupa_heap::Value;
 use std::sync::atomic::AtomicU64;
 
+/// Entries of [`NativeCtx::runtime`].
+pub const RUNTIME_ENTRIES: usize = 14;
+
 /// What native code runs with: given by the interpreter when it enters
 /// native code, updated by every call into the runtime. `#[repr(C)]`: the
-/// JIT reads its fields at fixed offsets (`std::mem::offset_of!`).
+/// JIT reads its fields at fixed offsets (`std::mem::offset_of!`). The
+/// fields native code reads at its sites come first, within a one-byte
+/// offset (shorter code at every use); those only the runtime, the entry
+/// stubs or one place per function reads come after.
 #[repr(C)]
 #[derive(Debug)]
 pub struct NativeCtx {
-    /// The VM (opaque to native code; the JIT's runtime entry points turn it
-    /// back into `&mut Vm`).
-    pub vm: *mut (),
     /// The value stack's first slot (moves when the stack grows).
     pub stack: *mut Value,
     /// The heap's first word: a heap pointer's address is this plus the
     /// pointer's bits (moves when the heap grows).
     pub heap: *mut u64,
-    /// The entered activation's stack index of its receiver.
-    pub bp: u64,
-    /// The entered activation's environment (nil without one).
-    pub env: Value,
     /// Sends executed by native code since the last call into the runtime.
     pub sends: u64,
     /// Inlined sends (control structures) executed likewise.
@@ -68,28 +70,14 @@ pub struct NativeCtx {
     /// `sample` entry): requests from other threads, a self-timed sampler's
     /// clock (`obs/self_timed.rs`). Set at each runtime call.
     pub poll_at: u64,
-    /// Non-zero when the next safepoint of native code must leave to the
-    /// interpreter (a collection is due, a process switch, a change of the
-    /// observation mode, a method to compile).
-    pub attention: u64,
     /// The sampler's stack-request word while a sampler is attached, a
     /// word that stays zero otherwise (never null: native code tests it at
     /// its inline sends with one load, the same cost attached or not).
     pub request: *const AtomicU64,
-    /// The running process's frames (`FrameStack`'s slots; moves when they
-    /// grow): native code pushes and pops frames there itself on its fast
-    /// paths.
-    pub frames: *mut u8,
+    /// The entered activation's environment (nil without one).
+    pub env: Value,
     /// Live frames (native code's count; the runtime takes it at each call).
     pub frames_len: u64,
-    /// Frames native code may push before it must ask the runtime: the
-    /// stack-depth limit, and the frame slots allocated.
-    pub frames_cap: u64,
-    /// Value stack slots allocated: the runtime makes room for an
-    /// activation's extent before it enters native code at pc 0, and a
-    /// direct entry without room for its frame's makes the send through the
-    /// runtime.
-    pub stack_cap: u64,
     /// The class table's epoch (inline caches hold for it).
     pub epoch: u64,
     /// Not 0 when direct entries and trivial methods' sites must not run
@@ -107,6 +95,45 @@ pub struct NativeCtx {
     /// inline return does. Code compiled under a watch asks the watches'
     /// cells first ([`NativeCtx::watch_cells`]).
     pub slow_returns: u64,
+    /// The fast-call table: per method id, the native code native code may
+    /// call directly, at its direct entry, which pushes the callee's frame
+    /// ([`FastEntry`]).
+    pub fast: *const FastEntry,
+    /// Per class index, the epoch in which `isNil`/`notNil` were last found
+    /// to be Object's (the fast path holds when it is the epoch now).
+    pub nil_test: *const u32,
+    /// Entries in `nil_test`.
+    pub nil_test_len: u64,
+    /// Per class index, the epoch in which `==` was last found to be
+    /// Object's primitive.
+    pub identity: *const u32,
+    /// Entries in `identity`.
+    pub identity_len: u64,
+    /// The epoch in which `String>>=` was last found to be String's own
+    /// primitive (one word: native code compares short Strings itself while
+    /// it is the epoch now).
+    pub string_eq: *const u32,
+    /// The running process's frames (`FrameStack`'s slots; moves when they
+    /// grow): native code pushes and pops frames there itself on its fast
+    /// paths.
+    pub frames: *mut u8,
+    /// The entered activation's stack index of its receiver.
+    pub bp: u64,
+    /// The VM (opaque to native code; the JIT's runtime entry points turn it
+    /// back into `&mut Vm`).
+    pub vm: *mut (),
+    /// Non-zero when the next safepoint of native code must leave to the
+    /// interpreter (a collection is due, a process switch, a change of the
+    /// observation mode, a method to compile).
+    pub attention: u64,
+    /// Frames native code may push before it must ask the runtime: the
+    /// stack-depth limit, and the frame slots allocated.
+    pub frames_cap: u64,
+    /// Value stack slots allocated: the runtime makes room for an
+    /// activation's extent before it enters native code at pc 0, and a
+    /// direct entry without room for its frame's makes the send through the
+    /// runtime.
+    pub stack_cap: u64,
     /// The frame index whose return resumes an interrupted unwind (its
     /// return goes through the runtime), or `u64::MAX`.
     pub unwind_watch: u64,
@@ -122,26 +149,15 @@ pub struct NativeCtx {
     /// the watches' cells are not asked; native code compiled to count line
     /// coverage adds an arrival only while it is 0 (`obs/coverage.rs`).
     pub meta_depth: *const u32,
-    /// The fast-call table: per method id, the native code native code may
-    /// call directly, at its direct entry, which pushes the callee's frame
-    /// ([`FastEntry`]).
-    pub fast: *const FastEntry,
     /// Entries in `fast`.
     pub fast_len: u64,
-    /// Per class index, the epoch in which `isNil`/`notNil` were last found
-    /// to be Object's (the fast path holds when it is the epoch now).
-    pub nil_test: *const u32,
-    /// Entries in `nil_test`.
-    pub nil_test_len: u64,
-    /// Per class index, the epoch in which `==` was last found to be
-    /// Object's primitive.
-    pub identity: *const u32,
-    /// Entries in `identity`.
-    pub identity_len: u64,
-    /// The epoch in which `String>>=` was last found to be String's own
-    /// primitive (one word: native code compares short Strings itself while
-    /// it is the epoch now).
-    pub string_eq: *const u32,
+    /// The addresses native code calls out of line (the JIT's runtime
+    /// entry points and shared stubs, in the JIT's order:
+    /// [`Jit::runtime_entries`](crate::Jit::runtime_entries)): a call reads
+    /// its target here, seven bytes of code where the address as a constant
+    /// takes ten, at every site. Last, so that no other field moves past a
+    /// one-byte offset.
+    pub runtime: [u64; RUNTIME_ENTRIES],
 }
 
 /// What native code may do itself for a method or block, by method id: call
