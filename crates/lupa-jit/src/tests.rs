@@ -47,6 +47,24 @@ fn vm_in(mode: JitMode, threshold: u32, thread: bool) -> (Vm, u32, Value) {
     (vm, c, class)
 }
 
+/// A VM in JIT mode `mode` with class `name` loaded from `source`: the VM,
+/// the class's index and an instance of it (kept alive by a handle).
+fn instance_in(mode: JitMode, name: &str, source: &str) -> (Vm, u32, Value) {
+    let options = VmOptions {
+        quiet: true,
+        jit: mode,
+        ..VmOptions::default()
+    };
+    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
+    let c = vm
+        .load_class_source(&format!("{name}.som"), source, "test", Some(name))
+        .expect("the class compiles");
+    let class = vm.class_named(name).expect("the class");
+    let instance = vm.send_message(class, "new", &[]).expect("an instance");
+    vm.handles.push(instance);
+    (vm, c, instance)
+}
+
 fn probe(vm: &mut Vm, class: Value) -> Value {
     let p = vm.send_message(class, "new", &[]).expect("an instance");
     vm.handles.push(p);
@@ -428,18 +446,7 @@ fn a_long_methods_native_code_is_within_five_times_its_bytecode() {
         });
     }
     let source = format!("Long = ( | f | sum: n = ( {body} ^ b ) )\n");
-    let options = VmOptions {
-        quiet: true,
-        jit: JitMode::Always,
-        ..VmOptions::default()
-    };
-    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
-    let c = vm
-        .load_class_source("Long.som", &source, "test", Some("Long"))
-        .expect("Long compiles");
-    let class = vm.class_named("Long").expect("the class");
-    let long = vm.send_message(class, "new", &[]).expect("an instance");
-    vm.handles.push(long);
+    let (mut vm, c, long) = instance_in(JitMode::Always, "Long", &source);
     let r = vm
         .send_message(long, "sum:", &[Value::small(3)])
         .expect("sum: runs");
@@ -524,18 +531,7 @@ fn code_with_short_branches_runs_and_keeps_its_pc_map() {
     let source = format!(
         "Branchy = ( step: k = ( ^k * 2 ) run: n = ( {body} ^ s + ((d < 100.0) ifTrue: [ 1 ] ifFalse: [ 2 ]) ) )\n"
     );
-    let options = VmOptions {
-        quiet: true,
-        jit: JitMode::Always,
-        ..VmOptions::default()
-    };
-    let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
-    let c = vm
-        .load_class_source("Branchy.som", &source, "test", Some("Branchy"))
-        .expect("Branchy compiles");
-    let class = vm.class_named("Branchy").expect("the class");
-    let b = vm.send_message(class, "new", &[]).expect("an instance");
-    vm.handles.push(b);
+    let (mut vm, c, b) = instance_in(JitMode::Always, "Branchy", &source);
     let first = vm
         .send_message(b, "run:", &[Value::small(7)])
         .expect("run: runs");
@@ -583,17 +579,7 @@ fn arithmetic_with_a_constant_answers_as_interpreted() {
 )
 ";
     let answer = |mode: JitMode| {
-        let options = VmOptions {
-            quiet: true,
-            jit: mode,
-            ..VmOptions::default()
-        };
-        let mut vm = Vm::new(crate::with_jit(options)).expect("a VM");
-        vm.load_class_source("Edge.som", EDGE, "test", Some("Edge"))
-            .expect("Edge compiles");
-        let class = vm.class_named("Edge").expect("the class");
-        let e = vm.send_message(class, "new", &[]).expect("an instance");
-        vm.handles.push(e);
+        let (mut vm, _, e) = instance_in(mode, "Edge", EDGE);
         let r = vm.send_message(e, "run", &[]).expect("run runs");
         vm.string_of(r).expect("a String")
     };
