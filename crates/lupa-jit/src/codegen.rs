@@ -2952,28 +2952,6 @@ pub(crate) fn compile(
         // No resume point but pc 0: any other pc is declined.
         let decline = g.decline;
         g.b.ins().brif(pc, decline, NO, start, NO);
-    } else if resumes.len() <= 1 + FEW_RESUMES {
-        // Few resume points past pc 0: a test for each (less code than the
-        // table's bounds, load and indirect jump; as few tests run).
-        let others = g.b.create_block();
-        let p = g.b.append_block_param(others, types::I64);
-        g.dispatch = Some(others);
-        g.b.ins()
-            .brif(pc, others, &[BlockArg::Value(pc)], start, NO);
-        g.b.switch_to_block(others);
-        let last = resumes.len() - 1;
-        for (i, &(rp, r)) in resumes[1..].iter().enumerate() {
-            let is = g.b.ins().icmp_imm_u(IntCC::Equal, p, rp as i64);
-            let next = if i + 1 == last {
-                g.decline
-            } else {
-                g.b.create_block()
-            };
-            g.b.ins().brif(is, r, NO, next, NO);
-            if i + 1 != last {
-                g.b.switch_to_block(next);
-            }
-        }
     } else {
         // The dispatch past pc 0, `(pc)`: from here, and from the
         // function's send and poll tails.
@@ -2983,22 +2961,40 @@ pub(crate) fn compile(
         g.b.ins()
             .brif(pc, others, &[BlockArg::Value(pc)], start, NO);
         g.b.switch_to_block(others);
-        let last = g.iconst(ops.len() as i64);
-        let p = g.b.ins().umin(p, last);
-        let off = g.b.ins().ishl_imm_u(p, 2);
-        let base = g.iconst(resume_table.as_ptr() as i64);
-        let a = g.b.ins().iadd(base, off);
-        let idx = g.b.ins().load(types::I32, flags, a, 0);
-        // Index 0 (pc 0) is taken above: the jump table starts at index 1
-        // (0 and k wrap or run past it, to `decline`).
-        let idx = g.b.ins().iadd_imm_s(idx, -1);
-        let def = g.b.func.dfg.block_call(g.decline, &[]);
-        let calls: Vec<_> = resumes[1..]
-            .iter()
-            .map(|&(_, r)| g.b.func.dfg.block_call(r, &[]))
-            .collect();
-        let jt = g.b.create_jump_table(JumpTableData::new(def, &calls));
-        g.b.ins().br_table(idx, jt);
+        if resumes.len() <= 1 + FEW_RESUMES {
+            // Few resume points past pc 0: a test for each (less code than
+            // the table's bounds, load and indirect jump; as few tests run).
+            let last = resumes.len() - 1;
+            for (i, &(rp, r)) in resumes[1..].iter().enumerate() {
+                let is = g.b.ins().icmp_imm_u(IntCC::Equal, p, rp as i64);
+                let next = if i + 1 == last {
+                    g.decline
+                } else {
+                    g.b.create_block()
+                };
+                g.b.ins().brif(is, r, NO, next, NO);
+                if i + 1 != last {
+                    g.b.switch_to_block(next);
+                }
+            }
+        } else {
+            let last = g.iconst(ops.len() as i64);
+            let p = g.b.ins().umin(p, last);
+            let off = g.b.ins().ishl_imm_u(p, 2);
+            let base = g.iconst(resume_table.as_ptr() as i64);
+            let a = g.b.ins().iadd(base, off);
+            let idx = g.b.ins().load(types::I32, flags, a, 0);
+            // Index 0 (pc 0) is taken above: the jump table starts at index 1
+            // (0 and k wrap or run past it, to `decline`).
+            let idx = g.b.ins().iadd_imm_s(idx, -1);
+            let def = g.b.func.dfg.block_call(g.decline, &[]);
+            let calls: Vec<_> = resumes[1..]
+                .iter()
+                .map(|&(_, r)| g.b.func.dfg.block_call(r, &[]))
+                .collect();
+            let jt = g.b.create_jump_table(JumpTableData::new(def, &calls));
+            g.b.ins().br_table(idx, jt);
+        }
     }
     // Each resume block reads its operands (the bases were read above).
     for (p, r) in resumes {
