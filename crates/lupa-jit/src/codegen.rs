@@ -1299,28 +1299,22 @@ impl Gen<'_, '_> {
     /// immediate Double or a SmallInteger) as `f64`s; anything else goes to
     /// `slow`.
     fn double_operands(&mut self, a: Value, b: Value, slow: Block) -> (Value, Value) {
-        let a_tag = self.b.ins().band_imm_s(a, 7);
-        let a_float = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, a_tag, FLOAT_TAG as i64);
+        let a4 = self.less_float_tag(a);
+        let a_other = self.b.ins().band_imm_s(a4, 7);
         let check_b = self.b.create_block();
-        self.b.ins().brif(a_float, check_b, NO, slow, NO);
+        self.b.ins().brif(a_other, slow, NO, check_b, NO);
         self.b.switch_to_block(check_b);
-        let x = self.decode_double(a);
+        let x = self.decode_double(a, a4);
         let b_float_blk = self.b.create_block();
         let b_not_float = self.b.create_block();
         let b_int_blk = self.b.create_block();
         let both = self.b.create_block();
         let y = self.b.append_block_param(both, types::F64);
-        let b_tag = self.b.ins().band_imm_s(b, 7);
-        let b_float = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, b_tag, FLOAT_TAG as i64);
-        self.b.ins().brif(b_float, b_float_blk, NO, b_not_float, NO);
+        let b4 = self.less_float_tag(b);
+        let b_other = self.b.ins().band_imm_s(b4, 7);
+        self.b.ins().brif(b_other, b_not_float, NO, b_float_blk, NO);
         self.b.switch_to_block(b_float_blk);
-        let yf = self.decode_double(b);
+        let yf = self.decode_double(b, b4);
         self.b.ins().jump(both, &[BlockArg::Value(yf)]);
         self.b.switch_to_block(b_not_float);
         let b_int = self.is_int(b);
@@ -1333,21 +1327,34 @@ impl Gen<'_, '_> {
         (x, y)
     }
 
-    /// The `f64` of an immediate Double (`Value::float_unchecked`).
+    /// `v` less the Double tag: its low three bits are zero (a `test`) when
+    /// `v` is an immediate Double, and it is zero when `v` is +0.0 (one
+    /// `lea` serves both tests: one instruction fewer than masking the tag
+    /// and comparing it).
+    fn less_float_tag(&mut self, v: Value) -> Value {
+        self.b.ins().iadd_imm_s(v, -(FLOAT_TAG as i64))
+    }
+
+    /// The `f64` of an immediate Double `v` (`Value::float_unchecked`);
+    /// `v4` is `v` less its tag ([`less_float_tag`](Self::less_float_tag)).
     ///
     /// `v` rotated right by 4 is a double with the same sign and mantissa
     /// whose exponent field is the rebased exponent plus 1024 (the tag's
     /// bit 2 lands in its top bit) where the Double's is it plus 896:
     /// 128 less in the exponent field, 2^59 less in the bits (no borrow:
     /// the field is at least 1024). One shift fewer than rebasing the
-    /// payload; +0.0 (payload 0) is tested.
-    fn decode_double(&mut self, v: Value) -> Value {
+    /// payload; +0.0 (payload 0, `v4` zero) is tested and answers `v4`.
+    /// The 2^59 is subtracted (`isub`), which Cranelift encodes with the
+    /// constant read from the function's constants (`sub r, [rip+c]`, one
+    /// 8-byte constant per function) where an addition of it takes a
+    /// `movabs` of the constant at every use and an `add`.
+    fn decode_double(&mut self, v: Value, v4: Value) -> Value {
         const _: () = assert!(FLOAT_TAG == 4 && FLOAT_EXP_OFFSET == 896 << 53);
         let rotated = self.b.ins().rotr_imm_u(v, 4);
-        let bits = self.b.ins().iadd_imm_s(rotated, -(1 << 59));
-        let zero = self.iconst(0);
-        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, v, FLOAT_TAG as i64);
-        let bits = self.b.ins().select(is_zero, zero, bits);
+        let k = self.iconst(1 << 59);
+        let bits = self.b.ins().isub(rotated, k);
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, v4, 0);
+        let bits = self.b.ins().select(is_zero, v4, bits);
         self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
     }
 
@@ -1355,16 +1362,16 @@ impl Gen<'_, '_> {
     /// goes to `slow`.
     ///
     /// The exponent rebased, `shifted`, fits when `0 < shifted < 2^61`:
-    /// one unsigned test of `shifted - 1` (computed instead of `shifted`);
+    /// one unsigned test of `shifted - 1` (computed instead of `shifted`,
+    /// by subtracting the window's offset plus one: a constant of the
+    /// function's, as in [`decode_double`](Self::decode_double));
     /// +0.0 (all bits 0, never in the window) is tested on the cold side.
     /// Branches, no condition values (less code, fewer instructions).
     fn encode_double(&mut self, d: Value, slow: Block) -> Value {
         let bits = self.b.ins().bitcast(types::I64, MemFlagsData::new(), d);
         let rot = self.b.ins().rotl_imm_u(bits, 1);
-        let less1 = self
-            .b
-            .ins()
-            .iadd_imm_s(rot, (FLOAT_EXP_OFFSET as i64).wrapping_neg() - 1);
+        let offset = self.iconst(FLOAT_EXP_OFFSET as i64 + 1);
+        let less1 = self.b.ins().isub(rot, offset);
         let in_window = self
             .b
             .ins()
