@@ -138,11 +138,7 @@ fn decode(code: &[u8]) -> Option<Insn> {
     let len = match how {
         Shrink::Imm8 => insn.len - 3,
         Shrink::Test => {
-            // A REX prefix (W cleared) where there was one, and for a
-            // register 4..7 (without it, `f6` names ah..bh).
-            let m = code[op_at + 1];
-            let needs_rex = rex || (m >> 6 == 3 && m & 4 != 0);
-            insn.len - usize::from(rex) + usize::from(needs_rex) - 3
+            insn.len - usize::from(rex) + usize::from(test_rex(code, op_at).is_some()) - 3
         }
         Shrink::TestAl => 2,
         Shrink::Xor => 2,
@@ -157,6 +153,17 @@ fn decode(code: &[u8]) -> Option<Insn> {
     })
 }
 
+/// The REX prefix of the 8-bit `test` a `test r/m, imm32` (`bytes`, its
+/// opcode at `op_at`) becomes, if it needs one: the old one's register
+/// extensions (W cleared) when it names r8..r15, and a bare one for a
+/// register 4..7 (without it, `f6` names ah..bh). A REX that was only W
+/// is dropped (a byte fewer: `test $1,%cl` rather than `rex test`).
+fn test_rex(bytes: &[u8], op_at: usize) -> Option<u8> {
+    let m = bytes[op_at + 1];
+    let ext = if op_at == 1 { bytes[0] & 0x07 } else { 0 };
+    (ext != 0 || (m >> 6 == 3 && m & 4 != 0)).then_some(0x40 | ext)
+}
+
 /// The re-encoding of `bytes`, an instruction [`decode`] found
 /// [`Kind::Narrow`], appended to `out`.
 fn narrow_into(out: &mut Vec<u8>, bytes: &[u8], op_at: usize, how: Shrink) {
@@ -169,12 +176,7 @@ fn narrow_into(out: &mut Vec<u8>, bytes: &[u8], op_at: usize, how: Shrink) {
             out.push(bytes[n - 4]);
         }
         Shrink::Test => {
-            let m = bytes[op_at + 1];
-            if op_at == 1 {
-                out.push(bytes[0] & !8);
-            } else if m >> 6 == 3 && m & 4 != 0 {
-                out.push(0x40);
-            }
+            out.extend(test_rex(bytes, op_at));
             out.push(0xF6);
             out.extend_from_slice(&bytes[op_at + 1..n - 4]);
             out.push(bytes[n - 4]);
@@ -803,10 +805,7 @@ mod tests {
         };
         // test $7,%rdx; test $1,%r10; test $1,%edi (dil, not bh);
         // test $1,%ecx; test $7,0x8(%rax)
-        assert_eq!(
-            short(&[0x48, 0xF7, 0xC2, 7, 0, 0, 0]),
-            [0x40, 0xF6, 0xC2, 7]
-        );
+        assert_eq!(short(&[0x48, 0xF7, 0xC2, 7, 0, 0, 0]), [0xF6, 0xC2, 7]);
         assert_eq!(
             short(&[0x49, 0xF7, 0xC2, 1, 0, 0, 0]),
             [0x41, 0xF6, 0xC2, 1]
@@ -815,7 +814,16 @@ mod tests {
         assert_eq!(short(&[0xF7, 0xC1, 1, 0, 0, 0]), [0xF6, 0xC1, 1]);
         assert_eq!(
             short(&[0x48, 0xF7, 0x40, 0x08, 7, 0, 0, 0]),
-            [0x40, 0xF6, 0x40, 0x08, 7]
+            [0xF6, 0x40, 0x08, 7]
+        );
+        // test $1,%rsi (sil: REX kept, W cleared); test $1,0x8(%r9)
+        assert_eq!(
+            short(&[0x48, 0xF7, 0xC6, 1, 0, 0, 0]),
+            [0x40, 0xF6, 0xC6, 1]
+        );
+        assert_eq!(
+            short(&[0x49, 0xF7, 0x41, 0x08, 1, 0, 0, 0]),
+            [0x41, 0xF6, 0x41, 0x08, 1]
         );
         // test $1,%rax; xor %rax,%rax; xor %r8,%r8 (kept: it needs REX)
         assert_eq!(short(&[0x48, 0xA9, 1, 0, 0, 0]), [0xA8, 1]);
