@@ -509,14 +509,21 @@ impl Gen<'_, '_> {
         self.b.ins().store(self.flags, v, addr, offset);
     }
 
+    /// The displacement of the context's field at `offset` from the
+    /// pointer native code holds (the context's address plus
+    /// `NativeCtx::BIAS`: one byte of displacement for the first 256 bytes).
+    fn ctx_disp(offset: usize) -> i32 {
+        offset as i32 - NativeCtx::BIAS as i32
+    }
+
     fn ctx_field(&mut self, offset: usize) -> Value {
         let ctx = self.ctx();
-        self.load(ctx, offset as i32)
+        self.load(ctx, Self::ctx_disp(offset))
     }
 
     fn set_ctx_field(&mut self, v: Value, offset: usize) {
         let ctx = self.ctx();
-        self.store(v, ctx, offset as i32);
+        self.store(v, ctx, Self::ctx_disp(offset));
     }
 
     /// Add `n` to a counter of the context.
@@ -2932,8 +2939,8 @@ pub(crate) fn compile(
     g.direct_entry(pc, sp, cell, start);
     g.b.set_srcloc(SourceLoc::default());
     g.b.switch_to_block(resume);
-    let bp = g.load(cctx, offset_of!(NativeCtx, bp) as i32);
-    let env = g.load(cctx, offset_of!(NativeCtx, env) as i32);
+    let bp = g.load(cctx, Gen::ctx_disp(offset_of!(NativeCtx, bp)));
+    let env = g.load(cctx, Gen::ctx_disp(offset_of!(NativeCtx, env)));
     g.b.ins().stack_store(types::I64, bp, slot, 8);
     g.b.ins().stack_store(types::I64, env, slot, 16);
     g.cache = [

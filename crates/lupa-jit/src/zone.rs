@@ -451,15 +451,17 @@ impl Drop for CodeZone {
 /// The VM and the context of a runtime call.
 ///
 /// # Safety
-/// `ctx` is the context the interpreter passed to native code
-/// (`Vm::enter_native`): valid for the call, not aliased by any Rust
+/// `ctx` is what the interpreter passed to native code
+/// (`Vm::enter_native`): its context's address plus `NativeCtx::BIAS`,
+/// the context valid for the call, not aliased by any Rust
 /// reference while native code runs, and its `vm` field points to the VM that
 /// entered native code, whose own `&mut` is not used until native code
 /// returns to it.
 unsafe fn parts<'a>(ctx: *mut NativeCtx) -> (&'a mut Vm, &'a mut NativeCtx) {
-    // SAFETY: as the function's contract says.
+    // SAFETY: as the function's contract says (the context is `BIAS`
+    // bytes before `ctx`, inside the same `NativeCtx`).
     unsafe {
-        let ctx = &mut *ctx;
+        let ctx = &mut *ctx.byte_sub(NativeCtx::BIAS);
         let vm = &mut *ctx.vm.cast::<Vm>();
         (vm, ctx)
     }
@@ -504,14 +506,15 @@ fn run_activated(ctx: *mut NativeCtx, r: u64) -> u64 {
     // SAFETY: the VM's send entries answer DONE, BAIL or the address of the
     // native code of the callee they activated (a `NativeFn` in this zone,
     // entered at pc 0 with the context native code runs with, its frame
-    // pushed by the runtime). `ctx` is valid for this call and no Rust
+    // pushed by the runtime). `ctx` (the context's address plus `BIAS`,
+    // as native code holds it) is valid for this call and no Rust
     // reference to it or to the VM is live while the callee runs. The
     // callee's return to a native sender takes the depth added here back
     // (after any other answer native code leaves, and the depth is not read
     // again).
     unsafe {
         let f = std::mem::transmute::<usize, NativeFn>(r as usize);
-        (*ctx).depth += 1;
+        (*ctx.byte_sub(NativeCtx::BIAS)).depth += 1;
         let status = f(ctx, 0, 0, 0);
         if status == RETURNED { DONE } else { BAIL }
     }

@@ -777,7 +777,9 @@ impl Vm {
         } else {
             None
         };
-        let status = f(&mut ctx, pc as u64, 0, 0);
+        // Native code holds the context's address plus `NativeCtx::BIAS`.
+        let biased = std::ptr::from_mut(&mut ctx).wrapping_byte_add(NativeCtx::BIAS);
+        let status = f(biased, pc as u64, 0, 0);
         self.obs.in_native = was_native;
         if let Some(word) = saved {
             self.obs.restore_state(word);

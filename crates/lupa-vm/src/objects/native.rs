@@ -45,10 +45,14 @@ pub const RUNTIME_ENTRIES: usize = 14;
 
 /// What native code runs with: given by the interpreter when it enters
 /// native code, updated by every call into the runtime. `#[repr(C)]`: the
-/// JIT reads its fields at fixed offsets (`std::mem::offset_of!`). The
-/// fields native code reads at its sites come first, within a one-byte
-/// offset (shorter code at every use); those only the runtime, the entry
-/// stubs or one place per function reads come after.
+/// JIT reads its fields at fixed offsets (`std::mem::offset_of!`), from
+/// the context's address plus [`NativeCtx::BIAS`], which native code holds
+/// (and passes to the runtime's entry points) instead of the address: an
+/// offset from -128 to 127 takes one byte of code, so the first 256 bytes
+/// of the context are a one-byte offset away. The fields native code reads
+/// at its sites come first, then the runtime table, within them (shorter
+/// code at every use); those only the runtime, the entry stubs or one place
+/// per function reads come after.
 #[repr(C)]
 #[derive(Debug)]
 pub struct NativeCtx {
@@ -126,6 +130,18 @@ pub struct NativeCtx {
     /// interpreter (a collection is due, a process switch, a change of the
     /// observation mode, a method to compile).
     pub attention: u64,
+    /// The frame index whose return resumes an interrupted unwind (its
+    /// return goes through the runtime), or `u64::MAX`.
+    pub unwind_watch: u64,
+    /// The addresses native code calls out of line (the JIT's runtime
+    /// entry points and shared stubs, in the JIT's order:
+    /// [`Jit::runtime_entries`](crate::Jit::runtime_entries)): a call reads
+    /// its target here, seven bytes of code where the address as a constant
+    /// takes ten, at every site. Before the fields only the runtime, the
+    /// stubs or one place per function reads, so that its first ten
+    /// entries are within a one-byte offset of native code's context
+    /// pointer ([`NativeCtx::BIAS`]).
+    pub runtime: [u64; RUNTIME_ENTRIES],
     /// Frames native code may push before it must ask the runtime: the
     /// stack-depth limit, and the frame slots allocated.
     pub frames_cap: u64,
@@ -134,9 +150,6 @@ pub struct NativeCtx {
     /// direct entry without room for its frame's makes the send through the
     /// runtime.
     pub stack_cap: u64,
-    /// The frame index whose return resumes an interrupted unwind (its
-    /// return goes through the runtime), or `u64::MAX`.
-    pub unwind_watch: u64,
     /// Per method id, what its direct entry, a trivial method's site and
     /// a return may do themselves under method watches alone
     /// (`obs::watch::WatchCell`), through the watches' table of them
@@ -151,14 +164,17 @@ pub struct NativeCtx {
     pub meta_depth: *const u32,
     /// Entries in `fast`.
     pub fast_len: u64,
-    /// The addresses native code calls out of line (the JIT's runtime
-    /// entry points and shared stubs, in the JIT's order:
-    /// [`Jit::runtime_entries`](crate::Jit::runtime_entries)): a call reads
-    /// its target here, seven bytes of code where the address as a constant
-    /// takes ten, at every site. Last, so that no other field moves past a
-    /// one-byte offset.
-    pub runtime: [u64; RUNTIME_ENTRIES],
 }
+
+impl NativeCtx {
+    /// What native code's pointer to its context is past the context's
+    /// address (the interpreter enters native code with it, the runtime's
+    /// entry points take it back): the fields at offsets 0 to 255 are then
+    /// at -128 to 127 from it, a one-byte displacement.
+    pub const BIAS: usize = 128;
+}
+
+const _: () = assert!(size_of::<NativeCtx>() > NativeCtx::BIAS);
 
 /// What native code may do itself for a method or block, by method id: call
 /// its native code at its direct entry, which pushes its own frame
