@@ -186,6 +186,38 @@ fn narrow_into(out: &mut Vec<u8>, bytes: &[u8], op_at: usize, how: Shrink) {
     }
 }
 
+/// Condition codes of `jcc` (`70+cc`, `0f 80+cc`).
+const CC_O: u8 = 0;
+const CC_NO: u8 = 1;
+const CC_E: u8 = 4;
+const CC_NE: u8 = 5;
+
+/// Whether `seto` and `test` are `seto r8` and `test r8,r8` of the same
+/// byte register (the same REX presence: without one, 4..7 name ah..bh).
+fn seto_tested(seto: &[u8], test: &[u8]) -> bool {
+    let rex = |b: &[u8]| -> (Option<u8>, usize) {
+        match b.first() {
+            Some(&r) if r & 0xF0 == 0x40 => (Some(r), 1),
+            _ => (None, 0),
+        }
+    };
+    let (ra, a) = rex(seto);
+    let (rb, b) = rex(test);
+    if ra.is_some() != rb.is_some() {
+        return false;
+    }
+    let (ra, rb) = (ra.unwrap_or(0), rb.unwrap_or(0));
+    match (&seto[a..], &test[b..]) {
+        ([0x0F, 0x90, m], [0x84, t]) if m >> 3 == 0x18 && t >> 6 == 3 => {
+            let reg = ((ra & 1) << 3) | (m & 7);
+            let r = ((rb & 4) << 1) | ((t >> 3) & 7);
+            let rm = ((rb & 1) << 3) | (t & 7);
+            r == reg && rm == reg
+        }
+        _ => false,
+    }
+}
+
 /// The constant of `movabs $c, %r` (`REX.W b8+r imm64`), if `bytes` is
 /// one.
 fn movabs(bytes: &[u8]) -> Option<u64> {
@@ -488,10 +520,44 @@ pub(crate) fn relax(
             copy[k] = Some(movabs_reg(prev));
         }
     }
+    // An overflow test as Cranelift makes it, `seto r8; test r8,r8;
+    // jne/je`, where no branch lands on its second or third instruction:
+    // the branch on the flag itself (`jo`/`jno`: two instructions fewer,
+    // five or six bytes). Codegen uses an overflow flag only in the branch
+    // right after its operation (`sadd_overflow` and the like, then
+    // `brif`), so the register `seto` set is read by the `test` alone; no
+    // flags are read past a branch.
+    let mut gone = vec![false; n];
+    let mut on_overflow: Vec<Option<u8>> = vec![None; n];
+    for k in 0..n.saturating_sub(2) {
+        if let Piece::Insn {
+            insn:
+                Insn {
+                    kind:
+                        Kind::Jcc {
+                            cc: cc @ (CC_E | CC_NE),
+                            ..
+                        },
+                    ..
+                },
+            ..
+        } = pieces[k + 2]
+            && !landing[k + 1]
+            && !landing[k + 2]
+            && seto_tested(bytes_of(&pieces[k]), bytes_of(&pieces[k + 1]))
+        {
+            gone[k] = true;
+            gone[k + 1] = true;
+            on_overflow[k + 2] = Some(if cc == CC_NE { CC_O } else { CC_NO });
+        }
+    }
     // Sizes: every branch short, then long again where it does not reach,
     // until none changes (a branch made long only takes others' targets
     // further away: few rounds, as most reach).
     let size = |k: usize, short: bool| -> usize {
+        if gone[k] {
+            return 0;
+        }
         if copy[k].is_some() {
             return 3;
         }
@@ -560,6 +626,18 @@ pub(crate) fn relax(
                         kind: Kind::Plain | Kind::JmpReg,
                         len,
                     },
+            } if gone[k] => {
+                out.extend_from_slice(&code[copied..at]);
+                copied = at + len;
+                continue;
+            }
+            Piece::Insn {
+                at,
+                insn:
+                    Insn {
+                        kind: Kind::Plain | Kind::JmpReg,
+                        len,
+                    },
             } => match copy[k] {
                 Some(q) => {
                     out.extend_from_slice(&code[copied..at]);
@@ -594,7 +672,7 @@ pub(crate) fn relax(
                 _ => {
                     let t = at[target[k]] as i64;
                     let cc = match insn.kind {
-                        Kind::Jcc { cc, .. } => Some(cc),
+                        Kind::Jcc { cc, .. } => Some(on_overflow[k].unwrap_or(cc)),
                         _ => None,
                     };
                     if short[k] {
@@ -792,6 +870,51 @@ mod tests {
             decode(&[0x66, 0x81, 0xC1, 0x01, 0x00]).map(|i| i.kind),
             Some(Kind::Plain),
             "a 16-bit immediate"
+        );
+    }
+
+    #[test]
+    fn an_overflow_test_becomes_a_branch_on_the_flag() {
+        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut []).expect("relaxed");
+        // add %rsi,%rax; seto %cl; test %cl,%cl; jne +1; ret; ret
+        let code = [
+            0x48, 0x03, 0xC6, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(relaxed(&code), [0x48, 0x03, 0xC6, 0x70, 1, 0xC3, 0xC3]);
+        // seto %sil; test %sil,%sil; je +1 (REX for sil): jno
+        let code = [
+            0x40, 0x0F, 0x90, 0xC6, 0x40, 0x84, 0xF6, 0x0F, 0x84, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(relaxed(&code), [0x71, 1, 0xC3, 0xC3]);
+        // seto %r9b; test %r9b,%r9b; jne
+        let code = [
+            0x41, 0x0F, 0x90, 0xC1, 0x45, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(relaxed(&code), [0x70, 1, 0xC3, 0xC3]);
+        // Kept: another register tested, another condition, a branch
+        // landing on the test.
+        let code = [
+            0x0F, 0x90, 0xC1, 0x84, 0xD2, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(
+            relaxed(&code),
+            [0x0F, 0x90, 0xC1, 0x84, 0xD2, 0x75, 1, 0xC3, 0xC3]
+        );
+        let code = [
+            0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x8C, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(
+            relaxed(&code),
+            [0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x7C, 1, 0xC3, 0xC3]
+        );
+        let code = [
+            0xEB, 0x03, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        assert_eq!(
+            relaxed(&code),
+            [
+                0xEB, 0x03, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x75, 1, 0xC3, 0xC3
+            ]
         );
     }
 
