@@ -644,12 +644,11 @@ impl Gen<'_, '_> {
             .jump(tail, &[BlockArg::Value(pc), BlockArg::Value(off)]);
     }
 
-    /// A cold block that leaves at `pc` with `depth` operands (filled at the
+    /// A block that leaves at `pc` with `depth` operands (filled at the
     /// end, with the operands' values where it is branched to: it stores
     /// those the path branching there had not stored).
     fn bail_block(&mut self, pc: usize, depth: usize) -> Block {
         let blk = self.b.create_block();
-        self.b.set_cold_block(blk);
         self.bails.push((blk, pc, depth, self.clean.clone()));
         blk
     }
@@ -838,13 +837,11 @@ impl Gen<'_, '_> {
         }
         if self.poll_tail.is_none() {
             let t = self.b.create_block();
-            self.b.set_cold_block(t);
             self.b.append_block_param(t, types::I64);
             self.poll_tail = Some(t);
         }
         let due = self.count_send();
         let take = self.b.create_block();
-        self.b.set_cold_block(take);
         let mut stored = self.clean.clone();
         stored[depth_after - 1] = false;
         self.polls.push((take, pc_after, depth_after, stored));
@@ -893,11 +890,10 @@ impl Gen<'_, '_> {
         self.take_poll(r, pc_after);
     }
 
-    /// Call the runtime's poll when `due` is non-zero (a cold block).
+    /// Call the runtime's poll when `due` is non-zero.
     fn take_poll(&mut self, due: Value, pc: usize) {
         let take = self.b.create_block();
         let done = self.b.create_block();
-        self.b.set_cold_block(take);
         self.b.ins().brif(due, take, NO, done, NO);
         self.b.switch_to_block(take);
         let pc = self.iconst(pc as i64);
@@ -1088,7 +1084,6 @@ impl Gen<'_, '_> {
         let not_ints = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.b.create_block();
-        self.b.set_cold_block(slow);
         // The inline paths' answers meet in one block that counts the send
         // and takes a request once.
         let answer = self.b.create_block();
@@ -1177,7 +1172,6 @@ impl Gen<'_, '_> {
             let r = self.call(sig, f, &[ctx, a, bv]).unwrap_or(a);
             let answered = self.b.create_block();
             let send = self.b.create_block();
-            self.b.set_cold_block(send);
             self.b.ins().brif(r, answered, NO, send, NO);
             self.b.switch_to_block(answered);
             let want = if op == SpecialOp::Eq { 1 } else { 2 };
@@ -1372,7 +1366,7 @@ impl Gen<'_, '_> {
     /// one unsigned test of `shifted - 1` (computed instead of `shifted`,
     /// by subtracting the window's offset plus one: a constant of the
     /// function's, as in [`decode_double`](Self::decode_double));
-    /// +0.0 (all bits 0, never in the window) is tested on the cold side.
+    /// +0.0 (all bits 0, never in the window) is tested on the other side.
     /// Branches, no condition values (less code, fewer instructions).
     fn encode_double(&mut self, d: Value, slow: Block) -> Value {
         let bits = self.b.ins().bitcast(types::I64, MemFlagsData::new(), d);
@@ -1387,7 +1381,6 @@ impl Gen<'_, '_> {
         let v = self.b.append_block_param(join, types::I64);
         let fits = self.b.create_block();
         let other = self.b.create_block();
-        self.b.set_cold_block(other);
         self.b.ins().brif(in_window, fits, NO, other, NO);
         self.b.switch_to_block(other);
         let zero = self.iconst(FLOAT_TAG as i64);
@@ -1480,12 +1473,10 @@ impl Gen<'_, '_> {
         let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
         let run = self.b.create_block();
         let record = self.b.create_block();
-        self.b.set_cold_block(record);
         self.b.ins().brif(hooks, record, NO, run, NO);
         self.b.switch_to_block(record);
         if self.code.watching {
             let runtime = self.b.create_block();
-            self.b.set_cold_block(runtime);
             self.watched_trivial((mid, kind, operand), rcv, depth, argc, run, runtime);
             self.b.switch_to_block(runtime);
         }
@@ -1745,7 +1736,6 @@ impl Gen<'_, '_> {
             return;
         }
         let slow = self.b.create_block();
-        self.b.set_cold_block(slow);
         let call = self.call_block();
         let back = self.b.create_block();
         if let [(cell, mid, TRIVIAL_NONE, _)] = seen[..] {
@@ -1815,7 +1805,6 @@ impl Gen<'_, '_> {
         let cont = self.b.create_block();
         let call = self.call_block();
         let back = self.b.create_block();
-        self.b.set_cold_block(slow);
         let clo = self.b.use_var(self.s[depth - argc - 1]);
         let ptr_blk = self.b.create_block();
         self.if_ptr(clo, ptr_blk, slow, NO);
@@ -1879,7 +1868,6 @@ impl Gen<'_, '_> {
         self.b.set_srcloc(SourceLoc::new(pc as u32));
         let v = self.b.block_params(blk)[0];
         let slow = self.b.create_block();
-        self.b.set_cold_block(slow);
         let inline = !self.code.has_env() && !self.code.meta_level;
         if inline {
             let d = self.ctx_field(offset_of!(NativeCtx, depth));
@@ -1900,7 +1888,6 @@ impl Gen<'_, '_> {
                 let no = self.b.ins().bor(top, watched);
                 let no_sr = self.b.ins().bor(no, sr);
                 let check = self.b.create_block();
-                self.b.set_cold_block(check);
                 self.b.ins().brif(no_sr, check, NO, fast, NO);
                 self.b.switch_to_block(check);
                 self.watched_return(v, (sa, no, after), fast, slow);
@@ -2032,7 +2019,6 @@ impl Gen<'_, '_> {
     /// in code compiled under a method watch.
     fn enter(&mut self, pc_arg: Value, cell: Value, callee: &Callee) -> Value {
         let refuse = self.b.create_block();
-        self.b.set_cold_block(refuse);
         // Each check branches at once (and what it read is read again for
         // the frame push): fewer values live at once, none kept in a
         // register the code must save.
@@ -2149,7 +2135,6 @@ impl Gen<'_, '_> {
             let go = self.b.create_block();
             let flags = self.b.append_block_param(go, types::I64);
             let watch = self.b.create_block();
-            self.b.set_cold_block(watch);
             let zero = self.iconst(0);
             let hooks = self.ctx_field(offset_of!(NativeCtx, slow_returns));
             self.b
@@ -2358,7 +2343,6 @@ impl Gen<'_, '_> {
         }
         let slow = self.b.create_block();
         let join = self.b.create_block();
-        self.b.set_cold_block(slow);
         let rd = depth - argc - 1;
         let r = self.b.use_var(self.s[rd]);
         let result = match op {
@@ -2838,6 +2822,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 .max(),
             edges: Vec::new(),
         };
+        // Only the function's exits and bail tail are cold (Cranelift puts
+        // cold blocks at the function's end). A site's slow paths, bail
+        // blocks and polls are laid out where they are made, after the
+        // site's inline path: a branch to them reaches with an 8-bit
+        // displacement (`relax.rs`) where one to the end takes a 32-bit
+        // one, and the inline path mostly ends in a jump anyway (measured:
+        // 4-6% less code, 0.3-0.5% fewer instructions run, both on the four
+        // benchmarks of ARCHITECTURE.md's "Code size").
         g.leave = g.b.create_block();
         g.b.set_cold_block(g.leave);
         g.b.append_block_param(g.leave, types::I64);
