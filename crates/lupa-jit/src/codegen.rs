@@ -3,7 +3,9 @@
 //! (`NativeCtx`, resume points, operands stored before every runtime call).
 //! The runtime's entry points and the shared entry stubs are called at the
 //! addresses the context's table holds (`NativeCtx::runtime`, in the order of
-//! [`Entries::table`]): no entry address is in the code.
+//! [`Entries::table`]): no entry address is in the code. The context is
+//! held as its address plus `NativeCtx::BIAS` (its fields read at their
+//! offset less it: an 8-bit displacement for the first 256 bytes).
 //!
 //! Shape of a function `f(ctx, pc, sp) -> status`:
 //! - the entry block keeps the context, the activation's `bp` and its

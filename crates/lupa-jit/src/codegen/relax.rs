@@ -9,7 +9,9 @@
 //!
 //! A few instructions take a shorter encoding of the same effect too
 //! ([`Shrink`]: an immediate that fits in 8 bits, a `test` of low bits,
-//! a register zeroed), where Cranelift picks the long one.
+//! a register zeroed), where Cranelift picks the long one; and an overflow
+//! test (`seto`, `test`, `jne`) is the branch on the flag (`jo`), two
+//! instructions fewer.
 //!
 //! It decodes the instructions' lengths (the subset of x86-64 Cranelift
 //! emits here: [`decode`]), and gives up, keeping the code as it is, on
