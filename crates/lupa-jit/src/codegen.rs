@@ -48,7 +48,7 @@
 //!   after the send through the dispatch (which reads the operands and the
 //!   answer from their slots); anything else leaves with `BAIL`, leaving
 //!   the frame to the interpreter, which resumes it at a resume point;
-//! - an inline send counts itself and polls (`NativeCtx::poll_at`, every
+//! - an inline send counts itself and polls (`NativeCtx::sends`, every
 //!   few thousand sends): an inline send that has answered (a trivial
 //!   method's, a special send's) stores its operands when the poll is due
 //!   and jumps to the function's one *poll tail*, which calls the runtime's
@@ -300,7 +300,7 @@ fn analyse(ops: &[Op]) -> Result<Analysis, String> {
 }
 
 /// Does the loop body `ops[from..to]` poll by itself? Every send does:
-/// inline ones compare the sends counted with `NativeCtx::poll_at`, the
+/// inline ones test the sends counted towards the next poll, the
 /// others go through the runtime, which makes the same test. A loop with no
 /// send (only jumps, variables and `to:do:` counting) tests the request word
 /// at its back jump instead, so that a stop or a sampler thread's request
@@ -803,8 +803,9 @@ impl Gen<'_, '_> {
 
     /// Count a send made without the runtime, and poll (the interpreter's
     /// safepoints make the same test, `obs/self_timed.rs`): once the sends
-    /// native code counted since
-    /// its last runtime call reach `NativeCtx::poll_at`, the runtime looks at
+    /// native code counted since its last runtime call reach those left to
+    /// the poll (`NativeCtx::sends`, counted from minus them, is no longer
+    /// negative), the runtime looks at
     /// requests from other threads (a stop, a sampler thread's stack request)
     /// and at a self-timed sampler's clock. On a stop the runtime answers
     /// `BAIL` with the run's error kept, and native code leaves without
@@ -819,10 +820,16 @@ impl Gen<'_, '_> {
     /// due.
     fn count_send(&mut self) -> Value {
         let sends = self.bump(offset_of!(NativeCtx, sends));
-        let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
+        self.poll_due(sends)
+    }
+
+    /// Whether `sends` (`NativeCtx::sends` with a send counted) makes a
+    /// poll due: it counts from minus the sends left to it
+    /// (`NativeCtx::poll_at`), so its sign says it (one test).
+    fn poll_due(&mut self, sends: Value) -> Value {
         self.b
             .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at)
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, sends, 0)
     }
 
     /// [`count_send_and_poll`](Self::count_send_and_poll) at an inline
@@ -2052,11 +2059,7 @@ impl Gen<'_, '_> {
         // entry has no call of its own but the refusal's.
         let sends = self.ctx_field(offset_of!(NativeCtx, sends));
         let sends = self.b.ins().iadd_imm_s(sends, 1);
-        let at = self.ctx_field(offset_of!(NativeCtx, poll_at));
-        let due = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, sends, at);
+        let due = self.poll_due(sends);
         self.refuse_if(due, refuse);
         // Refused while every return is slow (activation hooks). A method's
         // entry is refused under a method watch too: the runtime pushes its

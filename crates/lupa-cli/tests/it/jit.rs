@@ -106,8 +106,10 @@ fn benchmarks_verify_compiled_and_with_evictions() {
         let r = lupa(&["bench", name, "1", inner, "--jit", "always"]);
         assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
     }
-    // A 64 KB code zone is smaller than Richards' and Json's compiled code:
-    // functions are evicted and moved while the benchmarks run.
+    // A 48 KB code zone is smaller than Richards' and Json's compiled code
+    // (65 KB and 78 KB with the stubs when measured; 64 KB was, before the
+    // code got smaller): functions are evicted and moved while the
+    // benchmarks run.
     for name in ["Richards", "Json"] {
         let r = lupa(&[
             "bench",
@@ -117,7 +119,7 @@ fn benchmarks_verify_compiled_and_with_evictions() {
             "--jit",
             "always",
             "--code-zone",
-            "64KB",
+            "48KB",
             "--jit-stats",
         ]);
         assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
@@ -287,9 +289,9 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
 /// Richards and CD compiled where they get hot on the VM thread
 /// (deterministic). Richards 5.0x when measured: 5.4x before the sixth
 /// step (a site's slow paths laid out after it, the context's biased
-/// pointer), 5.5x before the runtime table, 6.1x before the short branches,
+/// pointer, the poll's count), 5.5x before the runtime table, 6.1x before the short branches,
 /// 6.2x before the checks were made branches, 8.3x before the shared entry
-/// stubs and tails. CD (its inline Double paths) 5.5x when measured, 6.1x
+/// stubs and tails. CD (its inline Double paths) 5.4x when measured, 6.1x
 /// before the sixth step. A change that makes the code larger again fails
 /// here. The shared stubs are counted in the code zone's use.
 #[test]
@@ -297,7 +299,7 @@ fn native_code_stays_a_few_times_its_bytecode() {
     if !jit_installed() {
         return;
     }
-    for (args, bound) in [(["Richards", "1", "20"], 5.2), (["CD", "10", "10"], 5.7)] {
+    for (args, bound) in [(["Richards", "1", "20"], 5.2), (["CD", "10", "10"], 5.6)] {
         let mut argv = vec!["bench"];
         argv.extend(args);
         argv.extend(["--jit-thread", "off", "--jit-stats"]);

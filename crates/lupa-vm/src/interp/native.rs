@@ -636,17 +636,32 @@ impl Vm {
     /// frames it pushed and popped itself.
     #[inline(always)]
     fn sync_in(&mut self, ctx: &mut NativeCtx) {
-        self.obs.sends += std::mem::take(&mut ctx.sends);
+        self.obs.sends += ctx.sends.wrapping_sub(ctx.poll_at);
         self.obs.inlined += std::mem::take(&mut ctx.inlined);
         self.sched.running.frames.set_len(ctx.frames_len as usize);
-        self.sync_poll(ctx);
+        let start = self.poll_start();
+        ctx.poll_at = start;
+        ctx.sends = start;
     }
 
-    /// Give native code the sends to its next poll (`ctx.sends` counts from 0
-    /// after [`sync_in`](Self::sync_in)).
+    /// Give native code the sends to its next poll: `ctx.sends` counts
+    /// from minus them (`ctx.poll_at`, [`poll_start`](Self::poll_start)),
+    /// and the poll is due when it is no longer negative; the sends it
+    /// counted and the runtime has not taken yet are kept.
     #[inline(always)]
     fn sync_poll(&self, ctx: &mut NativeCtx) {
-        ctx.poll_at = self.obs.poll_at.get().saturating_sub(self.obs.sends);
+        let pending = ctx.sends.wrapping_sub(ctx.poll_at);
+        ctx.poll_at = self.poll_start();
+        ctx.sends = ctx.poll_at.wrapping_add(pending);
+    }
+
+    /// Minus the sends left to the next poll (wrapping; a poll overdue
+    /// gives 0 or more: due at native code's next send). The gaps between
+    /// polls are a few thousand sends (`obs/self_timed.rs`), far from the
+    /// sign bit.
+    #[inline(always)]
+    fn poll_start(&self) -> u64 {
+        self.obs.sends.wrapping_sub(self.obs.poll_at.get())
     }
 
     /// Give native code the value stack's address and capacity again (a
@@ -786,7 +801,7 @@ impl Vm {
         }
         // Native code always leaves through a runtime call, which took its
         // frames; only the counts since are left.
-        self.obs.sends += ctx.sends;
+        self.obs.sends += ctx.sends.wrapping_sub(ctx.poll_at);
         self.obs.inlined += ctx.inlined;
         if let Some(e) = self.native.error.take() {
             return Err(e);

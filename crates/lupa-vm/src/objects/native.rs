@@ -61,7 +61,10 @@ pub struct NativeCtx {
     /// The heap's first word: a heap pointer's address is this plus the
     /// pointer's bits (moves when the heap grows).
     pub heap: *mut u64,
-    /// Sends executed by native code since the last call into the runtime.
+    /// Sends executed by native code since the last call into the runtime,
+    /// counted from `poll_at` (`sends - poll_at` of them, wrapping): native
+    /// code's poll is due when it is no longer negative (one test of it,
+    /// no second field read).
     pub sends: u64,
     /// Inlined sends (control structures) executed likewise.
     pub inlined: u64,
@@ -70,9 +73,10 @@ pub struct NativeCtx {
     /// send entry calling the code of the callee it activated), the
     /// callee's return to its native sender takes it back.
     pub depth: u64,
-    /// The value of `sends` at which native code polls (the runtime's
-    /// `sample` entry): requests from other threads, a self-timed sampler's
-    /// clock (`obs/self_timed.rs`). Set at each runtime call.
+    /// Minus the sends left to native code's next poll (the runtime's
+    /// `sample` entry: requests from other threads, a self-timed sampler's
+    /// clock, `obs/self_timed.rs`), where `sends` counts from (wrapping):
+    /// set at each runtime call.
     pub poll_at: u64,
     /// The sampler's stack-request word while a sampler is attached, a
     /// word that stays zero otherwise (never null: native code tests it at
