@@ -651,3 +651,38 @@ fn the_runtime_table_names_every_entry_point_and_stub() {
     assert_eq!(spin(&mut vm, p, 50), 50);
     assert_eq!(spin(&mut vm, p, 50), 50);
 }
+
+/// Native code holds its context's address plus `NativeCtx::BIAS`, so that
+/// what it reads at its sites and calls is an 8-bit displacement away: the
+/// fields read at sites, and the runtime table's entries up to the
+/// watched call's (the shared stubs, called once per function, may be
+/// further).
+#[test]
+fn what_native_code_reads_at_its_sites_is_a_one_byte_displacement() {
+    use crate::codegen::Entries;
+    use lupa_vm::NativeCtx;
+    use std::mem::offset_of;
+    let disp = |offset: usize| offset as i64 - NativeCtx::BIAS as i64;
+    let near = |offset: usize| (-128..=127).contains(&disp(offset));
+    for offset in [
+        offset_of!(NativeCtx, stack),
+        offset_of!(NativeCtx, heap),
+        offset_of!(NativeCtx, sends),
+        offset_of!(NativeCtx, inlined),
+        offset_of!(NativeCtx, poll_at),
+        offset_of!(NativeCtx, request),
+        offset_of!(NativeCtx, epoch),
+        offset_of!(NativeCtx, slow_returns),
+        offset_of!(NativeCtx, fast),
+        offset_of!(NativeCtx, nil_test),
+        offset_of!(NativeCtx, identity),
+        offset_of!(NativeCtx, string_eq),
+        offset_of!(NativeCtx, bp),
+        offset_of!(NativeCtx, unwind_watch),
+    ] {
+        assert!(near(offset), "{offset}");
+    }
+    for entry in 0..=Entries::WATCHED_CALL {
+        assert!(near(offset_of!(NativeCtx, runtime) + 8 * entry), "{entry}");
+    }
+}
