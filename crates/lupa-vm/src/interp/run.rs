@@ -584,18 +584,16 @@ impl Vm {
         }
         let skip = n.saturating_sub(crate::obs::sampling::MAX_STACK);
         let frames = &all[skip..n];
-        let len = frames.len();
         // The top frame's pc is the interpreter's (not saved yet) when given.
-        let top = top_pc.map(|pc| pc as u32);
+        let (body, top) = match frames.split_last() {
+            Some((t, body)) => (body, Some((t.method, top_pc.unwrap_or(t.pc) as u32))),
+            None => (frames, None),
+        };
         let (process, sends) = (self.sched.current as u32, self.obs.sends);
         self.obs
             .stack_log()
-            .push(seq, process, skip > 0, sends, len, |i| {
-                let f = &frames[i];
-                match top {
-                    Some(pc) if i + 1 == len => (f.method, pc),
-                    _ => (f.method, f.pc as u32),
-                }
+            .push(seq, process, skip > 0, sends, (body, top), |f| {
+                (f.method, f.pc as u32)
             });
     }
 

@@ -50,26 +50,34 @@ pub struct StackLog {
 }
 
 impl StackLog {
-    /// Keep a copy of the `len` frames `frame(0)`..`frame(len - 1)`
-    /// (`(method id, pc)`, outermost first) with what it is.
-    pub(crate) fn push(
+    /// Keep a copy of the frames `body` (as `frame` reads each one: `(method
+    /// id, pc)`, outermost first), then `top` if given, with what it is.
+    pub(crate) fn push<F>(
         &mut self,
         seq: u64,
         process: u32,
         truncated: bool,
         sends: u64,
-        len: usize,
-        frame: impl Fn(usize) -> (u32, u32),
+        (body, top): (&[F], Option<(u32, u32)>),
+        frame: impl Fn(&F) -> (u32, u32),
     ) {
         // The outer frames the previous copy has too, compared in one tight
-        // loop (a deep stack's copy is mostly this), then the rest appended.
-        let k = len.min(self.last.len());
-        let mut shared = 0;
-        while shared < k && self.last[shared] == frame(shared) {
+        // loop over both slices (a deep stack's copy is mostly this), then
+        // the rest appended.
+        let mut shared = self
+            .last
+            .iter()
+            .zip(body)
+            .take_while(|(kept, f)| **kept == frame(f))
+            .count();
+        if shared == body.len() && top.is_some() && self.last.get(shared).copied() == top {
             shared += 1;
         }
         self.last.truncate(shared);
-        self.last.extend((shared..len).map(frame));
+        self.last
+            .extend(body.get(shared..).unwrap_or(&[]).iter().map(&frame));
+        self.last.extend(top.filter(|_| shared <= body.len()));
+        let len = self.last.len();
         let start = self.frames.len();
         self.frames.extend_from_slice(&self.last[shared..]);
         self.entries.push(StackEntry {
@@ -185,7 +193,7 @@ mod tests {
         fn copies_come_back_whole(all in stacks(), seek in 0usize..40) {
             let mut log = StackLog::default();
             for (i, s) in all.iter().enumerate() {
-                log.push(i as u64, 0, false, i as u64 * 10, s.len(), |i| s[i]);
+                log.push(i as u64, 0, false, i as u64 * 10, (&s[..], None), |f| *f);
             }
             prop_assert_eq!(log.len(), all.len());
             let back: Vec<_> = log.iter().map(|s| s.frames).collect();
@@ -227,11 +235,11 @@ mod tests {
     fn a_copy_stores_only_the_frames_that_changed() {
         let mut log = StackLog::default();
         let deep: Vec<(u32, u32)> = (0..100).map(|i| (i, 1)).collect();
-        log.push(1, 0, false, 0, deep.len(), |i| deep[i]);
+        log.push(1, 0, false, 0, (&deep[..], None), |f| *f);
         let mut next = deep.clone();
         next[99] = (99, 2);
-        log.push(2, 0, false, 5, next.len(), |i| next[i]);
-        log.push(3, 0, false, 9, 50, |i| next[i]);
+        log.push(2, 0, false, 5, (&next[..], None), |f| *f);
+        log.push(3, 0, false, 9, (&next[..49], Some(next[49])), |f| *f);
         assert_eq!(log.frames.len(), 100 + 1);
         let e = log.entries();
         assert_eq!((e[1].shared, e[2].shared, e[2].len), (99, 50, 50));
