@@ -58,6 +58,43 @@ pub struct ProfileBuilder {
     /// Samples added by `add_sample`, and their weight.
     sampled: u64,
     sampled_weight: u64,
+    /// Per node (by index), what the frames leaving the samples' paths owe
+    /// it, folded into the node at [`finish`](Self::finish): kept beside
+    /// the nodes, small and dense, so that a sample's frames do not load
+    /// their nodes and call sites (a cache miss each on a deep profile: half
+    /// of a sample's building time on Havlak's 109 frames).
+    owed: Vec<Owed>,
+    /// One bit per node: has it no `call_line` yet? (A sample's new frames
+    /// test this, not their nodes: a bit per node stays in the cache.)
+    no_call_line: Vec<u64>,
+}
+
+/// What the sampled paths owe a node ([`ProfileBuilder::owed`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Owed {
+    activations: u64,
+    /// Calls and their total at the call site of line `site_line` (one line
+    /// at a time: a frame leaving the path from another line first hands
+    /// this one to the node, so that the node's call sites keep the order
+    /// in which their lines came).
+    site_calls: u64,
+    site_total: u64,
+    site_line: u32,
+}
+
+impl Owed {
+    /// Hand the owed call site to `node`.
+    fn pay_site(&mut self, node: &mut Node) {
+        if self.site_calls != 0 {
+            CallSite::add(
+                &mut node.sites,
+                self.site_line,
+                self.site_calls,
+                self.site_total,
+            );
+            (self.site_calls, self.site_total) = (0, 0);
+        }
+    }
 }
 
 /// A frame of the last sample's path ([`ProfileBuilder::last_path`]).
@@ -106,6 +143,8 @@ impl ProfileBuilder {
             last_path: Vec::new(),
             sampled: 0,
             sampled_weight: 0,
+            owed: vec![Owed::default()],
+            no_call_line: vec![1],
         }
     }
 
@@ -155,6 +194,10 @@ impl ProfileBuilder {
         let node = &mut self.profile.nodes[self.current];
         if node.call_line.is_none() {
             node.call_line = line;
+        }
+        if node.call_line.is_some() {
+            let n = self.current.0;
+            self.no_call_line[n / 64] &= !(1 << (n % 64));
         }
     }
 
@@ -208,6 +251,11 @@ impl ProfileBuilder {
             sites: Vec::new(),
         });
         self.kids.push(Vec::new());
+        self.owed.push(Owed::default());
+        if id.0 % 64 == 0 {
+            self.no_call_line.push(0);
+        }
+        self.no_call_line[id.0 / 64] |= 1 << (id.0 % 64);
         self.kids[parent.0].push((method, id));
         let nodes = &mut self.profile.nodes;
         nodes[parent].children.push(id);
@@ -241,6 +289,7 @@ impl ProfileBuilder {
     fn close_site(&mut self, open: Open) {
         let total = self.charged.wrapping_sub(open.charged_before);
         let node = &mut self.profile.nodes[self.current];
+        self.owed[self.current.0].pay_site(node);
         CallSite::add(&mut node.sites, open.line, 1, total);
     }
 
@@ -314,9 +363,10 @@ impl ProfileBuilder {
         let mut parent = self.last_path.last().map_or(ROOT_NODE, |on| on.node);
         for &(m, line) in &path[shared..] {
             let child = self.child_of(parent, m);
-            let node = &mut self.profile.nodes[child];
-            if node.call_line.is_none() {
-                node.call_line = line;
+            let (word, bit) = (child.0 / 64, 1 << (child.0 % 64));
+            if line.is_some() && self.no_call_line[word] & bit != 0 {
+                self.no_call_line[word] &= !bit;
+                self.profile.nodes[child].call_line = line;
             }
             self.last_path.push(OnPath {
                 frame: (m, line),
@@ -334,15 +384,20 @@ impl ProfileBuilder {
 
     /// Count the frames of the last sample's path from `depth` on, which the
     /// next sample does not share: each activation and call made while it
-    /// was on the path.
+    /// was on the path (owed to its node: [`ProfileBuilder::owed`]).
     fn leave_path(&mut self, depth: usize) {
         for on in self.last_path.drain(depth..) {
             let calls = self.sampled - on.sampled_before;
-            let node = &mut self.profile.nodes[on.node];
-            node.activations += calls;
+            let owed = &mut self.owed[on.node.0];
+            owed.activations += calls;
             if let Some(line) = on.frame.1.filter(|&l| l != 0) {
                 let total = self.sampled_weight.wrapping_sub(on.weight_before);
-                CallSite::add(&mut node.sites, line, calls, total);
+                if owed.site_line != line {
+                    owed.pay_site(&mut self.profile.nodes[on.node]);
+                    owed.site_line = line;
+                }
+                owed.site_calls = owed.site_calls.saturating_add(calls);
+                owed.site_total = owed.site_total.saturating_add(total);
             }
         }
     }
@@ -389,8 +444,8 @@ impl ProfileBuilder {
     }
 
     /// The profile built so far (open activations are included as they are;
-    /// the last sample's frames have their self values, their activations
-    /// and call sites are added when they leave its path).
+    /// the samples' frames have their self values, their activations and
+    /// call sites are added at [`finish`](Self::finish)).
     pub fn profile(&self) -> &Profile {
         &self.profile
     }
@@ -402,6 +457,10 @@ impl ProfileBuilder {
         // Activations still open are counted at their call sites as they are.
         while !self.stack.is_empty() {
             self.exit();
+        }
+        for (owed, node) in self.owed.iter_mut().zip(&mut self.profile.nodes) {
+            node.activations += owed.activations;
+            owed.pay_site(node);
         }
         self.profile
     }
