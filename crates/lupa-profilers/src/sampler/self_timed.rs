@@ -40,9 +40,11 @@ const MAX_BURST: u64 = 1 << 16;
 
 /// Samples per reading of the VM thread's CPU clock, at most: the clock is a
 /// system call (0.6 µs on this project's virtual machine, 2 µs when it is
-/// loaded: 0.6-2% of the run at 10 kHz if read at every sample). A sample
-/// taken late (a long operation, or the thread descheduled) always reads it.
-pub(crate) const READ_EVERY: u32 = 4;
+/// loaded: 0.6-2% of the run at 10 kHz if read at every sample; it locks the
+/// thread's run queue, and in a profile of `lupa profile --rate 10000` the
+/// reads at one sample in four were still 0.3% of the run). A sample taken
+/// late (a long operation, or the thread descheduled) always reads it.
+pub(crate) const READ_EVERY: u32 = 8;
 
 /// A self-timed sampler's ticks, kept by the VM while it runs.
 pub(crate) struct SelfSampler {
