@@ -252,7 +252,7 @@ impl ProfileBuilder {
         });
         self.kids.push(Vec::new());
         self.owed.push(Owed::default());
-        if id.0 % 64 == 0 {
+        if id.0.is_multiple_of(64) {
             self.no_call_line.push(0);
         }
         self.no_call_line[id.0 / 64] |= 1 << (id.0 % 64);
