@@ -628,27 +628,18 @@ pub(crate) fn relax(
                         kind: Kind::Plain | Kind::JmpReg,
                         len,
                     },
-            } if gone[k] => {
-                out.extend_from_slice(&code[copied..at]);
-                copied = at + len;
-                continue;
-            }
-            Piece::Insn {
-                at,
-                insn:
-                    Insn {
-                        kind: Kind::Plain | Kind::JmpReg,
-                        len,
-                    },
-            } => match copy[k] {
-                Some(q) => {
+            } => {
+                // Copied with the run it is in, unless it goes (an overflow
+                // test's `seto` and `test`) or becomes a register copy.
+                if gone[k] || copy[k].is_some() {
                     out.extend_from_slice(&code[copied..at]);
                     copied = at + len;
-                    out.extend_from_slice(&mov_reg(q, movabs_reg(&code[at..at + len])));
-                    continue;
                 }
-                None => continue,
-            },
+                if let Some(q) = copy[k].filter(|_| !gone[k]) {
+                    out.extend_from_slice(&mov_reg(q, movabs_reg(&code[at..at + len])));
+                }
+                continue;
+            }
             Piece::Insn { at, insn } => (at, insn.len),
             Piece::Table { at, entries } => (at, 4 * entries),
         };
