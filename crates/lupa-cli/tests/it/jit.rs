@@ -6,6 +6,14 @@
 use crate::common::{classes, lupa, lupa_in, slow_tests};
 use crate::suites::summary_line;
 
+/// The first line of `out` that contains `what` (a `--jit-stats` line, a
+/// report's), or a failure that shows `out`.
+fn line_with<'a>(out: &'a str, what: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no line with `{what}`:\n{out}"))
+}
+
 fn assert_green(args: &[&str]) -> u32 {
     let r = lupa(args);
     let (passed, failed) = summary_line(&r.stdout)
@@ -124,11 +132,7 @@ fn benchmarks_verify_compiled_and_with_evictions() {
         ]);
         assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
         if jit_installed() {
-            let evictions = r
-                .stderr
-                .lines()
-                .find(|l| l.contains("evictions"))
-                .unwrap_or_else(|| panic!("no eviction line: {}", r.stderr));
+            let evictions = line_with(&r.stderr, "evictions");
             assert!(
                 !evictions.contains(" 0 evictions"),
                 "{name}: the small zone evicted: {evictions}"
@@ -179,11 +183,7 @@ fn hot_code_is_compiled_on_the_compiler_thread() {
         "50",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let line = r
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("jit: compiler thread: "))
-        .unwrap_or_else(|| panic!("no compiler thread line:\n{}", r.stderr));
+    let line = line_with(&r.stderr, "jit: compiler thread: ");
     let jobs: u64 = line
         .trim_start_matches("jit: compiler thread: ")
         .split_whitespace()
@@ -214,11 +214,7 @@ fn hot_code_is_compiled_on_the_compiler_thread() {
 fn bench_reports_the_warm_up() {
     let r = lupa(&["bench", "Towers", "4"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let line = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("Towers: warm-up: first iteration "))
-        .unwrap_or_else(|| panic!("no warm-up line:\n{}", r.stdout));
+    let line = line_with(&r.stdout, "Towers: warm-up: first iteration ");
     assert!(
         line.contains("us (median of the last 2), first/steady ") && line.ends_with('x'),
         "{line}"
@@ -244,18 +240,8 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
         &["--jit", "always", "--jit-stats", "-cp", ".", "Poly"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let line = |prefix: &str| -> String {
-        r.stderr
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no `{prefix}` line:\n{}", r.stderr))
-            .to_string()
-    };
-    let deopt = r
-        .stderr
-        .lines()
-        .find(|l| l.contains(" frames left to the interpreter (deoptimisations)"))
-        .unwrap_or_else(|| panic!("no deoptimisation line:\n{}", r.stderr));
+    let line = |prefix: &str| -> String { line_with(&r.stderr, prefix).to_string() };
+    let deopt = line_with(&r.stderr, " frames left to the interpreter (deoptimisations)");
     // `jit: T frames left ... (deoptimisations): N1 at ...; N2 at ...`: the
     // reasons add up to the total.
     let first = |s: &str| -> u64 {
@@ -305,11 +291,7 @@ fn native_code_stays_a_few_times_its_bytecode() {
         argv.extend(["--jit-thread", "off", "--jit-stats"]);
         let r = lupa(&argv);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        let line = r
-            .stderr
-            .lines()
-            .find(|l| l.contains(" bytes of native code for "))
-            .unwrap_or_else(|| panic!("no code size line:\n{}", r.stderr));
+        let line = line_with(&r.stderr, " bytes of native code for ");
         let ratio: f64 = line
             .rsplit_once('(')
             .and_then(|(_, x)| x.strip_suffix("x)"))
