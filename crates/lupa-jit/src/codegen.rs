@@ -8,9 +8,13 @@
 //! offset less it: an 8-bit displacement for the first 256 bytes).
 //!
 //! Shape of a function `f(ctx, pc, sp) -> status`:
-//! - the entry block keeps the context, the activation's `bp` and its
-//!   environment in a stack slot (each block loads what it uses: no value is
-//!   live across every call), reads the value stack's and the heap's
+//! - the entry block sets the pinned register (r15) to the context for the
+//!   whole activation, keeping its caller's in a stack slot (put back at
+//!   each return: r15 is callee-saved for Rust), keeps the activation's
+//!   `bp` and its environment in that slot (each block loads what it uses:
+//!   no value is live across every call; each use of the context is a copy
+//!   of r15, which `relax.rs` folds into the instruction using it), reads
+//!   the value stack's and the heap's
 //!   addresses once, and goes on to a *resume block* per resume point (pc 0,
 //!   the pc after each send, backward-jump targets, the conditional jumps
 //!   the interpreter re-executes after `mustBeBoolean`): pc 0 by one test,
@@ -67,7 +71,8 @@
 //! be small (see ARCHITECTURE.md, "The JIT", for what was measured). The
 //! machine code Cranelift makes has every branch with a 32-bit
 //! displacement; each function's (and stub's) is re-encoded with 8-bit
-//! ones where they reach (`relax.rs`), its pc map moved with it.
+//! ones where they reach (`relax.rs`), its pc map moved with it, and each
+//! copy of the pinned register folded into the address that uses it.
 //!
 //! Codegen reads a [`Unit`] (`unit.rs`), never the `MethodCode` or the
 //! `Image`, so that it runs on a compiler thread as well as on the VM's.
@@ -449,9 +454,11 @@ struct Gen<'a, 'b> {
     /// send, depth, the operands stored then on the path that branches
     /// there), as `bails`.
     polls: Vec<(Block, usize, usize, Vec<bool>)>,
-    /// The stack slot that keeps `ctx`, `bp` and `env`.
+    /// The stack slot that keeps `bp`, `env` and the caller's pinned
+    /// register ([`SLOT_BP`], [`SLOT_ENV`], [`SLOT_CALLER_R15`]).
     slot: cranelift_codegen::ir::StackSlot,
-    /// `ctx`, `bp` and `env` as loaded from `slot` in a block.
+    /// `bp` and `env` as loaded from `slot` in a block (index 0 unused:
+    /// `ctx` is the pinned register's).
     cache: [Option<(Block, Value)>; 3],
     /// `ctx`, `bp` or `env` as a value of the whole function (an entry
     /// stub's parameters: a stub has no stack slot).
@@ -464,14 +471,22 @@ struct Gen<'a, 'b> {
 }
 
 impl Gen<'_, '_> {
-    /// `ctx` (0), `bp` (1) or `env` (2): read from their stack slot once
-    /// per block. Kept in registers across the whole function they are live
-    /// across every call, which costs spills and reloads at each; loaded
-    /// where they are used, they are not (1% fewer instructions run in native
-    /// code on Richards, compile time unchanged).
+    /// `ctx` (0), `bp` (1) or `env` (2). `ctx` is the pinned register's
+    /// (r15, callee-saved for the runtime: it survives every call), read
+    /// afresh at each use, so that each copy has one use and `relax.rs`
+    /// folds it into the instruction using it (`mov %r15,%rax; mov
+    /// 0x10(%rax),%rcx` is `mov 0x10(%r15),%rcx`). `bp` and `env` are read
+    /// from their stack slot once per block. Kept in registers across the
+    /// whole function they are live across every call, which costs spills
+    /// and reloads at each; loaded where they are used, they are not (1%
+    /// fewer instructions run in native code on Richards, compile time
+    /// unchanged).
     fn base_value(&mut self, k: usize) -> Value {
         if let Some(v) = self.held[k] {
             return v;
+        }
+        if k == 0 {
+            return self.b.ins().get_pinned_reg(types::I64);
         }
         let cur = self.b.current_block();
         if let (Some((b, v)), Some(c)) = (self.cache[k], cur)
@@ -482,13 +497,26 @@ impl Gen<'_, '_> {
         let v = self
             .b
             .ins()
-            .stack_load(types::I64, types::I64, self.slot, (k * 8) as i32);
+            .stack_load(types::I64, types::I64, self.slot, (k as i32 - 1) * 8);
         self.cache[k] = cur.map(|c| (c, v));
         v
     }
 
     fn ctx(&mut self) -> Value {
         self.base_value(0)
+    }
+
+    /// Put back the pinned register of this function's caller (a function
+    /// called from Rust must keep r15, callee-saved there), before a return.
+    /// An entry stub, called only from native code, never sets it.
+    fn restore_caller_r15(&mut self) {
+        if self.held[0].is_none() {
+            let old = self
+                .b
+                .ins()
+                .stack_load(types::I64, types::I64, self.slot, SLOT_CALLER_R15);
+            self.b.ins().set_pinned_reg(old);
+        }
     }
 
     fn bp(&mut self) -> Value {
@@ -1916,6 +1944,7 @@ impl Gen<'_, '_> {
             let d1 = self.b.ins().iadd_imm_s(d, -1);
             self.set_ctx_field(d1, offset_of!(NativeCtx, depth));
             let r = self.iconst(RETURNED as i64);
+            self.restore_caller_r15();
             self.b.ins().return_(&[r]);
         } else {
             self.b.ins().jump(slow, NO);
@@ -1961,7 +1990,9 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .iadd_imm_s(sp_arg, -(1 + self.code.num_args as i64));
-        self.b.ins().stack_store(types::I64, bpv, self.slot, 8);
+        self.b
+            .ins()
+            .stack_store(types::I64, bpv, self.slot, SLOT_BP);
         let cur = self.b.current_block();
         self.cache[1] = cur.map(|c| (c, bpv));
         let extent = self
@@ -2009,7 +2040,9 @@ impl Gen<'_, '_> {
                 self.iconst(NIL)
             }
         };
-        self.b.ins().stack_store(types::I64, env, self.slot, 16);
+        self.b
+            .ins()
+            .stack_store(types::I64, env, self.slot, SLOT_ENV);
         self.reload_bases();
         self.count_arrival(0);
         self.b.ins().jump(start, NO);
@@ -2853,11 +2886,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         let leave = self.leave;
         self.b.switch_to_block(leave);
         let status = self.b.block_params(leave)[0];
+        self.restore_caller_r15();
         self.b.ins().return_(&[status]);
         self.b.seal_all_blocks();
         self.b.finalize(isa.frontend_config());
     }
 }
+
+/// Where a function's stack slot keeps its frame's `bp`, its environment and
+/// its caller's pinned register (the context is in the pinned register:
+/// [`Gen::ctx`]).
+const SLOT_BP: i32 = 0;
+const SLOT_ENV: i32 = 8;
+const SLOT_CALLER_R15: i32 = 16;
 
 /// Up to this many resume points past pc 0, the dispatch tests the pc
 /// against each rather than reading the resume table (`compile`).
@@ -2875,6 +2916,7 @@ fn machine_code(
     ctx: &mut Context,
     table: Option<usize>,
 ) -> Result<(Vec<u8>, PcMap), String> {
+    let once = pinned_once(&ctx.func);
     let mut ctrl = cranelift_codegen::control::ControlPlane::default();
     let compiled = ctx
         .compile(isa, &mut ctrl)
@@ -2891,8 +2933,40 @@ fn machine_code(
         .collect::<PcMap>();
     let code = compiled.code_buffer();
     // (`pcs` moved only when the code is.)
-    let code = relax::relax(code, table, &mut pcs).unwrap_or_else(|| code.to_vec());
+    let code = relax::relax(code, table, &mut pcs, once).unwrap_or_else(|| code.to_vec());
     Ok((code, pcs))
+}
+
+/// Has every copy of the pinned register (`get_pinned_reg`) in `func` one
+/// use, the address of a load, or a store's or a call's operand? Then each
+/// copy's machine register is read by one instruction, and `relax.rs` may
+/// fold the copy into it.
+fn pinned_once(func: &Function) -> bool {
+    let mut uses = std::collections::HashMap::new();
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let op = func.dfg.insts[inst].opcode();
+            for (i, v) in func.dfg.inst_values(inst).enumerate() {
+                let ValueDef::Result(def, _) = func.dfg.value_def(v) else {
+                    continue;
+                };
+                if func.dfg.insts[def].opcode() != Opcode::GetPinnedReg {
+                    continue;
+                }
+                let fine = match op {
+                    Opcode::Load | Opcode::Uload32 | Opcode::Sload32 => i == 0,
+                    Opcode::Store | Opcode::Istore32 | Opcode::Call | Opcode::CallIndirect => true,
+                    _ => false,
+                };
+                let n = uses.entry(v).or_insert(0u32);
+                *n += 1;
+                if !fine || *n > 1 {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Compile `code` for `isa`: its machine code and pc map, or why not.
@@ -2909,8 +2983,13 @@ pub(crate) fn compile(
     let (mut g, params) = Gen::begin(isa, ctx, fctx, code, sig, 24);
     let (cctx, pc, sp, cell) = (params[0], params[1], params[2], params[3]);
     let (flags, slot) = (g.flags, g.slot);
-    g.b.ins().stack_store(types::I64, cctx, slot, 0);
-    g.cache[0] = g.b.current_block().map(|b| (b, cctx));
+    // The context in the pinned register for the whole activation, the
+    // caller's kept (a native caller's is the same context; Rust's is its
+    // own, callee-saved) and put back at each return.
+    let caller_r15 = g.b.ins().get_pinned_reg(types::I64);
+    g.b.ins()
+        .stack_store(types::I64, caller_r15, slot, SLOT_CALLER_R15);
+    g.b.ins().set_pinned_reg(cctx);
     let mut resumes = Vec::new();
     for p in 0..ops.len() {
         if an.resume[p] {
@@ -2932,19 +3011,14 @@ pub(crate) fn compile(
             .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, pc, DIRECT);
     g.b.ins().brif(is_direct, direct, NO, resume, NO);
     g.b.switch_to_block(direct);
-    g.cache[0] = Some((direct, cctx));
     g.direct_entry(pc, sp, cell, start);
     g.b.set_srcloc(SourceLoc::default());
     g.b.switch_to_block(resume);
     let bp = g.load(cctx, Gen::ctx_disp(offset_of!(NativeCtx, bp)));
     let env = g.load(cctx, Gen::ctx_disp(offset_of!(NativeCtx, env)));
-    g.b.ins().stack_store(types::I64, bp, slot, 8);
-    g.b.ins().stack_store(types::I64, env, slot, 16);
-    g.cache = [
-        Some((resume, cctx)),
-        Some((resume, bp)),
-        Some((resume, env)),
-    ];
+    g.b.ins().stack_store(types::I64, bp, slot, SLOT_BP);
+    g.b.ins().stack_store(types::I64, env, slot, SLOT_ENV);
+    g.cache = [None, Some((resume, bp)), Some((resume, env))];
     g.reload_bases();
     if let Some(need) = g.need() {
         let r = g.read_slot(0);

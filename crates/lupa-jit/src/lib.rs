@@ -178,6 +178,11 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     // Nothing unwinds through native code (panics abort; the VM leaves
     // native code by returning a status): no unwind tables to make.
     set(&mut flags, "unwind_info", "false")?;
+    // The context lives in the pinned register (r15 on x86-64, which the
+    // register allocator then never takes): callee-saved for the runtime,
+    // it survives every call out of native code, where a value in any other
+    // register is spilled and reloaded (codegen's `Gen::ctx`).
+    set(&mut flags, "enable_pinned_reg", "true")?;
     // The single-pass register allocator halves compile time but makes
     // code 2x larger and Json, DeltaBlue, CD and Richards 1.3-1.8x
     // slower in CPU time: backtracking stays (ARCHITECTURE.md, "The JIT").

@@ -298,7 +298,10 @@ impl CodeZone {
         // `NativeFn` signature and calling convention (`codegen::
         // native_signature`); its pages are executable. The code keeps the
         // contract of lupa-vm's native boundary (objects/native.rs) and
-        // calls only the entry points of this module.
+        // calls only the entry points of this module. It keeps the
+        // registers the convention makes callee-saved, r15 too (Cranelift's
+        // pinned register, which it never allocates: codegen saves its
+        // caller's at entry and puts it back at each return).
         unsafe {
             std::mem::transmute::<*const u8, NativeFn>(self.base.as_ptr().add(offset).cast_const())
         }

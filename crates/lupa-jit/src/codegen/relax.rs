@@ -23,6 +23,14 @@
 //! table's start, rewritten too; its entries counted by codegen). The pc
 //! map's ranges are moved with the instructions they cover.
 //!
+//! A copy of the pinned register (r15, which holds the context: codegen's
+//! `Gen::ctx`) into a register that the next instruction uses only as its
+//! address's base is folded into that instruction (`mov %r15,%rax; mov
+//! 0x10(%rax),%rcx` is `mov 0x10(%r15),%rcx`): where that instruction
+//! overwrites the register anyway, always ([`on_pinned`]); otherwise when
+//! codegen says every copy has one use (`pinned_once`), which the next
+//! instruction then is.
+//!
 //! Shrinking a branch only brings others' targets closer, so the pass
 //! starts with every branch long and shortens those that reach until none
 //! more does (a fixed point, reached in a few rounds).
@@ -218,6 +226,120 @@ fn seto_tested(seto: &[u8], test: &[u8]) -> bool {
         }
         _ => false,
     }
+}
+
+/// The register (0..15) `bytes` copies the pinned register (r15) to, if it
+/// is `mov %r15, %r` (64-bit: `89 /r` with r15 as its source, or `8b /r`
+/// with r15 as its operand), and not to r15 or rsp.
+fn pinned_copy(bytes: &[u8]) -> Option<u8> {
+    let r = match *bytes {
+        [rex, 0x89, m] if rex & 0xFE == 0x4C && m >> 3 == 0x1F => ((rex & 1) << 3) | (m & 7),
+        [rex, 0x8B, m] if rex & 0xFB == 0x49 && m >> 6 == 3 && m & 7 == 7 => {
+            ((rex & 4) << 1) | ((m >> 3) & 7)
+        }
+        _ => return None,
+    };
+    (r != 15 && r != 4).then_some(r)
+}
+
+/// What the ModRM `reg` field of an opcode [`on_pinned`] takes names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RegField {
+    /// A general register the instruction reads (or reads and writes).
+    Read,
+    /// A general register the instruction writes whole, without reading it
+    /// (`mov`, `lea`, `movsxd`, `movzx`/`movsx` into 32 or 64 bits).
+    Written,
+    /// No register: an extension of the opcode.
+    Opcode,
+}
+
+/// `bytes`, an instruction that follows a copy of the pinned register
+/// into register `r` ([`pinned_copy`]), with r15 as its address's base
+/// instead of `r`, if `r` is that base and read nowhere else in it, and
+/// either the instruction overwrites `r` or `once` (every copy has one
+/// use: this one). Only general-purpose instructions of known form (no
+/// VEX, no SSE), and a REX prefix added where there was none only where
+/// it changes no operand (no 8-bit register operand).
+fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
+    let mut i = 0;
+    let mut opsize16 = false;
+    while let Some(&p) = bytes.get(i) {
+        match p {
+            0x66 => opsize16 = true,
+            0xF2 | 0xF3 => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let pre = i;
+    let rex = match bytes.get(i) {
+        Some(&x) if x & 0xF0 == 0x40 => {
+            i += 1;
+            Some(x)
+        }
+        _ => None,
+    };
+    let op = *bytes.get(i)?;
+    let field = match op {
+        0x01 | 0x03 | 0x09 | 0x0B | 0x11 | 0x13 | 0x19 | 0x1B | 0x21 | 0x23 | 0x29 | 0x2B
+        | 0x31 | 0x33 | 0x39 | 0x3B | 0x85 | 0x87 | 0x89 => RegField::Read,
+        // 8-bit register operands: their meaning changes with a REX prefix.
+        0x00 | 0x02 | 0x08 | 0x0A | 0x20 | 0x22 | 0x28 | 0x2A | 0x30 | 0x32 | 0x38 | 0x3A
+        | 0x84 | 0x86 | 0x88 | 0x8A
+            if rex.is_some() =>
+        {
+            RegField::Read
+        }
+        0x8B | 0x8D | 0x63 => RegField::Written,
+        0x80 | 0x81 | 0x83 | 0xC0 | 0xC1 | 0xC6 | 0xC7 | 0xD0..=0xD3 | 0xF6 | 0xF7 | 0xFF => {
+            RegField::Opcode
+        }
+        0x0F => match *bytes.get(i + 1)? {
+            0xB6 | 0xB7 | 0xBE | 0xBF => RegField::Written,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let op_len = if op == 0x0F { 2 } else { 1 };
+    let at = i + op_len;
+    let m = *bytes.get(at)?;
+    let (md, rm) = (m >> 6, m & 7);
+    if md == 3 {
+        return None;
+    }
+    let x = rex.unwrap_or(0);
+    let reg = ((x & 4) << 1) | ((m >> 3) & 7);
+    let overwritten = match field {
+        RegField::Read if reg == r => return None,
+        RegField::Written => reg == r && !opsize16,
+        _ => false,
+    };
+    if !(overwritten || once) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 1);
+    out.extend_from_slice(&bytes[..pre]);
+    out.push(x | 0x41);
+    out.extend_from_slice(&bytes[i..at]);
+    if rm == 4 {
+        let sib = *bytes.get(at + 1)?;
+        let base = ((x & 1) << 3) | (sib & 7);
+        let index = ((x & 2) << 2) | ((sib >> 3) & 7);
+        if (md == 0 && sib & 7 == 5) || base != r || index == r {
+            return None;
+        }
+        out.push(m);
+        out.push(sib | 7);
+        out.extend_from_slice(&bytes[at + 2..]);
+    } else {
+        if (md == 0 && rm == 5) || ((x & 1) << 3) | rm != r {
+            return None;
+        }
+        out.push(m | 7);
+        out.extend_from_slice(&bytes[at + 1..]);
+    }
+    Some(out)
 }
 
 /// The constant of `movabs $c, %r` (`REX.W b8+r imm64`), if `bytes` is
@@ -448,11 +570,13 @@ enum Piece {
 /// ranges) moved with it; `None` (both unchanged) when the code holds
 /// anything this pass does not know. `table`: the entries of the
 /// function's jump table, if it has one (a `br_table`'s targets and
-/// default).
+/// default). `pinned_once`: every copy of the pinned register the code
+/// makes has one use ([`on_pinned`]).
 pub(crate) fn relax(
     code: &[u8],
     table: Option<usize>,
     pcs: &mut [(u32, u32, u32)],
+    pinned_once: bool,
 ) -> Option<Vec<u8>> {
     let (pieces, end, data_at) = scan(code, table)?;
     let n = pieces.len();
@@ -553,6 +677,22 @@ pub(crate) fn relax(
             on_overflow[k + 2] = Some(if cc == CC_NE { CC_O } else { CC_NO });
         }
     }
+    // A copy of the pinned register used as the next instruction's base,
+    // where no branch lands on that instruction: that instruction with r15
+    // as its base (`folded`), the copy gone.
+    let mut folded: Vec<Option<Vec<u8>>> = vec![None; n];
+    for k in 0..n.saturating_sub(1) {
+        if landing[k + 1] || gone[k] || gone[k + 1] || copy[k].is_some() || copy[k + 1].is_some() {
+            continue;
+        }
+        let (copying, next) = (bytes_of(&pieces[k]), bytes_of(&pieces[k + 1]));
+        if let Some(r) = pinned_copy(copying)
+            && let Some(b) = on_pinned(next, r, pinned_once)
+        {
+            gone[k] = true;
+            folded[k + 1] = Some(b);
+        }
+    }
     // Sizes: every branch short, then long again where it does not reach,
     // until none changes (a branch made long only takes others' targets
     // further away: few rounds, as most reach).
@@ -562,6 +702,9 @@ pub(crate) fn relax(
         }
         if copy[k].is_some() {
             return 3;
+        }
+        if let Some(b) = &folded[k] {
+            return b.len();
         }
         match pieces[k] {
             Piece::Insn { insn, .. } => match insn.kind {
@@ -630,13 +773,19 @@ pub(crate) fn relax(
                     },
             } => {
                 // Copied with the run it is in, unless it goes (an overflow
-                // test's `seto` and `test`) or becomes a register copy.
-                if gone[k] || copy[k].is_some() {
+                // test's `seto` and `test`), becomes a register copy or is
+                // the use a copy of the pinned register was folded into.
+                if gone[k] || copy[k].is_some() || folded[k].is_some() {
                     out.extend_from_slice(&code[copied..at]);
                     copied = at + len;
                 }
-                if let Some(q) = copy[k].filter(|_| !gone[k]) {
-                    out.extend_from_slice(&mov_reg(q, movabs_reg(&code[at..at + len])));
+                match (gone[k], copy[k], &folded[k]) {
+                    (true, ..) => {}
+                    (false, Some(q), _) => {
+                        out.extend_from_slice(&mov_reg(q, movabs_reg(&code[at..at + len])));
+                    }
+                    (false, None, Some(b)) => out.extend_from_slice(b),
+                    (false, None, None) => {}
                 }
                 continue;
             }
@@ -825,7 +974,7 @@ mod tests {
         code.push(0xC3); // 19: ret
         code.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]); // 20..28: data (aligned to 4)
         let mut pcs = vec![(0, 5, 1), (5, 11, 2), (11, 20, 3)];
-        let out = relax(&code, None, &mut pcs).expect("relaxed");
+        let out = relax(&code, None, &mut pcs, false).expect("relaxed");
         let mut want = vec![0xEB, 2]; // 0: jmp -> 4
         want.extend_from_slice(&[0x75, 0xFC]); // 2: jne -> 0
         want.extend_from_slice(&[0x48, 0x0F, 0x44, 0x05, 4, 0, 0, 0]); // 4..12: -> 16
@@ -837,14 +986,51 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_of_the_pinned_register_folds_into_the_base_it_is() {
+        // mov %r15,%rax; mov 0x10(%rax),%rax: overwritten, always folded.
+        let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3];
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        assert_eq!(out, [0x49, 0x8B, 0x47, 0x10, 0xC3]); // mov 0x10(%r15),%rax
+        // The other encoding of the copy (mov %r15,%rcx as `8b`).
+        let code = [0x49, 0x8B, 0xCF, 0x48, 0x8B, 0x49, 0x10, 0xC3];
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        assert_eq!(out, [0x49, 0x8B, 0x4F, 0x10, 0xC3]);
+        // mov %r15,%rax; mov -0x18(%rax),%rcx: only when every copy has
+        // one use (%rax might be read later).
+        let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x48, 0xE8, 0xC3];
+        assert_eq!(relax(&code, None, &mut [], false).expect("relaxed"), code);
+        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        assert_eq!(out, [0x49, 0x8B, 0x4F, 0xE8, 0xC3]);
+        // A 32-bit load without REX takes one: mov 0x8(%rax),%ecx.
+        let code = [0x4C, 0x89, 0xF8, 0x8B, 0x48, 0x08, 0xC3];
+        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        assert_eq!(out, [0x41, 0x8B, 0x4F, 0x08, 0xC3]);
+        // An SIB base: mov (%rax,%rcx,8),%rdx.
+        let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x14, 0xC8, 0xC3];
+        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        assert_eq!(out, [0x49, 0x8B, 0x14, 0xCF, 0xC3]);
+        // Kept: the register read otherwise (a store of it, an index), a
+        // branch landing on the user, an 8-bit register without REX.
+        for code in [
+            &[0x4C, 0x89, 0xF8, 0x48, 0x89, 0x40, 0x08, 0xC3][..], // mov %rax,8(%rax)
+            &[0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x14, 0xC1, 0xC3],     // mov (%rcx,%rax,8),%rdx
+            &[0x4C, 0x89, 0xF8, 0x88, 0x60, 0x08, 0xC3],           // mov %ah,8(%rax)
+            &[0xEB, 0x03, 0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3],
+        ] {
+            let out = relax(code, None, &mut [], true).expect("relaxed");
+            assert_eq!(out.len(), code.len(), "{code:02x?} -> {out:02x?}");
+        }
+    }
+
+    #[test]
     fn a_branch_out_of_reach_stays_long() {
         let mut code = vec![0xE9, 200, 0, 0, 0]; // 0..5: jmp -> 205
         code.extend_from_slice(&[0x90; 200]);
         code.push(0xC3);
-        let out = relax(&code, None, &mut []).expect("relaxed");
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
         assert_eq!(out, code);
         code[1] = 100; // jmp -> 105: short
-        let out = relax(&code, None, &mut []).expect("relaxed");
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
         assert_eq!(&out[..2], &[0xEB, 100]);
         assert_eq!(out.len(), code.len() - 3);
     }
@@ -855,7 +1041,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x81, 0xC1, 0xFF, 0xFF, 0xFF, 0xFF]); // add $-1,%rcx
         code.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0]); // cmp $0x190,%r10
         code.push(0xC3); // 19
-        let out = relax(&code, None, &mut []).expect("relaxed");
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
         let mut want = vec![0xEB, 11, 0x48, 0x83, 0xC1, 0xFF];
         want.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0, 0xC3]);
         assert_eq!(out, want);
@@ -868,7 +1054,7 @@ mod tests {
 
     #[test]
     fn an_overflow_test_becomes_a_branch_on_the_flag() {
-        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut []).expect("relaxed");
+        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut [], false).expect("relaxed");
         // add %rsi,%rax; seto %cl; test %cl,%cl; jne +1; ret; ret
         let code = [
             0x48, 0x03, 0xC6, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
@@ -916,7 +1102,7 @@ mod tests {
         let short = |bytes: &[u8]| {
             let mut code = bytes.to_vec();
             code.push(0xC3);
-            let out = relax(&code, None, &mut []).expect("relaxed");
+            let out = relax(&code, None, &mut [], false).expect("relaxed");
             out[..out.len() - 1].to_vec()
         };
         // test $7,%rdx; test $1,%r10; test $1,%edi (dil, not bh);
@@ -963,7 +1149,7 @@ mod tests {
         code.extend_from_slice(&c);
         code.extend_from_slice(&[0x49, 0x83, 0x02, 0x01]); // addq $1,(%r10)
         code.push(0xC3);
-        let out = relax(&code, None, &mut []).expect("relaxed");
+        let out = relax(&code, None, &mut [], false).expect("relaxed");
         let mut want = code[..10].to_vec();
         want.extend_from_slice(&[0x4D, 0x89, 0xD3]); // mov %r10,%r11
         want.extend_from_slice(&[0x49, 0x83, 0x02, 0x01, 0xC3]);
@@ -971,7 +1157,7 @@ mod tests {
         // Not where a branch lands on the second: the first may not have run.
         let mut landed = vec![0xEB, 10]; // jmp -> the second movabs
         landed.extend_from_slice(&code);
-        let out = relax(&landed, None, &mut []).expect("relaxed");
+        let out = relax(&landed, None, &mut [], false).expect("relaxed");
         assert_eq!(out, landed);
         assert_eq!(mov_reg(0, 3), [0x48, 0x89, 0xC3], "mov %rax,%rbx");
     }
@@ -985,7 +1171,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x01, 0xD0]); // 11..14
         code.extend_from_slice(&[0xFF, 0xE0]); // 14..16 jmp *%rax
         code.push(0x90); // 16: nop (so the table is not at the jump's end)
-        let bad = relax(&code, Some(2), &mut []);
+        let bad = relax(&code, Some(2), &mut [], false);
         assert!(bad.is_none(), "a table away from its jump");
         code.pop();
         code[3] = 9; // lea -> 16
@@ -993,7 +1179,7 @@ mod tests {
         code.extend_from_slice(&13i32.to_le_bytes()); // 20: -> 29
         code.extend_from_slice(&[0xE9, 0, 0, 0, 0]); // 24..29 jmp -> 29
         code.push(0xC3); // 29
-        let out = relax(&code, Some(2), &mut []).expect("relaxed");
+        let out = relax(&code, Some(2), &mut [], false).expect("relaxed");
         let mut want = code[..16].to_vec();
         want.extend_from_slice(&8i32.to_le_bytes()); // -> 24
         want.extend_from_slice(&10i32.to_le_bytes()); // -> 26
