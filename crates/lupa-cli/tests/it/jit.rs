@@ -241,7 +241,10 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let line = |prefix: &str| -> String { line_with(&r.stderr, prefix).to_string() };
-    let deopt = line_with(&r.stderr, " frames left to the interpreter (deoptimisations)");
+    let deopt = line_with(
+        &r.stderr,
+        " frames left to the interpreter (deoptimisations)",
+    );
     // `jit: T frames left ... (deoptimisations): N1 at ...; N2 at ...`: the
     // reasons add up to the total.
     let first = |s: &str| -> u64 {
