@@ -12,7 +12,7 @@
 use crate::gc_config::GcConfig;
 use crate::worker::{RunStats, WorkerArgs};
 use crate::{Capture, measure};
-use lupa_vm::{HeapConfig, VmError, VmOptions};
+use lupa_vm::{HeapConfig, JitFactory, VmError, VmOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -36,7 +36,7 @@ pub enum Check {
 }
 
 /// A program to run, and how to check each run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Workload {
     /// `CLASS ARG...`, as for `lupa run`.
     pub args: Vec<String>,
@@ -44,6 +44,10 @@ pub struct Workload {
     pub class_path: Vec<PathBuf>,
     /// How a run is checked.
     pub check: Check,
+    /// The JIT of its runs in this process (the binary's, as `lupa run`
+    /// has it by default); `None`: they interpret everything. Worker
+    /// processes are `lupa run` and have it anyway.
+    pub jit: Option<JitFactory>,
 }
 
 impl Workload {
@@ -57,6 +61,7 @@ impl Workload {
         VmOptions {
             heap: config.heap(&HeapConfig::default()),
             class_path: self.class_path.clone(),
+            jit_factory: self.jit,
             ..VmOptions::default()
         }
     }
@@ -367,6 +372,7 @@ mod tests {
             args: vec!["Hello".into()],
             class_path: Vec::new(),
             check: Check::ExitZero,
+            jit: None,
         };
         let mut seen = Vec::new();
         let r = Runner::InProcess.run_batch(&w, &[Job::of(&GcConfig::defaults())], &mut |i, r| {

@@ -165,6 +165,8 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
         runs: a.runs,
         warmup: a.warmup,
         runner: runner(a)?,
+        // Measured with the JIT, as `lupa run` runs the workloads.
+        jit: crate::vm_args::jit_factory(),
     };
     let what = match a.workload {
         WorkloadArg::Gcload => Workloads::GcLoad { rows: a.size },

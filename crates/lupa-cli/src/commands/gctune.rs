@@ -121,6 +121,8 @@ pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
             args: program_args(&a.class, &a.args),
             class_path: class_path(a.class_path.as_deref()),
             check: Check::ExitZero,
+            // Measured with the JIT, as `lupa run` runs the program.
+            jit: crate::vm_args::jit_factory(),
         },
         runs: a.runs,
         budget: a.budget,

@@ -125,6 +125,13 @@ fn gc_bench_prints_the_table_and_the_raw_runs() {
         lines[1]
     );
     assert!(lines[1].ends_with("speed-ups are relative to default"));
+    // Measured as `lupa run` runs the workload: with the JIT, in this
+    // process as in worker processes.
+    assert!(
+        lines[1].contains("each in a fresh VM with the JIT;"),
+        "{}",
+        lines[1]
+    );
     assert_eq!(lines[2], "");
     assert_eq!(cells(lines[3]), HEADER);
     assert!(

@@ -26,11 +26,12 @@ use crate::gc_config::GcConfig;
 use crate::runs::{Check, Job, RunError, RunSample, Runner, Workload};
 use crate::{Capture, LabError, measure};
 use lupa_prof::table::{Document, Table};
-use lupa_vm::VmOptions;
+use lupa_vm::{JitFactory, VmOptions};
 use std::path::{Path, PathBuf};
 
-/// The GcLoad workload with `rows` rows (its own default when `None`).
-pub fn gcload(rows: Option<usize>, class_path: &[PathBuf]) -> Workload {
+/// The GcLoad workload with `rows` rows (its own default when `None`),
+/// with `jit` in its runs in this process ([`Workload::jit`]).
+pub fn gcload(rows: Option<usize>, class_path: &[PathBuf], jit: Option<JitFactory>) -> Workload {
     let mut args = vec!["GcLoad".to_string()];
     if let Some(n) = rows {
         args.push(n.to_string());
@@ -42,11 +43,13 @@ pub fn gcload(rows: Option<usize>, class_path: &[PathBuf]) -> Workload {
             verified: "GcLoad: result verified".into(),
             checksum: "GcLoad: checksum ".into(),
         },
+        jit,
     }
 }
 
-/// The DataFrame workload on the CSV file `data`.
-pub fn dataframe(data: &Path, class_path: &[PathBuf]) -> Workload {
+/// The DataFrame workload on the CSV file `data`, with `jit` in its runs in
+/// this process ([`Workload::jit`]).
+pub fn dataframe(data: &Path, class_path: &[PathBuf], jit: Option<JitFactory>) -> Workload {
     Workload {
         args: vec![
             "DataFrameLoad".to_string(),
@@ -57,6 +60,7 @@ pub fn dataframe(data: &Path, class_path: &[PathBuf]) -> Workload {
             verified: "DataFrameLoad: result verified".into(),
             checksum: "DataFrameLoad: checksum ".into(),
         },
+        jit,
     }
 }
 
@@ -143,6 +147,7 @@ pub fn ensure_data(
     dir: &Path,
     size: &DataSize,
     class_path: &[PathBuf],
+    jit: Option<JitFactory>,
     progress: &mut dyn FnMut(String),
 ) -> Result<(PathBuf, bool), LabError> {
     let path = data_file(dir, size);
@@ -171,6 +176,7 @@ pub fn ensure_data(
     ];
     let options = VmOptions {
         class_path: class_path.to_vec(),
+        jit_factory: jit,
         ..VmOptions::default()
     };
     let m = measure(options, &args, Capture::Output).map_err(LabError::Vm)?;
@@ -204,6 +210,10 @@ pub struct BenchOptions {
     pub warmup: usize,
     /// Where runs happen.
     pub runner: Runner,
+    /// The JIT of the runs in this process and of the DataFrame files'
+    /// generation (the binary's: the workloads are measured with it, as
+    /// `lupa run` runs them); `None`: interpreted.
+    pub jit: Option<JitFactory>,
 }
 
 /// The runs of one workload.
@@ -364,6 +374,8 @@ pub fn run(
             Runner::InProcess => None,
             Runner::Processes { jobs, .. } => Some(*jobs),
         },
+        // Workers are `lupa run`, which has the JIT.
+        jit: o.jit.is_some() || matches!(o.runner, Runner::Processes { .. }),
         baseline: o
             .configs
             .first()
@@ -372,7 +384,7 @@ pub fn run(
     };
     match what {
         Workloads::GcLoad { rows } => {
-            let b = bench(&gcload(*rows, class_path), o, progress)?;
+            let b = bench(&gcload(*rows, class_path, o.jit), o, progress)?;
             Ok(Outcome {
                 report: report::gcload(&b, &setup),
                 runs: report::runs_csv([(None, &b)]),
@@ -381,8 +393,8 @@ pub fn run(
         Workloads::DataFrame { sizes, data_dir } => {
             let mut results: Vec<(DataSize, PathBuf, Bench)> = Vec::new();
             for size in sizes {
-                let (path, _) = ensure_data(data_dir, size, class_path, progress)?;
-                let w = dataframe(&path, class_path);
+                let (path, _) = ensure_data(data_dir, size, class_path, o.jit, progress)?;
+                let w = dataframe(&path, class_path, o.jit);
                 let b = bench(&w, o, &mut |line| {
                     progress(format!("{}: {line}", size.label))
                 })?;
@@ -427,7 +439,7 @@ mod tests {
 
     #[test]
     fn gcload_benches_in_process() {
-        let w = gcload(Some(200), &[]);
+        let w = gcload(Some(200), &[], None);
         let mut small = GcConfig::defaults().named("small");
         small.set(lupa_heap::GcParam::EdenSize, (1 << 20) as f64);
         let o = BenchOptions {
@@ -435,6 +447,7 @@ mod tests {
             runs: 2,
             warmup: 1,
             runner: Runner::InProcess,
+            jit: None,
         };
         let mut lines = Vec::new();
         let b = bench(&w, &o, &mut |l| lines.push(l)).expect("GcLoad verifies");

@@ -25,6 +25,8 @@ pub struct Setup {
     pub warmup: usize,
     /// Worker processes at a time (`None`: in this process).
     pub jobs: Option<usize>,
+    /// Did the runs have the JIT (as `lupa run` has it)?
+    pub jit: bool,
     /// The configuration speed-ups are relative to.
     pub baseline: String,
 }
@@ -35,12 +37,17 @@ impl Setup {
     fn line(&self, what: &str) -> String {
         let s = |n: usize| if n == 1 { "" } else { "s" };
         format!(
-            "{} run{} per {what} (interleaved, after {} warm-up run{}), each in a fresh VM{}; \
+            "{} run{} per {what} (interleaved, after {} warm-up run{}), each in a fresh VM {}{}; \
 times are mean{} of the workload's wall time; speed-ups are relative to {}",
             self.runs,
             s(self.runs),
             self.warmup,
             s(self.warmup),
+            if self.jit {
+                "with the JIT"
+            } else {
+                "interpreted (no JIT)"
+            },
             match self.jobs {
                 Some(n) => format!(" in worker processes, {n} at a time"),
                 None => String::new(),
@@ -375,12 +382,13 @@ mod tests {
             runs: 1,
             warmup: 0,
             jobs: Some(2),
+            jit: true,
             baseline: "default".into(),
         };
         assert_eq!(
             s.line("configuration"),
-            "1 run per configuration (interleaved, after 0 warm-up runs), each in a fresh VM in \
-worker processes, 2 at a time; times are mean of the workload's wall time; speed-ups are \
+            "1 run per configuration (interleaved, after 0 warm-up runs), each in a fresh VM with \
+the JIT in worker processes, 2 at a time; times are mean of the workload's wall time; speed-ups are \
 relative to default"
         );
     }

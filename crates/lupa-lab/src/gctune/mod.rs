@@ -79,6 +79,7 @@ pub fn profile(w: &Workload, rate: f64, seed: u64) -> Result<ProfileRun, LabErro
             ..HeapConfig::default()
         },
         class_path: w.class_path.clone(),
+        jit_factory: w.jit,
         ..VmOptions::default()
     };
     let mut vm = Vm::new(options).map_err(LabError::Vm)?;
@@ -360,6 +361,7 @@ mod tests {
             args: vec!["Picky".into()],
             class_path: vec![dir.path().to_path_buf()],
             check: crate::runs::Check::ExitZero,
+            jit: None,
         };
         let mut small = GcConfig::defaults().named("small");
         small.set(GcParam::EdenSize, 2.0 * MB as f64);

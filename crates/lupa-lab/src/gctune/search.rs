@@ -529,6 +529,7 @@ mod tests {
             args: vec!["Hello".into()],
             class_path: Vec::new(),
             check: crate::runs::Check::ExitZero,
+            jit: None,
         }
     }
 
