@@ -192,10 +192,8 @@ impl ProfileBuilder {
             open.line = line.unwrap_or(0);
         }
         let node = &mut self.profile.nodes[self.current];
-        if node.call_line.is_none() {
+        if node.call_line.is_none() && line.is_some() {
             node.call_line = line;
-        }
-        if node.call_line.is_some() {
             let n = self.current.0;
             self.no_call_line[n / 64] &= !(1 << (n % 64));
         }
@@ -289,7 +287,11 @@ impl ProfileBuilder {
     fn close_site(&mut self, open: Open) {
         let total = self.charged.wrapping_sub(open.charged_before);
         let node = &mut self.profile.nodes[self.current];
-        self.owed[self.current.0].pay_site(node);
+        // Only a builder that took samples owes a call site (events alone
+        // never touch `owed`): its line goes first, as it came first.
+        if self.sampled != 0 {
+            self.owed[self.current.0].pay_site(node);
+        }
         CallSite::add(&mut node.sites, open.line, 1, total);
     }
 
