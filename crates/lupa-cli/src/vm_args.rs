@@ -224,12 +224,6 @@ pub(crate) fn options(a: &VmArgs) -> VmOptions {
     lupa_jit::with_jit(o)
 }
 
-/// The JIT the binary installs (`lupa-jit`'s), for the VMs an experiment
-/// makes in this process (`lupa_lab::Workload::jit`).
-pub(crate) fn jit_factory() -> Option<lupa_vm::JitFactory> {
-    lupa_jit::with_jit(VmOptions::default()).jit_factory
-}
-
 /// The process status for a program's `system exit: code`: 0..=255 as is; any other
 /// value (negative, or too large for a Unix status) is reported and exits 1, so that
 /// it never reads as success.

@@ -103,11 +103,15 @@ pub fn factory(options: &VmOptions) -> Result<Box<dyn Jit>, String> {
     Ok(Box::new(jit))
 }
 
+/// This crate's JIT as a VM's factory (`VmOptions::jit_factory`; what the
+/// binary gives the VMs it makes, its experiments' too).
+pub const FACTORY: lupa_vm::JitFactory = factory;
+
 /// `options` with this crate's JIT as their factory: a VM made with them
 /// compiles hot code (as `options.jit` says).
 pub fn with_jit(options: VmOptions) -> VmOptions {
     VmOptions {
-        jit_factory: Some(factory),
+        jit_factory: Some(FACTORY),
         ..options
     }
 }

@@ -430,7 +430,7 @@ fn line_coverage_counts_native_code_exactly() {
 /// by enough instructions: a method of 246 instructions of temporaries,
 /// inline SmallInteger sends (each with its overflow check, its count and
 /// poll and its send's slow path) and field stores (under 3x; the bundled
-/// benchmarks, whose methods are mostly short, are 4.9-6.2x:
+/// benchmarks, whose methods are mostly short, are 4.2-5.2x:
 /// ARCHITECTURE.md, "Code size").
 #[test]
 fn a_long_methods_native_code_is_within_five_times_its_bytecode() {

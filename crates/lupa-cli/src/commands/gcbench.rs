@@ -166,7 +166,7 @@ fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
         warmup: a.warmup,
         runner: runner(a)?,
         // Measured with the JIT, as `lupa run` runs the workloads.
-        jit: crate::vm_args::jit_factory(),
+        jit: Some(lupa_jit::FACTORY),
     };
     let what = match a.workload {
         WorkloadArg::Gcload => Workloads::GcLoad { rows: a.size },

@@ -122,7 +122,7 @@ pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
             class_path: class_path(a.class_path.as_deref()),
             check: Check::ExitZero,
             // Measured with the JIT, as `lupa run` runs the program.
-            jit: crate::vm_args::jit_factory(),
+            jit: Some(lupa_jit::FACTORY),
         },
         runs: a.runs,
         budget: a.budget,
