@@ -427,7 +427,8 @@ struct Gen<'a, 'b> {
     /// return (one epilogue per function: each restores the registers the
     /// function saved).
     leave: Block,
-    /// The block every bail path ends in: `(pc, sp offset from bp)`, the
+    /// The block every bail path ends in: `(pc and sp offset from bp)`
+    /// as one constant ([`Gen::at`]), the
     /// runtime's `bail` and `BAIL` (one per function; each site only
     /// stores its operands and jumps there).
     bail_tail: Block,
@@ -440,8 +441,8 @@ struct Gen<'a, 'b> {
     /// (which reads its operands from the value stack), or `DECLINE`.
     /// None when pc 0 is the only resume point.
     dispatch: Option<Block>,
-    /// The function's runtime send, `(pc after the send, sp offset from
-    /// bp)`, made at the first send that needs it: each such send stores
+    /// The function's runtime send, `(pc after the send and sp offset
+    /// from bp)` as one constant ([`Gen::at`]), made at the first send that needs it: each such send stores
     /// its operands and jumps there; the send goes on at its resume point
     /// through the dispatch.
     send_tail: Option<Block>,
@@ -666,12 +667,34 @@ impl Gen<'_, '_> {
     /// stored on the path here are stored, then the function's bail tail.
     fn bail_here(&mut self, pc: usize, depth: usize) {
         self.flush(depth);
-        let pc = self.iconst(pc as i64);
-        let off = self.iconst(self.base + depth as i64);
+        let at = self.at(pc, depth);
         let tail = self.bail_tail;
-        self.b
-            .ins()
-            .jump(tail, &[BlockArg::Value(pc), BlockArg::Value(off)]);
+        self.b.ins().jump(tail, &[BlockArg::Value(at)]);
+    }
+
+    /// A resume pc and the operand stack's top at `depth` as one constant
+    /// (`pc << AT_SHIFT | (base + depth)`), the parameter of a shared
+    /// tail: one `mov` of a 32-bit immediate at each site that jumps there
+    /// where the two took two (the tail, made once per function, takes
+    /// them apart: [`at_parts`](Self::at_parts)). `compile` declines a
+    /// frame whose slots do not fit in the low bits.
+    fn at(&mut self, pc: usize, depth: usize) -> Value {
+        let off = self.base + depth as i64;
+        debug_assert!(off < 1 << AT_SHIFT);
+        self.iconst((pc as i64) << AT_SHIFT | off)
+    }
+
+    /// The pc and the operand stack's top (`bp` plus the offset) of a
+    /// shared tail's parameter made by [`at`](Self::at).
+    fn at_parts(&mut self, at: Value) -> (Value, Value) {
+        let pc = self.b.ins().ushr_imm_u(at, AT_SHIFT);
+        // (The low 16 bits by `movzx`, shorter than an `and` of the mask.)
+        const _: () = assert!(AT_SHIFT == 16);
+        let low = self.b.ins().ireduce(types::I16, at);
+        let off = self.b.ins().uextend(types::I64, low);
+        let bpv = self.bp();
+        let sp = self.b.ins().iadd(bpv, off);
+        (pc, sp)
     }
 
     /// A block that leaves at `pc` with `depth` operands (filled at the
@@ -683,14 +706,13 @@ impl Gen<'_, '_> {
         blk
     }
 
-    /// The bail tail: `(pc, sp offset)`, the operands stored; the
-    /// runtime's `bail`, then `BAIL`.
+    /// The bail tail: `(pc and sp offset)` ([`at`](Self::at)), the
+    /// operands stored; the runtime's `bail`, then `BAIL`.
     fn fill_bail_tail(&mut self) {
         let tail = self.bail_tail;
         self.b.switch_to_block(tail);
-        let (pc, off) = (self.b.block_params(tail)[0], self.b.block_params(tail)[1]);
-        let bpv = self.bp();
-        let sp = self.b.ins().iadd(bpv, off);
+        let at = self.b.block_params(tail)[0];
+        let (pc, sp) = self.at_parts(at);
         let ctx = self.ctx();
         let (sig, f) = (self.sigs.three, Entries::BAIL);
         self.call(sig, f, &[ctx, pc, sp]);
@@ -962,16 +984,12 @@ impl Gen<'_, '_> {
             None => {
                 let t = self.b.create_block();
                 self.b.append_block_param(t, types::I64);
-                self.b.append_block_param(t, types::I64);
                 self.send_tail = Some(t);
                 t
             }
         };
-        let pc_after = self.iconst(pc as i64 + 1);
-        let off = self.iconst(self.base + depth as i64);
-        self.b
-            .ins()
-            .jump(tail, &[BlockArg::Value(pc_after), BlockArg::Value(off)]);
+        let at = self.at(pc + 1, depth);
+        self.b.ins().jump(tail, &[BlockArg::Value(at)]);
         let unreached = self.b.create_block();
         self.b.switch_to_block(unreached);
     }
@@ -984,9 +1002,8 @@ impl Gen<'_, '_> {
             return;
         };
         self.b.switch_to_block(tail);
-        let (pc, off) = (self.b.block_params(tail)[0], self.b.block_params(tail)[1]);
-        let bpv = self.bp();
-        let sp = self.b.ins().iadd(bpv, off);
+        let at = self.b.block_params(tail)[0];
+        let (pc, sp) = self.at_parts(at);
         let ctx = self.ctx();
         let none = self.iconst(0);
         let (sig, f) = (self.sigs.four, Entries::SEND);
@@ -2874,7 +2891,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         g.bail_tail = g.b.create_block();
         g.b.set_cold_block(g.bail_tail);
         g.b.append_block_param(g.bail_tail, types::I64);
-        g.b.append_block_param(g.bail_tail, types::I64);
         g.decline = g.b.create_block();
         g.b.set_cold_block(g.decline);
         (g, params)
@@ -2899,6 +2915,10 @@ impl<'a, 'b> Gen<'a, 'b> {
 const SLOT_BP: i32 = 0;
 const SLOT_ENV: i32 = 8;
 const SLOT_CALLER_R15: i32 = 16;
+
+/// The bits of a shared tail's parameter below its pc: the operand stack's
+/// top as an offset from `bp` ([`Gen::at`]).
+const AT_SHIFT: i64 = 16;
 
 /// Up to this many resume points past pc 0, the dispatch tests the pc
 /// against each rather than reading the resume table (`compile`).
@@ -2979,6 +2999,11 @@ pub(crate) fn compile(
 ) -> Result<Compiled, String> {
     let ops = &code.ops;
     let an = analyse(ops)?;
+    // Every operand offset from `bp` fits below a tail parameter's pc.
+    let slots = 1 + code.num_args + code.num_temps + code.max_stack + 2;
+    if slots >= 1 << AT_SHIFT {
+        return Err(format!("{slots} frame slots: more than native code passes"));
+    }
     let sig = native_signature(isa);
     let (mut g, params) = Gen::begin(isa, ctx, fctx, code, sig, 24);
     let (cctx, pc, sp, cell) = (params[0], params[1], params[2], params[3]);
