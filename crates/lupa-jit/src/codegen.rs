@@ -1536,16 +1536,10 @@ impl Gen<'_, '_> {
         }
         // The site's call, of the runtime's `primitive` entry with `mid`.
         let target = self.runtime(Entries::PRIMITIVE);
-        let pc_after = self.iconst(pc as i64 + 1);
         let m = self.iconst(i64::from(mid));
-        self.b.ins().jump(
-            call,
-            &[
-                BlockArg::Value(target),
-                BlockArg::Value(pc_after),
-                BlockArg::Value(m),
-            ],
-        );
+        self.b
+            .ins()
+            .jump(call, &[BlockArg::Value(target), BlockArg::Value(m)]);
         self.b.switch_to_block(run);
         self.count_trivial_arrival(mid);
         let result = match kind {
@@ -1603,10 +1597,13 @@ impl Gen<'_, '_> {
     }
 
     /// The end of a send site with a fast path (the operands stored):
-    /// `call`, made with `(target, pc, cell)`, calls `target(ctx, pc, sp,
-    /// cell)` — a callee's native code at its direct entry ([`DIRECT`]), or
-    /// the runtime's send, to which `slow` goes — and both go on at `back`,
-    /// which reloads the answer and continues at `cont`, or leave.
+    /// `call`, made with `(target, cell)`, calls `target(ctx, DIRECT + pc
+    /// + 1, sp, cell)` — a callee's native code at its direct entry
+    /// ([`DIRECT`]), or the runtime's send or `primitive` entry (which
+    /// take the pc without `DIRECT`), to which `slow` goes — and both go
+    /// on at `back`, which reloads the answer and continues at `cont`, or
+    /// leave. The pc is the call's own constant, not one of each path to
+    /// it.
     #[allow(clippy::too_many_arguments)] // the site's blocks, as the send made them
     fn finish_site(
         &mut self,
@@ -1620,19 +1617,14 @@ impl Gen<'_, '_> {
     ) {
         self.b.switch_to_block(slow);
         let send = self.runtime(Entries::SEND);
-        let pc_after = self.iconst(pc as i64 + 1);
         let none = self.iconst(0);
-        self.b.ins().jump(
-            call,
-            &[
-                BlockArg::Value(send),
-                BlockArg::Value(pc_after),
-                BlockArg::Value(none),
-            ],
-        );
+        self.b
+            .ins()
+            .jump(call, &[BlockArg::Value(send), BlockArg::Value(none)]);
         self.b.switch_to_block(call);
         let params = self.b.block_params(call);
-        let (target, pc_arg, cell) = (params[0], params[1], params[2]);
+        let (target, cell) = (params[0], params[1]);
+        let pc_arg = self.iconst(DIRECT + pc as i64 + 1);
         let ctx = self.ctx();
         let sp = self.sp(depth);
         let four = self.sigs.four;
@@ -1652,29 +1644,23 @@ impl Gen<'_, '_> {
     }
 
     /// A site's `call` block (see [`finish_site`](Self::finish_site)):
-    /// `(target, pc, cell)`.
+    /// `(target, cell)`.
     fn call_block(&mut self) -> Block {
         let call = self.b.create_block();
-        for _ in 0..3 {
+        for _ in 0..2 {
             self.b.append_block_param(call, types::I64);
         }
         call
     }
 
     /// Jump to a site's `call` block for a direct call of `entry` (a
-    /// callee's native code) from the send before `pc + 1`, whose callee
-    /// probes inline-cache entry `cell` (0: probed here).
-    fn direct_call(&mut self, pc: usize, entry: Value, cell: i64, call: Block) {
-        let d = self.iconst(DIRECT + pc as i64 + 1);
+    /// callee's native code), whose callee probes inline-cache entry
+    /// `cell` (0: probed here).
+    fn direct_call(&mut self, entry: Value, cell: i64, call: Block) {
         let cell = self.iconst(cell);
-        self.b.ins().jump(
-            call,
-            &[
-                BlockArg::Value(entry),
-                BlockArg::Value(d),
-                BlockArg::Value(cell),
-            ],
-        );
+        self.b
+            .ins()
+            .jump(call, &[BlockArg::Value(entry), BlockArg::Value(cell)]);
     }
 
     /// The class index of `v`, or a jump to `slow` (immediates other than
@@ -1797,7 +1783,7 @@ impl Gen<'_, '_> {
             // class: its direct entry probes the cache entry (Cog's
             // monomorphic send: the callee checks the receiver's class).
             let entry = self.fast_entry_of(mid, slow);
-            self.direct_call(pc, entry, cell, call);
+            self.direct_call(entry, cell, call);
             self.finish_site(pc, depth, argc, slow, call, back, cont);
             return;
         }
@@ -1842,7 +1828,7 @@ impl Gen<'_, '_> {
                 self.leaf_primitive(pc, mid, depth, back);
             } else if kind == TRIVIAL_NONE {
                 let entry = self.fast_entry_of(mid, slow);
-                self.direct_call(pc, entry, 0, call);
+                self.direct_call(entry, 0, call);
             } else {
                 self.trivial(pc, (mid, kind, operand), rcv, depth, argc, (call, cont));
             }
@@ -1884,7 +1870,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(id_blk);
         let mid = self.b.ins().sshr_imm_u(code_id, 1);
         let entry = self.fast_entry(mid, argc, slow);
-        self.direct_call(pc, entry, 0, call);
+        self.direct_call(entry, 0, call);
         self.finish_site(pc, depth, argc, slow, call, back, cont);
         self.b.switch_to_block(cont);
         self.dirty(depth - argc - 1);

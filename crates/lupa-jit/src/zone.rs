@@ -31,7 +31,7 @@
 //!   (`extern "C"` functions) turn the context's raw VM pointer back into
 //!   `&mut Vm` and call the VM's safe runtime calls.
 
-use crate::codegen::Compiled;
+use crate::codegen::{Compiled, DIRECT};
 use lupa_vm::{
     BAIL, DONE, JitWork, MethodCode, NativeCtx, NativeFn, NativeFunctionInfo, RETURNED, Value, Vm,
 };
@@ -479,7 +479,7 @@ pub(crate) extern "C" fn rt_send(ctx: *mut NativeCtx, pc: u64, sp: u64, _cell: u
         // SAFETY: called by native code with its context (see `parts`); the
         // references end with this block, before native code runs again.
         let (vm, ctx) = unsafe { parts(ctx) };
-        vm.native_send(ctx, pc, sp)
+        vm.native_send(ctx, site_pc(pc), sp)
     };
     run_activated(ctx, r)
 }
@@ -493,9 +493,16 @@ pub(crate) extern "C" fn rt_primitive(ctx: *mut NativeCtx, pc: u64, sp: u64, met
         // SAFETY: called by native code with its context (see `parts`); the
         // references end with this block, before native code runs again.
         let (vm, ctx) = unsafe { parts(ctx) };
-        vm.native_primitive(ctx, pc, sp, method)
+        vm.native_primitive(ctx, site_pc(pc), sp, method)
     };
     run_activated(ctx, r)
+}
+
+/// The pc after a send as [`rt_send`] and [`rt_primitive`] take it: a send
+/// site's call passes it as a direct entry's (`codegen::DIRECT` plus the
+/// pc, whichever it calls: one constant for its paths).
+fn site_pc(pc: u64) -> u64 {
+    pc & (DIRECT as u64 - 1)
 }
 
 /// The end of a send's runtime call that answered `r`: `DONE` and `BAIL` as
