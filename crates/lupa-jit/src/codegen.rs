@@ -2939,7 +2939,15 @@ fn machine_code(
         .collect::<PcMap>();
     let code = compiled.code_buffer();
     // (`pcs` moved only when the code is.)
-    let code = relax::relax(code, table, &mut pcs, once).unwrap_or_else(|| code.to_vec());
+    // The counters native code only increments (`bump`; the sends' new
+    // count tested for its sign alone: `count_send`).
+    let counters: Vec<u8> = [offset_of!(NativeCtx, sends), offset_of!(NativeCtx, inlined)]
+        .into_iter()
+        .filter_map(|f| i8::try_from(Gen::ctx_disp(f)).ok())
+        .map(|d| d as u8)
+        .collect();
+    let code = relax::relax(code, table, &mut pcs, once, &counters)
+        .unwrap_or_else(|| code.to_vec());
     Ok((code, pcs))
 }
 

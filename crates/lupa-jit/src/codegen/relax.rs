@@ -202,6 +202,53 @@ const CC_NO: u8 = 1;
 const CC_E: u8 = 4;
 const CC_NE: u8 = 5;
 
+const CC_S: u8 = 8;
+const CC_NS: u8 = 9;
+const CC_L: u8 = 0xC;
+const CC_GE: u8 = 0xD;
+
+/// `(r, d)` of `mov d(%r15),%r` (64-bit, an 8-bit displacement).
+fn load_from_pinned(bytes: &[u8]) -> Option<(u8, u8)> {
+    match *bytes {
+        [rex, 0x8B, m, d] if rex & 0xFB == 0x49 && m & 0xC7 == 0x47 => {
+            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
+        }
+        _ => None,
+    }
+}
+
+/// `(r, d)` of `mov %r,d(%r15)` (64-bit, an 8-bit displacement).
+fn store_to_pinned(bytes: &[u8]) -> Option<(u8, u8)> {
+    match *bytes {
+        [rex, 0x89, m, d] if rex & 0xFB == 0x49 && m & 0xC7 == 0x47 => {
+            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
+        }
+        _ => None,
+    }
+}
+
+/// The register `add $1,%r` (64-bit, `83 /0 ib`) adds to.
+fn add_one(bytes: &[u8]) -> Option<u8> {
+    match *bytes {
+        [rex, 0x83, m, 1] if rex & 0xFE == 0x48 && m & 0xF8 == 0xC0 => {
+            Some(((rex & 1) << 3) | (m & 7))
+        }
+        _ => None,
+    }
+}
+
+/// The register `test %r,%r` (64-bit) tests.
+fn tested_self(bytes: &[u8]) -> Option<u8> {
+    match *bytes {
+        [rex, 0x85, m] if rex & 0xFA == 0x48 && m >> 6 == 3 => {
+            let reg = ((rex & 4) << 1) | ((m >> 3) & 7);
+            let rm = ((rex & 1) << 3) | (m & 7);
+            (reg == rm).then_some(reg)
+        }
+        _ => None,
+    }
+}
+
 /// Whether `seto` and `test` are `seto r8` and `test r8,r8` of the same
 /// byte register (the same REX presence: without one, 4..7 name ah..bh).
 fn seto_tested(seto: &[u8], test: &[u8]) -> bool {
@@ -340,6 +387,57 @@ fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
         out.extend_from_slice(&bytes[at + 1..]);
     }
     Some(out)
+}
+
+/// `bytes`, a store of register `r` (`mov %r,d(%rsp)`, 64-bit, an 8-bit
+/// displacement) that follows a copy of the pinned register into `r`, as
+/// the store of r15 itself, when every copy has one use (`once`: this
+/// one). A function's entry keeps its caller's r15 so.
+fn pinned_stored(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
+    match *bytes {
+        [rex, 0x89, m, 0x24, d]
+            if once
+                && rex & 0xFB == 0x48
+                && m & 0xC7 == 0x44
+                && ((rex & 4) << 1) | ((m >> 3) & 7) == r =>
+        {
+            Some(vec![0x4C, 0x89, 0x7C, 0x24, d])
+        }
+        _ => None,
+    }
+}
+
+/// The register `r` of `mov %r,%r15` (64-bit), a write of the pinned
+/// register (only codegen's `set_pinned_reg` writes it: Cranelift never
+/// allocates it).
+fn pinned_set(bytes: &[u8]) -> Option<u8> {
+    match *bytes {
+        [rex, 0x89, m] if rex & 0xFB == 0x49 && m >> 6 == 3 && m & 7 == 7 => {
+            Some(((rex & 4) << 1) | ((m >> 3) & 7))
+        }
+        _ => None,
+    }
+}
+
+/// `(r, d)` of `mov d(%rsp),%r` (64-bit, an 8-bit displacement).
+fn load_from_stack(bytes: &[u8]) -> Option<(u8, u8)> {
+    match *bytes {
+        [rex, 0x8B, m, 0x24, d] if rex & 0xFB == 0x48 && m & 0xC7 == 0x44 => {
+            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `bytes` is an instruction of an epilogue that reads no general
+/// register but `rsp` and `rbp`: a register restored from the stack (`mov
+/// d(%rsp),%r`), `add $n,%rsp`, `mov %rbp,%rsp`, `pop %rbp`, `ret`.
+fn epilogue(bytes: &[u8]) -> bool {
+    load_from_stack(bytes).is_some()
+        || matches!(
+            *bytes,
+            [0x48, 0x83, 0xC4, _] | [0x48, 0x81, 0xC4, _, _, _, _] | [0x48, 0x89, 0xEC] | [0x5D] | [0xC3]
+        )
 }
 
 /// The constant of `movabs $c, %r` (`REX.W b8+r imm64`), if `bytes` is
@@ -571,12 +669,16 @@ enum Piece {
 /// anything this pass does not know. `table`: the entries of the
 /// function's jump table, if it has one (a `br_table`'s targets and
 /// default). `pinned_once`: every copy of the pinned register the code
-/// makes has one use ([`on_pinned`]).
+/// makes has one use ([`on_pinned`]). `counters`: the 8-bit displacements
+/// from r15 of the context's counters that codegen only increments (and
+/// whose new value it at most tests for its sign), which become one `add`
+/// to memory.
 pub(crate) fn relax(
     code: &[u8],
     table: Option<usize>,
     pcs: &mut [(u32, u32, u32)],
     pinned_once: bool,
+    counters: &[u8],
 ) -> Option<Vec<u8>> {
     let (pieces, end, data_at) = scan(code, table)?;
     let n = pieces.len();
@@ -687,10 +789,117 @@ pub(crate) fn relax(
         }
         let (copying, next) = (bytes_of(&pieces[k]), bytes_of(&pieces[k + 1]));
         if let Some(r) = pinned_copy(copying)
-            && let Some(b) = on_pinned(next, r, pinned_once)
+            && let Some(b) =
+                on_pinned(next, r, pinned_once).or_else(|| pinned_stored(next, r, pinned_once))
         {
             gone[k] = true;
             folded[k + 1] = Some(b);
+        }
+    }
+    // The pinned register put back from the stack through a register, `mov
+    // d(%rsp),%r; mov %r,%r15`, in an epilogue (nothing after it up to
+    // its `ret` reads `r`), where no branch lands on the second: `mov
+    // d(%rsp),%r15`.
+    for k in 0..n.saturating_sub(1) {
+        if landing[k + 1] || gone[k] || gone[k + 1] || folded[k].is_some() || folded[k + 1].is_some()
+        {
+            continue;
+        }
+        let (loading, setting) = (bytes_of(&pieces[k]), bytes_of(&pieces[k + 1]));
+        let Some((r, d)) = load_from_stack(loading) else {
+            continue;
+        };
+        // (Not `rax`, which `ret` reads: the answer.)
+        if r == 0 || pinned_set(setting) != Some(r) {
+            continue;
+        }
+        let ret = (k + 2..n).find(|&j| bytes_of(&pieces[j]) == [0xC3]);
+        if ret.is_some_and(|ret| (k + 2..=ret).all(|j| epilogue(bytes_of(&pieces[j])))) {
+            folded[k] = Some(vec![0x4C, 0x8B, 0x7C, 0x24, d]);
+            gone[k + 1] = true;
+        }
+    }
+    // A counter of the context incremented, `mov d(%r15),%r; add $1,%r;
+    // mov %r,d(%r15)` (the copies of r15 folded above), where `d` is one of
+    // `counters` and no branch lands after its first instruction: `addq
+    // $1,d(%r15)` (two instructions and seven bytes fewer). Codegen reads
+    // such a counter only to add one to it, store it back and, when a sign
+    // test follows (`test %r,%r; jl/jge`: the poll's, `NativeCtx::sends`),
+    // test the new count's sign, which the `add` sets as well: the branch
+    // on the sign (`js/jns`), the test gone too. The register is read
+    // nowhere else, so it is dead after.
+    let live: Vec<usize> = (0..n).filter(|&k| !gone[k]).collect();
+    let now = |folded: &[Option<Vec<u8>>], k: usize| -> Vec<u8> {
+        if let Some(b) = &folded[k] {
+            return b.clone();
+        }
+        match pieces[k] {
+            Piece::Insn {
+                at,
+                insn:
+                    Insn {
+                        len,
+                        kind: Kind::Narrow { op_at, how, .. },
+                    },
+            } => {
+                let mut b = Vec::with_capacity(len);
+                narrow_into(&mut b, &code[at..at + len], usize::from(op_at), how);
+                b
+            }
+            _ => bytes_of(&pieces[k]).to_vec(),
+        }
+    };
+    let mut i = 0;
+    while i + 2 < live.len() {
+        let (a, b, c) = (live[i], live[i + 1], live[i + 2]);
+        let counted = load_from_pinned(&now(&folded, a)).and_then(|(r, d)| {
+            (counters.contains(&d)
+                && add_one(&now(&folded, b)) == Some(r)
+                && store_to_pinned(&now(&folded, c)) == Some((r, d))
+                && (a + 1..=c).all(|k| !landing[k])
+                && copy[a..=c].iter().all(Option::is_none))
+            .then_some((r, d))
+        });
+        let Some((r, d)) = counted else {
+            i += 1;
+            continue;
+        };
+        // The sign test and its branch, if they follow.
+        let signed = live.get(i + 3..i + 5).and_then(|tj| {
+            let (t, j) = (tj[0], tj[1]);
+            let Piece::Insn {
+                insn:
+                    Insn {
+                        kind: Kind::Jcc { cc, .. },
+                        ..
+                    },
+                ..
+            } = pieces[j]
+            else {
+                return None;
+            };
+            let sign = match cc {
+                CC_L => CC_S,
+                CC_GE => CC_NS,
+                _ => return None,
+            };
+            (tested_self(&now(&folded, t)) == Some(r)
+                && (c + 1..=j).all(|k| !landing[k])
+                && copy[c + 1..j].iter().all(Option::is_none)
+                && on_overflow[j].is_none())
+            .then_some((t, j, sign))
+        });
+        folded[a] = Some(vec![0x49, 0x83, 0x47, d, 0x01]);
+        for &k in &live[i + 1..=i + 2] {
+            gone[k] = true;
+            folded[k] = None;
+        }
+        i += 3;
+        if let Some((t, j, sign)) = signed {
+            gone[t] = true;
+            folded[t] = None;
+            on_overflow[j] = Some(sign);
+            i += 2;
         }
     }
     // Sizes: every branch short, then long again where it does not reach,
@@ -795,6 +1004,10 @@ pub(crate) fn relax(
         out.extend_from_slice(&code[copied..old]);
         copied = old + len;
         debug_assert_eq!(out.len(), at[k]);
+        if gone[k] {
+            // (An increment's `add` of an immediate Cranelift made long.)
+            continue;
+        }
         match *p {
             Piece::Insn { insn, .. } => match insn.kind {
                 Kind::Narrow { op_at, how, .. } => {
@@ -974,7 +1187,7 @@ mod tests {
         code.push(0xC3); // 19: ret
         code.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]); // 20..28: data (aligned to 4)
         let mut pcs = vec![(0, 5, 1), (5, 11, 2), (11, 20, 3)];
-        let out = relax(&code, None, &mut pcs, false).expect("relaxed");
+        let out = relax(&code, None, &mut pcs, false, &[]).expect("relaxed");
         let mut want = vec![0xEB, 2]; // 0: jmp -> 4
         want.extend_from_slice(&[0x75, 0xFC]); // 2: jne -> 0
         want.extend_from_slice(&[0x48, 0x0F, 0x44, 0x05, 4, 0, 0, 0]); // 4..12: -> 16
@@ -989,25 +1202,25 @@ mod tests {
     fn a_copy_of_the_pinned_register_folds_into_the_base_it_is() {
         // mov %r15,%rax; mov 0x10(%rax),%rax: overwritten, always folded.
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3];
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x47, 0x10, 0xC3]); // mov 0x10(%r15),%rax
         // The other encoding of the copy (mov %r15,%rcx as `8b`).
         let code = [0x49, 0x8B, 0xCF, 0x48, 0x8B, 0x49, 0x10, 0xC3];
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x4F, 0x10, 0xC3]);
         // mov %r15,%rax; mov -0x18(%rax),%rcx: only when every copy has
         // one use (%rax might be read later).
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x48, 0xE8, 0xC3];
-        assert_eq!(relax(&code, None, &mut [], false).expect("relaxed"), code);
-        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        assert_eq!(relax(&code, None, &mut [], false, &[]).expect("relaxed"), code);
+        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x4F, 0xE8, 0xC3]);
         // A 32-bit load without REX takes one: mov 0x8(%rax),%ecx.
         let code = [0x4C, 0x89, 0xF8, 0x8B, 0x48, 0x08, 0xC3];
-        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
         assert_eq!(out, [0x41, 0x8B, 0x4F, 0x08, 0xC3]);
         // An SIB base: mov (%rax,%rcx,8),%rdx.
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x14, 0xC8, 0xC3];
-        let out = relax(&code, None, &mut [], true).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x14, 0xCF, 0xC3]);
         // Kept: the register read otherwise (a store of it, an index), a
         // branch landing on the user, an 8-bit register without REX.
@@ -1017,7 +1230,7 @@ mod tests {
             &[0x4C, 0x89, 0xF8, 0x88, 0x60, 0x08, 0xC3],           // mov %ah,8(%rax)
             &[0xEB, 0x03, 0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3],
         ] {
-            let out = relax(code, None, &mut [], true).expect("relaxed");
+            let out = relax(code, None, &mut [], true, &[]).expect("relaxed");
             assert_eq!(out.len(), code.len(), "{code:02x?} -> {out:02x?}");
         }
     }
@@ -1027,10 +1240,10 @@ mod tests {
         let mut code = vec![0xE9, 200, 0, 0, 0]; // 0..5: jmp -> 205
         code.extend_from_slice(&[0x90; 200]);
         code.push(0xC3);
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         assert_eq!(out, code);
         code[1] = 100; // jmp -> 105: short
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         assert_eq!(&out[..2], &[0xEB, 100]);
         assert_eq!(out.len(), code.len() - 3);
     }
@@ -1041,7 +1254,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x81, 0xC1, 0xFF, 0xFF, 0xFF, 0xFF]); // add $-1,%rcx
         code.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0]); // cmp $0x190,%r10
         code.push(0xC3); // 19
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         let mut want = vec![0xEB, 11, 0x48, 0x83, 0xC1, 0xFF];
         want.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0, 0xC3]);
         assert_eq!(out, want);
@@ -1054,7 +1267,7 @@ mod tests {
 
     #[test]
     fn an_overflow_test_becomes_a_branch_on_the_flag() {
-        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut [], false).expect("relaxed");
+        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut [], false, &[]).expect("relaxed");
         // add %rsi,%rax; seto %cl; test %cl,%cl; jne +1; ret; ret
         let code = [
             0x48, 0x03, 0xC6, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
@@ -1102,7 +1315,7 @@ mod tests {
         let short = |bytes: &[u8]| {
             let mut code = bytes.to_vec();
             code.push(0xC3);
-            let out = relax(&code, None, &mut [], false).expect("relaxed");
+            let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
             out[..out.len() - 1].to_vec()
         };
         // test $7,%rdx; test $1,%r10; test $1,%edi (dil, not bh);
@@ -1140,6 +1353,37 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_incremented_is_one_add_to_memory() {
+        let d = 0x90; // -0x70
+        // mov %r15,%rax; mov -0x70(%rax),%rcx; add $1,%rcx; mov %r15,%rdx;
+        // mov %rcx,-0x70(%rdx); test %rcx,%rcx; jl +1; ret; ret
+        let code = [
+            0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x48, d, 0x48, 0x83, 0xC1, 1, 0x4C, 0x89, 0xFA, 0x48,
+            0x89, 0x4A, d, 0x48, 0x85, 0xC9, 0x0F, 0x8C, 1, 0, 0, 0, 0xC3, 0xC3,
+        ];
+        // addq $1,-0x70(%r15); js +1
+        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0x78, 1, 0xC3, 0xC3]);
+        // jge: jns; no sign test (r9): the add alone.
+        let mut ge = code;
+        ge[22] = 0x8D;
+        let out = relax(&ge, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0x79, 1, 0xC3, 0xC3]);
+        let code = [0x4D, 0x8B, 0x4F, d, 0x49, 0x83, 0xC1, 1, 0x4D, 0x89, 0x4F, d, 0xC3];
+        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
+        // Kept: another field, another register stored, a branch landing
+        // on the add.
+        assert_eq!(relax(&code, None, &mut [], true, &[0x88]).expect("relaxed"), code);
+        let mut other = code;
+        other[10] = 0x57;
+        assert_eq!(relax(&other, None, &mut [], true, &[d]).expect("relaxed"), other);
+        let mut landed = vec![0xEB, 0x04];
+        landed.extend_from_slice(&code);
+        assert_eq!(relax(&landed, None, &mut [], true, &[d]).expect("relaxed"), landed);
+    }
+
+    #[test]
     fn a_constant_materialised_twice_is_copied() {
         let c = [0x90, 0xF0, 0x1F, 0xF3, 0xFF, 0x7F, 0, 0];
         let mut code = vec![0x49, 0xBA]; // movabs $c,%r10
@@ -1149,7 +1393,7 @@ mod tests {
         code.extend_from_slice(&c);
         code.extend_from_slice(&[0x49, 0x83, 0x02, 0x01]); // addq $1,(%r10)
         code.push(0xC3);
-        let out = relax(&code, None, &mut [], false).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
         let mut want = code[..10].to_vec();
         want.extend_from_slice(&[0x4D, 0x89, 0xD3]); // mov %r10,%r11
         want.extend_from_slice(&[0x49, 0x83, 0x02, 0x01, 0xC3]);
@@ -1157,7 +1401,7 @@ mod tests {
         // Not where a branch lands on the second: the first may not have run.
         let mut landed = vec![0xEB, 10]; // jmp -> the second movabs
         landed.extend_from_slice(&code);
-        let out = relax(&landed, None, &mut [], false).expect("relaxed");
+        let out = relax(&landed, None, &mut [], false, &[]).expect("relaxed");
         assert_eq!(out, landed);
         assert_eq!(mov_reg(0, 3), [0x48, 0x89, 0xC3], "mov %rax,%rbx");
     }
@@ -1171,7 +1415,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x01, 0xD0]); // 11..14
         code.extend_from_slice(&[0xFF, 0xE0]); // 14..16 jmp *%rax
         code.push(0x90); // 16: nop (so the table is not at the jump's end)
-        let bad = relax(&code, Some(2), &mut [], false);
+        let bad = relax(&code, Some(2), &mut [], false, &[]);
         assert!(bad.is_none(), "a table away from its jump");
         code.pop();
         code[3] = 9; // lea -> 16
@@ -1179,7 +1423,7 @@ mod tests {
         code.extend_from_slice(&13i32.to_le_bytes()); // 20: -> 29
         code.extend_from_slice(&[0xE9, 0, 0, 0, 0]); // 24..29 jmp -> 29
         code.push(0xC3); // 29
-        let out = relax(&code, Some(2), &mut [], false).expect("relaxed");
+        let out = relax(&code, Some(2), &mut [], false, &[]).expect("relaxed");
         let mut want = code[..16].to_vec();
         want.extend_from_slice(&8i32.to_le_bytes()); // -> 24
         want.extend_from_slice(&10i32.to_le_bytes()); // -> 26
