@@ -1597,8 +1597,8 @@ impl Gen<'_, '_> {
     }
 
     /// The end of a send site with a fast path (the operands stored):
-    /// `call`, made with `(target, cell)`, calls `target(ctx, DIRECT + pc
-    /// + 1, sp, cell)` — a callee's native code at its direct entry
+    /// `call`, made with `(target, cell)`, calls `target(ctx,
+    /// DIRECT + pc + 1, sp, cell)` — a callee's native code at its direct entry
     /// ([`DIRECT`]), or the runtime's send or `primitive` entry (which
     /// take the pc without `DIRECT`), to which `slow` goes — and both go
     /// on at `back`, which reloads the answer and continues at `cont`, or
@@ -2946,8 +2946,8 @@ fn machine_code(
         .filter_map(|f| i8::try_from(Gen::ctx_disp(f)).ok())
         .map(|d| d as u8)
         .collect();
-    let code = relax::relax(code, table, &mut pcs, once, &counters)
-        .unwrap_or_else(|| code.to_vec());
+    let code =
+        relax::relax(code, table, &mut pcs, once, &counters).unwrap_or_else(|| code.to_vec());
     Ok((code, pcs))
 }
 

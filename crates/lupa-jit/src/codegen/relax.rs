@@ -31,6 +31,15 @@
 //! codegen says every copy has one use (`pinned_once`), which the next
 //! instruction then is.
 //!
+//! Two more sequences of codegen's take one instruction: a counter of the
+//! context that codegen only increments (`NativeCtx::sends`, `inlined`:
+//! `mov d(%r15),%r; add $1,%r; mov %r,d(%r15)`) is `addq $1,d(%r15)`, and
+//! the poll's sign test of the new count that follows (`test %r,%r;
+//! jl/jge`) the branch on the flag the `add` set (`js/jns`); the caller's
+//! r15 a function keeps in its stack slot is stored and put back without a
+//! register copy (`mov %r15,d(%rsp)`, and `mov d(%rsp),%r15` in an
+//! epilogue).
+//!
 //! Shrinking a branch only brings others' targets closer, so the pass
 //! starts with every branch long and shortens those that reach until none
 //! more does (a fixed point, reached in a few rounds).
@@ -436,7 +445,11 @@ fn epilogue(bytes: &[u8]) -> bool {
     load_from_stack(bytes).is_some()
         || matches!(
             *bytes,
-            [0x48, 0x83, 0xC4, _] | [0x48, 0x81, 0xC4, _, _, _, _] | [0x48, 0x89, 0xEC] | [0x5D] | [0xC3]
+            [0x48, 0x83, 0xC4, _]
+                | [0x48, 0x81, 0xC4, _, _, _, _]
+                | [0x48, 0x89, 0xEC]
+                | [0x5D]
+                | [0xC3]
         )
 }
 
@@ -801,7 +814,11 @@ pub(crate) fn relax(
     // its `ret` reads `r`), where no branch lands on the second: `mov
     // d(%rsp),%r15`.
     for k in 0..n.saturating_sub(1) {
-        if landing[k + 1] || gone[k] || gone[k + 1] || folded[k].is_some() || folded[k + 1].is_some()
+        if landing[k + 1]
+            || gone[k]
+            || gone[k + 1]
+            || folded[k].is_some()
+            || folded[k + 1].is_some()
         {
             continue;
         }
@@ -1211,7 +1228,10 @@ mod tests {
         // mov %r15,%rax; mov -0x18(%rax),%rcx: only when every copy has
         // one use (%rax might be read later).
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x48, 0xE8, 0xC3];
-        assert_eq!(relax(&code, None, &mut [], false, &[]).expect("relaxed"), code);
+        assert_eq!(
+            relax(&code, None, &mut [], false, &[]).expect("relaxed"),
+            code
+        );
         let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x4F, 0xE8, 0xC3]);
         // A 32-bit load without REX takes one: mov 0x8(%rax),%ecx.
@@ -1369,18 +1389,78 @@ mod tests {
         ge[22] = 0x8D;
         let out = relax(&ge, None, &mut [], true, &[d]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0x79, 1, 0xC3, 0xC3]);
-        let code = [0x4D, 0x8B, 0x4F, d, 0x49, 0x83, 0xC1, 1, 0x4D, 0x89, 0x4F, d, 0xC3];
+        let code = [
+            0x4D, 0x8B, 0x4F, d, 0x49, 0x83, 0xC1, 1, 0x4D, 0x89, 0x4F, d, 0xC3,
+        ];
         let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
         // Kept: another field, another register stored, a branch landing
         // on the add.
-        assert_eq!(relax(&code, None, &mut [], true, &[0x88]).expect("relaxed"), code);
+        assert_eq!(
+            relax(&code, None, &mut [], true, &[0x88]).expect("relaxed"),
+            code
+        );
         let mut other = code;
         other[10] = 0x57;
-        assert_eq!(relax(&other, None, &mut [], true, &[d]).expect("relaxed"), other);
+        assert_eq!(
+            relax(&other, None, &mut [], true, &[d]).expect("relaxed"),
+            other
+        );
         let mut landed = vec![0xEB, 0x04];
         landed.extend_from_slice(&code);
-        assert_eq!(relax(&landed, None, &mut [], true, &[d]).expect("relaxed"), landed);
+        assert_eq!(
+            relax(&landed, None, &mut [], true, &[d]).expect("relaxed"),
+            landed
+        );
+    }
+
+    #[test]
+    fn an_increment_cranelift_made_long_is_folded_too() {
+        let d = 0x98; // -0x68
+        // mov -0x68(%r15),%rdx; add $1,%rdx (81 /0 imm32); mov %rdx,-0x68(%r15)
+        let code = [
+            0x49, 0x8B, 0x57, d, 0x48, 0x81, 0xC2, 1, 0, 0, 0, 0x49, 0x89, 0x57, d, 0xC3,
+        ];
+        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
+    }
+
+    #[test]
+    fn the_callers_pinned_register_is_kept_and_put_back_without_a_copy() {
+        // mov %r15,%rax; mov %rax,0x10(%rsp); ret: mov %r15,0x10(%rsp)
+        let code = [0x4C, 0x89, 0xF8, 0x48, 0x89, 0x44, 0x24, 0x10, 0xC3];
+        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
+        assert_eq!(out, [0x4C, 0x89, 0x7C, 0x24, 0x10, 0xC3]);
+        // Kept when a copy may have another use.
+        assert_eq!(
+            relax(&code, None, &mut [], false, &[]).expect("relaxed"),
+            code
+        );
+        // mov 0x10(%rsp),%rcx; mov %rcx,%r15; mov 0x20(%rsp),%rbx; add
+        // $0x30,%rsp; mov %rbp,%rsp; pop %rbp; ret: mov 0x10(%rsp),%r15
+        let tail = [
+            0x48, 0x8B, 0x5C, 0x24, 0x20, 0x48, 0x83, 0xC4, 0x30, 0x48, 0x89, 0xEC, 0x5D, 0xC3,
+        ];
+        let mut code = vec![0x48, 0x8B, 0x4C, 0x24, 0x10, 0x49, 0x89, 0xCF];
+        code.extend_from_slice(&tail);
+        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let mut want = vec![0x4C, 0x8B, 0x7C, 0x24, 0x10];
+        want.extend_from_slice(&tail);
+        assert_eq!(out, want);
+        // Kept: rcx read before the return (mov %rcx,%rax), or the answer's
+        // register.
+        let mut read = code[..8].to_vec();
+        read.extend_from_slice(&[0x48, 0x89, 0xC8, 0xC3]);
+        assert_eq!(
+            relax(&read, None, &mut [], false, &[]).expect("relaxed"),
+            read
+        );
+        let mut rax = vec![0x48, 0x8B, 0x44, 0x24, 0x10, 0x49, 0x89, 0xC7];
+        rax.extend_from_slice(&tail);
+        assert_eq!(
+            relax(&rax, None, &mut [], false, &[]).expect("relaxed"),
+            rax
+        );
     }
 
     #[test]
