@@ -246,6 +246,28 @@ fn add_one(bytes: &[u8]) -> Option<u8> {
     }
 }
 
+/// The register `mov $1,%r` (32-bit, `b8+r id`) sets.
+fn mov_one(bytes: &[u8]) -> Option<u8> {
+    match *bytes {
+        [op, 1, 0, 0, 0] if op & 0xF8 == 0xB8 => Some(op & 7),
+        [0x41, op, 1, 0, 0, 0] if op & 0xF8 == 0xB8 => Some(8 | (op & 7)),
+        _ => None,
+    }
+}
+
+/// `(r, base, d)` of `add d(%base),%r` (64-bit, an 8-bit displacement, no
+/// index).
+fn add_from(bytes: &[u8]) -> Option<(u8, u8, u8)> {
+    match *bytes {
+        [rex, 0x03, m, d] if rex & 0xFA == 0x48 && m >> 6 == 1 && m & 7 != 4 => Some((
+            ((rex & 4) << 1) | ((m >> 3) & 7),
+            ((rex & 1) << 3) | (m & 7),
+            d,
+        )),
+        _ => None,
+    }
+}
+
 /// The register `test %r,%r` (64-bit) tests.
 fn tested_self(bytes: &[u8]) -> Option<u8> {
     match *bytes {
@@ -837,7 +859,9 @@ pub(crate) fn relax(
         }
     }
     // A counter of the context incremented, `mov d(%r15),%r; add $1,%r;
-    // mov %r,d(%r15)` (the copies of r15 folded above), where `d` is one of
+    // mov %r,d(%r15)` or `mov $1,%r; add d(%r15),%r; mov %r,d(%r15)` (the
+    // copies of r15 folded above, or a copy with one use, the `add`'s,
+    // before the `mov $1`), where `d` is one of
     // `counters` and no branch lands after its first instruction: `addq
     // $1,d(%r15)` (two instructions and seven bytes fewer). Codegen reads
     // such a counter only to add one to it, store it back and, when a sign
@@ -866,23 +890,44 @@ pub(crate) fn relax(
             _ => bytes_of(&pieces[k]).to_vec(),
         }
     };
+    // The increment at `live[i..]`: its register, the counter's
+    // displacement and its instructions, 3 or 4.
+    let increment = |folded: &[Option<Vec<u8>>], i: usize| -> Option<(u8, u8, usize)> {
+        let at = |j: usize| live.get(i + j).map(|&k| now(folded, k));
+        let (r, d, m) = if let Some((r, d)) = load_from_pinned(&at(0)?) {
+            // mov d(%r15),%r; add $1,%r
+            (add_one(&at(1)?) == Some(r)).then_some((r, d, 3))?
+        } else if let Some(r) = mov_one(&at(0)?) {
+            // mov $1,%r; add d(%r15),%r
+            match add_from(&at(1)?)? {
+                (q, 15, d) if q == r => (r, d, 3),
+                _ => return None,
+            }
+        } else {
+            // mov %r15,%a; mov $1,%r; add d(%a),%r (the copy's one use)
+            let a = pinned_copy(&at(0)?).filter(|_| pinned_once)?;
+            let r = mov_one(&at(1)?)?;
+            match add_from(&at(2)?)? {
+                (q, base, d) if q == r && base == a && a != r => (r, d, 4),
+                _ => return None,
+            }
+        };
+        let (first, last) = (live[i], live[i + m - 1]);
+        (counters.contains(&d)
+            && store_to_pinned(&at(m - 1)?) == Some((r, d))
+            && (first + 1..=last).all(|k| !landing[k])
+            && copy[first..=last].iter().all(Option::is_none))
+        .then_some((r, d, m))
+    };
     let mut i = 0;
     while i + 2 < live.len() {
-        let (a, b, c) = (live[i], live[i + 1], live[i + 2]);
-        let counted = load_from_pinned(&now(&folded, a)).and_then(|(r, d)| {
-            (counters.contains(&d)
-                && add_one(&now(&folded, b)) == Some(r)
-                && store_to_pinned(&now(&folded, c)) == Some((r, d))
-                && (a + 1..=c).all(|k| !landing[k])
-                && copy[a..=c].iter().all(Option::is_none))
-            .then_some((r, d))
-        });
-        let Some((r, d)) = counted else {
+        let Some((r, d, m)) = increment(&folded, i) else {
             i += 1;
             continue;
         };
+        let (a, c) = (live[i], live[i + m - 1]);
         // The sign test and its branch, if they follow.
-        let signed = live.get(i + 3..i + 5).and_then(|tj| {
+        let signed = live.get(i + m..i + m + 2).and_then(|tj| {
             let (t, j) = (tj[0], tj[1]);
             let Piece::Insn {
                 insn:
@@ -907,11 +952,11 @@ pub(crate) fn relax(
             .then_some((t, j, sign))
         });
         folded[a] = Some(vec![0x49, 0x83, 0x47, d, 0x01]);
-        for &k in &live[i + 1..=i + 2] {
+        for &k in &live[i + 1..i + m] {
             gone[k] = true;
             folded[k] = None;
         }
-        i += 3;
+        i += m;
         if let Some((t, j, sign)) = signed {
             gone[t] = true;
             folded[t] = None;
@@ -1420,6 +1465,28 @@ mod tests {
         // mov -0x68(%r15),%rdx; add $1,%rdx (81 /0 imm32); mov %rdx,-0x68(%r15)
         let code = [
             0x49, 0x8B, 0x57, d, 0x48, 0x81, 0xC2, 1, 0, 0, 0, 0x49, 0x89, 0x57, d, 0xC3,
+        ];
+        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
+    }
+
+    #[test]
+    fn an_increment_of_a_constant_one_is_folded_too() {
+        let d = 0x98; // -0x68
+        // mov %r15,%rax; mov $1,%r11d; add -0x68(%rax),%r11; mov
+        // %r11,-0x68(%r15); ret
+        let code = [
+            0x4C, 0x89, 0xF8, 0x41, 0xBB, 1, 0, 0, 0, 0x4C, 0x03, 0x58, d, 0x4D, 0x89, 0x5F, d,
+            0xC3,
+        ];
+        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
+        // Kept when the copy may have another use.
+        let out = relax(&code, None, &mut [], false, &[d]).expect("relaxed");
+        assert_eq!(out, code);
+        // mov $1,%esi; mov %r15,%rdx; add -0x68(%rdx),%rsi; mov %rsi,-0x68(%r15)
+        let code = [
+            0xBE, 1, 0, 0, 0, 0x4C, 0x89, 0xFA, 0x48, 0x03, 0x72, d, 0x49, 0x89, 0x77, d, 0xC3,
         ];
         let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
