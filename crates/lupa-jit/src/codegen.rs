@@ -145,10 +145,12 @@ use std::mem::offset_of;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entries {
     /// `(ctx, pc, sp, _) -> status`: a send (called as native code is at
-    /// its direct entry: the fourth argument is not read).
+    /// its direct entry: the fourth argument is not read; the pc with
+    /// [`DIRECT`] added or not).
     pub(crate) send: u64,
     /// `(ctx, pc, sp, method) -> status`: a send to a leaf primitive's
-    /// method (`leaf_primitive`) at a site specialised on it.
+    /// method (`leaf_primitive`) at a site specialised on it (the pc with
+    /// [`DIRECT`] added or not).
     pub(crate) primitive: u64,
     /// `(ctx, sp, value) -> status`: a return of `value` (`sp`: the
     /// activation's operand stack, emptied).

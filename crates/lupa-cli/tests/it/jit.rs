@@ -276,20 +276,23 @@ fn jit_stats_report_deoptimisations_and_inline_cache_states() {
 /// Native code's size against its bytecode (issue 24's "Small" bar, a few
 /// times: ARCHITECTURE.md, "Code size"), as `--jit-stats` reports it on
 /// Richards and CD compiled where they get hot on the VM thread
-/// (deterministic). Richards 4.7x when measured: 5.0x before the seventh
-/// step (the context in the pinned register), 5.4x before the sixth
+/// (deterministic). Richards 4.5x when measured: 4.7x before the eighth
+/// step (one constant per tail jump, counters incremented in memory), 5.0x
+/// before the seventh step (the context in the pinned register), 5.4x before the sixth
 /// step (a site's slow paths laid out after it, the context's biased
 /// pointer, the poll's count), 5.5x before the runtime table, 6.1x before the short branches,
 /// 6.2x before the checks were made branches, 8.3x before the shared entry
-/// stubs and tails. CD (its inline Double paths) 5.2x when measured, 5.4x
-/// before the seventh step, 6.1x before the sixth. A change that makes the code larger again fails
+/// stubs and tails. CD (its inline Double paths) 4.9x when measured
+/// (4.90x), 5.2x before the eighth step, 5.4x before the seventh, 6.1x
+/// before the sixth (the bound, 4.95, is the bar: a ratio `--jit-stats`
+/// prints as 5.0x fails). A change that makes the code larger again fails
 /// here. The shared stubs are counted in the code zone's use.
 #[test]
 fn native_code_stays_a_few_times_its_bytecode() {
     if !jit_installed() {
         return;
     }
-    for (args, bound) in [(["Richards", "1", "20"], 4.9), (["CD", "10", "10"], 5.4)] {
+    for (args, bound) in [(["Richards", "1", "20"], 4.6), (["CD", "10", "10"], 4.95)] {
         let mut argv = vec!["bench"];
         argv.extend(args);
         argv.extend(["--jit-thread", "off", "--jit-stats"]);
