@@ -471,6 +471,10 @@ struct Gen<'a, 'b> {
     /// Branch edges that count a line-coverage arrival, to make (`lines.rs`):
     /// (block, the instruction it goes to).
     edges: Vec<(Block, usize)>,
+    /// The inline-cache entries the code probes at its send sites: it
+    /// loads each one's first word only to compare it once (`relax.rs`
+    /// folds the load into the comparison).
+    probes: Vec<u64>,
 }
 
 impl Gen<'_, '_> {
@@ -1799,6 +1803,8 @@ impl Gen<'_, '_> {
         let mut methods: Vec<(u32, Block, u64, u64)> = Vec::new();
         for (k, &(addr, mid, kind, operand)) in seen.iter().enumerate() {
             let a = self.iconst(addr);
+            self.probes.push(addr as u64);
+            const _: () = assert!(offset_of!(InlineCache, class) == 0);
             let word = self.load(a, offset_of!(InlineCache, class) as i32);
             let hit = self.b.ins().icmp(IntCC::Equal, word, key);
             let hit_blk = self.b.create_block();
@@ -2864,6 +2870,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 })
                 .max(),
             edges: Vec::new(),
+            probes: Vec::new(),
         };
         // Only the function's exits and bail tail are cold (Cranelift puts
         // cold blocks at the function's end). A site's slow paths, bail
@@ -2918,11 +2925,12 @@ type PcMap = Vec<(u32, u32, u32)>;
 /// Compile the function made in `ctx`: its machine code and its map from
 /// code ranges to the source locations set (the bytecode pcs), its
 /// branches short where they reach (`relax.rs`; `table`: the entries of
-/// its jump table, if it has one).
+/// its jump table, if it has one; `probes`: [`Gen`]'s).
 fn machine_code(
     isa: &dyn TargetIsa,
     ctx: &mut Context,
     table: Option<usize>,
+    probes: &[u64],
 ) -> Result<(Vec<u8>, PcMap), String> {
     let once = pinned_once(&ctx.func);
     let mut ctrl = cranelift_codegen::control::ControlPlane::default();
@@ -2948,8 +2956,8 @@ fn machine_code(
         .filter_map(|f| i8::try_from(Gen::ctx_disp(f)).ok())
         .map(|d| d as u8)
         .collect();
-    let code =
-        relax::relax(code, table, &mut pcs, once, &counters).unwrap_or_else(|| code.to_vec());
+    let code = relax::relax(code, table, &mut pcs, once, &counters, probes)
+        .unwrap_or_else(|| code.to_vec());
     Ok((code, pcs))
 }
 
@@ -3168,10 +3176,11 @@ pub(crate) fn compile(
     let dv = g.iconst(DECLINE as i64);
     let leave = g.leave;
     g.b.ins().jump(leave, &[BlockArg::Value(dv)]);
+    let probes = std::mem::take(&mut g.probes);
     g.end(isa);
     // The dispatch's jump table: its targets and its default.
     let table = (resumes_len > 1 + FEW_RESUMES).then_some(resumes_len);
-    let (code, pcs) = machine_code(isa, ctx, table)?;
+    let (code, pcs) = machine_code(isa, ctx, table, &probes)?;
     Ok(Compiled {
         code,
         pcs,

@@ -38,11 +38,16 @@
 //! jl/jge`) the branch on the flag the `add` set (`js/jns`); the caller's
 //! r15 a function keeps in its stack slot is stored and put back without a
 //! register copy (`mov %r15,d(%rsp)`, and `mov d(%rsp),%r15` in an
-//! epilogue).
+//! epilogue); and a send site's probe of an inline-cache entry codegen
+//! names (`mov (%a),%b; cmp %b,%c`, the word's one use) compares the word
+//! in memory (`cmp (%a),%c`: Cranelift folds no load into a comparison
+//! fused with its branch).
 //!
 //! Shrinking a branch only brings others' targets closer, so the pass
 //! starts with every branch long and shortens those that reach until none
 //! more does (a fixed point, reached in a few rounds).
+
+use std::borrow::Cow;
 
 /// What relaxation needs of one instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,6 +251,37 @@ fn add_one(bytes: &[u8]) -> Option<u8> {
     }
 }
 
+/// The bytes piece `k` has now: folded, shortened ([`Kind::Narrow`]) or as
+/// it is (none for a branch or a table).
+fn now_bytes<'a>(
+    folded: &'a [Option<Vec<u8>>],
+    pieces: &[Piece],
+    code: &'a [u8],
+    k: usize,
+) -> Cow<'a, [u8]> {
+    if let Some(b) = &folded[k] {
+        return Cow::Borrowed(b);
+    }
+    match pieces[k] {
+        Piece::Insn {
+            at,
+            insn:
+                Insn {
+                    len,
+                    kind: Kind::Narrow { op_at, how, .. },
+                },
+        } => {
+            let mut b = Vec::with_capacity(len);
+            narrow_into(&mut b, &code[at..at + len], usize::from(op_at), how);
+            Cow::Owned(b)
+        }
+        Piece::Insn { at, insn } if insn.kind == Kind::Plain => {
+            Cow::Borrowed(&code[at..at + insn.len])
+        }
+        _ => Cow::Borrowed(&[]),
+    }
+}
+
 /// The register `mov $1,%r` (32-bit, `b8+r id`) sets.
 fn mov_one(bytes: &[u8]) -> Option<u8> {
     match *bytes {
@@ -263,6 +299,29 @@ fn add_from(bytes: &[u8]) -> Option<(u8, u8, u8)> {
             ((rex & 4) << 1) | ((m >> 3) & 7),
             ((rex & 1) << 3) | (m & 7),
             d,
+        )),
+        _ => None,
+    }
+}
+
+/// `(r, base)` of `mov (%base),%r` (64-bit, no displacement, no index).
+fn load_via(bytes: &[u8]) -> Option<(u8, u8)> {
+    match *bytes {
+        [rex, 0x8B, m] if rex & 0xFA == 0x48 && m >> 6 == 0 && m & 7 != 4 && m & 7 != 5 => Some((
+            ((rex & 4) << 1) | ((m >> 3) & 7),
+            ((rex & 1) << 3) | (m & 7),
+        )),
+        _ => None,
+    }
+}
+
+/// The two registers `cmp` (64-bit, `39 /r` or `3b /r`, register
+/// operands) compares.
+fn compared(bytes: &[u8]) -> Option<(u8, u8)> {
+    match *bytes {
+        [rex, 0x39 | 0x3B, m] if rex & 0xFA == 0x48 && m >> 6 == 3 => Some((
+            ((rex & 4) << 1) | ((m >> 3) & 7),
+            ((rex & 1) << 3) | (m & 7),
         )),
         _ => None,
     }
@@ -707,13 +766,16 @@ enum Piece {
 /// makes has one use ([`on_pinned`]). `counters`: the 8-bit displacements
 /// from r15 of the context's counters that codegen only increments (and
 /// whose new value it at most tests for its sign), which become one `add`
-/// to memory.
+/// to memory. `probes`: the inline-cache entries whose first word codegen
+/// loads only to compare it once (a send site's probes), a load folded
+/// into that comparison.
 pub(crate) fn relax(
     code: &[u8],
     table: Option<usize>,
     pcs: &mut [(u32, u32, u32)],
     pinned_once: bool,
     counters: &[u8],
+    probes: &[u64],
 ) -> Option<Vec<u8>> {
     let (pieces, end, data_at) = scan(code, table)?;
     let n = pieces.len();
@@ -870,30 +932,13 @@ pub(crate) fn relax(
     // on the sign (`js/jns`), the test gone too. The register is read
     // nowhere else, so it is dead after.
     let live: Vec<usize> = (0..n).filter(|&k| !gone[k]).collect();
-    let now = |folded: &[Option<Vec<u8>>], k: usize| -> Vec<u8> {
-        if let Some(b) = &folded[k] {
-            return b.clone();
-        }
-        match pieces[k] {
-            Piece::Insn {
-                at,
-                insn:
-                    Insn {
-                        len,
-                        kind: Kind::Narrow { op_at, how, .. },
-                    },
-            } => {
-                let mut b = Vec::with_capacity(len);
-                narrow_into(&mut b, &code[at..at + len], usize::from(op_at), how);
-                b
-            }
-            _ => bytes_of(&pieces[k]).to_vec(),
-        }
-    };
     // The increment at `live[i..]`: its register, the counter's
     // displacement and its instructions, 3 or 4.
     let increment = |folded: &[Option<Vec<u8>>], i: usize| -> Option<(u8, u8, usize)> {
-        let at = |j: usize| live.get(i + j).map(|&k| now(folded, k));
+        let at = |j: usize| {
+            live.get(i + j)
+                .map(|&k| now_bytes(folded, &pieces, code, k))
+        };
         let (r, d, m) = if let Some((r, d)) = load_from_pinned(&at(0)?) {
             // mov d(%r15),%r; add $1,%r
             (add_one(&at(1)?) == Some(r)).then_some((r, d, 3))?
@@ -945,7 +990,7 @@ pub(crate) fn relax(
                 CC_GE => CC_NS,
                 _ => return None,
             };
-            (tested_self(&now(&folded, t)) == Some(r)
+            (tested_self(&now_bytes(&folded, &pieces, code, t)) == Some(r)
                 && (c + 1..=j).all(|k| !landing[k])
                 && copy[c + 1..j].iter().all(Option::is_none)
                 && on_overflow[j].is_none())
@@ -962,6 +1007,62 @@ pub(crate) fn relax(
             folded[t] = None;
             on_overflow[j] = Some(sign);
             i += 2;
+        }
+    }
+    // A probe of an inline-cache entry, `movabs $cell,%a; mov (%a),%b; cmp
+    // %b,%c; je/jne` where `cell` is one of `probes` and no branch lands
+    // after the `movabs`: `cmp (%a),%c` (the loaded word's one use; an
+    // instruction and three bytes fewer; equality reads the same flag
+    // either way round).
+    for k in 0..n.saturating_sub(3) {
+        if probes.is_empty() {
+            break;
+        }
+        if (k + 1..=k + 3)
+            .any(|j| landing[j] || gone[j] || folded[j].is_some() || copy[j].is_some())
+            || copy[k].is_some()
+        {
+            continue;
+        }
+        if !movabs(bytes_of(&pieces[k])).is_some_and(|c| probes.contains(&c)) {
+            continue;
+        }
+        let a = movabs_reg(bytes_of(&pieces[k]));
+        let Piece::Insn {
+            insn:
+                Insn {
+                    kind:
+                        Kind::Jcc {
+                            cc: CC_E | CC_NE, ..
+                        },
+                    ..
+                },
+            ..
+        } = pieces[k + 3]
+        else {
+            continue;
+        };
+        if let (Some((b, base)), Some((x, y))) = (
+            load_via(bytes_of(&pieces[k + 1])),
+            compared(bytes_of(&pieces[k + 2])),
+        ) && base == a
+            && a & 7 != 4
+            && a & 7 != 5
+            && b != a
+        {
+            let other = if x == b && y != b {
+                y
+            } else if y == b && x != b {
+                x
+            } else {
+                continue;
+            };
+            gone[k + 1] = true;
+            folded[k + 2] = Some(vec![
+                0x48 | ((other >> 3) << 2) | (a >> 3),
+                0x3B,
+                ((other & 7) << 3) | (a & 7),
+            ]);
         }
     }
     // Sizes: every branch short, then long again where it does not reach,
@@ -1249,7 +1350,7 @@ mod tests {
         code.push(0xC3); // 19: ret
         code.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]); // 20..28: data (aligned to 4)
         let mut pcs = vec![(0, 5, 1), (5, 11, 2), (11, 20, 3)];
-        let out = relax(&code, None, &mut pcs, false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut pcs, false, &[], &[]).expect("relaxed");
         let mut want = vec![0xEB, 2]; // 0: jmp -> 4
         want.extend_from_slice(&[0x75, 0xFC]); // 2: jne -> 0
         want.extend_from_slice(&[0x48, 0x0F, 0x44, 0x05, 4, 0, 0, 0]); // 4..12: -> 16
@@ -1264,28 +1365,28 @@ mod tests {
     fn a_copy_of_the_pinned_register_folds_into_the_base_it_is() {
         // mov %r15,%rax; mov 0x10(%rax),%rax: overwritten, always folded.
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3];
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x47, 0x10, 0xC3]); // mov 0x10(%r15),%rax
         // The other encoding of the copy (mov %r15,%rcx as `8b`).
         let code = [0x49, 0x8B, 0xCF, 0x48, 0x8B, 0x49, 0x10, 0xC3];
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x4F, 0x10, 0xC3]);
         // mov %r15,%rax; mov -0x18(%rax),%rcx: only when every copy has
         // one use (%rax might be read later).
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x48, 0xE8, 0xC3];
         assert_eq!(
-            relax(&code, None, &mut [], false, &[]).expect("relaxed"),
+            relax(&code, None, &mut [], false, &[], &[]).expect("relaxed"),
             code
         );
-        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x4F, 0xE8, 0xC3]);
         // A 32-bit load without REX takes one: mov 0x8(%rax),%ecx.
         let code = [0x4C, 0x89, 0xF8, 0x8B, 0x48, 0x08, 0xC3];
-        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x41, 0x8B, 0x4F, 0x08, 0xC3]);
         // An SIB base: mov (%rax,%rcx,8),%rdx.
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x14, 0xC8, 0xC3];
-        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x8B, 0x14, 0xCF, 0xC3]);
         // Kept: the register read otherwise (a store of it, an index), a
         // branch landing on the user, an 8-bit register without REX.
@@ -1295,7 +1396,7 @@ mod tests {
             &[0x4C, 0x89, 0xF8, 0x88, 0x60, 0x08, 0xC3],           // mov %ah,8(%rax)
             &[0xEB, 0x03, 0x4C, 0x89, 0xF8, 0x48, 0x8B, 0x40, 0x10, 0xC3],
         ] {
-            let out = relax(code, None, &mut [], true, &[]).expect("relaxed");
+            let out = relax(code, None, &mut [], true, &[], &[]).expect("relaxed");
             assert_eq!(out.len(), code.len(), "{code:02x?} -> {out:02x?}");
         }
     }
@@ -1305,10 +1406,10 @@ mod tests {
         let mut code = vec![0xE9, 200, 0, 0, 0]; // 0..5: jmp -> 205
         code.extend_from_slice(&[0x90; 200]);
         code.push(0xC3);
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         assert_eq!(out, code);
         code[1] = 100; // jmp -> 105: short
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         assert_eq!(&out[..2], &[0xEB, 100]);
         assert_eq!(out.len(), code.len() - 3);
     }
@@ -1319,7 +1420,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x81, 0xC1, 0xFF, 0xFF, 0xFF, 0xFF]); // add $-1,%rcx
         code.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0]); // cmp $0x190,%r10
         code.push(0xC3); // 19
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         let mut want = vec![0xEB, 11, 0x48, 0x83, 0xC1, 0xFF];
         want.extend_from_slice(&[0x49, 0x81, 0xFA, 0x90, 0x01, 0, 0, 0xC3]);
         assert_eq!(out, want);
@@ -1332,7 +1433,7 @@ mod tests {
 
     #[test]
     fn an_overflow_test_becomes_a_branch_on_the_flag() {
-        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut [], false, &[]).expect("relaxed");
+        let relaxed = |bytes: &[u8]| relax(bytes, None, &mut [], false, &[], &[]).expect("relaxed");
         // add %rsi,%rax; seto %cl; test %cl,%cl; jne +1; ret; ret
         let code = [
             0x48, 0x03, 0xC6, 0x0F, 0x90, 0xC1, 0x84, 0xC9, 0x0F, 0x85, 1, 0, 0, 0, 0xC3, 0xC3,
@@ -1380,7 +1481,7 @@ mod tests {
         let short = |bytes: &[u8]| {
             let mut code = bytes.to_vec();
             code.push(0xC3);
-            let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+            let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
             out[..out.len() - 1].to_vec()
         };
         // test $7,%rdx; test $1,%r10; test $1,%edi (dil, not bh);
@@ -1427,34 +1528,34 @@ mod tests {
             0x89, 0x4A, d, 0x48, 0x85, 0xC9, 0x0F, 0x8C, 1, 0, 0, 0, 0xC3, 0xC3,
         ];
         // addq $1,-0x70(%r15); js +1
-        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0x78, 1, 0xC3, 0xC3]);
         // jge: jns; no sign test (r9): the add alone.
         let mut ge = code;
         ge[22] = 0x8D;
-        let out = relax(&ge, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&ge, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0x79, 1, 0xC3, 0xC3]);
         let code = [
             0x4D, 0x8B, 0x4F, d, 0x49, 0x83, 0xC1, 1, 0x4D, 0x89, 0x4F, d, 0xC3,
         ];
-        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
         // Kept: another field, another register stored, a branch landing
         // on the add.
         assert_eq!(
-            relax(&code, None, &mut [], true, &[0x88]).expect("relaxed"),
+            relax(&code, None, &mut [], true, &[0x88], &[]).expect("relaxed"),
             code
         );
         let mut other = code;
         other[10] = 0x57;
         assert_eq!(
-            relax(&other, None, &mut [], true, &[d]).expect("relaxed"),
+            relax(&other, None, &mut [], true, &[d], &[]).expect("relaxed"),
             other
         );
         let mut landed = vec![0xEB, 0x04];
         landed.extend_from_slice(&code);
         assert_eq!(
-            relax(&landed, None, &mut [], true, &[d]).expect("relaxed"),
+            relax(&landed, None, &mut [], true, &[d], &[]).expect("relaxed"),
             landed
         );
     }
@@ -1466,7 +1567,7 @@ mod tests {
         let code = [
             0x49, 0x8B, 0x57, d, 0x48, 0x81, 0xC2, 1, 0, 0, 0, 0x49, 0x89, 0x57, d, 0xC3,
         ];
-        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
     }
 
@@ -1479,28 +1580,54 @@ mod tests {
             0x4C, 0x89, 0xF8, 0x41, 0xBB, 1, 0, 0, 0, 0x4C, 0x03, 0x58, d, 0x4D, 0x89, 0x5F, d,
             0xC3,
         ];
-        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
         // Kept when the copy may have another use.
-        let out = relax(&code, None, &mut [], false, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[d], &[]).expect("relaxed");
         assert_eq!(out, code);
         // mov $1,%esi; mov %r15,%rdx; add -0x68(%rdx),%rsi; mov %rsi,-0x68(%r15)
         let code = [
             0xBE, 1, 0, 0, 0, 0x4C, 0x89, 0xFA, 0x48, 0x03, 0x72, d, 0x49, 0x89, 0x77, d, 0xC3,
         ];
-        let out = relax(&code, None, &mut [], true, &[d]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[d], &[]).expect("relaxed");
         assert_eq!(out, [0x49, 0x83, 0x47, d, 1, 0xC3]);
+    }
+
+    #[test]
+    fn a_probe_compares_the_cache_word_in_memory() {
+        let cell: u64 = 0x5555_5629_ac30;
+        // movabs $cell,%rax; mov (%rax),%rdx; cmp %rdx,%rcx; jne +1; ret; ret
+        let mut code = vec![0x48, 0xB8];
+        code.extend_from_slice(&cell.to_le_bytes());
+        code.extend_from_slice(&[0x48, 0x8B, 0x10, 0x48, 0x39, 0xD1, 0x0F, 0x85, 1, 0, 0, 0]);
+        code.extend_from_slice(&[0xC3, 0xC3]);
+        let out = relax(&code, None, &mut [], false, &[], &[cell]).expect("relaxed");
+        // cmp (%rax),%rcx; jne +1
+        assert_eq!(out[10..], [0x48, 0x3B, 0x08, 0x75, 1, 0xC3, 0xC3]);
+        // Kept: a cell not probed, another condition.
+        let out = relax(&code, None, &mut [], false, &[], &[cell + 8]).expect("relaxed");
+        assert_eq!(
+            out[10..],
+            [0x48, 0x8B, 0x10, 0x48, 0x39, 0xD1, 0x75, 1, 0xC3, 0xC3]
+        );
+        let mut below = code.clone();
+        below[17] = 0x82;
+        let out = relax(&below, None, &mut [], false, &[], &[cell]).expect("relaxed");
+        assert_eq!(
+            out[10..],
+            [0x48, 0x8B, 0x10, 0x48, 0x39, 0xD1, 0x72, 1, 0xC3, 0xC3]
+        );
     }
 
     #[test]
     fn the_callers_pinned_register_is_kept_and_put_back_without_a_copy() {
         // mov %r15,%rax; mov %rax,0x10(%rsp); ret: mov %r15,0x10(%rsp)
         let code = [0x4C, 0x89, 0xF8, 0x48, 0x89, 0x44, 0x24, 0x10, 0xC3];
-        let out = relax(&code, None, &mut [], true, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], true, &[], &[]).expect("relaxed");
         assert_eq!(out, [0x4C, 0x89, 0x7C, 0x24, 0x10, 0xC3]);
         // Kept when a copy may have another use.
         assert_eq!(
-            relax(&code, None, &mut [], false, &[]).expect("relaxed"),
+            relax(&code, None, &mut [], false, &[], &[]).expect("relaxed"),
             code
         );
         // mov 0x10(%rsp),%rcx; mov %rcx,%r15; mov 0x20(%rsp),%rbx; add
@@ -1510,7 +1637,7 @@ mod tests {
         ];
         let mut code = vec![0x48, 0x8B, 0x4C, 0x24, 0x10, 0x49, 0x89, 0xCF];
         code.extend_from_slice(&tail);
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         let mut want = vec![0x4C, 0x8B, 0x7C, 0x24, 0x10];
         want.extend_from_slice(&tail);
         assert_eq!(out, want);
@@ -1519,13 +1646,13 @@ mod tests {
         let mut read = code[..8].to_vec();
         read.extend_from_slice(&[0x48, 0x89, 0xC8, 0xC3]);
         assert_eq!(
-            relax(&read, None, &mut [], false, &[]).expect("relaxed"),
+            relax(&read, None, &mut [], false, &[], &[]).expect("relaxed"),
             read
         );
         let mut rax = vec![0x48, 0x8B, 0x44, 0x24, 0x10, 0x49, 0x89, 0xC7];
         rax.extend_from_slice(&tail);
         assert_eq!(
-            relax(&rax, None, &mut [], false, &[]).expect("relaxed"),
+            relax(&rax, None, &mut [], false, &[], &[]).expect("relaxed"),
             rax
         );
     }
@@ -1540,7 +1667,7 @@ mod tests {
         code.extend_from_slice(&c);
         code.extend_from_slice(&[0x49, 0x83, 0x02, 0x01]); // addq $1,(%r10)
         code.push(0xC3);
-        let out = relax(&code, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, None, &mut [], false, &[], &[]).expect("relaxed");
         let mut want = code[..10].to_vec();
         want.extend_from_slice(&[0x4D, 0x89, 0xD3]); // mov %r10,%r11
         want.extend_from_slice(&[0x49, 0x83, 0x02, 0x01, 0xC3]);
@@ -1548,7 +1675,7 @@ mod tests {
         // Not where a branch lands on the second: the first may not have run.
         let mut landed = vec![0xEB, 10]; // jmp -> the second movabs
         landed.extend_from_slice(&code);
-        let out = relax(&landed, None, &mut [], false, &[]).expect("relaxed");
+        let out = relax(&landed, None, &mut [], false, &[], &[]).expect("relaxed");
         assert_eq!(out, landed);
         assert_eq!(mov_reg(0, 3), [0x48, 0x89, 0xC3], "mov %rax,%rbx");
     }
@@ -1562,7 +1689,7 @@ mod tests {
         code.extend_from_slice(&[0x48, 0x01, 0xD0]); // 11..14
         code.extend_from_slice(&[0xFF, 0xE0]); // 14..16 jmp *%rax
         code.push(0x90); // 16: nop (so the table is not at the jump's end)
-        let bad = relax(&code, Some(2), &mut [], false, &[]);
+        let bad = relax(&code, Some(2), &mut [], false, &[], &[]);
         assert!(bad.is_none(), "a table away from its jump");
         code.pop();
         code[3] = 9; // lea -> 16
@@ -1570,7 +1697,7 @@ mod tests {
         code.extend_from_slice(&13i32.to_le_bytes()); // 20: -> 29
         code.extend_from_slice(&[0xE9, 0, 0, 0, 0]); // 24..29 jmp -> 29
         code.push(0xC3); // 29
-        let out = relax(&code, Some(2), &mut [], false, &[]).expect("relaxed");
+        let out = relax(&code, Some(2), &mut [], false, &[], &[]).expect("relaxed");
         let mut want = code[..16].to_vec();
         want.extend_from_slice(&8i32.to_le_bytes()); // -> 24
         want.extend_from_slice(&10i32.to_le_bytes()); // -> 26

@@ -114,5 +114,5 @@ pub(crate) fn compile_stub(
     let entered = g.iconst(ENTERED);
     g.b.ins().return_(&[entered]);
     g.end(isa);
-    machine_code(isa, ctx, None).map(|(code, _)| code)
+    machine_code(isa, ctx, None, &[]).map(|(code, _)| code)
 }
