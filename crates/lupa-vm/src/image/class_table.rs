@@ -144,6 +144,14 @@ impl ClassTable {
         }
     }
 
+    /// The method `sel` means for instances of class `c`, if a lookup found
+    /// it before (the lookup cache, emptied whenever a class or a method
+    /// dictionary changes): one hash probe, no walk.
+    #[inline]
+    pub fn cached(&self, c: u32, sel: u32) -> Option<u32> {
+        self.lookup_cache.get(&(c, sel)).copied()
+    }
+
     /// Find what `sel` means for instances of class `c`: walk the superclass chain
     /// to the first dictionary holding `sel`. `method_id` tells a method object
     /// (answering its id, which is cached) from any other object.
@@ -151,11 +159,21 @@ impl ClassTable {
         &mut self,
         c: u32,
         sel: u32,
-        mut method_id: impl FnMut(Value) -> Option<u32>,
+        method_id: impl FnMut(Value) -> Option<u32>,
     ) -> Lookup {
-        if let Some(&id) = self.lookup_cache.get(&(c, sel)) {
+        if let Some(id) = self.cached(c, sel) {
             return Lookup::Method(id);
         }
+        self.walk(c, sel, method_id)
+    }
+
+    /// [`lookup`](Self::lookup) past its cache: the superclass chain walked.
+    pub fn walk(
+        &mut self,
+        c: u32,
+        sel: u32,
+        mut method_id: impl FnMut(Value) -> Option<u32>,
+    ) -> Lookup {
         let mut cur = Some(c);
         while let Some(k) = cur {
             let info = &self.classes[k as usize];

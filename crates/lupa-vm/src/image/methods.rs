@@ -260,6 +260,15 @@ impl Image {
             .lookup(c, sel, |obj| method_id_of(heap, methods, obj))
     }
 
+    /// [`lookup`](Self::lookup) past the lookup cache (which
+    /// [`ClassTable::cached`](crate::ClassTable::cached) probes): the superclass chain walked, its
+    /// answer cached.
+    pub fn lookup_uncached(&mut self, heap: &Heap, c: u32, sel: u32) -> Lookup {
+        let methods = &self.methods;
+        self.classes
+            .walk(c, sel, |obj| method_id_of(heap, methods, obj))
+    }
+
     fn const_value(&mut self, heap: &mut Heap, c: &Const) -> Result<Value, OutOfMemory> {
         Ok(match c {
             Const::Nil => Value::NIL,

@@ -72,17 +72,14 @@ impl Vm {
         argc: usize,
         cache: Option<(&MethodCode, usize)>,
     ) -> Result<(), VmError> {
-        let observed = crate::interp::OBSERVE && self.obs.sampler_attached();
-        let saved = if observed {
-            self.obs
-                .swap_state(VmState::Lookup, sel, self.sched.current)
-        } else {
-            0
+        // A sampler sees the lookup state only where the lookup walks the
+        // classes: a hit in the lookup cache is one hash probe, charged to
+        // the send (publishing the state there cost a sampled run more
+        // than the probe itself).
+        let found = match self.image.classes.cached(c, sel) {
+            Some(id) => Lookup::Method(id),
+            None => self.lookup_walking(c, sel),
         };
-        let found = self.image.lookup(&self.heap, c, sel);
-        if observed {
-            self.obs.restore_state(saved);
-        }
         match found {
             Lookup::Method(id) => {
                 if let Some((code, site)) = cache {
@@ -95,6 +92,24 @@ impl Vm {
             Lookup::Object(obj) => self.run_object_as_method(obj, sel, argc),
             Lookup::NotFound => self.does_not_understand(c, sel, argc),
         }
+    }
+
+    /// The lookup of `sel` for class `c` past the lookup cache, in the
+    /// sampler's `Lookup` state when one is attached.
+    #[inline(never)]
+    fn lookup_walking(&mut self, c: u32, sel: u32) -> Lookup {
+        let observed = crate::interp::OBSERVE && self.obs.sampler_attached();
+        let saved = if observed {
+            self.obs
+                .swap_state(VmState::Lookup, sel, self.sched.current)
+        } else {
+            0
+        };
+        let found = self.image.lookup_uncached(&self.heap, c, sel);
+        if observed {
+            self.obs.restore_state(saved);
+        }
+        found
     }
 
     /// An object found in a method dictionary runs the send:
