@@ -17,7 +17,8 @@
 //! The clock is a system call, so it is read by every sample that comes late
 //! (a quarter of an interval or more after its deadline: a long operation,
 //! or the thread was descheduled) and otherwise by one sample in
-//! [`READ_EVERY`]; the ticks of the samples in between get their CPU time
+//! [`READ_EVERY`] at the least, as many as fit in [`READ_SPAN`] at high
+//! rates (at most [`MAX_READ_EVERY`]); the ticks of the samples in between get their CPU time
 //! when it is next read (their sum is the CPU time between the readings,
 //! shared in proportion to their wall time).
 //! In a CPU-time profile, deadlines that passed while the VM thread was not
@@ -46,6 +47,25 @@ const MAX_BURST: u64 = 1 << 16;
 /// late (a long operation, or the thread descheduled) always reads it.
 pub(crate) const READ_EVERY: u32 = 8;
 
+/// The span of time over which samples on time may share one reading of the
+/// CPU clock: at 10 kHz, 32 samples. Each reading costs the run 1-2 µs on
+/// this project's virtual machine (`perf stat` of `lupa profile --rate 10000`
+/// of Havlak: 1,459 readings at one sample in eight, the run queue's lock
+/// 0.26% of the run); the shared CPU time is split by wall time within the
+/// span, which a descheduling of the thread cannot skew without making a
+/// sample late (and late samples read the clock).
+pub(crate) const READ_SPAN: Duration = Duration::from_micros(3200);
+
+/// Samples per reading of the CPU clock, at most.
+pub(crate) const MAX_READ_EVERY: u32 = 32;
+
+/// Samples per reading of the CPU clock at this mean interval: [`READ_EVERY`],
+/// or as many as fit in [`READ_SPAN`] up to [`MAX_READ_EVERY`].
+fn read_every(interval: Duration) -> u32 {
+    let fit = READ_SPAN.as_nanos() / interval.as_nanos().max(1);
+    (fit.min(u128::from(MAX_READ_EVERY)) as u32).max(READ_EVERY)
+}
+
 /// A self-timed sampler's ticks, kept by the VM while it runs.
 pub(crate) struct SelfSampler {
     cpu: Option<ThreadCpuClock>,
@@ -65,6 +85,8 @@ pub(crate) struct SelfSampler {
     deadline: Instant,
     /// Samples taken since the CPU clock was last read.
     unread: u32,
+    /// Samples per reading of the CPU clock ([`read_every`]).
+    read_every: u32,
     /// The first stored tick whose CPU time is not known yet (a tick of a
     /// sample that did not read the clock), and the deadline it starts at.
     unsettled: usize,
@@ -103,6 +125,7 @@ impl SelfSampler {
             last_deadline_cpu: cpu_start.unwrap_or(0),
             deadline,
             unread: 0,
+            read_every: read_every(interval),
             unsettled: 0,
             settled_at: started,
             ticks: Vec::with_capacity(super::thread::CHUNK),
@@ -198,9 +221,9 @@ impl SelfTimer for SelfSampler {
         // A sample on time (less than a quarter of an interval after its
         // deadline: the next deadline, at least half an interval on, has not
         // passed) need not read the CPU clock: its tick's CPU time is settled
-        // at the next reading (`settle`), at most `READ_EVERY` samples on.
+        // at the next reading (`settle`), at most `read_every` samples on.
         let on_time = now.saturating_duration_since(self.deadline) < self.interval / 4;
-        if self.cpu.is_some() && on_time && self.unread + 1 < READ_EVERY {
+        if self.cpu.is_some() && on_time && self.unread + 1 < self.read_every {
             self.unread += 1;
             let at = self.deadline.min(now);
             let wall = at.saturating_duration_since(self.last_deadline).as_nanos() as u64;
@@ -371,6 +394,18 @@ mod tests {
     }
 
     #[test]
+    fn samples_share_a_reading_of_the_cpu_clock_over_a_few_milliseconds_at_most() {
+        let every = |hz: u64| read_every(Duration::from_nanos(1_000_000_000 / hz));
+        // 10 kHz: 32 samples (3.2 ms); 5 kHz: 16; 1 kHz and slower: eight.
+        assert_eq!(every(10_000), 32);
+        assert_eq!(every(5_000), 16);
+        assert_eq!(every(1_000), READ_EVERY);
+        assert_eq!(every(1), READ_EVERY);
+        assert_eq!(every(1_000_000), MAX_READ_EVERY);
+        assert_eq!(read_every(Duration::ZERO), MAX_READ_EVERY);
+    }
+
+    #[test]
     fn the_cpu_clock_is_read_at_most_every_few_samples_and_every_tick_is_weighed() {
         let Some(clock) = ThreadCpuClock::of_current_thread() else {
             return;
@@ -382,7 +417,7 @@ mod tests {
                 std::hint::spin_loop();
             }
             let (_, next) = s.take(word(), Instant::now());
-            assert!(s.unread < READ_EVERY);
+            assert!(s.unread < s.read_every);
             deadline = next;
         }
         let r = s.into_report();
