@@ -7,7 +7,7 @@
 //! - `last`: `(method id << 32) | pc` of the last executed send;
 //! - `state`: a [`VmState`] packed with its detail and the running process
 //!   ([`SampleRegister::read_state`]), written on transitions (a primitive
-//!   starts and ends, a method lookup after an inline-cache miss, a
+//!   starts and ends, a method lookup that walks the classes, a
 //!   collection starts and ends, a process switch, an allocation, a blocking
 //!   operating-system call, the VM sleeping for a `Delay`). The states that
 //!   interrupt another (allocation, collection, waiting, idle) save the word
@@ -49,8 +49,9 @@ pub enum VmState {
     FullGc = 3,
     /// Switching processes.
     ProcessSwitch = 4,
-    /// Looking a method up (an inline-cache miss): the class hierarchy is
-    /// searched; the detail is the selector's symbol id.
+    /// Looking a method up (an inline-cache miss that also misses the
+    /// lookup cache): the class hierarchy is searched; the detail is the
+    /// selector's symbol id.
     Lookup = 5,
     /// Allocating a large object ([`PUBLISHED_ALLOCATION`] elements or more:
     /// `Vm::instantiate` and the VM's other allocation entry points, inside a
