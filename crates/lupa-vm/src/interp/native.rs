@@ -974,7 +974,7 @@ impl Vm {
             Ok(n) => n,
             Err(answer) => return answer,
         };
-        let reply = self.call_primitive(p, method as u32, argc);
+        let reply = self.call_primitive::<false>(p, method as u32, argc);
         let Ok(crate::prims::Reply::Answer(v)) = reply else {
             let m = self.image.methods[method as usize].clone();
             if let Err(e) = self.primitive_not_answered(m, argc, reply) {

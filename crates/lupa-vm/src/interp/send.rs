@@ -251,7 +251,7 @@ impl Vm {
             return Ok(());
         }
         if let Some(p) = m.primitive.get() {
-            match self.call_primitive(p, m.id, argc) {
+            match self.call_primitive::<true>(p, m.id, argc) {
                 Ok(Reply::Answer(v)) => {
                     self.primitive_answered(argc, v);
                     return Ok(());
@@ -280,9 +280,11 @@ impl Vm {
     /// happens inside a primitive. (Named also when only a lifetime recording
     /// observes primitives: nobody reads it then, and one flag tested here is
     /// cheaper than two.) The interpreter's `invoke` and native code's leaf
-    /// primitive calls both run primitives here.
+    /// primitive calls (`SAMPLED` false: no lifetime recording runs while
+    /// native code does, and it is the only one that samples allocations, so
+    /// none can be waiting) both run primitives here.
     #[inline(always)]
-    pub(super) fn call_primitive(
+    pub(super) fn call_primitive<const SAMPLED: bool>(
         &mut self,
         p: crate::objects::PrimId,
         id: u32,
@@ -296,7 +298,8 @@ impl Vm {
         let reply = crate::prims::function(p)(self, Args::new(argc));
         if saved != crate::obs::NOT_ENTERED {
             self.obs.leave_primitive(saved);
-            if self.heap.has_allocation_samples() {
+            debug_assert!(SAMPLED || !self.heap.has_allocation_samples());
+            if SAMPLED && self.heap.has_allocation_samples() {
                 self.take_allocation_samples(None, false);
             }
         }
