@@ -17,7 +17,9 @@ JITS=${JITS:-"off on"}
 if [ "$MODE" = icount ]; then
   BENCHES=${BENCHES:-"Richards:1:4 DeltaBlue:1:300 Json:1:8 Havlak:1:1"}
 else
-  BENCHES=${BENCHES:-"Richards:1:20 DeltaBlue:1:3000 Json:1:20 Havlak:1:1"}
+  # Sized so that each lasts about a second with the JIT on: on this machine a run of 100-200 ms varies by more
+  # than the bars (a median of 15 pairs read -1.6% to +4% for one cell).
+  BENCHES=${BENCHES:-"Richards:1:100 DeltaBlue:1:30000 Json:1:300 Havlak:1:1"}
 fi
 cargo build --release -q -p lupa-cli
 lupa=${CARGO_TARGET_DIR:-target}/release/lupa
