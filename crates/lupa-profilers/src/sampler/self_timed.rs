@@ -399,10 +399,11 @@ mod tests {
         assert_eq!(r.missed, 0);
     }
 
-    #[test]
-    fn ticks_taken_without_reading_the_clock_share_the_cpu_time_of_the_next_reading() {
-        let interval = Duration::from_micros(100);
-        let (mut s, _) = SelfSampler::new(None, false, interval, 3, 100);
+    /// A sampler (every 100 µs) whose clock read 1,000 ns at its start,
+    /// then three samples on time 100 µs apart that did not read it; and
+    /// its start.
+    fn three_unread_samples() -> (SelfSampler, Instant) {
+        let (mut s, _) = SelfSampler::new(None, false, Duration::from_micros(100), 3, 100);
         let t0 = s.started;
         (s.last_wall, s.last_cpu, s.last_deadline_cpu) = (t0, 1_000, 1_000);
         for i in 1..=3u64 {
@@ -410,6 +411,12 @@ mod tests {
             s.last_deadline = t0 + Duration::from_micros(100 * i);
         }
         s.unread = 3;
+        (s, t0)
+    }
+
+    #[test]
+    fn ticks_taken_without_reading_the_clock_share_the_cpu_time_of_the_next_reading() {
+        let (mut s, t0) = three_unread_samples();
         // Half the wall time was the thread's: each tick weighs half its
         // wall time, and the clock at the last deadline is interpolated.
         s.settle(t0 + Duration::from_micros(400), 201_000, None);
@@ -422,17 +429,9 @@ mod tests {
 
     #[test]
     fn a_late_sample_after_a_descheduling_does_not_take_the_cpu_time_of_the_samples_before_it() {
-        let interval = Duration::from_micros(100);
-        let (mut s, _) = SelfSampler::new(None, false, interval, 3, 100);
-        let t0 = s.started;
-        (s.last_wall, s.last_cpu, s.last_deadline_cpu) = (t0, 1_000, 1_000);
         // Three samples on time, not reading the clock; then the thread
         // waits 10 ms for a core, runs 100 µs, and the next sample is late.
-        for i in 1..=3u64 {
-            s.tick(word(), 0, 100_000);
-            s.last_deadline = t0 + Duration::from_micros(100 * i);
-        }
-        s.unread = 3;
+        let (mut s, t0) = three_unread_samples();
         let now = t0 + Duration::from_micros(10_400);
         let cpu_now = 401_000;
         let ran_until = Some(s.last_deadline);
