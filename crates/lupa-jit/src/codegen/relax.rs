@@ -221,32 +221,42 @@ const CC_NS: u8 = 9;
 const CC_L: u8 = 0xC;
 const CC_GE: u8 = 0xD;
 
-/// `(r, d)` of `mov d(%r15),%r` (64-bit, an 8-bit displacement).
-fn load_from_pinned(bytes: &[u8]) -> Option<(u8, u8)> {
+/// The register a ModRM byte's `reg` field names, with its REX prefix's R bit.
+fn reg_field(rex: u8, m: u8) -> u8 {
+    ((rex & 4) << 1) | ((m >> 3) & 7)
+}
+
+/// The register a ModRM byte's `rm` field (or a SIB byte's base) names,
+/// with its REX prefix's B bit.
+fn rm_field(rex: u8, m: u8) -> u8 {
+    ((rex & 1) << 3) | (m & 7)
+}
+
+/// `(r, d)` of the 64-bit move `op` (`0x8B`: `mov d(%r15),%r`; `0x89`: `mov
+/// %r,d(%r15)`) with an 8-bit displacement.
+fn moved_at_pinned(bytes: &[u8], op: u8) -> Option<(u8, u8)> {
     match *bytes {
-        [rex, 0x8B, m, d] if rex & 0xFB == 0x49 && m & 0xC7 == 0x47 => {
-            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
+        [rex, o, m, d] if o == op && rex & 0xFB == 0x49 && m & 0xC7 == 0x47 => {
+            Some((reg_field(rex, m), d))
         }
         _ => None,
     }
 }
 
+/// `(r, d)` of `mov d(%r15),%r` (64-bit, an 8-bit displacement).
+fn load_from_pinned(bytes: &[u8]) -> Option<(u8, u8)> {
+    moved_at_pinned(bytes, 0x8B)
+}
+
 /// `(r, d)` of `mov %r,d(%r15)` (64-bit, an 8-bit displacement).
 fn store_to_pinned(bytes: &[u8]) -> Option<(u8, u8)> {
-    match *bytes {
-        [rex, 0x89, m, d] if rex & 0xFB == 0x49 && m & 0xC7 == 0x47 => {
-            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
-        }
-        _ => None,
-    }
+    moved_at_pinned(bytes, 0x89)
 }
 
 /// The register `add $1,%r` (64-bit, `83 /0 ib`) adds to.
 fn add_one(bytes: &[u8]) -> Option<u8> {
     match *bytes {
-        [rex, 0x83, m, 1] if rex & 0xFE == 0x48 && m & 0xF8 == 0xC0 => {
-            Some(((rex & 1) << 3) | (m & 7))
-        }
+        [rex, 0x83, m, 1] if rex & 0xFE == 0x48 && m & 0xF8 == 0xC0 => Some(rm_field(rex, m)),
         _ => None,
     }
 }
@@ -295,11 +305,9 @@ fn mov_one(bytes: &[u8]) -> Option<u8> {
 /// index).
 fn add_from(bytes: &[u8]) -> Option<(u8, u8, u8)> {
     match *bytes {
-        [rex, 0x03, m, d] if rex & 0xFA == 0x48 && m >> 6 == 1 && m & 7 != 4 => Some((
-            ((rex & 4) << 1) | ((m >> 3) & 7),
-            ((rex & 1) << 3) | (m & 7),
-            d,
-        )),
+        [rex, 0x03, m, d] if rex & 0xFA == 0x48 && m >> 6 == 1 && m & 7 != 4 => {
+            Some((reg_field(rex, m), rm_field(rex, m), d))
+        }
         _ => None,
     }
 }
@@ -307,10 +315,9 @@ fn add_from(bytes: &[u8]) -> Option<(u8, u8, u8)> {
 /// `(r, base)` of `mov (%base),%r` (64-bit, no displacement, no index).
 fn load_via(bytes: &[u8]) -> Option<(u8, u8)> {
     match *bytes {
-        [rex, 0x8B, m] if rex & 0xFA == 0x48 && m >> 6 == 0 && m & 7 != 4 && m & 7 != 5 => Some((
-            ((rex & 4) << 1) | ((m >> 3) & 7),
-            ((rex & 1) << 3) | (m & 7),
-        )),
+        [rex, 0x8B, m] if rex & 0xFA == 0x48 && m >> 6 == 0 && m & 7 != 4 && m & 7 != 5 => {
+            Some((reg_field(rex, m), rm_field(rex, m)))
+        }
         _ => None,
     }
 }
@@ -319,10 +326,9 @@ fn load_via(bytes: &[u8]) -> Option<(u8, u8)> {
 /// operands) compares.
 fn compared(bytes: &[u8]) -> Option<(u8, u8)> {
     match *bytes {
-        [rex, 0x39 | 0x3B, m] if rex & 0xFA == 0x48 && m >> 6 == 3 => Some((
-            ((rex & 4) << 1) | ((m >> 3) & 7),
-            ((rex & 1) << 3) | (m & 7),
-        )),
+        [rex, 0x39 | 0x3B, m] if rex & 0xFA == 0x48 && m >> 6 == 3 => {
+            Some((reg_field(rex, m), rm_field(rex, m)))
+        }
         _ => None,
     }
 }
@@ -331,8 +337,8 @@ fn compared(bytes: &[u8]) -> Option<(u8, u8)> {
 fn tested_self(bytes: &[u8]) -> Option<u8> {
     match *bytes {
         [rex, 0x85, m] if rex & 0xFA == 0x48 && m >> 6 == 3 => {
-            let reg = ((rex & 4) << 1) | ((m >> 3) & 7);
-            let rm = ((rex & 1) << 3) | (m & 7);
+            let reg = reg_field(rex, m);
+            let rm = rm_field(rex, m);
             (reg == rm).then_some(reg)
         }
         _ => None,
@@ -356,10 +362,8 @@ fn seto_tested(seto: &[u8], test: &[u8]) -> bool {
     let (ra, rb) = (ra.unwrap_or(0), rb.unwrap_or(0));
     match (&seto[a..], &test[b..]) {
         ([0x0F, 0x90, m], [0x84, t]) if m >> 3 == 0x18 && t >> 6 == 3 => {
-            let reg = ((ra & 1) << 3) | (m & 7);
-            let r = ((rb & 4) << 1) | ((t >> 3) & 7);
-            let rm = ((rb & 1) << 3) | (t & 7);
-            r == reg && rm == reg
+            let reg = rm_field(ra, *m);
+            reg_field(rb, *t) == reg && rm_field(rb, *t) == reg
         }
         _ => false,
     }
@@ -370,10 +374,8 @@ fn seto_tested(seto: &[u8], test: &[u8]) -> bool {
 /// with r15 as its operand), and not to r15 or rsp.
 fn pinned_copy(bytes: &[u8]) -> Option<u8> {
     let r = match *bytes {
-        [rex, 0x89, m] if rex & 0xFE == 0x4C && m >> 3 == 0x1F => ((rex & 1) << 3) | (m & 7),
-        [rex, 0x8B, m] if rex & 0xFB == 0x49 && m >> 6 == 3 && m & 7 == 7 => {
-            ((rex & 4) << 1) | ((m >> 3) & 7)
-        }
+        [rex, 0x89, m] if rex & 0xFE == 0x4C && m >> 3 == 0x1F => rm_field(rex, m),
+        [rex, 0x8B, m] if rex & 0xFB == 0x49 && m >> 6 == 3 && m & 7 == 7 => reg_field(rex, m),
         _ => return None,
     };
     (r != 15 && r != 4).then_some(r)
@@ -446,7 +448,7 @@ fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
         return None;
     }
     let x = rex.unwrap_or(0);
-    let reg = ((x & 4) << 1) | ((m >> 3) & 7);
+    let reg = reg_field(x, m);
     let overwritten = match field {
         RegField::Read if reg == r => return None,
         RegField::Written => reg == r && !opsize16,
@@ -461,7 +463,7 @@ fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
     out.extend_from_slice(&bytes[i..at]);
     if rm == 4 {
         let sib = *bytes.get(at + 1)?;
-        let base = ((x & 1) << 3) | (sib & 7);
+        let base = rm_field(x, sib);
         let index = ((x & 2) << 2) | ((sib >> 3) & 7);
         if (md == 0 && sib & 7 == 5) || base != r || index == r {
             return None;
@@ -470,7 +472,7 @@ fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
         out.push(sib | 7);
         out.extend_from_slice(&bytes[at + 2..]);
     } else {
-        if (md == 0 && rm == 5) || ((x & 1) << 3) | rm != r {
+        if (md == 0 && rm == 5) || rm_field(x, m) != r {
             return None;
         }
         out.push(m | 7);
@@ -486,10 +488,7 @@ fn on_pinned(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
 fn pinned_stored(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
     match *bytes {
         [rex, 0x89, m, 0x24, d]
-            if once
-                && rex & 0xFB == 0x48
-                && m & 0xC7 == 0x44
-                && ((rex & 4) << 1) | ((m >> 3) & 7) == r =>
+            if once && rex & 0xFB == 0x48 && m & 0xC7 == 0x44 && reg_field(rex, m) == r =>
         {
             Some(vec![0x4C, 0x89, 0x7C, 0x24, d])
         }
@@ -503,7 +502,7 @@ fn pinned_stored(bytes: &[u8], r: u8, once: bool) -> Option<Vec<u8>> {
 fn pinned_set(bytes: &[u8]) -> Option<u8> {
     match *bytes {
         [rex, 0x89, m] if rex & 0xFB == 0x49 && m >> 6 == 3 && m & 7 == 7 => {
-            Some(((rex & 4) << 1) | ((m >> 3) & 7))
+            Some(reg_field(rex, m))
         }
         _ => None,
     }
@@ -513,7 +512,7 @@ fn pinned_set(bytes: &[u8]) -> Option<u8> {
 fn load_from_stack(bytes: &[u8]) -> Option<(u8, u8)> {
     match *bytes {
         [rex, 0x8B, m, 0x24, d] if rex & 0xFB == 0x48 && m & 0xC7 == 0x44 => {
-            Some((((rex & 4) << 1) | ((m >> 3) & 7), d))
+            Some((reg_field(rex, m), d))
         }
         _ => None,
     }
