@@ -17,10 +17,11 @@
 //! The clock is a system call, so it is read by every sample that comes late
 //! (a quarter of an interval or more after its deadline: a long operation,
 //! or the thread was descheduled) and otherwise by one sample in
-//! [`READ_EVERY`] at the least, as many as fit in [`READ_SPAN`] at high
-//! rates (at most [`MAX_READ_EVERY`]); the ticks of the samples in between get their CPU time
-//! when it is next read (their sum is the CPU time between the readings,
-//! shared in proportion to their wall time).
+//! [`READ_EVERY`], or as many as fit in [`READ_SPAN`] at high rates (at most
+//! [`MAX_READ_EVERY`]); the ticks of the samples in between get their CPU
+//! time when it is next read (their sum is the CPU time between the
+//! readings, shared in proportion to their wall time, except that a late
+//! sample's span keeps the time the thread waited: `cpu_between`).
 //! In a CPU-time profile, deadlines that passed while the VM thread was not
 //! running (descheduled) make no ticks beyond one per interval of the CPU
 //! time it used; they are counted as missed. Ticks past `max_ticks` are
@@ -39,7 +40,7 @@ use std::time::{Duration, Instant};
 /// is one burst of ticks plus a missed deadline).
 const MAX_BURST: u64 = 1 << 16;
 
-/// Samples per reading of the VM thread's CPU clock, at most: the clock is a
+/// Samples per reading of the VM thread's CPU clock at low rates: the clock is a
 /// system call (0.6 µs on this project's virtual machine, 2 µs when it is
 /// loaded: 0.6-2% of the run at 10 kHz if read at every sample; it locks the
 /// thread's run queue, and in a profile of `lupa profile --rate 10000` the
@@ -52,8 +53,9 @@ pub(crate) const READ_EVERY: u32 = 8;
 /// this project's virtual machine (`perf stat` of `lupa profile --rate 10000`
 /// of Havlak: 1,459 readings at one sample in eight, the run queue's lock
 /// 0.26% of the run); the shared CPU time is split by wall time within the
-/// span, which a descheduling of the thread cannot skew without making a
-/// sample late (and late samples read the clock).
+/// span. A descheduling makes the next sample late, which reads the clock,
+/// and its span, not the samples on time before it, gets the time the thread
+/// waited (`cpu_between`).
 pub(crate) const READ_SPAN: Duration = Duration::from_micros(3200);
 
 /// Samples per reading of the CPU clock, at most.
@@ -194,8 +196,10 @@ impl SelfSampler {
 
     /// Give the ticks taken since the CPU clock was last read their CPU
     /// time, now that it reads `cpu_now` at `now`: the CPU clock at each of
-    /// their deadlines interpolated between the two readings, as a sample
-    /// that reads the clock does for the deadlines it passed.
+    /// their deadlines interpolated between the two readings
+    /// ([`cpu_between`](Self::cpu_between), with `ran_until` for a late
+    /// sample's reading), as a sample that reads the clock does for the
+    /// deadlines it passed.
     fn settle(&mut self, now: Instant, cpu_now: u64, ran_until: Option<Instant>) {
         let cpu_at = self.cpu_between(now, cpu_now, ran_until);
         let (mut at, mut before) = (self.settled_at, self.last_deadline_cpu);

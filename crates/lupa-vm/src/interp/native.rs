@@ -636,7 +636,7 @@ impl Vm {
     /// frames it pushed and popped itself.
     #[inline(always)]
     fn sync_in(&mut self, ctx: &mut NativeCtx) {
-        self.obs.sends += ctx.sends.wrapping_sub(ctx.poll_at);
+        self.obs.sends += ctx.counted_sends();
         self.obs.inlined += std::mem::take(&mut ctx.inlined);
         self.sched.running.frames.set_len(ctx.frames_len as usize);
         let start = self.poll_start();
@@ -650,7 +650,7 @@ impl Vm {
     /// counted and the runtime has not taken yet are kept.
     #[inline(always)]
     fn sync_poll(&self, ctx: &mut NativeCtx) {
-        let pending = ctx.sends.wrapping_sub(ctx.poll_at);
+        let pending = ctx.counted_sends();
         ctx.poll_at = self.poll_start();
         ctx.sends = ctx.poll_at.wrapping_add(pending);
     }
@@ -801,7 +801,7 @@ impl Vm {
         }
         // Native code always leaves through a runtime call, which took its
         // frames; only the counts since are left.
-        self.obs.sends += ctx.sends.wrapping_sub(ctx.poll_at);
+        self.obs.sends += ctx.counted_sends();
         self.obs.inlined += ctx.inlined;
         if let Some(e) = self.native.error.take() {
             return Err(e);

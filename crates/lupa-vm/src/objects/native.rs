@@ -176,6 +176,13 @@ impl NativeCtx {
     /// entry points take it back): the fields at offsets 0 to 255 are then
     /// at -128 to 127 from it, a one-byte displacement.
     pub const BIAS: usize = 128;
+
+    /// The sends native code counted that the runtime has not taken yet
+    /// (`sends` counts from `poll_at`, wrapping).
+    #[inline(always)]
+    pub fn counted_sends(&self) -> u64 {
+        self.sends.wrapping_sub(self.poll_at)
+    }
 }
 
 const _: () = assert!(size_of::<NativeCtx>() > NativeCtx::BIAS);
