@@ -9,6 +9,12 @@
 //! it does not, appended to one buffer: a sample costs its entry and the
 //! frames that changed (on Havlak 53 of the 109).
 //!
+//! A frame is stored in one 32-bit word when its method id and pc are small
+//! (every frame of the AWFY benchmarks), else as an escape word and the two
+//! numbers ([`pack`]): half the memory of storing the pairs, so half the
+//! fresh pages a long sampled run touches (Havlak with the JIT at 10 kHz:
+//! 5.4 MB of frames in 1.3 s, 1,300 page faults, before).
+//!
 //! Contract. `StackLog::push` (the VM's) compares the frames it is given with the
 //! previous copy's (kept whole in one reused buffer) as it stores them; a
 //! [`StackCursor`] gives back any copy's whole frames, exactly as pushed,
@@ -32,7 +38,7 @@ pub struct StackEntry {
     pub sends: u64,
     /// Outer frames the same as the previous copy's.
     shared: u32,
-    /// Where its other frames start in the log's buffer.
+    /// Where its other frames start in the log's words.
     start: usize,
     /// How many frames it has in all.
     len: u32,
@@ -43,8 +49,9 @@ pub struct StackEntry {
 #[derive(Debug, Clone, Default)]
 pub struct StackLog {
     entries: Vec<StackEntry>,
-    /// The frames each copy does not share with its predecessor, in order.
-    frames: Vec<(u32, u32)>,
+    /// The frames each copy does not share with its predecessor, in order,
+    /// packed ([`pack`]).
+    words: Vec<u32>,
     /// The newest copy's frames, whole.
     last: Vec<(u32, u32)>,
 }
@@ -78,8 +85,10 @@ impl StackLog {
             .extend(body.get(shared..).unwrap_or(&[]).iter().map(&frame));
         self.last.extend(top.filter(|_| shared <= body.len()));
         let len = self.last.len();
-        let start = self.frames.len();
-        self.frames.extend_from_slice(&self.last[shared..]);
+        let start = self.words.len();
+        for &f in &self.last[shared..] {
+            pack(f, &mut self.words);
+        }
         self.entries.push(StackEntry {
             seq,
             process,
@@ -131,6 +140,39 @@ impl StackLog {
     }
 }
 
+/// Bits of a packed frame's pc: a frame whose pc is below `1 << PC_BITS` and
+/// whose method id is below `1 << (31 - PC_BITS)` is one word.
+const PC_BITS: u32 = 12;
+
+/// The word before a frame stored as its two numbers.
+const ESCAPE: u32 = 1 << 31;
+
+/// Append frame `(method, pc)` to `words`: one word `method << PC_BITS |
+/// pc` when both fit (the top bit clear), else [`ESCAPE`], the method id and
+/// the pc.
+fn pack((method, pc): (u32, u32), words: &mut Vec<u32>) {
+    if pc < 1 << PC_BITS && method < 1 << (31 - PC_BITS) {
+        words.push(method << PC_BITS | pc);
+    } else {
+        words.extend_from_slice(&[ESCAPE, method, pc]);
+    }
+}
+
+/// Append the `count` frames packed at the start of `words` to `frames`.
+fn unpack(words: &[u32], count: usize, frames: &mut Vec<(u32, u32)>) {
+    let mut at = 0;
+    for _ in 0..count {
+        let w = words[at];
+        if w & ESCAPE == 0 {
+            frames.push((w >> PC_BITS, w & ((1 << PC_BITS) - 1)));
+            at += 1;
+        } else {
+            frames.push((words[at + 1], words[at + 2]));
+            at += 3;
+        }
+    }
+}
+
 /// Rebuilds a [`StackLog`]'s copies (module doc).
 #[derive(Debug)]
 pub struct StackCursor<'a> {
@@ -168,8 +210,7 @@ impl StackCursor<'_> {
             unchanged = unchanged.min(e.shared as usize);
             self.frames.truncate(e.shared as usize);
             let own = e.len as usize - e.shared as usize;
-            self.frames
-                .extend_from_slice(&self.log.frames[e.start..e.start + own]);
+            unpack(&self.log.words[e.start..], own, &mut self.frames);
         }
         self.at = Some(index);
         (&self.frames, unchanged.min(self.frames.len()))
@@ -182,8 +223,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn stacks() -> impl Strategy<Value = Vec<Vec<(u32, u32)>>> {
-        // Small method ids and pcs, so that neighbours share prefixes often.
-        prop::collection::vec(prop::collection::vec((0u32..3, 0u32..3), 0..8), 0..40)
+        // Small method ids and pcs, so that neighbours share prefixes often,
+        // and now and then one too large to pack in a word.
+        let method = prop_oneof![8 => 0u32..3, 1 => Just(1 << 19), 1 => Just(u32::MAX)];
+        let pc = prop_oneof![8 => 0u32..3, 1 => Just(1 << 12), 1 => Just(u32::MAX)];
+        prop::collection::vec(prop::collection::vec((method, pc), 0..8), 0..40)
     }
 
     proptest! {
@@ -226,8 +270,10 @@ mod tests {
                 }
                 before = f.to_vec();
             }
-            // What is stored: at most the frames pushed.
-            prop_assert!(log.frames.len() <= all.iter().map(Vec::len).sum::<usize>());
+            // What is stored: at most three words for each frame pushed, one
+            // for each whose numbers are small.
+            let words = |f: &(u32, u32)| if f.0 < 1 << 19 && f.1 < 1 << 12 { 1 } else { 3 };
+            prop_assert!(log.words.len() <= all.iter().flatten().map(words).sum::<usize>());
         }
     }
 
@@ -240,7 +286,7 @@ mod tests {
         next[99] = (99, 2);
         log.push(2, 0, false, 5, (&next[..], None), |f| *f);
         log.push(3, 0, false, 9, (&next[..49], Some(next[49])), |f| *f);
-        assert_eq!(log.frames.len(), 100 + 1);
+        assert_eq!(log.words.len(), 100 + 1);
         let e = log.entries();
         assert_eq!((e[1].shared, e[2].shared, e[2].len), (99, 50, 50));
         let mut c = log.cursor();
