@@ -2,7 +2,8 @@
 # Overhead of the sampling profiler (`lupa profile`) over a plain run, per benchmark, with the JIT off and on.
 #   MODE=cpu (default): the CPU time (user + system, every thread: the sampler's included) of the whole
 #     process at each rate of RATES, runs paired and interleaved so both see the same load; the median of
-#     ROUNDS paired ratios.
+#     ROUNDS paired ratios, with a 95% interval for it (distribution-free: needs ROUNDS >= 6; 21 give the 6th
+#     and 16th ratios).
 #   MODE=icount: instructions (cachegrind, exact on a shared machine) of `lupa profile --rate 1`, which takes
 #     no tick in these runs, against `lupa run`: what a sampler costs the VM thread by being attached. With the
 #     JIT on, both compile on the VM thread (`--jit-thread off`), so that both compile the same functions.
@@ -36,6 +37,15 @@ icount() { # command... -> instructions
     sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
 median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# The median and a 95% interval for it that assumes nothing of the ratios' distribution: the k-th smallest and
+# k-th largest of the n, k the largest with P(Binomial(n, 1/2) < k) <= 2.5% (n = 21: the 6th; fewer than 6
+# ratios have none, and the smallest and largest are shown).
+median_ci() {
+  printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END {
+    n = NR; k = 1; c = 0; p = 0.5 ^ n
+    for (i = 0; i < n; i++) { c += p; if (c > 0.025) break; k = i + 1; p = p * (n - i) / (i + 1) }
+    printf "%s [%s, %s]", v[int((n + 1) / 2)], v[k], v[n - k + 1] }'
+}
 
 for jit in $JITS; do
   for spec in $BENCHES; do
@@ -66,7 +76,7 @@ for jit in $JITS; do
     printf "jit %-3s %-10s run %6s ms" "$jit" "$name" "$(median "${bases[@]}")"
     for r in $RATES; do
       # shellcheck disable=SC2086 # the ratios are words
-      printf "  %s Hz x%s" "$r" "$(median ${ratios[$r]})"
+      printf "  %s Hz x%s" "$r" "$(median_ci ${ratios[$r]})"
     done
     printf "\n"
     unset ratios
