@@ -205,31 +205,32 @@ def report(rows, sizes, configs, killed):
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
         return f"{statistics.mean(values):.2f} ± {sd:.2f}"
 
+    def times(runs):
+        """GC time, total time (mean ± sd) and GC share of some runs, as the tables print them."""
+        gc, total = [x["gc_s"] for x in runs], [x["total_s"] for x in runs]
+        return f"{mean_sd(gc):>14}  {mean_sd(total):>14}  {100 * sum(gc) / sum(total):5.1f}%"
+
     print(f"\nTable 1 ({configs[0]}): size, scavenges, full GCs, GC s, total s, GC share")
     for size in sizes:
         rr = of(size, configs[0])
-        if not rr:
+        if rr:
+            print(f"  {size:>6} {rr[0]['scavenges']:6} {rr[0]['full_gcs']:5}  {times(rr)}")
+        else:
             print(f"  {size:>6}  no run finished")
-            continue
-        gc, total = [x["gc_s"] for x in rr], [x["total_s"] for x in rr]
-        print(f"  {size:>6} {rr[0]['scavenges']:6} {rr[0]['full_gcs']:5}  {mean_sd(gc):>14}  {mean_sd(total):>14}"
-              f"  {100 * sum(gc) / sum(total):5.1f}%")
     for size in sizes:
         print(f"\n{size}: configuration, GC s, total s, GC share, full GCs, speed-up over {configs[0]} (means)")
         base_runs = [x["total_s"] for x in of(size, configs[0])]
         base = statistics.mean(base_runs) if base_runs else float("nan")
         for config in configs:
             rr = of(size, config)
-            if not rr:
+            if rr:
+                speed_up = base / statistics.mean(x["total_s"] for x in rr)
+                print(f"  {config:>8}  {times(rr)}  {rr[0]['full_gcs']:4}  {speed_up:.2f}x")
+            else:
                 print(f"  {config:>8}  no run finished")
-                continue
-            gc, total = [x["gc_s"] for x in rr], [x["total_s"] for x in rr]
-            print(f"  {config:>8}  {mean_sd(gc):>14}  {mean_sd(total):>14}  {100 * sum(gc) / sum(total):5.1f}%"
-                  f"  {rr[0]['full_gcs']:4}  {base / statistics.mean(total):.2f}x")
     if killed:
         listed = ", ".join(f"{s} {c}: {n}" for (s, c), n in killed.items())
         print(f"\nattempts killed by the OOM killer and retried: {sum(killed.values())} ({listed})")
-
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,7 @@
 //!
 //! A frame is stored in one 32-bit word when its method id and pc are small
 //! (every frame of the AWFY benchmarks), else as an escape word and the two
-//! numbers ([`pack`]): half the memory of storing the pairs, so half the
+//! numbers (`pack`): half the memory of storing the pairs, so half the
 //! fresh pages a long sampled run touches (Havlak with the JIT at 10 kHz:
 //! 5.4 MB of frames in 1.3 s, 1,300 page faults, before).
 //!
