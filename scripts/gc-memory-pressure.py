@@ -30,22 +30,16 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALE = 100
 MB = 1 << 20
 
-# (eden MB, growth headroom MB, shrink threshold MB, full-GC ratio): Pharo's defaults and the paper's table 2 (the
-# same as `lupa gc-bench --configs all`), divided by SCALE as `--param-scale 100` divides them; `proposal` is what
-# `lupa gc-tune --param-scale 100` proposed for the 31 MB load (README), whose flags are not scaled.
-CONFIGS = {
-    "default": (15, 16, 32, 0.33),
-    "c1": (64, 64, 128, 2.5),
-    "c2": (150, 128, 128, 2.5),
-    "c3": (300, 128, 128, 5.0),
-    "c4": (300, 256, 256, 10.0),
-    "c5": (300, 512, 512, 10.0),
-}
+# The paper's configurations (Pharo's defaults and table 2), as `lupa gc-bench --param-scale 100` scales them: their
+# flags are read from gc-bench's own CSV of the run that makes the files. `proposal` is what `lupa gc-tune
+# --param-scale 100` proposed for the 31 MB load (README), whose flags are not scaled.
+PAPER = ["default", "c1", "c2", "c3", "c4", "c5"]
 PROPOSAL = "--eden-size 15MB --growth-headroom 128MB --shrink-threshold 256MB --gc-ratio 10 --tenuring-threshold 1"
 
 
@@ -54,13 +48,18 @@ def fail(code, message):
     sys.exit(code)
 
 
-def flags(config):
-    if config == "proposal":
-        return PROPOSAL.split()
-    eden, headroom, shrink, ratio = CONFIGS[config]
-    scaled = [round(v * MB / SCALE) for v in (eden, headroom, shrink)]
-    return ["--eden-size", str(scaled[0]), "--growth-headroom", str(scaled[1]),
-            "--shrink-threshold", str(scaled[2]), "--gc-ratio", str(ratio)]
+def paper_flags(lupa, data_dir, sizes, configs):
+    """Make the data files (gc-bench checks them against their sums, in one short run of each configuration without
+    a limit) and answer each configuration's `lupa run` flags, from gc-bench's CSV of those runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = os.path.join(tmp, "runs.csv")
+        subprocess.run([lupa, "gc-bench", "--workload", "dataframe", "--sizes", sizes, "--runs", "1", "--warmup", "0",
+                        "--configs", ",".join(configs), "--param-scale", str(SCALE), "--jobs", "1", "--data-dir",
+                        data_dir, "--csv", runs, "-q"], check=True, stdout=subprocess.DEVNULL)
+        with open(runs, newline="") as f:
+            return {r["config"]: ["--eden-size", r["eden_bytes"], "--growth-headroom", r["growth_headroom_bytes"],
+                                  "--shrink-threshold", r["shrink_threshold_bytes"], "--gc-ratio", r["gc_ratio"]]
+                    for r in csv.DictReader(f)}
 
 
 def megabytes(text):
@@ -110,9 +109,10 @@ class Cgroup:
             pass
 
 
-def run_once(lupa, cgroup, config, data):
-    """One `lupa run --stats-json` of DataFrameLoad: its statistics, or why it failed ("killed": by a signal)."""
-    command = [lupa, "run", "--stats-json", *flags(config), "DataFrameLoad", data]
+def run_once(lupa, cgroup, flags, data):
+    """One `lupa run --stats-json` of DataFrameLoad with `flags`: its statistics, or why it failed ("killed": by a
+    signal)."""
+    command = [lupa, "run", "--stats-json", *flags, "DataFrameLoad", data]
     enter = f"echo $BASHPID > {cgroup.dir}/cgroup.procs; " if cgroup else ""
     p = subprocess.run(["bash", "-c", enter + 'exec "$@"', "run", *command], capture_output=True, text=True)
     if p.returncode < 0 or p.returncode == 128 + signal.SIGKILL:
@@ -138,7 +138,7 @@ def main():
     args = ap.parse_args()
     configs = args.configs.split(",")
     for c in configs:
-        if c not in CONFIGS and c != "proposal":
+        if c not in PAPER and c != "proposal":
             fail(2, f"unknown configuration '{c}' (default, c1..c5, proposal)")
     if args.runs < 1 or args.attempts < 1:
         fail(2, "--runs and --attempts must be at least 1")
@@ -154,10 +154,8 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "lupa-cli"], cwd=ROOT, check=True)
         lupa = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "lupa")
     sizes = args.sizes.split(",")
-    # The files, made and checked by gc-bench (one short run of each, without a limit).
-    subprocess.run([lupa, "gc-bench", "--workload", "dataframe", "--sizes", args.sizes, "--runs", "1", "--warmup",
-                    "0", "--configs", "default", "--param-scale", str(SCALE), "--jobs", "1", "--data-dir",
-                    args.data_dir, "-q"], check=True, stdout=subprocess.DEVNULL)
+    flags = paper_flags(lupa, args.data_dir, args.sizes, [c for c in configs if c != "proposal"] or ["default"])
+    flags["proposal"] = PROPOSAL.split()
     cgroup = Cgroup(limit) if limit is not None else None
     rows, killed, failed = [], {}, []
     try:
@@ -168,7 +166,7 @@ def main():
                 data = os.path.join(args.data_dir, f"dataframe-{size}.csv")
                 for config in configs:
                     for _ in range(args.attempts):
-                        stats, why = run_once(lupa, cgroup, config, data)
+                        stats, why = run_once(lupa, cgroup, flags[config], data)
                         if stats or why != "killed":
                             break
                         killed[(size, config)] = killed.get((size, config), 0) + 1

@@ -36,7 +36,6 @@ icount() { # command... -> instructions
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out/cg" "$@" 2>&1 >/dev/null |
     sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
-median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # The median and a 95% interval for it that assumes nothing of the ratios' distribution: the k-th smallest and
 # k-th largest of the n, k the largest with P(Binomial(n, 1/2) < k) <= 2.5% (n = 21: the 6th; fewer than 6
 # ratios have none, and the smallest and largest are shown).
@@ -46,6 +45,7 @@ median_ci() {
     for (i = 0; i < n; i++) { c += p; if (c > 0.025) break; k = i + 1; p = p * (n - i) / (i + 1) }
     printf "%s [%s, %s]", v[int((n + 1) / 2)], v[k], v[n - k + 1] }'
 }
+median() { median_ci "$@" | cut -d' ' -f1; }
 
 for jit in $JITS; do
   for spec in $BENCHES; do
