@@ -45,6 +45,7 @@
 pub mod blueprint;
 mod builder;
 pub mod calibration;
+mod children;
 pub mod coverage;
 mod graft;
 pub mod history;
@@ -55,6 +56,7 @@ mod processes;
 pub mod profile;
 pub mod render;
 pub mod report;
+mod sample_tree;
 pub mod stats;
 pub mod table;
 pub mod timeline;
@@ -68,4 +70,5 @@ pub use profile::{
     ProfileError, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };
 pub use report::{Report, ReportFormat};
+pub use sample_tree::{SampleNode, SampleTree};
 pub use timeline::{Marker, MarkerKind, TimedSample, Timeline};

@@ -23,7 +23,8 @@
 
 use crate::naming::{name_methods, placeholder};
 use lupa_prof::{
-    MethodInfo, Metric, Profile, ProfileBuilder, SampleFrame, TimedSample, Timeline, process_label,
+    MethodInfo, Metric, NodeId, Profile, ProfileBuilder, SampleNode, SampleTree, TimedSample,
+    Timeline, process_label,
 };
 use lupa_vm::{StackLog, Vm, VmState};
 use rustc_hash::FxHashMap;
@@ -125,6 +126,66 @@ pub(crate) fn vm_frame_name(state: VmState) -> String {
     format!("<{}>", state.name())
 }
 
+/// A frame of a sample's path as the [`SampleTree`] keeps it: one word,
+/// compared as the stack log gives it (a node's children are scanned for
+/// it), made a profile frame (a method and the line of its call) once per
+/// distinct path, when the profile is built. The high half is a method id
+/// (or a process number, or a VM state), the low half a Smalltalk frame's pc
+/// (the index after its current instruction, which its callee's call line
+/// comes from), or one of the three marks above every pc ([`Raw::Code`]
+/// keeps a pc below them: a method of four billion instructions would have
+/// its last ones read as the one before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Raw(u64);
+
+/// What a [`Raw`] frame is.
+enum RawKind {
+    /// A Smalltalk frame: its method id and pc.
+    Code(u32, u32),
+    /// The method holding the primitive (or the allocation) a sample is in.
+    Primitive(u32),
+    /// The label of process N > 0.
+    Process(u32),
+    /// A VM activity's pseudo-frame (its `VmState` index).
+    State(u32),
+}
+
+impl Raw {
+    const PRIMITIVE: u32 = u32::MAX;
+    const PROCESS: u32 = u32::MAX - 1;
+    const STATE: u32 = u32::MAX - 2;
+
+    fn word(high: u32, low: u32) -> Raw {
+        Raw(u64::from(high) << 32 | u64::from(low))
+    }
+
+    fn code(id: u32, pc: u32) -> Raw {
+        Raw::word(id, pc.min(Raw::STATE - 1))
+    }
+
+    fn primitive(id: u32) -> Raw {
+        Raw::word(id, Raw::PRIMITIVE)
+    }
+
+    fn process(p: u32) -> Raw {
+        Raw::word(p, Raw::PROCESS)
+    }
+
+    fn state(state: VmState) -> Raw {
+        Raw::word(state as u32, Raw::STATE)
+    }
+
+    fn kind(self) -> RawKind {
+        let (high, low) = ((self.0 >> 32) as u32, self.0 as u32);
+        match low {
+            Raw::PRIMITIVE => RawKind::Primitive(high),
+            Raw::PROCESS => RawKind::Process(high),
+            Raw::STATE => RawKind::State(high),
+            pc => RawKind::Code(high, pc),
+        }
+    }
+}
+
 /// Build the profile of `samples` (names from `vm`), the bytecode sites of
 /// the interpreted ones and of the native ones, and the timeline of them all
 /// (without markers).
@@ -134,11 +195,19 @@ pub(crate) fn build(
     stacks: &StackLog,
     samples: impl IntoIterator<Item = Sample>,
 ) -> Built {
-    let mut b = ProfileBuilder::new(metric);
+    // The path of each sample: its process, its frames, then its leaf's
+    // frames, interned in a tree of raw frames as the samples come; the
+    // frames' part is kept from one sample to the next: the outer frames
+    // the stack log says are the previous sample's (the same methods at the
+    // same pcs, read in order: `StackCursor::frames_since`) keep their
+    // nodes, so that a sample costs the frames that changed (a lookup
+    // each), not its depth. The profile is made of the tree at the end, a
+    // path at a time.
+    let mut tree: SampleTree<Raw> = SampleTree::new();
     // A deep profile makes about a node a sample (Havlak: 13,000 for
     // 12,800); a flat one far fewer, and the room it does not use is never
     // touched.
-    b.reserve_nodes(stacks.len().min(MAX_RESERVED_NODES));
+    tree.reserve(stacks.len().min(MAX_RESERVED_NODES));
     // Summed by site as the samples come (a deep profile has a few
     // thousand sites for hundreds of thousands of samples).
     let mut sites: FxHashMap<(u32, u32), u64> = FxHashMap::default();
@@ -148,47 +217,29 @@ pub(crate) fn build(
         ..Timeline::default()
     };
     timeline.samples.reserve(stacks.len());
-    // The path of each sample (`ProfileBuilder::add_sample`): its process,
-    // its frames, then its leaf's frames. The frames' part is kept from one
-    // sample to the next: the outer frames the stack log says are the
-    // previous sample's (the same methods at the same pcs, read in order:
-    // `StackCursor::frames_since`) keep their path frames, which the builder
-    // is told not to compare again, so that a sample costs the frames that
-    // changed, not its depth.
-    let mut path: Vec<SampleFrame> = Vec::new();
+    // The nodes of the previous sample's label and frames.
+    let mut path: Vec<SampleNode> = Vec::new();
     let mut path_process = None;
-    // Each VM state's pseudo-frame, interned at its first sample.
-    let mut state_frames = [None; VmState::ALL.len()];
     let mut cursor = stacks.cursor();
     for s in samples {
         let (frames, unchanged) = cursor.frames_since(s.stack);
         let labelled = usize::from(s.process != 0);
-        // Frames of `path` that are the previous sample's path (0 when the
-        // process changed: its label is another).
-        let mut same = 0;
         let mut shared = 0;
         if path_process == Some(s.process) {
             shared = unchanged;
-            same = labelled + shared;
         } else {
             path.clear();
             if s.process != 0 {
-                let label = b.intern_method(
-                    MethodInfo::named(process_label(s.process as usize)).with_category("VM"),
-                );
-                path.push((label, None));
+                path.push(tree.child(SampleTree::<Raw>::ROOT, Raw::process(s.process)));
             }
             path_process = Some(s.process);
         }
         path.truncate(labelled + shared);
-        let mut caller = shared.checked_sub(1).map(|i| frames[i]);
+        let mut node = path.last().copied().unwrap_or(SampleTree::<Raw>::ROOT);
         for &(id, pc) in &frames[shared..] {
-            let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-            let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-            path.push((m, line));
-            caller = Some((id, pc));
+            node = tree.child(node, Raw::code(id, pc));
+            path.push(node);
         }
-        let frames_end = path.len();
         match s.leaf {
             Leaf::Interpreted => {
                 if let Some(&(id, pc)) = frames.last() {
@@ -201,32 +252,54 @@ pub(crate) fn build(
                     *native_sites.entry((id, index)).or_insert(0) += s.weight;
                 }
             }
-            Leaf::Primitive(id) => {
-                let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-                let line = caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-                path.push((m, line));
-            }
+            Leaf::Primitive(id) => node = tree.child(node, Raw::primitive(id)),
             Leaf::Vm(state, within) => {
                 if let Some(id) = within {
-                    let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
-                    let line =
-                        caller.and_then(|(c, cpc)| vm.image.line_of(c, cpc.saturating_sub(1)));
-                    path.push((m, line));
+                    node = tree.child(node, Raw::primitive(id));
                 }
-                let m = *state_frames[state as usize]
-                    .get_or_insert_with(|| b.intern_method(vm_frame(state)));
-                path.push((m, None));
+                node = tree.child(node, Raw::state(state));
             }
         }
-        let node = b.add_sample_sharing(&path, same, s.weight);
-        path.truncate(frames_end);
+        tree.add(node, s.weight);
         timeline.samples.push(TimedSample {
             time_ns: s.time_ns,
-            node,
+            // The tree's node until the profile's is known.
+            node: NodeId(node as usize),
             state: s.state as u16,
             weight: s.weight,
             sends: s.sends,
         });
+    }
+    let mut b = ProfileBuilder::new(metric);
+    b.reserve_nodes(tree.len());
+    // Each VM state's pseudo-frame, interned at its first path.
+    let mut state_frames = [None; VmState::ALL.len()];
+    let at = tree.into_profile(&mut b, |b, parent, frame| match frame.kind() {
+        RawKind::Process(p) => {
+            let label = MethodInfo::named(process_label(p as usize)).with_category("VM");
+            (b.intern_method(label), None)
+        }
+        // The call line of a frame is its caller's current send's.
+        RawKind::Code(id, _) | RawKind::Primitive(id) => {
+            let m = b.method_for_key(id, || MethodInfo::named(placeholder(id)));
+            let line = match parent.map(|p| p.kind()) {
+                Some(RawKind::Code(c, cpc)) => vm.image.line_of(c, cpc.saturating_sub(1)),
+                _ => None,
+            };
+            (m, line)
+        }
+        RawKind::State(i) => {
+            let state = VmState::ALL
+                .into_iter()
+                .find(|&s| s as u32 == i)
+                .unwrap_or(VmState::Interpreting);
+            let m = *state_frames[state as usize]
+                .get_or_insert_with(|| b.intern_method(vm_frame(state)));
+            (m, None)
+        }
+    });
+    for t in &mut timeline.samples {
+        t.node = at[t.node.0];
     }
     let mut profile = b.finish();
     for n in &mut profile.nodes {

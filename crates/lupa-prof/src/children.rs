@@ -1,0 +1,107 @@
+//! [`Children`]: the children of each node of a tree that grows, found by
+//! key: what [`ProfileBuilder`](crate::ProfileBuilder) finds a callee's
+//! context with, and [`SampleTree`](crate::SampleTree) a sampled frame's node.
+//!
+//! Contract. Nodes are numbered densely from 0 in the order they are added
+//! ([`Children::add_node`]); [`Children::get`] answers the child of a node
+//! with a key, [`Children::insert`] records a new one. A node's children
+//! are kept in the order they came. Cost: most nodes have a few children,
+//! and a lookup scans them where they lie side by side (one cache line or
+//! two, no hashing); past [`LINEAR`] children a node's are also indexed in a
+//! hash map keyed by (node, key).
+
+use rustc_hash::FxHashMap;
+use std::hash::Hash;
+
+/// Children per node up to which a lookup scans them.
+const LINEAR: usize = 8;
+
+/// The children of each node by key (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct Children<K, N> {
+    /// Per node, its children and their keys, side by side.
+    kids: Vec<Vec<(K, N)>>,
+    /// (node, key) -> child, for nodes with many children.
+    wide: FxHashMap<(usize, K), N>,
+}
+
+impl<K: Copy + Eq + Hash, N: Copy> Children<K, N> {
+    /// No node yet.
+    pub(crate) fn new() -> Self {
+        Children {
+            kids: Vec::new(),
+            wide: FxHashMap::default(),
+        }
+    }
+
+    /// Make room for `additional` more nodes.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.kids.reserve(additional);
+    }
+
+    /// Add the next node (no child yet).
+    pub(crate) fn add_node(&mut self) {
+        self.kids.push(Vec::new());
+    }
+
+    /// The child of `node` with `key`, if there is one.
+    #[inline]
+    pub(crate) fn get(&self, node: usize, key: K) -> Option<N> {
+        let kids = self.kids.get(node)?;
+        if kids.len() <= LINEAR {
+            kids.iter().find(|(k, _)| *k == key).map(|&(_, c)| c)
+        } else {
+            self.wide.get(&(node, key)).copied()
+        }
+    }
+
+    /// Record `child` as the child of `node` with `key` (which it has none
+    /// with yet).
+    pub(crate) fn insert(&mut self, node: usize, key: K, child: N) {
+        let Some(kids) = self.kids.get_mut(node) else {
+            return;
+        };
+        kids.push((key, child));
+        if kids.len() == LINEAR + 1 {
+            for &(k, c) in kids.iter() {
+                self.wide.insert((node, k), c);
+            }
+        } else if kids.len() > LINEAR + 1 {
+            self.wide.insert((node, key), child);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a map: every child inserted is found under its node and
+        /// key, and nothing else is, whether a node has few children or many.
+        #[test]
+        fn finds_what_a_map_finds(ops in prop::collection::vec((0usize..4, 0u32..20), 0..200)) {
+            let mut c: Children<u32, usize> = Children::new();
+            let mut model = std::collections::HashMap::new();
+            c.add_node();
+            let mut nodes = 1;
+            for (parent, key) in ops {
+                let parent = parent % nodes;
+                match c.get(parent, key) {
+                    Some(child) => prop_assert_eq!(model.get(&(parent, key)), Some(&child)),
+                    None => {
+                        prop_assert!(!model.contains_key(&(parent, key)));
+                        c.add_node();
+                        c.insert(parent, key, nodes);
+                        model.insert((parent, key), nodes);
+                        nodes += 1;
+                    }
+                }
+            }
+            for (&(p, k), &child) in &model {
+                prop_assert_eq!(c.get(p, k), Some(child));
+            }
+        }
+    }
+}
