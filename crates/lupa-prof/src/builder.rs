@@ -88,8 +88,8 @@ impl ProfileBuilder {
     }
 
     /// Make room for `additional` more nodes, so that a builder that knows
-    /// about how many it will make (a sampler: about one a sample on a deep
-    /// profile) does not copy its per-node tables as they grow: each copy
+    /// about how many it will make (a sampler: at most its tree's nodes,
+    /// [`SampleTree::len`](crate::SampleTree::len)) does not copy its per-node tables as they grow: each copy
     /// is fresh memory the process faults in.
     pub fn reserve_nodes(&mut self, additional: usize) {
         self.profile.nodes.reserve(additional);
@@ -297,9 +297,9 @@ impl ProfileBuilder {
         self.unbalanced_exits
     }
 
-    /// The profile built so far (open activations are included as they are;
-    /// the samples' frames have their self values, their activations and
-    /// call sites are added at [`finish`](Self::finish)).
+    /// The profile built so far (open activations are included as they are:
+    /// their call sites are counted when they exit, or at
+    /// [`finish`](Self::finish)).
     pub fn profile(&self) -> &Profile {
         &self.profile
     }

@@ -146,7 +146,7 @@ enum RawKind {
     Primitive(u32),
     /// The label of process N > 0.
     Process(u32),
-    /// A VM activity's pseudo-frame (its `VmState` index).
+    /// A VM activity's pseudo-frame (its `VmState` as `u8`).
     State(u32),
 }
 
@@ -289,10 +289,7 @@ pub(crate) fn build(
             (m, line)
         }
         RawKind::State(i) => {
-            let state = VmState::ALL
-                .into_iter()
-                .find(|&s| s as u32 == i)
-                .unwrap_or(VmState::Interpreting);
+            let state = VmState::from_bits(i as u8);
             let m = *state_frames[state as usize]
                 .get_or_insert_with(|| b.intern_method(vm_frame(state)));
             (m, None)

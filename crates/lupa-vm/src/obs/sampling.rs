@@ -148,7 +148,9 @@ impl VmState {
         matches!(self, VmState::Scavenge | VmState::FullGc)
     }
 
-    pub(crate) fn from_bits(b: u8) -> VmState {
+    /// The state whose `state as u8` is `b` (`Interpreting` for a value no
+    /// state has): how a state packed in a word is read back.
+    pub fn from_bits(b: u8) -> VmState {
         match b {
             1 => VmState::Primitive,
             2 => VmState::Scavenge,
