@@ -1,11 +1,11 @@
 //! [`ProfileBuilder`]: how a profiler fills a [`Profile`] while the program runs,
 //! one `enter`/`exit`/`add_self` per event, in O(1) each (see the type's doc).
 
-use crate::children::Children;
 use crate::ids::{MethodId, NodeId};
 use crate::profile::{
     CallSite, MethodInfo, Metric, Node, Profile, ROOT_METHOD, ROOT_NAME, ROOT_NODE,
 };
+use lupa_trie::Children;
 use rustc_hash::FxHashMap;
 
 /// Builds a [`Profile`] from activation events, as a VM's hooks produce them.

@@ -45,7 +45,6 @@
 pub mod blueprint;
 mod builder;
 pub mod calibration;
-mod children;
 pub mod coverage;
 mod graft;
 pub mod history;

@@ -31,29 +31,21 @@
 //! full, a new frame would be charged to its parent.
 
 use crate::builder::{ProfileBuilder, SampleFrame};
-use crate::children::Children;
 use crate::ids::NodeId;
 use crate::profile::ROOT_NODE;
+use lupa_trie::{Trie, TrieNode};
 use std::hash::Hash;
 
 /// A node of a [`SampleTree`]: an index, [`SampleTree::ROOT`] for the root.
-pub type SampleNode = u32;
+pub type SampleNode = TrieNode;
 
 /// Sampled stacks as a tree of raw frames `F` (see the module docs).
 #[derive(Debug, Clone)]
 pub struct SampleTree<F> {
-    nodes: Vec<Slot<F>>,
-    children: Children<F, SampleNode>,
-}
-
-/// One node: its parent, its frame (none at the root), and what the
-/// samples that end at it charged.
-#[derive(Debug, Clone)]
-struct Slot<F> {
-    parent: SampleNode,
-    frame: Option<F>,
-    value: u64,
-    samples: u64,
+    paths: Trie<F>,
+    /// Per node (the root first), what the samples that end at it charged:
+    /// their value and their number.
+    charged: Vec<(u64, u64)>,
 }
 
 impl<F: Copy + Eq + Hash> Default for SampleTree<F> {
@@ -64,69 +56,50 @@ impl<F: Copy + Eq + Hash> Default for SampleTree<F> {
 
 impl<F: Copy + Eq + Hash> SampleTree<F> {
     /// The root: the node of the empty path.
-    pub const ROOT: SampleNode = 0;
+    pub const ROOT: SampleNode = Trie::<F>::ROOT;
 
     /// An empty tree (its root only).
     pub fn new() -> Self {
         SampleTree {
-            nodes: vec![Slot {
-                parent: Self::ROOT,
-                frame: None,
-                value: 0,
-                samples: 0,
-            }],
-            children: {
-                let mut c = Children::new();
-                c.add_node();
-                c
-            },
+            paths: Trie::new(),
+            charged: vec![(0, 0)],
         }
     }
 
     /// Make room for about `additional` more nodes (a deep profile makes
     /// about one a sample): the tables are not copied as they grow.
     pub fn reserve(&mut self, additional: usize) {
-        self.nodes.reserve(additional);
-        self.children.reserve(additional);
+        self.paths.reserve(additional);
+        self.charged.reserve(additional);
     }
 
     /// The node of `frame` below `parent`, made the first time.
     #[inline]
     pub fn child(&mut self, parent: SampleNode, frame: F) -> SampleNode {
-        if let Some(c) = self.children.get(parent as usize, frame) {
-            return c;
+        let node = self.paths.child(parent, frame);
+        if node as usize == self.charged.len() {
+            self.charged.push((0, 0));
         }
-        let Ok(id) = SampleNode::try_from(self.nodes.len()) else {
-            return parent;
-        };
-        self.nodes.push(Slot {
-            parent,
-            frame: Some(frame),
-            value: 0,
-            samples: 0,
-        });
-        self.children.add_node();
-        self.children.insert(parent as usize, frame, id);
-        id
+        node
     }
 
     /// Charge one sample of `value` to `node`.
     #[inline]
     pub fn add(&mut self, node: SampleNode, value: u64) {
-        if let Some(e) = self.nodes.get_mut(node as usize) {
-            e.value = e.value.wrapping_add(value);
-            e.samples += 1;
+        if let Some(e) = self.charged.get_mut(node as usize) {
+            e.0 = e.0.wrapping_add(value);
+            e.1 += 1;
         }
     }
 
     /// Nodes, the root included.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.paths.len()
     }
 
     /// Has it no node but the root?
     pub fn is_empty(&self) -> bool {
-        self.nodes.len() == 1
+        self.paths.is_empty()
     }
 
     /// Give every node to `b` (positioned at its root: no open activation),
@@ -139,28 +112,33 @@ impl<F: Copy + Eq + Hash> SampleTree<F> {
         b: &mut ProfileBuilder,
         mut resolve: impl FnMut(&mut ProfileBuilder, Option<&F>, &F) -> SampleFrame,
     ) -> Vec<NodeId> {
-        let n = self.nodes.len();
+        let n = self.paths.len();
         // The subtree sums: a node is made after its parent, so a pass from
         // the last node back adds each one's sums to its parent's.
-        let mut samples: Vec<u64> = self.nodes.iter().map(|e| e.samples).collect();
-        let mut totals: Vec<u64> = self.nodes.iter().map(|e| e.value).collect();
-        for (i, e) in self.nodes.iter().enumerate().skip(1).rev() {
-            let p = e.parent as usize;
+        let mut samples: Vec<u64> = self.charged.iter().map(|e| e.1).collect();
+        let mut totals: Vec<u64> = self.charged.iter().map(|e| e.0).collect();
+        for i in (1..n).rev() {
+            let Some(p) = self.paths.parent(i as SampleNode) else {
+                continue;
+            };
+            let p = p as usize;
             samples[p] += samples[i];
             totals[p] = totals[p].wrapping_add(totals[i]);
         }
         let mut at = vec![ROOT_NODE; n];
-        if self.nodes[0].value != 0 {
-            b.add_self(self.nodes[0].value);
+        if self.charged[0].0 != 0 {
+            b.add_self(self.charged[0].0);
         }
-        for (i, e) in self.nodes.iter().enumerate().skip(1) {
-            let Some(frame) = &e.frame else { continue };
-            let parent = &self.nodes[e.parent as usize];
-            let resolved = resolve(b, parent.frame.as_ref(), frame);
+        for i in 1..n {
+            let node = i as SampleNode;
+            let (Some(p), Some(frame)) = (self.paths.parent(node), self.paths.frame(node)) else {
+                continue;
+            };
+            let resolved = resolve(b, self.paths.frame(p), frame);
             at[i] = b.add_context(
-                at[e.parent as usize],
+                at[p as usize],
                 resolved,
-                e.value,
+                self.charged[i].0,
                 samples[i],
                 totals[i],
             );

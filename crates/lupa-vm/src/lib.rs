@@ -63,7 +63,7 @@ pub use obs::sampling::{
     MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState,
 };
 pub use obs::self_timed::SelfTimer;
-pub use obs::stack_log::{StackCursor, StackEntry, StackLog};
+pub use obs::stack_log::{StackEntry, StackFrame, StackLog};
 pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};
 pub use prims::{Args, Expected, PrimFailure, PrimResult, Reply};
 pub use sched::{Frame, Scheduler, interrupt};

@@ -26,8 +26,55 @@ use lupa_prof::{
     MethodInfo, Metric, NodeId, Profile, ProfileBuilder, SampleNode, SampleTree, TimedSample,
     Timeline, process_label,
 };
-use lupa_vm::{StackLog, Vm, VmState};
+use lupa_trie::{Trie, TrieNode};
+use lupa_vm::{StackFrame, StackLog, Vm, VmState};
 use rustc_hash::FxHashMap;
+
+/// The stack log's trie of frames.
+type StackTrie = Trie<StackFrame>;
+
+/// The tree node each stack-log node was made, per process: a table by node
+/// for process 0 (where almost every sample is), a map for the others (a
+/// table each would cost every process the whole log's size).
+struct Resolved {
+    main: Vec<SampleNode>,
+    others: FxHashMap<(u32, TrieNode), SampleNode>,
+}
+
+impl Resolved {
+    const UNSEEN: SampleNode = SampleNode::MAX;
+
+    fn new(nodes: usize) -> Self {
+        Resolved {
+            main: vec![Self::UNSEEN; nodes],
+            others: FxHashMap::default(),
+        }
+    }
+
+    fn get(&self, process: u32, node: TrieNode) -> Option<SampleNode> {
+        match process {
+            0 => self
+                .main
+                .get(node as usize)
+                .copied()
+                .filter(|&n| n != Self::UNSEEN),
+            p => self.others.get(&(p, node)).copied(),
+        }
+    }
+
+    fn set(&mut self, process: u32, node: TrieNode, to: SampleNode) {
+        match process {
+            0 => {
+                if let Some(n) = self.main.get_mut(node as usize) {
+                    *n = to;
+                }
+            }
+            p => {
+                self.others.insert((p, node), to);
+            }
+        }
+    }
+}
 
 /// What ran at the innermost end of a sample, below its Smalltalk frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,9 +111,10 @@ impl Leaf {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sample {
     pub(crate) process: u32,
-    /// Its copied stack: an index into the [`StackLog`] given to [`build`]
-    /// (frames `(method id, pc)` outermost first; pc is the index after the
-    /// frame's current instruction).
+    /// Its copied stack: an index into the entries of the [`StackLog`]
+    /// given to [`build`] (its frames `(method id, pc)` outermost first, pc
+    /// the index after the frame's current instruction, are the path of the
+    /// entry's node).
     pub(crate) stack: usize,
     pub(crate) leaf: Leaf,
     pub(crate) weight: u64,
@@ -196,18 +244,18 @@ pub(crate) fn build(
     samples: impl IntoIterator<Item = Sample>,
 ) -> Built {
     // The path of each sample: its process, its frames, then its leaf's
-    // frames, interned in a tree of raw frames as the samples come; the
-    // frames' part is kept from one sample to the next: the outer frames
-    // the stack log says are the previous sample's (the same methods at the
-    // same pcs, read in order: `StackCursor::frames_since`) keep their
-    // nodes, so that a sample costs the frames that changed (a lookup
-    // each), not its depth. The profile is made of the tree at the end, a
-    // path at a time.
+    // frames, interned in a tree of raw frames. Its frames are a node of
+    // the stack log's trie, already interned as the run copied them: each
+    // such node is made a tree node once (per process), its path's nodes
+    // not yet seen made below the nearest one that was, so that a sample
+    // costs a lookup, and only a path never seen before costs its new
+    // frames. The profile is made of the tree at the end, a path at a time.
+    let paths = stacks.paths();
     let mut tree: SampleTree<Raw> = SampleTree::new();
     // A deep profile makes about a node a sample (Havlak: 13,000 for
     // 12,800); a flat one far fewer, and the room it does not use is never
     // touched.
-    tree.reserve(stacks.len().min(MAX_RESERVED_NODES));
+    tree.reserve(paths.len().min(MAX_RESERVED_NODES));
     // Summed by site as the samples come (a deep profile has a few
     // thousand sites for hundreds of thousands of samples).
     let mut sites: FxHashMap<(u32, u32), u64> = FxHashMap::default();
@@ -217,37 +265,51 @@ pub(crate) fn build(
         ..Timeline::default()
     };
     timeline.samples.reserve(stacks.len());
-    // The nodes of the previous sample's label and frames.
-    let mut path: Vec<SampleNode> = Vec::new();
-    let mut path_process = None;
-    let mut cursor = stacks.cursor();
+    let mut resolved = Resolved::new(paths.len());
+    let mut climb: Vec<TrieNode> = Vec::new();
     for s in samples {
-        let (frames, unchanged) = cursor.frames_since(s.stack);
-        let labelled = usize::from(s.process != 0);
-        let mut shared = 0;
-        if path_process == Some(s.process) {
-            shared = unchanged;
-        } else {
-            path.clear();
-            if s.process != 0 {
-                path.push(tree.child(SampleTree::<Raw>::ROOT, Raw::process(s.process)));
+        let at = stacks
+            .entries()
+            .get(s.stack)
+            .map_or(StackTrie::ROOT, |e| e.node);
+        // The nearest node of the path already in the tree (at worst the
+        // empty path's: the root, or the process's label), then the rest.
+        climb.clear();
+        let mut up = at;
+        let mut node = loop {
+            if let Some(n) = resolved.get(s.process, up) {
+                break n;
             }
-            path_process = Some(s.process);
+            match paths.parent(up) {
+                Some(p) => {
+                    climb.push(up);
+                    up = p;
+                }
+                None => {
+                    let label = match s.process {
+                        0 => SampleTree::<Raw>::ROOT,
+                        p => tree.child(SampleTree::<Raw>::ROOT, Raw::process(p)),
+                    };
+                    resolved.set(s.process, up, label);
+                    break label;
+                }
+            }
+        };
+        for &c in climb.iter().rev() {
+            if let Some(&(id, pc)) = paths.frame(c) {
+                node = tree.child(node, Raw::code(id, pc));
+            }
+            resolved.set(s.process, c, node);
         }
-        path.truncate(labelled + shared);
-        let mut node = path.last().copied().unwrap_or(SampleTree::<Raw>::ROOT);
-        for &(id, pc) in &frames[shared..] {
-            node = tree.child(node, Raw::code(id, pc));
-            path.push(node);
-        }
+        let last = paths.frame(at).copied();
         match s.leaf {
             Leaf::Interpreted => {
-                if let Some(&(id, pc)) = frames.last() {
+                if let Some((id, pc)) = last {
                     *sites.entry((id, pc.saturating_sub(1))).or_insert(0) += s.weight;
                 }
             }
             Leaf::Native(at) => {
-                let at = at.or_else(|| frames.last().map(|&(id, pc)| (id, pc.saturating_sub(1))));
+                let at = at.or_else(|| last.map(|(id, pc)| (id, pc.saturating_sub(1))));
                 if let Some((id, index)) = at {
                     *native_sites.entry((id, index)).or_insert(0) += s.weight;
                 }

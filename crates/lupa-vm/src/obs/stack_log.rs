@@ -1,29 +1,34 @@
-//! The stacks the interpreter copies for a sampler, kept by what changed.
+//! The stacks the interpreter copies for a sampler, each interned as a path.
 //!
 //! A sampled program's outer frames change less often than its inner ones:
-//! a benchmark harness, a recursion's first levels stay for many samples.
-//! Kept whole, each copy cost the run fresh memory for every frame (AWFY
-//! Havlak with the JIT off at 10 kHz: 109 frames a sample, 12 MB for three
-//! seconds, about 3,000 page faults). A [`StackLog`] keeps each copy as the
-//! number of outer frames it shares with the copy before it and the frames
-//! it does not, appended to one buffer: a sample costs its entry and the
-//! frames that changed (on Havlak 53 of the 109).
+//! a benchmark harness, a recursion's first levels stay for many samples;
+//! and its stacks come back: a run's thousands of samples make about as many
+//! distinct paths as samples, most of them sharing all but their last
+//! frames with a path seen before. Kept whole, each copy cost the run fresh
+//! memory for every frame (AWFY Havlak with the JIT off at 10 kHz: 109
+//! frames a sample, 12 MB for three seconds, about 3,000 page faults); kept as
+//! the frames that changed since the copy before (the previous design: on
+//! Havlak 63 of 108 with the JIT, 4 bytes each), they still cost the frames
+//! that changed, stored, then read again and interned by the sampler at the
+//! end. A [`StackLog`] interns each copy in a [`Trie`] of frames as it is
+//! pushed: a copy is one node, a frame the previous copy has too costs a
+//! comparison, a changed frame a lookup among its parent's few children,
+//! and only a path never seen before costs memory. The sampler builds its
+//! profile per distinct node, not per frame of every sample.
 //!
-//! A frame is stored in one 32-bit word when its method id and pc are small
-//! (every frame of the AWFY benchmarks), else as an escape word and the two
-//! numbers (`pack`): half the memory of storing the pairs, so half the
-//! fresh pages a long sampled run touches (Havlak with the JIT at 10 kHz:
-//! 5.4 MB of frames in 1.3 s, 1,300 page faults, before).
-//!
-//! Contract. `StackLog::push` (the VM's) compares the frames it is given with the
-//! previous copy's (kept whole in one reused buffer) as it stores them; a
-//! [`StackCursor`] gives back any copy's whole frames, exactly as pushed,
-//! rebuilding them forwards from the previous one it gave (copies read in
-//! the order they were pushed cost the frames that changed; going back
-//! starts again from the first). [`StackLog::iter`] answers owned
-//! [`StackSample`]s, for tests and small logs.
+//! Contract. `StackLog::push` (the VM's) compares the frames it is given with
+//! the previous copy's (kept whole in one reused buffer, with their nodes)
+//! and interns the rest below the last shared one; a copy's [`StackEntry`]
+//! holds its node in [`StackLog::paths`], whose path is the copy's frames
+//! exactly as pushed ([`StackLog::frames`]). [`StackLog::iter`] answers
+//! owned [`StackSample`]s, for tests and small logs.
 
 use crate::obs::sampling::StackSample;
+use lupa_trie::{Trie, TrieNode};
+
+/// A frame of a copied stack: `(method id, pc)`, pc the index after the
+/// frame's current instruction.
+pub type StackFrame = (u32, u32);
 
 /// What a copy is, beside its frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,24 +41,20 @@ pub struct StackEntry {
     pub truncated: bool,
     /// The send counter when the stack was copied.
     pub sends: u64,
-    /// Outer frames the same as the previous copy's.
-    shared: u32,
-    /// Where its other frames start in the log's words.
-    start: usize,
-    /// How many frames it has in all.
-    len: u32,
+    /// Its frames: a node of [`StackLog::paths`].
+    pub node: TrieNode,
 }
 
-/// Copied stacks, oldest first, each stored as what it does not share with
-/// the one before it (module doc).
+/// Copied stacks, oldest first, each a node of a trie of frames (module
+/// doc).
 #[derive(Debug, Clone, Default)]
 pub struct StackLog {
     entries: Vec<StackEntry>,
-    /// The frames each copy does not share with its predecessor, in order,
-    /// packed ([`pack`]).
-    words: Vec<u32>,
-    /// The newest copy's frames, whole.
-    last: Vec<(u32, u32)>,
+    /// Every copy's path of frames.
+    paths: Trie<StackFrame>,
+    /// The newest copy's frames, whole, and the node of each one's path.
+    last: Vec<StackFrame>,
+    last_nodes: Vec<TrieNode>,
 }
 
 impl StackLog {
@@ -65,12 +66,12 @@ impl StackLog {
         process: u32,
         truncated: bool,
         sends: u64,
-        (body, top): (&[F], Option<(u32, u32)>),
-        frame: impl Fn(&F) -> (u32, u32),
+        (body, top): (&[F], Option<StackFrame>),
+        frame: impl Fn(&F) -> StackFrame,
     ) {
         // The outer frames the previous copy has too, compared in one tight
         // loop over both slices (a deep stack's copy is mostly this), then
-        // the rest appended.
+        // the rest interned below the last of them.
         let mut shared = self
             .last
             .iter()
@@ -81,22 +82,24 @@ impl StackLog {
             shared += 1;
         }
         self.last.truncate(shared);
-        self.last
-            .extend(body.get(shared..).unwrap_or(&[]).iter().map(&frame));
-        self.last.extend(top.filter(|_| shared <= body.len()));
-        let len = self.last.len();
-        let start = self.words.len();
-        for &f in &self.last[shared..] {
-            pack(f, &mut self.words);
+        self.last_nodes.truncate(shared);
+        let mut node = self
+            .last_nodes
+            .last()
+            .copied()
+            .unwrap_or(Trie::<StackFrame>::ROOT);
+        let rest = body.get(shared..).unwrap_or(&[]).iter().map(&frame);
+        for f in rest.chain(top.filter(|_| shared <= body.len())) {
+            node = self.paths.child(node, f);
+            self.last.push(f);
+            self.last_nodes.push(node);
         }
         self.entries.push(StackEntry {
             seq,
             process,
             truncated,
             sends,
-            shared: shared as u32,
-            start,
-            len: len as u32,
+            node,
         });
     }
 
@@ -110,110 +113,39 @@ impl StackLog {
         self.entries.is_empty()
     }
 
-    /// The copies' entries, oldest first (index them for a [`StackCursor`]).
+    /// The copies' entries, oldest first.
     pub fn entries(&self) -> &[StackEntry] {
         &self.entries
     }
 
-    /// A reader of the copies' frames.
-    pub fn cursor(&self) -> StackCursor<'_> {
-        StackCursor {
-            log: self,
-            at: None,
-            frames: Vec::new(),
+    /// The copies' paths: a [`StackEntry::node`]'s frames, each frame's
+    /// parent.
+    pub fn paths(&self) -> &Trie<StackFrame> {
+        &self.paths
+    }
+
+    /// The frames of copy `index`, outermost first, in `out` (empty past
+    /// the end).
+    pub fn frames(&self, index: usize, out: &mut Vec<StackFrame>) {
+        match self.entries.get(index) {
+            Some(e) => self.paths.path(e.node, out),
+            None => out.clear(),
         }
     }
 
     /// Every copy, whole and owned, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = StackSample> + '_ {
-        let mut cursor = self.cursor();
-        (0..self.entries.len()).map(move |i| {
-            let e = self.entries[i];
+        self.entries.iter().map(|e| {
+            let mut frames = Vec::new();
+            self.paths.path(e.node, &mut frames);
             StackSample {
                 seq: e.seq,
                 process: e.process,
-                frames: cursor.frames(i).to_vec(),
+                frames,
                 truncated: e.truncated,
                 sends: e.sends,
             }
         })
-    }
-}
-
-/// Bits of a packed frame's pc: a frame whose pc is below `1 << PC_BITS` and
-/// whose method id is below `1 << (31 - PC_BITS)` is one word.
-const PC_BITS: u32 = 12;
-
-/// The word before a frame stored as its two numbers.
-const ESCAPE: u32 = 1 << 31;
-
-/// Append frame `(method, pc)` to `words`: one word `method << PC_BITS |
-/// pc` when both fit (the top bit clear), else [`ESCAPE`], the method id and
-/// the pc.
-fn pack((method, pc): (u32, u32), words: &mut Vec<u32>) {
-    if pc < 1 << PC_BITS && method < 1 << (31 - PC_BITS) {
-        words.push(method << PC_BITS | pc);
-    } else {
-        words.extend_from_slice(&[ESCAPE, method, pc]);
-    }
-}
-
-/// Append the `count` frames packed at the start of `words` to `frames`.
-fn unpack(words: &[u32], count: usize, frames: &mut Vec<(u32, u32)>) {
-    let mut at = 0;
-    for _ in 0..count {
-        let w = words[at];
-        if w & ESCAPE == 0 {
-            frames.push((w >> PC_BITS, w & ((1 << PC_BITS) - 1)));
-            at += 1;
-        } else {
-            frames.push((words[at + 1], words[at + 2]));
-            at += 3;
-        }
-    }
-}
-
-/// Rebuilds a [`StackLog`]'s copies (module doc).
-#[derive(Debug)]
-pub struct StackCursor<'a> {
-    log: &'a StackLog,
-    /// The copy `frames` holds.
-    at: Option<usize>,
-    frames: Vec<(u32, u32)>,
-}
-
-impl StackCursor<'_> {
-    /// The frames of copy `index` (empty past the end).
-    pub fn frames(&mut self, index: usize) -> &[(u32, u32)] {
-        self.frames_since(index).0
-    }
-
-    /// The frames of copy `index` (empty past the end), and how many of its
-    /// outer frames are known to be those of the copy this cursor gave
-    /// before (0 for the first): the frames no copy in between changed,
-    /// which a reader of copies in order need not look at again.
-    pub fn frames_since(&mut self, index: usize) -> (&[(u32, u32)], usize) {
-        if index >= self.log.entries.len() {
-            self.at = None;
-            self.frames.clear();
-            return (&[], 0);
-        }
-        let from = match self.at {
-            Some(at) if at <= index => at + 1,
-            _ => {
-                self.frames.clear();
-                0
-            }
-        };
-        let mut unchanged = self.frames.len();
-        for e in &self.log.entries[from..=index] {
-            unchanged = unchanged.min(e.shared as usize);
-            self.frames.truncate(e.shared as usize);
-            let own = e.len as usize - e.shared as usize;
-            unpack(&self.log.words[e.start..], own, &mut self.frames);
-        }
-        self.at = Some(index);
-        (&self.frames, unchanged.min(self.frames.len()))
     }
 }
 
@@ -222,76 +154,70 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn stacks() -> impl Strategy<Value = Vec<Vec<(u32, u32)>>> {
+    fn stacks() -> impl Strategy<Value = Vec<Vec<StackFrame>>> {
         // Small method ids and pcs, so that neighbours share prefixes often,
-        // and now and then one too large to pack in a word.
+        // and now and then a large one.
         let method = prop_oneof![8 => 0u32..3, 1 => Just(1 << 19), 1 => Just(u32::MAX)];
         let pc = prop_oneof![8 => 0u32..3, 1 => Just(1 << 12), 1 => Just(u32::MAX)];
         prop::collection::vec(prop::collection::vec((method, pc), 0..8), 0..40)
     }
 
     proptest! {
-        /// Every copy comes back as it was pushed, read in order, read
-        /// again from any point, and read backwards.
+        /// Every copy comes back as it was pushed, whether its last frame
+        /// came as the body's or as the top; equal copies are one node, and
+        /// the trie holds no more nodes than frames were pushed.
         #[test]
-        fn copies_come_back_whole(all in stacks(), seek in 0usize..40) {
+        fn copies_come_back_whole(all in stacks(), split in 0usize..2) {
             let mut log = StackLog::default();
             for (i, s) in all.iter().enumerate() {
-                log.push(i as u64, 0, false, i as u64 * 10, (&s[..], None), |f| *f);
+                let (body, top) = match s.split_last() {
+                    Some((t, body)) if (i + split) % 2 == 0 => (body, Some(*t)),
+                    _ => (&s[..], None),
+                };
+                log.push(i as u64, 0, false, i as u64 * 10, (body, top), |f| *f);
             }
             prop_assert_eq!(log.len(), all.len());
             let back: Vec<_> = log.iter().map(|s| s.frames).collect();
             prop_assert_eq!(&back, &all);
-            let mut c = log.cursor();
-            if !all.is_empty() {
-                let k = seek % all.len();
-                prop_assert_eq!(c.frames(k), &all[k][..]);
-                for i in (0..all.len()).rev() {
-                    prop_assert_eq!(c.frames(i), &all[i][..]);
-                }
-            }
-            prop_assert!(c.frames(all.len()).is_empty());
-            // Read in order, each copy says how many outer frames it is
-            // known to share with the one read before (a lower bound of
-            // what they share, exact between neighbours).
-            let mut c = log.cursor();
-            let mut before: Vec<(u32, u32)> = Vec::new();
+            let mut out = Vec::new();
             for (i, s) in all.iter().enumerate() {
-                let step = 1 + seek % 3;
-                if i % step != 0 {
-                    continue;
+                log.frames(i, &mut out);
+                prop_assert_eq!(&out, s);
+                for (j, t) in all.iter().enumerate() {
+                    let same = log.entries()[i].node == log.entries()[j].node;
+                    prop_assert_eq!(same, s == t);
                 }
-                let (f, same) = c.frames_since(i);
-                prop_assert_eq!(f, &s[..]);
-                prop_assert_eq!(&f[..same], &before[..same]);
-                if step == 1 && i > 0 {
-                    let really = s.iter().zip(&before).take_while(|(a, b)| a == b).count();
-                    prop_assert_eq!(same, really);
-                }
-                before = f.to_vec();
             }
-            // What is stored: at most three words for each frame pushed, one
-            // for each whose numbers are small.
-            let words = |f: &(u32, u32)| if f.0 < 1 << 19 && f.1 < 1 << 12 { 1 } else { 3 };
-            prop_assert!(log.words.len() <= all.iter().flatten().map(words).sum::<usize>());
+            log.frames(all.len(), &mut out);
+            prop_assert!(out.is_empty());
+            prop_assert!(log.paths().len() <= 1 + all.iter().map(Vec::len).sum::<usize>());
         }
     }
 
     #[test]
-    fn a_copy_stores_only_the_frames_that_changed() {
+    fn a_copy_interns_only_the_frames_that_changed() {
         let mut log = StackLog::default();
-        let deep: Vec<(u32, u32)> = (0..100).map(|i| (i, 1)).collect();
+        let deep: Vec<StackFrame> = (0..100).map(|i| (i, 1)).collect();
         log.push(1, 0, false, 0, (&deep[..], None), |f| *f);
         let mut next = deep.clone();
         next[99] = (99, 2);
         log.push(2, 0, false, 5, (&next[..], None), |f| *f);
         log.push(3, 0, false, 9, (&next[..49], Some(next[49])), |f| *f);
-        assert_eq!(log.words.len(), 100 + 1);
+        log.push(4, 0, false, 12, (&deep[..], None), |f| *f);
+        assert_eq!(
+            log.paths().len(),
+            1 + 100 + 1,
+            "one node for the changed frame"
+        );
         let e = log.entries();
-        assert_eq!((e[1].shared, e[2].shared, e[2].len), (99, 50, 50));
-        let mut c = log.cursor();
-        assert_eq!(c.frames(2), &next[..50]);
-        assert_eq!(c.frames(1), &next[..]);
-        assert_eq!(c.frames(0), &deep[..]);
+        assert_eq!(e[3].node, e[0].node, "a path seen before is its node");
+        assert_eq!(log.paths().parent(e[1].node), log.paths().parent(e[0].node));
+        let mut out = Vec::new();
+        log.frames(2, &mut out);
+        assert_eq!(out, &next[..50]);
+        log.frames(1, &mut out);
+        assert_eq!(out, next);
+        log.frames(0, &mut out);
+        assert_eq!(out, deep);
     }
 }

@@ -1,6 +1,6 @@
 //! [`Children`]: the children of each node of a tree that grows, found by
-//! key: what [`ProfileBuilder`](crate::ProfileBuilder) finds a callee's
-//! context with, and [`SampleTree`](crate::SampleTree) a sampled frame's node.
+//! key: what a [`Trie`](crate::Trie) finds a frame's node with, and
+//! `lupa_prof`'s `ProfileBuilder` a callee's context.
 //!
 //! Contract. Nodes are numbered densely from 0 in the order they are added
 //! ([`Children::add_node`]); [`Children::get`] answers the child of a node
@@ -18,16 +18,22 @@ const LINEAR: usize = 8;
 
 /// The children of each node by key (see the module docs).
 #[derive(Debug, Clone)]
-pub(crate) struct Children<K, N> {
+pub struct Children<K, N> {
     /// Per node, its children and their keys, side by side.
     kids: Vec<Vec<(K, N)>>,
     /// (node, key) -> child, for nodes with many children.
     wide: FxHashMap<(usize, K), N>,
 }
 
+impl<K: Copy + Eq + Hash, N: Copy> Default for Children<K, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<K: Copy + Eq + Hash, N: Copy> Children<K, N> {
     /// No node yet.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Children {
             kids: Vec::new(),
             wide: FxHashMap::default(),
@@ -35,18 +41,18 @@ impl<K: Copy + Eq + Hash, N: Copy> Children<K, N> {
     }
 
     /// Make room for `additional` more nodes.
-    pub(crate) fn reserve(&mut self, additional: usize) {
+    pub fn reserve(&mut self, additional: usize) {
         self.kids.reserve(additional);
     }
 
     /// Add the next node (no child yet).
-    pub(crate) fn add_node(&mut self) {
+    pub fn add_node(&mut self) {
         self.kids.push(Vec::new());
     }
 
     /// The child of `node` with `key`, if there is one.
     #[inline]
-    pub(crate) fn get(&self, node: usize, key: K) -> Option<N> {
+    pub fn get(&self, node: usize, key: K) -> Option<N> {
         let kids = self.kids.get(node)?;
         if kids.len() <= LINEAR {
             kids.iter().find(|(k, _)| *k == key).map(|&(_, c)| c)
@@ -57,7 +63,7 @@ impl<K: Copy + Eq + Hash, N: Copy> Children<K, N> {
 
     /// Record `child` as the child of `node` with `key` (which it has none
     /// with yet).
-    pub(crate) fn insert(&mut self, node: usize, key: K, child: N) {
+    pub fn insert(&mut self, node: usize, key: K, child: N) {
         let Some(kids) = self.kids.get_mut(node) else {
             return;
         };
