@@ -186,7 +186,7 @@ impl ProfileBuilder {
         });
         self.kids.add_node();
         self.kids.insert(parent.0, method, id);
-        self.profile.nodes[parent].children.push(id);
+        crate::profile::push_first_exact(&mut self.profile.nodes[parent].children, id);
         id
     }
 

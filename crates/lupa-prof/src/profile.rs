@@ -259,15 +259,36 @@ pub struct CallSite {
 
 impl CallSite {
     /// Add `calls` calls of inclusive value `total` from `line` to `sites`.
+    /// A context's first site gets room for itself only: most contexts are
+    /// called from one line (a profile of a deep recursion has thousands of
+    /// contexts), and a list grows as usual from its second.
     pub fn add(sites: &mut Vec<CallSite>, line: u32, calls: u64, total: u64) {
         match sites.iter_mut().find(|s| s.line == line) {
             Some(s) => {
                 s.calls = s.calls.saturating_add(calls);
                 s.total = s.total.saturating_add(total);
             }
-            None => sites.push(CallSite { line, calls, total }),
+            None => CallSite::push_new(sites, CallSite { line, calls, total }),
         }
     }
+
+    /// A site `add` did not find: out of line, so that `add` stays small
+    /// enough to inline where contexts are exited (a new site is rare).
+    #[cold]
+    #[inline(never)]
+    fn push_new(sites: &mut Vec<CallSite>, site: CallSite) {
+        push_first_exact(sites, site);
+    }
+}
+
+/// Push `item` to `list`, with room for it only when it is the first (the
+/// per-node lists of a profile: most nodes have one child and one call
+/// site, and a list's default first room is four).
+pub(crate) fn push_first_exact<T>(list: &mut Vec<T>, item: T) {
+    if list.capacity() == 0 {
+        list.reserve_exact(1);
+    }
+    list.push(item);
 }
 
 /// A profile: methods, a calling-context tree and the metric of its values.
