@@ -20,11 +20,14 @@
 //! frames, and a raw frame (a method and a pc, one word) is cheap to
 //! compare where a profile frame (a method and a call line, the line looked
 //! up in the method's line table) is not: interning the frames that changed
-//! is a short scan of a node's children each ([`Children`]), and the names,
+//! is a short scan of a node's children each (a [`Trie`]), and the names,
 //! lines, contexts and call sites of the profile are paid per distinct path,
 //! not per frame of every sample (Havlak sampled at 10 kHz: 63 of a sample's
 //! 108 frames change between samples, and its 13,000 samples make about as
-//! many paths).
+//! many paths). A sampler whose stacks are already interned (Lupa's: the
+//! VM's stack log is a trie too) gives each distinct stack once, below the
+//! nearest of its outer paths it gave before, and charges each sample to its
+//! stack's node.
 //!
 //! Bounds: node ids are `u32`; a sampler stores at most `MAX_TICKS` samples
 //! of at most `MAX_STACK` frames (2^30 in all), far below it. Were the tree
@@ -66,8 +69,9 @@ impl<F: Copy + Eq + Hash> SampleTree<F> {
         }
     }
 
-    /// Make room for about `additional` more nodes (a deep profile makes
-    /// about one a sample): the tables are not copied as they grow.
+    /// Make room for about `additional` more nodes (as many as the stacks
+    /// sampled have distinct paths: a deep profile about one a sample): the
+    /// tables are not copied as they grow.
     pub fn reserve(&mut self, additional: usize) {
         self.paths.reserve(additional);
         self.charged.reserve(additional);

@@ -5,7 +5,7 @@
 //! their outer frames, and a run's thousands of samples make about as many
 //! distinct paths. A [`Trie`] keeps each distinct path once, as a node whose
 //! parent is the path without its last frame, so that a stack is one number
-//! and a frame that did not change since the previous stack costs nothing.
+//! and a path seen before costs a lookup a frame, and no memory.
 //! What uses it: the VM's stack log (`lupa_vm::StackLog`: the stacks the
 //! interpreter copies for a sampler, a node each) and the sampler's tree of
 //! profile paths (`lupa_prof::SampleTree`); the profile builder finds a
@@ -16,9 +16,11 @@
 //! [`Trie::child`] answers the node of a frame below a node, made the first
 //! time: the same (parent, frame) always answers the same node, and two
 //! nodes are the same exactly when their paths are. [`Trie::path`] gives a
-//! node's frames back, outermost first. Node ids are `u32`: once 2^32 - 1
-//! nodes are made, a new frame answers its parent (its path is cut short;
-//! the stack log and the sampler store far fewer).
+//! node's frames back, outermost first. Node ids are `u32`, and no node is
+//! `u32::MAX` (a caller may use it as "none"). A full trie (2^32 - 1 nodes,
+//! or the limit it was made with: [`Trie::with_limit`]) makes no more: [`Trie::child`] then answers the parent itself for a
+//! new frame, and a caller interning a path stops there, its path cut short
+//! ([`Trie::is_full`]; the stack log and the sampler make far fewer).
 //!
 //! ```
 //! use lupa_trie::Trie;
@@ -35,6 +37,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 mod children;
 
@@ -51,6 +54,8 @@ pub struct Trie<F> {
     /// n - 1.
     nodes: Vec<(TrieNode, F)>,
     children: Children<F, TrieNode>,
+    /// The most nodes it makes, the root included.
+    limit: usize,
 }
 
 impl<F: Copy + Eq + Hash> Default for Trie<F> {
@@ -65,11 +70,18 @@ impl<F: Copy + Eq + Hash> Trie<F> {
 
     /// A trie of the empty path only.
     pub fn new() -> Self {
+        Self::with_limit(Self::CAPACITY)
+    }
+
+    /// A trie of the empty path only that makes at most `nodes` nodes, the
+    /// root included (at least the root, at most 2^32 - 1).
+    pub fn with_limit(nodes: usize) -> Self {
         let mut children = Children::new();
         children.add_node();
         Trie {
             nodes: Vec::new(),
             children,
+            limit: nodes.clamp(1, Self::CAPACITY),
         }
     }
 
@@ -81,21 +93,17 @@ impl<F: Copy + Eq + Hash> Trie<F> {
     }
 
     /// The node of `frame` below `parent` (a node of this trie), made the
-    /// first time.
+    /// first time; `parent` itself when the trie is full (or `parent` is not
+    /// a node of it).
     #[inline]
     pub fn child(&mut self, parent: TrieNode, frame: F) -> TrieNode {
         if let Some(c) = self.children.get(parent as usize, frame) {
             return c;
         }
-        if parent as usize > self.nodes.len() {
+        if parent as usize > self.nodes.len() || self.is_full() {
             return parent;
         }
-        let Ok(id) = TrieNode::try_from(self.nodes.len() + 1) else {
-            return parent;
-        };
-        if id == TrieNode::MAX {
-            return parent;
-        }
+        let id = (self.nodes.len() + 1) as TrieNode;
         self.nodes.push((parent, frame));
         self.children.add_node();
         self.children.insert(parent as usize, frame, id);
@@ -108,19 +116,35 @@ impl<F: Copy + Eq + Hash> Trie<F> {
         self.children.get(parent as usize, frame)
     }
 
+    /// Can it make no more nodes (its limit reached; by default when its
+    /// ids would reach `u32::MAX`)?
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.nodes.len() + 1 >= self.limit
+    }
+
+    /// The most nodes a trie makes, the root included: ids stay below
+    /// `u32::MAX`.
+    const CAPACITY: usize = TrieNode::MAX as usize;
+
+    /// The parent and last frame of `node` (none for the root, or a node
+    /// not made).
+    #[inline]
+    fn slot(&self, node: TrieNode) -> Option<&(TrieNode, F)> {
+        self.nodes.get((node as usize).checked_sub(1)?)
+    }
+
     /// The parent of `node` (none for the root, or a node not made).
     #[inline]
     pub fn parent(&self, node: TrieNode) -> Option<TrieNode> {
-        let at = (node as usize).checked_sub(1)?;
-        self.nodes.get(at).map(|&(p, _)| p)
+        self.slot(node).map(|&(p, _)| p)
     }
 
     /// The last frame of `node`'s path (none for the root, or a node not
     /// made).
     #[inline]
     pub fn frame(&self, node: TrieNode) -> Option<&F> {
-        let at = (node as usize).checked_sub(1)?;
-        self.nodes.get(at).map(|(_, f)| f)
+        self.slot(node).map(|(_, f)| f)
     }
 
     /// The frames of `node`'s path, outermost first, in `out` (cleared
@@ -128,7 +152,7 @@ impl<F: Copy + Eq + Hash> Trie<F> {
     pub fn path(&self, node: TrieNode, out: &mut Vec<F>) {
         out.clear();
         let mut at = node;
-        while let Some(&(p, f)) = (at as usize).checked_sub(1).and_then(|i| self.nodes.get(i)) {
+        while let Some(&(p, f)) = self.slot(at) {
             out.push(f);
             at = p;
         }
@@ -185,6 +209,18 @@ mod tests {
                 prop_assert_eq!(&back, path);
             }
         }
+    }
+
+    #[test]
+    fn a_full_trie_answers_the_parent_and_still_finds_what_it_made() {
+        let mut t: Trie<u8> = Trie::with_limit(3);
+        let a = t.child(Trie::<u8>::ROOT, 1);
+        let b = t.child(a, 2);
+        assert!(t.is_full());
+        assert_eq!(t.child(b, 3), b, "no room: the parent");
+        assert_eq!(t.child(Trie::<u8>::ROOT, 9), Trie::<u8>::ROOT);
+        assert_eq!(t.child(a, 2), b, "made before: found");
+        assert_eq!(t.len(), 3);
     }
 
     #[test]

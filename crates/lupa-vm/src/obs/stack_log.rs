@@ -20,8 +20,10 @@
 //! the previous copy's (kept whole in one reused buffer, with their nodes)
 //! and interns the rest below the last shared one; a copy's [`StackEntry`]
 //! holds its node in [`StackLog::paths`], whose path is the copy's frames
-//! exactly as pushed ([`StackLog::frames`]). [`StackLog::iter`] answers
-//! owned [`StackSample`]s, for tests and small logs.
+//! exactly as pushed ([`StackLog::frames`]), or, once the trie is full
+//! (about four billion nodes, far more than a sampler keeps), their outer
+//! part that has nodes. [`StackLog::iter`] answers owned [`StackSample`]s,
+//! for tests and small logs.
 
 use crate::obs::sampling::StackSample;
 use lupa_trie::{Trie, TrieNode};
@@ -90,7 +92,13 @@ impl StackLog {
             .unwrap_or(Trie::<StackFrame>::ROOT);
         let rest = body.get(shared..).unwrap_or(&[]).iter().map(&frame);
         for f in rest.chain(top.filter(|_| shared <= body.len())) {
-            node = self.paths.child(node, f);
+            let below = self.paths.child(node, f);
+            if below == node {
+                // The trie is full: the copy's path ends at its last frame
+                // that has a node.
+                break;
+            }
+            node = below;
             self.last.push(f);
             self.last_nodes.push(node);
         }
@@ -192,6 +200,24 @@ mod tests {
             prop_assert!(out.is_empty());
             prop_assert!(log.paths().len() <= 1 + all.iter().map(Vec::len).sum::<usize>());
         }
+    }
+
+    #[test]
+    fn a_full_trie_cuts_a_copy_short_at_its_last_known_frame() {
+        let mut log = StackLog {
+            paths: Trie::with_limit(4),
+            ..StackLog::default()
+        };
+        let s: Vec<StackFrame> = (0..5).map(|i| (i, 1)).collect();
+        log.push(1, 0, false, 0, (&s[..4], Some(s[4])), |f| *f);
+        let mut out = Vec::new();
+        log.frames(0, &mut out);
+        assert_eq!(out, &s[..3], "three nodes below the root");
+        // The next copy shares what was kept, and is cut short the same way.
+        log.push(2, 0, false, 1, (&s[..], None), |f| *f);
+        log.frames(1, &mut out);
+        assert_eq!(out, &s[..3]);
+        assert_eq!(log.entries()[1].node, log.entries()[0].node);
     }
 
     #[test]
