@@ -110,12 +110,6 @@ impl<F: Copy + Eq + Hash> Trie<F> {
         id
     }
 
-    /// The node of `frame` below `parent`, if it was made.
-    #[inline]
-    pub fn find(&self, parent: TrieNode, frame: F) -> Option<TrieNode> {
-        self.children.get(parent as usize, frame)
-    }
-
     /// Can it make no more nodes (its limit reached; by default when its
     /// ids would reach `u32::MAX`)?
     #[inline]
@@ -188,15 +182,18 @@ mod tests {
             for p in &paths {
                 let mut node = Trie::<u8>::ROOT;
                 for (i, &f) in p.iter().enumerate() {
-                    let found = t.find(node, f);
+                    let before = t.len();
                     let next = t.child(node, f);
                     prop_assert!(next > node, "a child is made after its parent");
                     prop_assert_eq!(t.parent(next), Some(node));
                     prop_assert_eq!(t.frame(next), Some(&f));
-                    let known = model.get(&p[..=i]).copied();
-                    prop_assert_eq!(found, known);
-                    if let Some(k) = known {
-                        prop_assert_eq!(k, next);
+                    match model.get(&p[..=i]).copied() {
+                        // A path seen before: its node, and nothing made.
+                        Some(k) => {
+                            prop_assert_eq!(k, next);
+                            prop_assert_eq!(t.len(), before);
+                        }
+                        None => prop_assert_eq!(t.len(), before + 1),
                     }
                     model.insert(p[..=i].to_vec(), next);
                     node = next;

@@ -59,9 +59,7 @@ pub use objects::native::{
 pub use objects::{InlineCache, MethodCode, PIC_SIZE, Trivial, cls, layout};
 pub use obs::lifetimes::{AllocationRecord, CollectionMark, LifetimeOptions, LifetimeRecording};
 pub use obs::pretenure::PretenureSite;
-pub use obs::sampling::{
-    MAX_EVENTS, MAX_STACK, StackSample, StateWord, VmEvent, VmEventKind, VmState,
-};
+pub use obs::sampling::{MAX_EVENTS, MAX_STACK, StateWord, VmEvent, VmEventKind, VmState};
 pub use obs::self_timed::SelfTimer;
 pub use obs::stack_log::{StackEntry, StackFrame, StackLog};
 pub use obs::{Activation, ActivationHooks, GcEvent, GcHooks, Observation, SampleRegister};

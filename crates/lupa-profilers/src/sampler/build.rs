@@ -36,6 +36,8 @@ use rustc_hash::FxHashMap;
 struct Resolved {
     main: Vec<SampleNode>,
     others: FxHashMap<(u32, TrieNode), SampleNode>,
+    /// The nodes of a path not made yet, innermost first (reused).
+    climb: Vec<TrieNode>,
 }
 
 impl Resolved {
@@ -47,7 +49,52 @@ impl Resolved {
         Resolved {
             main: vec![Self::UNSEEN; nodes],
             others: FxHashMap::default(),
+            climb: Vec::new(),
         }
+    }
+
+    /// The tree node of stack-log node `at` (a node of `paths`) for
+    /// `process`: the nearest node of its path already made (at worst the
+    /// empty path's: the root, or the process's label), then its other
+    /// frames below it, each remembered, so that a stack costs its new
+    /// frames once.
+    fn node_of(
+        &mut self,
+        tree: &mut SampleTree<Raw>,
+        paths: &Trie<StackFrame>,
+        process: u32,
+        at: TrieNode,
+    ) -> SampleNode {
+        let mut climb = std::mem::take(&mut self.climb);
+        climb.clear();
+        let mut up = at;
+        let mut node = loop {
+            if let Some(n) = self.get(process, up) {
+                break n;
+            }
+            match paths.parent(up) {
+                Some(p) => {
+                    climb.push(up);
+                    up = p;
+                }
+                None => {
+                    let label = match process {
+                        0 => SampleTree::<Raw>::ROOT,
+                        p => tree.child(SampleTree::<Raw>::ROOT, Raw::process(p)),
+                    };
+                    self.set(process, up, label);
+                    break label;
+                }
+            }
+        };
+        for &c in climb.iter().rev() {
+            if let Some(&(id, pc)) = paths.frame(c) {
+                node = tree.child(node, Raw::code(id, pc));
+            }
+            self.set(process, c, node);
+        }
+        self.climb = climb;
+        node
     }
 
     fn get(&self, process: u32, node: TrieNode) -> Option<SampleNode> {
@@ -265,41 +312,12 @@ pub(crate) fn build(
     };
     timeline.samples.reserve(stacks.len());
     let mut resolved = Resolved::new(paths.len());
-    let mut climb: Vec<TrieNode> = Vec::new();
     for s in samples {
         let at = stacks
             .entries()
             .get(s.stack)
             .map_or(Trie::<StackFrame>::ROOT, |e| e.node);
-        // The nearest node of the path already in the tree (at worst the
-        // empty path's: the root, or the process's label), then the rest.
-        climb.clear();
-        let mut up = at;
-        let mut node = loop {
-            if let Some(n) = resolved.get(s.process, up) {
-                break n;
-            }
-            match paths.parent(up) {
-                Some(p) => {
-                    climb.push(up);
-                    up = p;
-                }
-                None => {
-                    let label = match s.process {
-                        0 => SampleTree::<Raw>::ROOT,
-                        p => tree.child(SampleTree::<Raw>::ROOT, Raw::process(p)),
-                    };
-                    resolved.set(s.process, up, label);
-                    break label;
-                }
-            }
-        };
-        for &c in climb.iter().rev() {
-            if let Some(&(id, pc)) = paths.frame(c) {
-                node = tree.child(node, Raw::code(id, pc));
-            }
-            resolved.set(s.process, c, node);
-        }
+        let mut node = resolved.node_of(&mut tree, paths, s.process, at);
         let last = paths.frame(at).copied();
         match s.leaf {
             Leaf::Interpreted => {

@@ -218,25 +218,6 @@ impl StateWord {
     }
 }
 
-/// A Smalltalk stack the interpreter copied for a sample.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StackSample {
-    /// The sequence number of the sampler's request (0: a deterministic
-    /// sample, taken by the interpreter itself).
-    pub seq: u64,
-    /// The running process.
-    pub process: u32,
-    /// Frames from the outermost to the innermost: `(method id, pc)`, where pc
-    /// is the index of the instruction after the frame's current one. At most
-    /// [`MAX_STACK`] frames: deeper stacks keep their innermost frames.
-    pub frames: Vec<(u32, u32)>,
-    /// Were outer frames left out?
-    pub truncated: bool,
-    /// The send counter when the stack was copied (the sends between two
-    /// samples are charged to the later one).
-    pub sends: u64,
-}
-
 /// Something the VM did that a timeline shows as a marker, recorded while a
 /// sampler thread is attached ([`Observation::take_events`]).
 ///

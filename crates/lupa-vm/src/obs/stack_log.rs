@@ -22,14 +22,14 @@
 //! holds its node in [`StackLog::paths`], whose path is the copy's frames
 //! exactly as pushed ([`StackLog::frames`]), or, once the trie is full
 //! (about four billion nodes, far more than a sampler keeps), their outer
-//! part that has nodes. [`StackLog::iter`] answers owned [`StackSample`]s,
-//! for tests and small logs.
+//! part that has nodes.
 
-use crate::obs::sampling::StackSample;
 use lupa_trie::{Trie, TrieNode};
 
-/// A frame of a copied stack: `(method id, pc)`, pc the index after the
-/// frame's current instruction.
+/// A frame of a copied stack: `(method id, pc)`, pc the index of the
+/// instruction after the frame's current one. A copy has at most
+/// [`MAX_STACK`](crate::MAX_STACK) frames: a deeper stack keeps its innermost
+/// ones ([`StackEntry::truncated`]).
 pub type StackFrame = (u32, u32);
 
 /// What a copy is, beside its frames.
@@ -41,7 +41,8 @@ pub struct StackEntry {
     pub process: u32,
     /// Were outer frames left out (deeper than `MAX_STACK`)?
     pub truncated: bool,
-    /// The send counter when the stack was copied.
+    /// The send counter when the stack was copied (the sends between two
+    /// samples are charged to the later one).
     pub sends: u64,
     /// Its frames: a node of [`StackLog::paths`].
     pub node: TrieNode,
@@ -140,21 +141,6 @@ impl StackLog {
             None => out.clear(),
         }
     }
-
-    /// Every copy, whole and owned, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = StackSample> + '_ {
-        self.entries.iter().map(|e| {
-            let mut frames = Vec::new();
-            self.paths.path(e.node, &mut frames);
-            StackSample {
-                seq: e.seq,
-                process: e.process,
-                frames,
-                truncated: e.truncated,
-                sends: e.sends,
-            }
-        })
-    }
 }
 
 #[cfg(test)]
@@ -185,8 +171,6 @@ mod tests {
                 log.push(i as u64, 0, false, i as u64 * 10, (body, top), |f| *f);
             }
             prop_assert_eq!(log.len(), all.len());
-            let back: Vec<_> = log.iter().map(|s| s.frames).collect();
-            prop_assert_eq!(&back, &all);
             let mut out = Vec::new();
             for (i, s) in all.iter().enumerate() {
                 log.frames(i, &mut out);

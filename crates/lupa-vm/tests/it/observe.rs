@@ -190,9 +190,11 @@ fn a_sampler_thread_gets_stacks_without_walking_frames() {
     let spin = method_id(&vm, "spin:");
     let stacks = vm.obs.take_stacks();
     assert!(
-        stacks
-            .iter()
-            .any(|s| s.seq > 0 && s.frames.last().is_some_and(|&(m, _)| m == spin)),
+        stacks.entries().iter().any(|s| s.seq > 0
+            && stacks
+                .paths()
+                .frame(s.node)
+                .is_some_and(|&(m, _)| m == spin)),
         "the interpreter copied stacks with spin: running: {} stacks",
         stacks.len()
     );
@@ -231,9 +233,10 @@ fn a_loop_without_sends_answers_stack_requests() {
     let looping = method_id(&vm, "loopWithoutSends:");
     let stacks = vm.obs.take_stacks();
     assert!(
-        stacks.iter().any(|s| s.seq > 0
-            && s.frames
-                .last()
+        stacks.entries().iter().any(|s| s.seq > 0
+            && stacks
+                .paths()
+                .frame(s.node)
                 .is_some_and(|&(m, pc)| m == looping && pc > 0)),
         "stacks copied inside the loop: {} stacks",
         stacks.len()
