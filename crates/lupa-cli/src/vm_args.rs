@@ -27,6 +27,8 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
        that ran is in)
   65   a syntax or compile error in a class file (file:line:col)
   66   a class that cannot be found
+  69   gc-bench: --memory-limit on a machine that cannot give it (no memory cgroup this
+       process may create cgroups in, or no swap)
   70   a fatal runtime error (deadlock, error while handling an error); stability: the
        profiled program failed
   74   a file or the standard output cannot be read or written (checked before the run

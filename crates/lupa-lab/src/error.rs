@@ -1,5 +1,5 @@
-//! [`LabError`]: why an experiment stopped, in three kinds that the `lupa`
-//! command maps to its exit codes (the VM's own, 1, 74).
+//! [`LabError`]: why an experiment stopped, in four kinds that the `lupa`
+//! command maps to its exit codes (the VM's own, 1, 74, 69).
 
 use lupa_vm::VmError;
 
@@ -17,6 +17,10 @@ pub enum LabError {
     /// A worker process could not be started, or a file cannot be written.
     #[error("{0}")]
     Io(String),
+    /// The machine cannot run the experiment as asked (a memory limit
+    /// without a memory cgroup this process may use, or without swap).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl From<VmError> for LabError {
@@ -33,6 +37,7 @@ impl From<LabError> for VmError {
             LabError::Vm(e) => e,
             LabError::Workload(m) => VmError::Fatal(m),
             LabError::Io(m) => VmError::Io(m),
+            LabError::Unavailable(m) => VmError::Fatal(m),
         }
     }
 }

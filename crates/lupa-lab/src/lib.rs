@@ -8,6 +8,7 @@
 //! | [`measure`](mod@measure) | one run of a program in a fresh VM, measured (wall time, sends, heap statistics) |
 //! | [`worker`] | the worker protocol: [`WorkerArgs`] (typed, made into `lupa run --stats-json` arguments in one place) and the statistics line, [`RunStats`] |
 //! | [`runs`] | a workload's checked runs under GC configurations, in this process or in worker processes ([`Runner`]) |
+//! | [`pressure`] | worker processes under a memory limit: a memory cgroup each, paged out to swap beyond it |
 //! | [`gc_config`] | [`GcConfig`]: one set of GC parameters, the Illimani paper's configurations |
 //! | [`gcbench`] | `lupa gc-bench`: GcLoad and DataFrame workloads, interleaved runs, the paper's tables 1 and 3-5 |
 //! | [`gctune`] | `lupa gc-tune`: GC parameters from lifetimes, a black-box search, verification runs |
@@ -35,6 +36,7 @@ pub mod gc_config;
 pub mod gcbench;
 pub mod gctune;
 pub mod measure;
+pub mod pressure;
 pub mod proxies;
 pub mod runs;
 pub mod stability;

@@ -10,6 +10,7 @@
 //! proposal, default, proposal...) is run interleaved.
 
 use crate::gc_config::GcConfig;
+use crate::pressure::{Hierarchy, Pressure};
 use crate::worker::{RunStats, WorkerArgs};
 use crate::{Capture, measure};
 use lupa_vm::{HeapConfig, JitFactory, VmError, VmOptions};
@@ -98,13 +99,16 @@ pub enum RunError {
     TimedOut(Duration),
     /// A worker process could not be started.
     Spawn(String),
+    /// The machine cannot run workers as asked (a memory limit without a
+    /// memory cgroup or swap: [`crate::pressure`]).
+    Unavailable(String),
 }
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Vm(e) => write!(f, "{e}"),
-            RunError::Failed(m) | RunError::Spawn(m) => f.write_str(m),
+            RunError::Failed(m) | RunError::Spawn(m) | RunError::Unavailable(m) => f.write_str(m),
             RunError::TimedOut(d) => write!(f, "stopped after {:.1} s", d.as_secs_f64()),
         }
     }
@@ -140,6 +144,9 @@ pub enum Runner {
         exe: PathBuf,
         /// Runs at a time (at least 1).
         jobs: usize,
+        /// Run each worker in a memory cgroup of its own with this many
+        /// bytes, paged out beyond them ([`crate::pressure`]).
+        memory: Option<u64>,
     },
 }
 
@@ -149,6 +156,14 @@ impl Runner {
         match self {
             Runner::InProcess => 1,
             Runner::Processes { jobs, .. } => (*jobs).max(1),
+        }
+    }
+
+    /// Each worker's memory limit, bytes (`None`: none; in this process, never).
+    pub fn memory(&self) -> Option<u64> {
+        match self {
+            Runner::InProcess => None,
+            Runner::Processes { memory, .. } => *memory,
         }
     }
 
@@ -170,14 +185,40 @@ impl Runner {
                     r
                 })
                 .collect(),
-            Runner::Processes { exe, jobs: n } => {
+            Runner::Processes {
+                exe,
+                jobs: n,
+                memory,
+            } => {
                 let count = jobs.len();
+                let slots = (*n).max(1).min(count);
+                let mut cgroups: Vec<Option<Pressure>> = Vec::with_capacity(slots);
+                for slot in 0..slots {
+                    match memory {
+                        None => cgroups.push(None),
+                        Some(bytes) => {
+                            let made = Hierarchy::system().and_then(|h| {
+                                let name = format!("lupa-run-{}-{slot}", std::process::id());
+                                Pressure::create(&h, &name, *bytes)
+                            });
+                            match made {
+                                Ok(p) => cgroups.push(Some(p)),
+                                Err(m) => {
+                                    return jobs
+                                        .iter()
+                                        .map(|_| Err(RunError::Unavailable(m.clone())))
+                                        .collect();
+                                }
+                            }
+                        }
+                    }
+                }
                 let next = AtomicUsize::new(0);
                 let mut results: Vec<Option<Result<RunSample, RunError>>> =
                     (0..count).map(|_| None).collect();
                 let (tx, rx) = mpsc::channel();
                 std::thread::scope(|s| {
-                    for _ in 0..(*n).max(1).min(count) {
+                    for mut cgroup in cgroups {
                         let tx = tx.clone();
                         let next = &next;
                         s.spawn(move || {
@@ -186,7 +227,7 @@ impl Runner {
                                 if i >= count {
                                     break;
                                 }
-                                let r = run_process(exe, w, &jobs[i]);
+                                let r = run_process(exe, w, &jobs[i], cgroup.as_mut());
                                 if tx.send((i, r)).is_err() {
                                     break;
                                 }
@@ -223,15 +264,31 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunError> {
+fn run_process(
+    exe: &Path,
+    w: &Workload,
+    job: &Job,
+    mut cgroup: Option<&mut Pressure>,
+) -> Result<RunSample, RunError> {
     let worker = WorkerArgs {
         config: job.config.clone(),
         class_path: w.class_path.clone(),
         program: w.args.clone(),
     };
-    let mut cmd = Command::new(exe);
-    cmd.args(worker.to_args())
-        .stdin(Stdio::null())
+    let mut cmd = match cgroup.as_deref() {
+        Some(p) => p.command(exe, &worker.to_args()),
+        None => {
+            let mut c = Command::new(exe);
+            c.args(worker.to_args());
+            c
+        }
+    };
+    let kills_before = cgroup.as_deref().map_or(0, Pressure::oom_kills);
+    let poll = cgroup
+        .as_deref()
+        .and_then(Pressure::tending)
+        .unwrap_or(Duration::from_millis(5));
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let t0 = Instant::now();
@@ -274,12 +331,27 @@ fn run_process(exe: &Path, w: &Workload, job: &Job) -> Result<RunSample, RunErro
             let _ = err.join();
             return Err(RunError::TimedOut(limit));
         }
-        std::thread::sleep(Duration::from_millis(5));
+        if let Some(p) = cgroup.as_deref_mut() {
+            p.tend();
+        }
+        std::thread::sleep(poll);
     };
     let wall = t0.elapsed();
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
     let status = status.map_err(|e| RunError::Failed(format!("cannot wait for a worker: {e}")))?;
+    if let Some(p) = cgroup.as_deref()
+        && p.oom_kills() > kills_before
+    {
+        return Err(RunError::Failed(format!(
+            "`lupa run {}` under {} was killed by the kernel's OOM killer in its memory cgroup \
+({} limit, {}): the run needs more memory than the limit and the swap give it",
+            w.command(),
+            job.config.name,
+            lupa_heap::units::size_label(p.limit() as usize),
+            p.describe()
+        )));
+    }
     match stderr.lines().rev().find_map(RunStats::from_json_line) {
         Some(stats) => {
             if let Some((name, asked, got)) = stats.mismatch(&job.config.settings) {

@@ -56,6 +56,11 @@ pub(crate) struct GcBenchArgs {
     /// other in this process.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
+    /// Run each worker in a memory cgroup of SIZE, paged out to swap beyond it (the paper's
+    /// machine, short of memory for its largest file): implies --jobs 1 unless --jobs is given.
+    /// Needs Linux, a memory cgroup this process may create cgroups in (root) and swap.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
     /// GC configurations, comma-separated: `default` (Pharo's defaults), `c1`..`c5` (the
     /// Illimani paper's table 2), `all` (those six), or EDEN/HEADROOM/SHRINK/RATIO such as
     /// `32MB/64MB/128MB/100%` (ratio as a fraction or a percentage).
@@ -131,24 +136,44 @@ fn parse_rows(s: &str) -> Result<usize, String> {
     }
 }
 
-fn runner(a: &GcBenchArgs) -> Result<Runner, LabError> {
-    match a.jobs {
-        None => Ok(Runner::InProcess),
-        Some(n) => std::env::current_exe()
-            .map(|exe| Runner::Processes {
-                exe,
-                jobs: usize::from(n),
-            })
-            .map_err(|e| {
-                LabError::Io(format!("cannot find the lupa binary to start workers: {e}"))
-            }),
+/// A memory limit: a size of at least 16MB (`64MB`, `1GB`).
+pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
+    let bytes = lupa_heap::units::parse_size(s)? as u64;
+    if bytes < 16 << 20 {
+        return Err(format!(
+            "'{s}' is too small a memory limit: a worker needs more than 16MB to start"
+        ));
     }
+    Ok(bytes)
+}
+
+fn runner(a: &GcBenchArgs) -> Result<Runner, LabError> {
+    let jobs = match (a.jobs, a.memory_limit) {
+        (None, None) => return Ok(Runner::InProcess),
+        (Some(n), _) => usize::from(n),
+        (None, Some(_)) => 1,
+    };
+    std::env::current_exe()
+        .map(|exe| Runner::Processes {
+            exe,
+            jobs,
+            memory: a.memory_limit,
+        })
+        .map_err(|e| LabError::Io(format!("cannot find the lupa binary to start workers: {e}")))
 }
 
 fn bench(a: &GcBenchArgs) -> Result<String, LabError> {
     if let Some(path) = &a.csv {
         crate::save::check_writable(path).map_err(LabError::Io)?;
     }
+    // Before any run or data file: a machine that cannot limit memory says so at once.
+    let limited = match a.memory_limit {
+        Some(bytes) => Some((
+            bytes,
+            lupa_lab::pressure::probe(bytes).map_err(LabError::Unavailable)?,
+        )),
+        None => None,
+    };
     let mut configs: Vec<GcConfig> = a
         .configs
         .0
@@ -200,6 +225,12 @@ threshold of every configuration, the defaults included; GC ratios as given.\n\n
             a.param_scale
         ));
     }
+    if let Some((bytes, how)) = limited {
+        out.push_str(&format!(
+            "Memory limit {} per worker ({how}), swap beyond it: runs that outgrow it are paged.\n\n",
+            lupa_heap::units::size_label(bytes as usize)
+        ));
+    }
     out.push_str(&outcome.report.to_text());
     if let Some(path) = &a.csv {
         crate::save::save(path, outcome.runs.csv().as_bytes()).map_err(LabError::Io)?;
@@ -242,6 +273,10 @@ pub(crate) fn main(a: &GcBenchArgs) -> ExitCode {
         Err(LabError::Io(m)) => {
             eprintln!("lupa gc-bench: {m}");
             ExitCode::from(74)
+        }
+        Err(LabError::Unavailable(m)) => {
+            eprintln!("lupa gc-bench: --memory-limit: {m}");
+            ExitCode::from(69)
         }
     }
 }

@@ -22,6 +22,8 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
   2    bad usage (unknown option, bad --budget, --runs, --jobs or --rate)
   65   a syntax or compile error in a class file (file:line:col)
   66   the class cannot be found
+  69   --memory-limit on a machine that cannot give it (no memory cgroup this process may
+       create cgroups in, or no swap)
   70   a fatal runtime error while profiling
   74   a worker process cannot be started";
 
@@ -41,6 +43,11 @@ pub(crate) struct GcTuneArgs {
     /// Runs at a time, each in its own worker process (a fresh VM every run).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
+    /// Run each worker (the search's and the verification's runs; not the profile) in a memory
+    /// cgroup of SIZE, paged out to swap beyond it: tuning for a machine short of memory.
+    /// Needs Linux, a memory cgroup this process may create cgroups in (root) and swap.
+    #[arg(long, value_name = "SIZE", value_parser = crate::commands::gcbench::parse_memory_limit)]
+    pub memory_limit: Option<u64>,
     /// Seed of the search's candidates.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
@@ -106,10 +113,18 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 
 /// Run `lupa gc-tune`.
 pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
+    // Before the profile: a machine that cannot limit memory says so at once.
+    if let Some(bytes) = a.memory_limit
+        && let Err(m) = lupa_lab::pressure::probe(bytes)
+    {
+        eprintln!("lupa gc-tune: --memory-limit: {m}");
+        return ExitCode::from(69);
+    }
     let runner = match std::env::current_exe() {
         Ok(exe) => Runner::Processes {
             exe,
             jobs: usize::from(a.jobs),
+            memory: a.memory_limit,
         },
         Err(e) => {
             eprintln!("lupa gc-tune: cannot find the lupa binary to start workers: {e}");
@@ -155,6 +170,10 @@ pub(crate) fn main(a: &GcTuneArgs) -> ExitCode {
         Err(LabError::Io(m)) => {
             eprintln!("lupa gc-tune: {m}");
             ExitCode::from(74)
+        }
+        Err(LabError::Unavailable(m)) => {
+            eprintln!("lupa gc-tune: --memory-limit: {m}");
+            ExitCode::from(69)
         }
     }
 }

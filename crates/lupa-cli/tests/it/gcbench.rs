@@ -245,6 +245,8 @@ fn gc_bench_rejects_bad_option_values() {
         (vec!["--configs", ","], "no configuration given"),
         (vec!["--tenuring-threshold", "16"], "16 is not in 1..=15"),
         (vec!["--warmup", "x"], "not a number of warm-up runs"),
+        (vec!["--memory-limit", "1MB"], "too small a memory limit"),
+        (vec!["--memory-limit", "lots"], "invalid size 'lots'"),
     ] {
         let mut argv = vec!["gc-bench"];
         argv.extend(args.iter().copied());
@@ -252,6 +254,65 @@ fn gc_bench_rejects_bad_option_values() {
         assert_eq!(r.code, 2, "{argv:?}: {}", r.stderr);
         assert!(r.stderr.contains(message), "{argv:?}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    }
+}
+
+/// Swap on this machine, from `/proc/swaps` (a header line, then one line each).
+fn has_swap() -> bool {
+    std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() > 1)
+}
+
+#[test]
+fn gc_bench_runs_workers_under_a_memory_limit_or_says_why_it_cannot() {
+    // A limit far above what GcLoad 2000 needs: nothing is paged, but every
+    // run goes through a memory cgroup. Machines without root, a memory
+    // controller or swap cannot: exit 69 with the reason, before any run.
+    let r = lupa(&[
+        "gc-bench",
+        "--workload",
+        "gcload",
+        "--size",
+        "2000",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--configs",
+        "default",
+        "--memory-limit",
+        "512MB",
+        "-q",
+    ]);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    match r.code {
+        0 => {
+            assert!(has_swap(), "a limit without swap must be refused");
+            assert!(
+                r.stdout
+                    .starts_with("Memory limit 512MB per worker (cgroup v"),
+                "{}",
+                r.stdout
+            );
+            assert!(
+                r.stdout
+                    .contains("1 at a time, each in a memory cgroup of 512MB"),
+                "{}",
+                r.stdout
+            );
+            assert!(r.stdout.contains(CHECKSUM_2000), "{}", r.stdout);
+        }
+        69 => {
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(
+                r.stderr.starts_with("lupa gc-bench: --memory-limit: "),
+                "{}",
+                r.stderr
+            );
+            if !has_swap() {
+                assert!(r.stderr.contains("no swap"), "{}", r.stderr);
+            }
+        }
+        other => panic!("exit {other}: {}", r.stderr),
     }
 }
 

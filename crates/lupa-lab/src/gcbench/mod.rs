@@ -254,6 +254,7 @@ fn failure(e: RunError, config: &GcConfig, which: &str) -> LabError {
     match e {
         RunError::Vm(e) => LabError::Vm(e),
         RunError::Spawn(m) => LabError::Io(m),
+        RunError::Unavailable(m) => LabError::Unavailable(m),
         other => LabError::Workload(format!("configuration {} ({which}): {other}", config.name)),
     }
 }
@@ -374,6 +375,7 @@ pub fn run(
             Runner::InProcess => None,
             Runner::Processes { jobs, .. } => Some(*jobs),
         },
+        memory: o.runner.memory(),
         // Workers are `lupa run`, which has the JIT.
         jit: o.jit.is_some() || matches!(o.runner, Runner::Processes { .. }),
         baseline: o

@@ -25,6 +25,8 @@ pub struct Setup {
     pub warmup: usize,
     /// Worker processes at a time (`None`: in this process).
     pub jobs: Option<usize>,
+    /// Each worker's memory limit, bytes ([`crate::pressure`]).
+    pub memory: Option<u64>,
     /// Did the runs have the JIT (as `lupa run` has it)?
     pub jit: bool,
     /// The configuration speed-ups are relative to.
@@ -48,9 +50,14 @@ times are mean{} of the workload's wall time; speed-ups are relative to {}",
             } else {
                 "interpreted (no JIT)"
             },
-            match self.jobs {
-                Some(n) => format!(" in worker processes, {n} at a time"),
-                None => String::new(),
+            match (self.jobs, self.memory) {
+                (Some(n), None) => format!(" in worker processes, {n} at a time"),
+                (Some(n), Some(m)) => format!(
+                    " in worker processes, {n} at a time, each in a memory cgroup of {} (paged \
+out to swap beyond it)",
+                    lupa_heap::units::size_label(m as usize)
+                ),
+                (None, _) => String::new(),
             },
             if self.runs == 1 { "" } else { " ± sd" },
             self.baseline
@@ -382,6 +389,7 @@ mod tests {
             runs: 1,
             warmup: 0,
             jobs: Some(2),
+            memory: None,
             jit: true,
             baseline: "default".into(),
         };
@@ -390,6 +398,17 @@ mod tests {
             "1 run per configuration (interleaved, after 0 warm-up runs), each in a fresh VM with \
 the JIT in worker processes, 2 at a time; times are mean of the workload's wall time; speed-ups are \
 relative to default"
+        );
+        let limited = Setup {
+            memory: Some(64 << 20),
+            ..s
+        };
+        assert!(
+            limited.line("configuration").contains(
+                "2 at a time, each in a memory cgroup of 64MB (paged out to swap beyond it);"
+            ),
+            "{}",
+            limited.line("configuration")
         );
     }
 }

@@ -56,6 +56,7 @@ impl From<RunError> for LabError {
         match e {
             RunError::Vm(e) => LabError::Vm(e),
             RunError::Spawn(m) => LabError::Io(m),
+            RunError::Unavailable(m) => LabError::Unavailable(m),
             other => LabError::Workload(other.to_string()),
         }
     }
@@ -183,6 +184,7 @@ pub fn verify(
         match r {
             Ok(s) => samples[i % distinct.len()].push(s),
             Err(RunError::Spawn(m)) => return Err(LabError::Io(m)),
+            Err(RunError::Unavailable(m)) => return Err(LabError::Unavailable(m)),
             Err(e) => failures.push(format!(
                 "{} run {}: {e}",
                 jobs[i].config.name,

@@ -165,9 +165,13 @@ byte allocated, {:.0}% of them alive at the end",
     let runs = o.runs;
     d.line(format!(
         "Verification: {runs} run{} of each configuration, interleaved, each in a fresh VM in its own \
-process ({} at a time); times are the mean{} of run_main",
+process ({} at a time{}); times are the mean{} of run_main",
         if runs == 1 { "" } else { "s" },
         o.runner.parallelism(),
+        o.runner.memory().map_or(String::new(), |m| format!(
+            ", each in a memory cgroup of {}, paged out to swap beyond it",
+            lupa_heap::units::size_label(m as usize)
+        )),
         if runs == 1 { "" } else { " ± sd" }
     ));
     d.table(verification_table(r));

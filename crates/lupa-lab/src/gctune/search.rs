@@ -405,7 +405,7 @@ tried one round of candidates past it (about {} s more); --budget {}s leaves roo
                     c.times.push(s.stats.total_s());
                     c.walls.push(s.wall.as_secs_f64());
                 }
-                Err(RunError::Spawn(m)) => return Err(RunError::Spawn(m)),
+                Err(e @ (RunError::Spawn(_) | RunError::Unavailable(_))) => return Err(e),
                 Err(RunError::TimedOut(_)) => {
                     capped += 1;
                     c.lost = true;

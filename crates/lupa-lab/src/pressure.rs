@@ -1,0 +1,416 @@
+//! Runs under memory pressure: each worker process of a [`Runner`] with a
+//! memory limit runs in a memory cgroup of its own, below the cgroup of this
+//! process, where the kernel keeps it near the limit by paging it out to swap
+//! (the experiment of a machine with less memory than the program wants: the
+//! Illimani paper's 3.1 GB load, whose full GCs each cost 7 times those of the
+//! 1.6 GB load).
+//!
+//! Two kernels' ways, one behaviour: the run is slowed down and paged, never
+//! killed for using more than the limit.
+//! - **cgroup v2**: `memory.high` is the limit; the kernel itself reclaims
+//!   above it and throttles the process (`memory.max` stays unlimited).
+//! - **cgroup v1** has no `memory.high`, and its `memory.limit_in_bytes` is a
+//!   hard limit whose reclaim often gives up and calls the OOM killer while
+//!   swap is slow to take pages. So the hard limit is set a slack above the
+//!   limit, the OOM killer is disabled in the cgroup (a task that reaches the
+//!   hard limit waits instead), and the driver [`tend`](Pressure::tend)s the
+//!   cgroup while its worker runs: every couple of milliseconds, when usage
+//!   is above the limit it writes the limit as the hard limit (the kernel
+//!   reclaims down to it, in the driver's time, or refuses) and puts the
+//!   slack back; when the worker waits at the hard limit it lends it one more
+//!   slack, taken back once usage is down again.
+//!
+//! Contract: [`Pressure::create`] fails with a sentence that says what the
+//! machine lacks (Linux, a memory cgroup this process may create cgroups in:
+//! root or a delegated hierarchy, swap), and makes nothing then; a cgroup is
+//! removed when its [`Pressure`] is dropped. A worker enters its cgroup
+//! before it runs anything ([`Pressure::command`]: `/bin/sh` writes its own
+//! pid to `cgroup.procs`, then execs the worker), so all of its memory is
+//! charged there.
+//!
+//! [`Runner`]: crate::Runner
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// What a v1 cgroup's hard limit is above the limit, and what one wait at it
+/// lends.
+const SLACK: u64 = 16 << 20;
+
+/// The two kinds of memory cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// cgroup v2: `memory.high`.
+    V2,
+    /// cgroup v1: `memory.limit_in_bytes`, tended.
+    V1,
+}
+
+/// Where this process's memory cgroup is, and what the machine has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hierarchy {
+    /// The cgroup file system's mount point (`/sys/fs/cgroup`).
+    pub root: PathBuf,
+    /// `/proc/self/cgroup`.
+    pub own: String,
+    /// `/proc/swaps`.
+    pub swaps: String,
+}
+
+impl Hierarchy {
+    /// This machine's.
+    pub fn system() -> Result<Hierarchy, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("a memory limit needs Linux's memory cgroups".into());
+        }
+        let read =
+            |p: &str| std::fs::read_to_string(p).map_err(|e| format!("cannot read {p}: {e}"));
+        Ok(Hierarchy {
+            root: PathBuf::from("/sys/fs/cgroup"),
+            own: read("/proc/self/cgroup")?,
+            swaps: read("/proc/swaps")?,
+        })
+    }
+
+    /// The directory new memory cgroups go in, and their kind.
+    pub fn parent(&self) -> Result<(PathBuf, Version), String> {
+        let v2_root = self.root.join("cgroup.controllers");
+        if v2_root.is_file() {
+            let path = self
+                .own
+                .lines()
+                .find_map(|l| l.strip_prefix("0::"))
+                .unwrap_or("/");
+            let dir = self.root.join(path.trim_start_matches('/'));
+            let enabled =
+                std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+            if !enabled.split_whitespace().any(|c| c == "memory") {
+                return Err(format!(
+                    "the memory controller is not enabled for the children of {} (cgroup v2: \
+`echo +memory > {}/cgroup.subtree_control`, which needs a cgroup with no process of its own)",
+                    dir.display(),
+                    dir.display()
+                ));
+            }
+            return Ok((dir, Version::V2));
+        }
+        let path = self.own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then_some(path)
+        });
+        let Some(path) = path else {
+            return Err(
+                "this machine has no memory cgroup controller (cgroup v2 with the memory \
+controller, or cgroup v1's memory hierarchy)"
+                    .into(),
+            );
+        };
+        let dir = self.root.join("memory").join(path.trim_start_matches('/'));
+        if !dir.is_dir() {
+            return Err(format!(
+                "the memory cgroup of this process, {}, is not mounted",
+                dir.display()
+            ));
+        }
+        Ok((dir, Version::V1))
+    }
+
+    /// Total swap, bytes (`/proc/swaps`, in KiB).
+    pub fn swap_bytes(&self) -> u64 {
+        self.swaps
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+            .sum::<u64>()
+            * 1024
+    }
+}
+
+/// One memory cgroup with a limit, for one worker at a time.
+#[derive(Debug)]
+pub struct Pressure {
+    dir: PathBuf,
+    version: Version,
+    limit: u64,
+    /// v1: the hard limit now.
+    hard: u64,
+    /// v1: OOM kills already counted when the cgroup was made (none: it is new).
+    kills_before: u64,
+}
+
+impl Pressure {
+    /// Make the cgroup `NAME` in `h`'s memory hierarchy with `limit` bytes.
+    pub fn create(h: &Hierarchy, name: &str, limit: u64) -> Result<Pressure, String> {
+        let (parent, version) = h.parent()?;
+        if h.swap_bytes() == 0 {
+            return Err(
+                "there is no swap: a run over its memory limit would have nowhere to be paged \
+out (make some, e.g. `fallocate -l 4G /swapfile && chmod 600 /swapfile && mkswap /swapfile && \
+swapon /swapfile`)"
+                    .into(),
+            );
+        }
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(|e| {
+            format!(
+                "cannot make the memory cgroup {}: {e} (it needs root, or a cgroup delegated to \
+this user)",
+                dir.display()
+            )
+        })?;
+        let mut p = Pressure {
+            dir,
+            version,
+            limit,
+            hard: limit + SLACK,
+            kills_before: 0,
+        };
+        let set = match version {
+            Version::V2 => p.write("memory.high", limit),
+            Version::V1 => p
+                .write("memory.limit_in_bytes", p.hard)
+                .and_then(|()| p.write("memory.oom_control", 1)),
+        };
+        if let Err(e) = set {
+            return Err(format!(
+                "cannot set the limit of the memory cgroup {}: {e}",
+                p.dir.display()
+            ));
+        }
+        if version == Version::V1 {
+            // Swap anonymous memory as readily as the page cache: what a
+            // program's heap is. Not every kernel lets it be set: a default.
+            let _ = p.write("memory.swappiness", 100);
+        }
+        p.kills_before = p.oom_kills();
+        Ok(p)
+    }
+
+    /// `cgroup v1, memory.limit_in_bytes tended by the driver` and the like.
+    pub fn describe(&self) -> &'static str {
+        match self.version {
+            Version::V2 => "cgroup v2 memory.high",
+            Version::V1 => "cgroup v1 memory.limit_in_bytes, kept at the limit by the driver",
+        }
+    }
+
+    /// The limit, bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The cgroup's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// How often to [`tend`](Pressure::tend) while a worker runs (`None`: the
+    /// kernel keeps the limit by itself).
+    pub fn tending(&self) -> Option<Duration> {
+        (self.version == Version::V1).then_some(Duration::from_millis(2))
+    }
+
+    /// `exe ARGS`, entering this cgroup before it starts.
+    pub fn command(&self, exe: &Path, args: &[String]) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.dir.join("cgroup.procs"))
+            .arg(exe)
+            .args(args);
+        c
+    }
+
+    /// Keep a v1 cgroup near its limit (see the module doc); nothing on v2.
+    pub fn tend(&mut self) {
+        if self.version != Version::V1 {
+            return;
+        }
+        let waiting = self
+            .read("memory.oom_control")
+            .is_some_and(|s| field(&s, "under_oom") == Some(1));
+        if waiting {
+            self.hard += SLACK;
+            let _ = self.write("memory.limit_in_bytes", self.hard);
+            return;
+        }
+        let Some(usage) = self
+            .read("memory.usage_in_bytes")
+            .and_then(|s| s.trim().parse::<u64>().ok())
+        else {
+            return;
+        };
+        if usage > self.limit {
+            // The kernel reclaims down to the limit or answers EBUSY: either
+            // way the slack goes back at once.
+            let _ = self.write("memory.limit_in_bytes", self.limit);
+            let _ = self.write("memory.limit_in_bytes", self.hard);
+        }
+        if self.hard > self.limit + SLACK && usage < self.limit + SLACK {
+            self.hard = self.limit + SLACK;
+            let _ = self.write("memory.limit_in_bytes", self.hard);
+        }
+    }
+
+    /// Processes the kernel's OOM killer killed in this cgroup.
+    pub fn oom_kills(&self) -> u64 {
+        let file = match self.version {
+            Version::V2 => "memory.events",
+            Version::V1 => "memory.oom_control",
+        };
+        self.read(file)
+            .and_then(|s| field(&s, "oom_kill"))
+            .unwrap_or(0)
+            .saturating_sub(self.kills_before)
+    }
+
+    fn write(&self, file: &str, value: u64) -> std::io::Result<()> {
+        std::fs::write(self.dir.join(file), value.to_string())
+    }
+
+    fn read(&self, file: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(file)).ok()
+    }
+}
+
+impl Drop for Pressure {
+    fn drop(&mut self) {
+        // A cgroup goes once its last process has been reaped; give the
+        // kernel a moment after a worker's exit.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The number after `name ` on a line of a cgroup's key-value file.
+fn field(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == name).then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
+/// Check that this machine can run workers under `limit` bytes: make one
+/// cgroup and remove it; answers how the limit is kept.
+pub fn probe(limit: u64) -> Result<&'static str, String> {
+    let h = Hierarchy::system()?;
+    let p = Pressure::create(&h, &format!("lupa-probe-{}", std::process::id()), limit)?;
+    Ok(p.describe())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SWAPS: &str = "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 4194300 0 -2\n";
+
+    fn v1(root: &Path) -> Hierarchy {
+        std::fs::create_dir_all(root.join("memory/jobs/a")).expect("dirs");
+        Hierarchy {
+            root: root.to_path_buf(),
+            own: "5:devices:/\n4:memory:/jobs/a\n0::/\n".into(),
+            swaps: SWAPS.into(),
+        }
+    }
+
+    #[test]
+    fn a_v1_cgroup_is_made_below_the_own_one_with_slack_and_no_oom_killer() {
+        let t = tempfile::tempdir().expect("temp dir");
+        let h = v1(t.path());
+        assert_eq!(h.swap_bytes(), 4_194_300 * 1024);
+        let mut p = Pressure::create(&h, "w0", 64 << 20).expect("made");
+        let dir = t.path().join("memory/jobs/a/w0");
+        assert_eq!(p.dir(), dir);
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("written");
+        assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
+        assert_eq!(read("memory.oom_control"), "1");
+        assert_eq!(read("memory.swappiness"), "100");
+        assert!(p.tending().is_some());
+
+        // Over the limit: pushed down to it, the slack put back.
+        std::fs::write(
+            dir.join("memory.oom_control"),
+            "oom_kill_disable 1\nunder_oom 0\noom_kill 0\n",
+        )
+        .expect("write");
+        std::fs::write(dir.join("memory.usage_in_bytes"), (70u64 << 20).to_string())
+            .expect("write");
+        p.tend();
+        assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
+        // Waiting at the hard limit: one more slack, taken back when usage is down.
+        std::fs::write(
+            dir.join("memory.oom_control"),
+            "oom_kill_disable 1\nunder_oom 1\noom_kill 2\n",
+        )
+        .expect("write");
+        p.tend();
+        assert_eq!(read("memory.limit_in_bytes"), (96u64 << 20).to_string());
+        assert_eq!(p.oom_kills(), 2);
+        std::fs::write(dir.join("memory.oom_control"), "under_oom 0\n").expect("write");
+        std::fs::write(dir.join("memory.usage_in_bytes"), (60u64 << 20).to_string())
+            .expect("write");
+        p.tend();
+        assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
+        let c = p.command(Path::new("/bin/lupa"), &["run".into()]);
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args[2], dir.join("cgroup.procs").to_string_lossy());
+        assert_eq!(&args[3..], ["/bin/lupa", "run"]);
+        // Files the fake cgroup holds keep it from going: remove them first.
+        for f in std::fs::read_dir(&dir).expect("dir") {
+            std::fs::remove_file(f.expect("entry").path()).expect("remove");
+        }
+        drop(p);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_v2_cgroup_has_memory_high_when_the_controller_is_delegated() {
+        let t = tempfile::tempdir().expect("temp dir");
+        let own = t.path().join("user/me");
+        std::fs::create_dir_all(&own).expect("dirs");
+        std::fs::write(t.path().join("cgroup.controllers"), "cpu memory pids").expect("write");
+        let mut h = Hierarchy {
+            root: t.path().to_path_buf(),
+            own: "0::/user/me\n".into(),
+            swaps: SWAPS.into(),
+        };
+        let e = Pressure::create(&h, "w0", 1 << 30).expect_err("not delegated");
+        assert!(e.contains("+memory"), "{e}");
+        std::fs::write(own.join("cgroup.subtree_control"), "cpu memory").expect("write");
+        let p = Pressure::create(&h, "w0", 1 << 30).expect("made");
+        assert_eq!(
+            std::fs::read_to_string(own.join("w0/memory.high")).expect("written"),
+            (1u64 << 30).to_string()
+        );
+        assert!(p.tending().is_none());
+        std::mem::forget(p);
+        h.swaps = "Filename\tType\tSize\tUsed\tPriority\n".into();
+        let e = Pressure::create(&h, "w1", 1 << 30).expect_err("no swap");
+        assert!(e.contains("no swap"), "{e}");
+        assert!(!own.join("w1").exists(), "nothing made");
+    }
+
+    #[test]
+    fn a_machine_without_a_memory_controller_says_so() {
+        let t = tempfile::tempdir().expect("temp dir");
+        let h = Hierarchy {
+            root: t.path().to_path_buf(),
+            own: "1:cpu:/\n".into(),
+            swaps: SWAPS.into(),
+        };
+        let e = Pressure::create(&h, "w0", 1 << 30).expect_err("no controller");
+        assert!(e.contains("no memory cgroup controller"), "{e}");
+    }
+}
