@@ -23,7 +23,8 @@
 //! Contract: [`Pressure::create`] fails with a sentence that says what the
 //! machine lacks (Linux, a memory cgroup this process may create cgroups in:
 //! root or a delegated hierarchy, swap), and makes nothing then; a cgroup is
-//! removed when its [`Pressure`] is dropped. A worker enters its cgroup
+//! removed when its [`Pressure`] is dropped, and those an interrupted `lupa`
+//! left behind (empty, their process gone) when the next one makes its own. A worker enters its cgroup
 //! before it runs anything ([`Pressure::command`]: `/bin/sh` writes its own
 //! pid to `cgroup.procs`, then execs the worker), so all of its memory is
 //! charged there.
@@ -155,6 +156,7 @@ swapon /swapfile`)"
                     .into(),
             );
         }
+        sweep(&parent);
         let dir = parent.join(name);
         std::fs::create_dir(&dir).map_err(|e| {
             format!(
@@ -291,6 +293,28 @@ impl Drop for Pressure {
     }
 }
 
+/// Remove the cgroups an interrupted `lupa` left in `parent`: those named
+/// `lupa-run-PID-N` or `lupa-probe-PID` whose process is gone (a cgroup with
+/// a process in it cannot be removed, so a live one is never touched).
+fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("lupa-run-")
+            .or_else(|| name.strip_prefix("lupa-probe-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 /// The number after `name ` on a line of a cgroup's key-value file.
 fn field(text: &str, name: &str) -> Option<u64> {
     text.lines().find_map(|l| {
@@ -327,9 +351,20 @@ mod tests {
         let t = tempfile::tempdir().expect("temp dir");
         let h = v1(t.path());
         assert_eq!(h.swap_bytes(), 4_194_300 * 1024);
+        // Left by a `lupa` that is gone (no pid is this large), and one of a live process.
+        let stale = t.path().join("memory/jobs/a/lupa-run-4294967290-0");
+        let live = t
+            .path()
+            .join(format!("memory/jobs/a/lupa-run-{}-9", std::process::id()));
+        std::fs::create_dir(&stale).expect("dir");
+        std::fs::create_dir(&live).expect("dir");
         let mut p = Pressure::create(&h, "w0", 64 << 20).expect("made");
         let dir = t.path().join("memory/jobs/a/w0");
         assert_eq!(p.dir(), dir);
+        assert!(
+            !stale.exists() && live.exists(),
+            "only the stale cgroup is swept"
+        );
         let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("written");
         assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
         assert_eq!(read("memory.oom_control"), "1");

@@ -300,6 +300,30 @@ fn gc_bench_runs_workers_under_a_memory_limit_or_says_why_it_cannot() {
                 r.stdout
             );
             assert!(r.stdout.contains(CHECKSUM_2000), "{}", r.stdout);
+            // A limit below what the run needs (its VM alone takes more
+            // than 20MB): paged, slowly, and never killed; the same result.
+            let r = lupa(&[
+                "gc-bench",
+                "--workload",
+                "gcload",
+                "--size",
+                "20000",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--configs",
+                "default",
+                "--memory-limit",
+                "20MB",
+                "-q",
+            ]);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            assert!(
+                r.stdout.contains("checksum 971967596, verified"),
+                "{}",
+                r.stdout
+            );
         }
         69 => {
             assert!(r.stdout.is_empty(), "{}", r.stdout);
