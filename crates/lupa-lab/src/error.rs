@@ -37,6 +37,7 @@ impl From<LabError> for VmError {
             LabError::Vm(e) => e,
             LabError::Workload(m) => VmError::Fatal(m),
             LabError::Io(m) => VmError::Io(m),
+            // No VM error says "the machine cannot": callers exit 69 themselves.
             LabError::Unavailable(m) => VmError::Fatal(m),
         }
     }

@@ -5,29 +5,40 @@
 //! Illimani paper's 3.1 GB load, whose full GCs each cost 7 times those of the
 //! 1.6 GB load).
 //!
-//! Two kernels' ways, one behaviour: the run is slowed down and paged, never
-//! killed for using more than the limit.
+//! Two kernels' ways, one behaviour: the run is slowed down and paged.
 //! - **cgroup v2**: `memory.high` is the limit; the kernel itself reclaims
-//!   above it and throttles the process (`memory.max` stays unlimited).
+//!   above it and throttles the process (`memory.max` stays unlimited). A v2
+//!   cgroup that holds processes cannot give its children a controller, so
+//!   the workers' cgroups are made beside this process's own (in its parent,
+//!   whose `cgroup.subtree_control` must have `memory`), or in the root.
 //! - **cgroup v1** has no `memory.high`, and its `memory.limit_in_bytes` is a
 //!   hard limit whose reclaim often gives up and calls the OOM killer while
-//!   swap is slow to take pages. So the hard limit is set a slack above the
-//!   limit, the OOM killer is disabled in the cgroup (a task that reaches the
-//!   hard limit waits instead), and the driver [`tend`](Pressure::tend)s the
-//!   cgroup while its worker runs: every couple of milliseconds, when usage
-//!   is above the limit it writes the limit as the hard limit (the kernel
-//!   reclaims down to it, in the driver's time, or refuses) and puts the
-//!   slack back; when the worker waits at the hard limit it lends it one more
-//!   slack, taken back once usage is down again.
+//!   swap is slow to take pages (on this machine, 6 of 8 runs of the 31 MB
+//!   DataFrame load under a plain 64 MB limit; with a 16 MB slack and the
+//!   tending below but the OOM killer on, the first 31 MB run of a table).
+//!   So the hard limit is set a slack above the limit, the cgroup's OOM
+//!   killer is disabled (a run at the hard limit waits instead), and the
+//!   driver [`tend`](Pressure::tend)s the cgroup while its worker runs: every
+//!   couple of milliseconds, when usage is above the limit, it writes the
+//!   limit as the hard limit (the kernel reclaims down to it, in the driver's
+//!   time, or refuses) and puts the hard limit back, which also wakes a run
+//!   waiting at it. When the kernel keeps refusing while the run waits (the
+//!   swap is full: the run is more than the limit and the swap hold), the
+//!   OOM killer is turned back on and ends the run (a failed run that says
+//!   so). A worker left waiting by a driver that died is ended by the next
+//!   `lupa` that makes cgroups in the same place (it turns the OOM killer back
+//!   on in the cgroups it sweeps).
 //!
 //! Contract: [`Pressure::create`] fails with a sentence that says what the
 //! machine lacks (Linux, a memory cgroup this process may create cgroups in:
-//! root or a delegated hierarchy, swap), and makes nothing then; a cgroup is
-//! removed when its [`Pressure`] is dropped, and those an interrupted `lupa`
-//! left behind (empty, their process gone) when the next one makes its own. A worker enters its cgroup
-//! before it runs anything ([`Pressure::command`]: `/bin/sh` writes its own
-//! pid to `cgroup.procs`, then execs the worker), so all of its memory is
-//! charged there.
+//! root or a delegated hierarchy, swap), and makes nothing then; [`probe`]
+//! also starts a process in a cgroup. A cgroup is removed when its
+//! [`Pressure`] is dropped, and those an interrupted `lupa` left behind in
+//! the same place (empty, and no process of their pid in `/proc`) when the
+//! next one makes its own. A worker enters its cgroup before it runs anything
+//! ([`Pressure::command`]: `/bin/sh` writes its own pid to `cgroup.procs`,
+//! then execs the worker, or exits with [`CANNOT_ENTER`]), so all of its
+//! memory is charged there.
 //!
 //! [`Runner`]: crate::Runner
 
@@ -35,9 +46,46 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// What a v1 cgroup's hard limit is above the limit, and what one wait at it
-/// lends.
+/// What a v1 cgroup's hard limit is above the limit.
 const SLACK: u64 = 16 << 20;
+
+/// Tends in a row that find a run waiting at its v1 hard limit with nothing
+/// left to page out before its OOM killer is turned back on (each tend's
+/// push makes the kernel try, so this is well over a second).
+const STUCK: u32 = 500;
+
+/// The smallest limit: a worker's VM needs more than this to start.
+pub const MIN_LIMIT: u64 = 16 << 20;
+
+/// The largest limit (1 TB).
+pub const MAX_LIMIT: u64 = 1 << 40;
+
+/// The exit status of a worker's shell that could not enter its cgroup.
+pub const CANNOT_ENTER: i32 = 69;
+
+/// A memory limit as `--memory-limit` takes it: a size (`64MB`, `1GB`) from
+/// [`MIN_LIMIT`] to [`MAX_LIMIT`].
+pub fn parse_limit(s: &str) -> Result<u64, String> {
+    let bytes = lupa_heap::units::parse_size(s)? as u64;
+    if bytes < MIN_LIMIT {
+        return Err(format!(
+            "'{s}' is too small a memory limit: a worker needs more than 16MB to start"
+        ));
+    }
+    if bytes > MAX_LIMIT {
+        return Err(format!("'{s}' is too large a memory limit (at most 1TB)"));
+    }
+    Ok(bytes)
+}
+
+/// `each in a memory cgroup of 64MB, paged out to swap beyond it`: how the
+/// reports say a limit.
+pub fn describe_limit(bytes: u64) -> String {
+    format!(
+        "each in a memory cgroup of {}, paged out to swap beyond it",
+        lupa_heap::units::size_label(usize::try_from(bytes).unwrap_or(usize::MAX))
+    )
+}
 
 /// The two kinds of memory cgroup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,20 +126,30 @@ impl Hierarchy {
     pub fn parent(&self) -> Result<(PathBuf, Version), String> {
         let v2_root = self.root.join("cgroup.controllers");
         if v2_root.is_file() {
-            let path = self
+            let own = self
                 .own
                 .lines()
                 .find_map(|l| l.strip_prefix("0::"))
-                .unwrap_or("/");
-            let dir = self.root.join(path.trim_start_matches('/'));
+                .unwrap_or("/")
+                .trim_matches('/');
+            // The root may hold processes and give controllers; any other
+            // cgroup of ours holds this process, so its parent is used.
+            let parent = match own.rsplit_once('/') {
+                _ if own.is_empty() => String::new(),
+                Some((up, _)) => up.to_string(),
+                None => String::new(),
+            };
+            let dir = self.root.join(&parent);
             let enabled =
                 std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
-            if !enabled.split_whitespace().any(|c| c == "memory") {
+            if !own.is_empty() && !enabled.split_whitespace().any(|c| c == "memory") {
                 return Err(format!(
                     "the memory controller is not enabled for the children of {} (cgroup v2: \
-`echo +memory > {}/cgroup.subtree_control`, which needs a cgroup with no process of its own)",
+`echo +memory > {}/cgroup.subtree_control` as root; this process's cgroup, {}, holds it, so \
+the workers' cgroups go beside it)",
                     dir.display(),
-                    dir.display()
+                    dir.display(),
+                    self.root.join(own).display()
                 ));
             }
             return Ok((dir, Version::V2));
@@ -138,10 +196,10 @@ pub struct Pressure {
     dir: PathBuf,
     version: Version,
     limit: u64,
-    /// v1: the hard limit now.
+    /// v1: the hard limit.
     hard: u64,
-    /// v1: OOM kills already counted when the cgroup was made (none: it is new).
-    kills_before: u64,
+    /// v1: tends in a row that found the run waiting and could not page.
+    stuck: u32,
 }
 
 impl Pressure {
@@ -165,12 +223,12 @@ this user)",
                 dir.display()
             )
         })?;
-        let mut p = Pressure {
+        let p = Pressure {
             dir,
             version,
             limit,
-            hard: limit + SLACK,
-            kills_before: 0,
+            hard: limit.saturating_add(SLACK),
+            stuck: 0,
         };
         let set = match version {
             Version::V2 => p.write("memory.high", limit),
@@ -189,11 +247,11 @@ this user)",
             // program's heap is. Not every kernel lets it be set: a default.
             let _ = p.write("memory.swappiness", 100);
         }
-        p.kills_before = p.oom_kills();
         Ok(p)
     }
 
-    /// `cgroup v1, memory.limit_in_bytes tended by the driver` and the like.
+    /// How the limit is kept: `cgroup v2 memory.high`, or v1's hard limit
+    /// tended by the driver.
     pub fn describe(&self) -> &'static str {
         match self.version {
             Version::V2 => "cgroup v2 memory.high",
@@ -221,7 +279,9 @@ this user)",
     pub fn command(&self, exe: &Path, args: &[String]) -> Command {
         let mut c = Command::new("/bin/sh");
         c.arg("-c")
-            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(format!(
+                "echo $$ > \"$0\" || exit {CANNOT_ENTER}; exec \"$@\""
+            ))
             .arg(self.dir.join("cgroup.procs"))
             .arg(exe)
             .args(args);
@@ -233,29 +293,33 @@ this user)",
         if self.version != Version::V1 {
             return;
         }
-        let waiting = self
-            .read("memory.oom_control")
-            .is_some_and(|s| field(&s, "under_oom") == Some(1));
-        if waiting {
-            self.hard += SLACK;
-            let _ = self.write("memory.limit_in_bytes", self.hard);
-            return;
-        }
         let Some(usage) = self
             .read("memory.usage_in_bytes")
             .and_then(|s| s.trim().parse::<u64>().ok())
         else {
             return;
         };
-        if usage > self.limit {
-            // The kernel reclaims down to the limit or answers EBUSY: either
-            // way the slack goes back at once.
-            let _ = self.write("memory.limit_in_bytes", self.limit);
-            let _ = self.write("memory.limit_in_bytes", self.hard);
+        if usage <= self.limit {
+            self.stuck = 0;
+            return;
         }
-        if self.hard > self.limit + SLACK && usage < self.limit + SLACK {
-            self.hard = self.limit + SLACK;
-            let _ = self.write("memory.limit_in_bytes", self.hard);
+        // The kernel reclaims down to the limit, or answers EBUSY when it
+        // cannot; either way the hard limit goes back at once, and raising
+        // it wakes a run that waits at it.
+        let pushed = self.write("memory.limit_in_bytes", self.limit).is_ok();
+        let _ = self.write("memory.limit_in_bytes", self.hard);
+        let waiting = self
+            .read("memory.oom_control")
+            .is_some_and(|s| field(&s, "under_oom") == Some(1));
+        if pushed || !waiting {
+            self.stuck = 0;
+        } else {
+            self.stuck += 1;
+            if self.stuck == STUCK {
+                // Nothing more can be paged out: the run is more than the
+                // limit and the swap hold. The kernel's OOM killer ends it.
+                let _ = self.write("memory.oom_control", 0);
+            }
         }
     }
 
@@ -268,7 +332,6 @@ this user)",
         self.read(file)
             .and_then(|s| field(&s, "oom_kill"))
             .unwrap_or(0)
-            .saturating_sub(self.kills_before)
     }
 
     fn write(&self, file: &str, value: u64) -> std::io::Result<()> {
@@ -294,8 +357,9 @@ impl Drop for Pressure {
 }
 
 /// Remove the cgroups an interrupted `lupa` left in `parent`: those named
-/// `lupa-run-PID-N` or `lupa-probe-PID` whose process is gone (a cgroup with
-/// a process in it cannot be removed, so a live one is never touched).
+/// `lupa-run-PID-N` or `lupa-probe-PID` with no process of that pid in
+/// `/proc` (and only if empty: a cgroup with a process in it cannot be
+/// removed).
 fn sweep(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -310,6 +374,11 @@ fn sweep(parent: &Path) {
         if let Some(pid) = pid
             && !Path::new(&format!("/proc/{pid}")).exists()
         {
+            // A worker left waiting at a v1 hard limit: let the kernel end it.
+            let oom = e.path().join("memory.oom_control");
+            if oom.is_file() {
+                let _ = std::fs::write(oom, "0");
+            }
             let _ = std::fs::remove_dir(e.path());
         }
     }
@@ -324,10 +393,24 @@ fn field(text: &str, name: &str) -> Option<u64> {
 }
 
 /// Check that this machine can run workers under `limit` bytes: make one
-/// cgroup and remove it; answers how the limit is kept.
+/// cgroup, start `/bin/true` in it, and remove it; answers how the limit is
+/// kept.
 pub fn probe(limit: u64) -> Result<&'static str, String> {
     let h = Hierarchy::system()?;
     let p = Pressure::create(&h, &format!("lupa-probe-{}", std::process::id()), limit)?;
+    let status = p
+        .command(Path::new("/bin/true"), &[])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+    if !status.status.success() {
+        return Err(format!(
+            "a process cannot enter the memory cgroup {}: {}",
+            p.dir().display(),
+            String::from_utf8_lossy(&status.stderr).trim()
+        ));
+    }
     Ok(p.describe())
 }
 
@@ -347,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn a_v1_cgroup_is_made_below_the_own_one_with_slack_and_no_oom_killer() {
+    fn a_v1_cgroup_is_made_below_the_own_one_with_a_slack_tended_and_no_oom_killer() {
         let t = tempfile::tempdir().expect("temp dir");
         let h = v1(t.path());
         assert_eq!(h.swap_bytes(), 4_194_300 * 1024);
@@ -370,36 +453,49 @@ mod tests {
         assert_eq!(read("memory.oom_control"), "1");
         assert_eq!(read("memory.swappiness"), "100");
         assert!(p.tending().is_some());
-
-        // Over the limit: pushed down to it, the slack put back.
-        std::fs::write(
-            dir.join("memory.oom_control"),
-            "oom_kill_disable 1\nunder_oom 0\noom_kill 0\n",
-        )
-        .expect("write");
-        std::fs::write(dir.join("memory.usage_in_bytes"), (70u64 << 20).to_string())
-            .expect("write");
-        p.tend();
+        let oom = |text: &str| std::fs::write(dir.join("memory.oom_control"), text).expect("write");
+        let usage = |mb: u64| {
+            std::fs::write(dir.join("memory.usage_in_bytes"), (mb << 20).to_string())
+                .expect("write")
+        };
+        // Over the limit: pushed down to it, the hard limit put back (a fake
+        // cgroup takes every write, as a kernel that could reclaim does).
+        oom("oom_kill_disable 1\nunder_oom 1\noom_kill 0\n");
+        usage(70);
+        for _ in 0..2 * STUCK {
+            p.tend();
+        }
         assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
-        // Waiting at the hard limit: one more slack, taken back when usage is down.
-        std::fs::write(
-            dir.join("memory.oom_control"),
-            "oom_kill_disable 1\nunder_oom 1\noom_kill 2\n",
-        )
-        .expect("write");
+        assert_eq!(
+            read("memory.oom_control"),
+            "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n"
+        );
+        // A kernel that cannot page any more (the limit refused) while the run
+        // waits: the OOM killer comes back on after STUCK tends.
+        std::fs::remove_file(dir.join("memory.limit_in_bytes")).expect("remove");
+        std::fs::create_dir(dir.join("memory.limit_in_bytes")).expect("a file no write can open");
+        for _ in 0..STUCK - 1 {
+            p.tend();
+        }
+        assert!(
+            read("memory.oom_control").contains("under_oom 1"),
+            "not yet"
+        );
         p.tend();
-        assert_eq!(read("memory.limit_in_bytes"), (96u64 << 20).to_string());
-        assert_eq!(p.oom_kills(), 2);
-        std::fs::write(dir.join("memory.oom_control"), "under_oom 0\n").expect("write");
-        std::fs::write(dir.join("memory.usage_in_bytes"), (60u64 << 20).to_string())
-            .expect("write");
-        p.tend();
-        assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
+        assert_eq!(
+            read("memory.oom_control"),
+            "0",
+            "the OOM killer ends the run"
+        );
+        std::fs::remove_dir(dir.join("memory.limit_in_bytes")).expect("remove");
+        oom("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+        assert_eq!(p.oom_kills(), 1);
         let c = p.command(Path::new("/bin/lupa"), &["run".into()]);
         let args: Vec<String> = c
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
+        assert!(args[1].contains("|| exit 69;"), "{}", args[1]);
         assert_eq!(args[2], dir.join("cgroup.procs").to_string_lossy());
         assert_eq!(&args[3..], ["/bin/lupa", "run"]);
         // Files the fake cgroup holds keep it from going: remove them first.
@@ -411,7 +507,7 @@ mod tests {
     }
 
     #[test]
-    fn a_v2_cgroup_has_memory_high_when_the_controller_is_delegated() {
+    fn a_v2_cgroup_has_memory_high_beside_the_own_one() {
         let t = tempfile::tempdir().expect("temp dir");
         let own = t.path().join("user/me");
         std::fs::create_dir_all(&own).expect("dirs");
@@ -423,18 +519,46 @@ mod tests {
         };
         let e = Pressure::create(&h, "w0", 1 << 30).expect_err("not delegated");
         assert!(e.contains("+memory"), "{e}");
-        std::fs::write(own.join("cgroup.subtree_control"), "cpu memory").expect("write");
+        // The own cgroup holds this process: the controller is its parent's to give.
+        std::fs::write(t.path().join("user/cgroup.subtree_control"), "cpu memory").expect("write");
         let p = Pressure::create(&h, "w0", 1 << 30).expect("made");
+        assert_eq!(p.dir(), t.path().join("user/w0"));
         assert_eq!(
-            std::fs::read_to_string(own.join("w0/memory.high")).expect("written"),
+            std::fs::read_to_string(t.path().join("user/w0/memory.high")).expect("written"),
             (1u64 << 30).to_string()
         );
         assert!(p.tending().is_none());
         std::mem::forget(p);
+        // In the root cgroup: made in the root.
+        h.own = "0::/\n".into();
+        let p = Pressure::create(&h, "w1", 1 << 30).expect("made");
+        assert_eq!(p.dir(), t.path().join("w1"));
+        std::mem::forget(p);
         h.swaps = "Filename\tType\tSize\tUsed\tPriority\n".into();
-        let e = Pressure::create(&h, "w1", 1 << 30).expect_err("no swap");
+        let e = Pressure::create(&h, "w2", 1 << 30).expect_err("no swap");
         assert!(e.contains("no swap"), "{e}");
-        assert!(!own.join("w1").exists(), "nothing made");
+        assert!(!t.path().join("w2").exists(), "nothing made");
+    }
+
+    #[test]
+    fn limits_parse_within_bounds() {
+        assert_eq!(parse_limit("64MB"), Ok(64 << 20));
+        assert!(parse_limit("1TB").is_err(), "no TB unit");
+        assert!(
+            parse_limit("15MB")
+                .expect_err("small")
+                .contains("too small")
+        );
+        assert!(
+            parse_limit("2048GB")
+                .expect_err("large")
+                .contains("too large")
+        );
+        assert!(parse_limit("lots").is_err());
+        assert_eq!(
+            describe_limit(64 << 20),
+            "each in a memory cgroup of 64MB, paged out to swap beyond it"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! proposal, default, proposal...) is run interleaved.
 
 use crate::gc_config::GcConfig;
-use crate::pressure::{Hierarchy, Pressure};
+use crate::pressure::{CANNOT_ENTER, Hierarchy, Pressure};
 use crate::worker::{RunStats, WorkerArgs};
 use crate::{Capture, measure};
 use lupa_vm::{HeapConfig, JitFactory, VmError, VmOptions};
@@ -320,7 +320,12 @@ fn run_process(
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
             Ok(None) => {}
-            Err(e) => break Err(e),
+            Err(e) => {
+                // Its pipes close only when it is gone.
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(e);
+            }
         }
         if let Some(limit) = job.limit
             && t0.elapsed() > limit
@@ -368,6 +373,12 @@ did not read its flags as they were meant",
                 .filter(|l| RunStats::from_json_line(l).is_none())
                 .collect();
             checked(w, stats, stdout, &said.join("\n"), wall)
+        }
+        None if cgroup.is_some() && status.code() == Some(CANNOT_ENTER) => {
+            Err(RunError::Unavailable(format!(
+                "a worker cannot enter its memory cgroup: {}",
+                tail(&stderr, 3).trim()
+            )))
         }
         None => {
             let said = tail(&stderr, 20);

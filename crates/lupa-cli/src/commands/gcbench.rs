@@ -59,7 +59,7 @@ pub(crate) struct GcBenchArgs {
     /// Run each worker in a memory cgroup of SIZE, paged out to swap beyond it (the paper's
     /// machine, short of memory for its largest file): implies --jobs 1 unless --jobs is given.
     /// Needs Linux, a memory cgroup this process may create cgroups in (root) and swap.
-    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    #[arg(long, value_name = "SIZE", value_parser = lupa_lab::pressure::parse_limit)]
     pub memory_limit: Option<u64>,
     /// GC configurations, comma-separated: `default` (Pharo's defaults), `c1`..`c5` (the
     /// Illimani paper's table 2), `all` (those six), or EDEN/HEADROOM/SHRINK/RATIO such as
@@ -134,17 +134,6 @@ fn parse_rows(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=100_000_000).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' is not a number of rows from 1 to 100000000")),
     }
-}
-
-/// A memory limit: a size of at least 16MB (`64MB`, `1GB`).
-pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
-    let bytes = lupa_heap::units::parse_size(s)? as u64;
-    if bytes < 16 << 20 {
-        return Err(format!(
-            "'{s}' is too small a memory limit: a worker needs more than 16MB to start"
-        ));
-    }
-    Ok(bytes)
 }
 
 fn runner(a: &GcBenchArgs) -> Result<Runner, LabError> {

@@ -19,7 +19,7 @@ pub(crate) const EXIT_CODES: &str = "Exit codes:
   0    done (whatever the verdict)
   1    the program failed while profiled, or in every run of the defaults (a failed run of
        another configuration is reported and left out)
-  2    bad usage (unknown option, bad --budget, --runs, --jobs or --rate)
+  2    bad usage (unknown option, bad --budget, --runs, --jobs, --rate or --memory-limit)
   65   a syntax or compile error in a class file (file:line:col)
   66   the class cannot be found
   69   --memory-limit on a machine that cannot give it (no memory cgroup this process may
@@ -46,7 +46,7 @@ pub(crate) struct GcTuneArgs {
     /// Run each worker (the search's and the verification's runs; not the profile) in a memory
     /// cgroup of SIZE, paged out to swap beyond it: tuning for a machine short of memory.
     /// Needs Linux, a memory cgroup this process may create cgroups in (root) and swap.
-    #[arg(long, value_name = "SIZE", value_parser = crate::commands::gcbench::parse_memory_limit)]
+    #[arg(long, value_name = "SIZE", value_parser = lupa_lab::pressure::parse_limit)]
     pub memory_limit: Option<u64>,
     /// Seed of the search's candidates.
     #[arg(long, value_name = "N", default_value_t = 1)]

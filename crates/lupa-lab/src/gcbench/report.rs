@@ -53,9 +53,8 @@ times are mean{} of the workload's wall time; speed-ups are relative to {}",
             match (self.jobs, self.memory) {
                 (Some(n), None) => format!(" in worker processes, {n} at a time"),
                 (Some(n), Some(m)) => format!(
-                    " in worker processes, {n} at a time, each in a memory cgroup of {} (paged \
-out to swap beyond it)",
-                    lupa_heap::units::size_label(m as usize)
+                    " in worker processes, {n} at a time, {}",
+                    crate::pressure::describe_limit(m)
                 ),
                 (None, _) => String::new(),
             },
@@ -405,7 +404,7 @@ relative to default"
         };
         assert!(
             limited.line("configuration").contains(
-                "2 at a time, each in a memory cgroup of 64MB (paged out to swap beyond it);"
+                "2 at a time, each in a memory cgroup of 64MB, paged out to swap beyond it;"
             ),
             "{}",
             limited.line("configuration")

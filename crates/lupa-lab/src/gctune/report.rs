@@ -168,10 +168,9 @@ byte allocated, {:.0}% of them alive at the end",
 process ({} at a time{}); times are the mean{} of run_main",
         if runs == 1 { "" } else { "s" },
         o.runner.parallelism(),
-        o.runner.memory().map_or(String::new(), |m| format!(
-            ", each in a memory cgroup of {}, paged out to swap beyond it",
-            lupa_heap::units::size_label(m as usize)
-        )),
+        o.runner
+            .memory()
+            .map_or(String::new(), |m| format!(", {}", crate::pressure::describe_limit(m))),
         if runs == 1 { "" } else { " ± sd" }
     ));
     d.table(verification_table(r));
