@@ -22,7 +22,7 @@
 //!   couple of milliseconds, when usage is above the limit, it writes the
 //!   limit as the hard limit (the kernel reclaims down to it, in the driver's
 //!   time, or refuses) and puts the hard limit back, which also wakes a run
-//!   waiting at it. When the kernel keeps refusing while the run waits (the
+//!   waiting at it. When the kernel refuses for 30 s while the run waits (the
 //!   swap is full: the run is more than the limit and the swap hold), the
 //!   OOM killer is turned back on and ends the run (a failed run that says
 //!   so). A worker left waiting by a driver that died is ended by the next
@@ -44,15 +44,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What a v1 cgroup's hard limit is above the limit.
 const SLACK: u64 = 16 << 20;
 
-/// Tends in a row that find a run waiting at its v1 hard limit with nothing
-/// left to page out before its OOM killer is turned back on (each tend's
-/// push makes the kernel try, so this is well over a second).
-const STUCK: u32 = 500;
+/// How long a run may wait at its v1 hard limit while the kernel refuses
+/// every push before its OOM killer is turned back on. Swap takes pages
+/// slowly (writeback), so pushes fail for seconds at a time on a run that
+/// will go on: only a long wait means nothing is left to page out.
+const STUCK: Duration = Duration::from_secs(30);
 
 /// The smallest limit: a worker's VM needs more than this to start.
 pub const MIN_LIMIT: u64 = 16 << 20;
@@ -198,8 +199,10 @@ pub struct Pressure {
     limit: u64,
     /// v1: the hard limit.
     hard: u64,
-    /// v1: tends in a row that found the run waiting and could not page.
-    stuck: u32,
+    /// v1: since when every tend found the run waiting and could not push.
+    stuck: Option<Instant>,
+    /// v1: how long that may last ([`STUCK`]).
+    give_up: Duration,
 }
 
 impl Pressure {
@@ -228,7 +231,8 @@ this user)",
             version,
             limit,
             hard: limit.saturating_add(SLACK),
-            stuck: 0,
+            stuck: None,
+            give_up: STUCK,
         };
         let set = match version {
             Version::V2 => p.write("memory.high", limit),
@@ -300,7 +304,7 @@ this user)",
             return;
         };
         if usage <= self.limit {
-            self.stuck = 0;
+            self.stuck = None;
             return;
         }
         // The kernel reclaims down to the limit, or answers EBUSY when it
@@ -312,14 +316,14 @@ this user)",
             .read("memory.oom_control")
             .is_some_and(|s| field(&s, "under_oom") == Some(1));
         if pushed || !waiting {
-            self.stuck = 0;
-        } else {
-            self.stuck += 1;
-            if self.stuck == STUCK {
-                // Nothing more can be paged out: the run is more than the
-                // limit and the swap hold. The kernel's OOM killer ends it.
-                let _ = self.write("memory.oom_control", 0);
-            }
+            self.stuck = None;
+            return;
+        }
+        let since = *self.stuck.get_or_insert_with(Instant::now);
+        if since.elapsed() >= self.give_up {
+            // Nothing more can be paged out: the run is more than the limit
+            // and the swap hold. The kernel's OOM killer ends it.
+            let _ = self.write("memory.oom_control", 0);
         }
     }
 
@@ -462,7 +466,8 @@ mod tests {
         // cgroup takes every write, as a kernel that could reclaim does).
         oom("oom_kill_disable 1\nunder_oom 1\noom_kill 0\n");
         usage(70);
-        for _ in 0..2 * STUCK {
+        p.give_up = Duration::ZERO;
+        for _ in 0..10 {
             p.tend();
         }
         assert_eq!(read("memory.limit_in_bytes"), (80u64 << 20).to_string());
@@ -471,16 +476,16 @@ mod tests {
             "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n"
         );
         // A kernel that cannot page any more (the limit refused) while the run
-        // waits: the OOM killer comes back on after STUCK tends.
+        // waits: the OOM killer comes back on once that has lasted `give_up`.
         std::fs::remove_file(dir.join("memory.limit_in_bytes")).expect("remove");
         std::fs::create_dir(dir.join("memory.limit_in_bytes")).expect("a file no write can open");
-        for _ in 0..STUCK - 1 {
-            p.tend();
-        }
+        p.give_up = Duration::from_secs(3600);
+        p.tend();
         assert!(
             read("memory.oom_control").contains("under_oom 1"),
             "not yet"
         );
+        p.give_up = Duration::ZERO;
         p.tend();
         assert_eq!(
             read("memory.oom_control"),
