@@ -264,25 +264,29 @@ fn has_swap() -> bool {
 
 #[test]
 fn gc_bench_runs_workers_under_a_memory_limit_or_says_why_it_cannot() {
+    // One run of GcLoad ROWS under the defaults, each worker under LIMIT.
+    let limited = |rows: &str, limit: &str| {
+        lupa(&[
+            "gc-bench",
+            "--workload",
+            "gcload",
+            "--size",
+            rows,
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--configs",
+            "default",
+            "--memory-limit",
+            limit,
+            "-q",
+        ])
+    };
     // A limit far above what GcLoad 2000 needs: nothing is paged, but every
     // run goes through a memory cgroup. Machines without root, a memory
     // controller or swap cannot: exit 69 with the reason, before any run.
-    let r = lupa(&[
-        "gc-bench",
-        "--workload",
-        "gcload",
-        "--size",
-        "2000",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--configs",
-        "default",
-        "--memory-limit",
-        "512MB",
-        "-q",
-    ]);
+    let r = limited("2000", "512MB");
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     match r.code {
         0 => {
@@ -302,22 +306,7 @@ fn gc_bench_runs_workers_under_a_memory_limit_or_says_why_it_cannot() {
             assert!(r.stdout.contains(CHECKSUM_2000), "{}", r.stdout);
             // A limit below what the run needs (its VM alone takes more
             // than 20MB): paged, slowly, and never killed; the same result.
-            let r = lupa(&[
-                "gc-bench",
-                "--workload",
-                "gcload",
-                "--size",
-                "20000",
-                "--runs",
-                "1",
-                "--warmup",
-                "0",
-                "--configs",
-                "default",
-                "--memory-limit",
-                "20MB",
-                "-q",
-            ]);
+            let r = limited("20000", "20MB");
             assert_eq!(r.code, 0, "{}", r.stderr);
             assert!(
                 r.stdout.contains("checksum 971967596, verified"),
