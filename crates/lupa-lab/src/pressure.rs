@@ -1,9 +1,9 @@
 //! Runs under memory pressure: each worker process of a [`Runner`] with a
-//! memory limit runs in a memory cgroup of its own, below the cgroup of this
-//! process, where the kernel keeps it near the limit by paging it out to swap
-//! (the experiment of a machine with less memory than the program wants: the
-//! Illimani paper's 3.1 GB load, whose full GCs each cost 7 times those of the
-//! 1.6 GB load).
+//! memory limit runs in a memory cgroup of its own (below this process's on
+//! cgroup v1, beside it on v2), where the kernel keeps it near the limit by
+//! paging it out to swap (the experiment of a machine with less memory than
+//! the program wants: the Illimani paper's 3.1 GB load, whose full GCs each
+//! cost 7 times those of the 1.6 GB load).
 //!
 //! Two kernels' ways, one behaviour: the run is slowed down and paged.
 //! - **cgroup v2**: `memory.high` is the limit; the kernel itself reclaims
