@@ -1,6 +1,8 @@
 //! [`LabError`]: why an experiment stopped, in four kinds that the `lupa`
-//! command maps to its exit codes (the VM's own, 1, 74, 69).
+//! command maps to its exit codes (the VM's own, 1, 74, 69), and the one
+//! conversion of a run's failure ([`RunError`]) into it.
 
+use crate::runs::RunError;
 use lupa_vm::VmError;
 
 /// Why an experiment stopped.
@@ -31,6 +33,20 @@ impl From<VmError> for LabError {
 
 /// A lab error as the VM's: a workload failure is fatal (exit 70 in `lupa`),
 /// an I/O failure an I/O error (74).
+/// A run's failure as the experiment's: the VM's own, a worker that cannot
+/// start (I/O), a machine that cannot run it; anything else is the
+/// workload's.
+impl From<RunError> for LabError {
+    fn from(e: RunError) -> LabError {
+        match e {
+            RunError::Vm(e) => LabError::Vm(e),
+            RunError::Spawn(m) => LabError::Io(m),
+            RunError::Unavailable(m) => LabError::Unavailable(m),
+            other => LabError::Workload(other.to_string()),
+        }
+    }
+}
+
 impl From<LabError> for VmError {
     fn from(e: LabError) -> VmError {
         match e {

@@ -16,7 +16,7 @@
 //! | [`stability`] | `lupa stability`: ranking instability of counted and timed profiles (section 4.4) |
 //! | [`proxies`] | `lupa proxies-bench`: MethodProxies' tables 2, 3 and 5 |
 //! | [`cells`] | how the tables write means, deviations, sizes and ratios |
-//! | [`error`] | [`LabError`] |
+//! | [`error`] | [`LabError`], and the one conversion of a run's failure into it |
 //!
 //! The lab uses the profilers (`lupa-profilers`: gc-tune profiles lifetimes,
 //! stability ranks Compteur's and the timing profiler's profiles); nothing

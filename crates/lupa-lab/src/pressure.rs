@@ -197,15 +197,22 @@ pub struct Pressure {
     dir: PathBuf,
     version: Version,
     limit: u64,
-    /// v1: the hard limit.
-    hard: u64,
     /// v1: since when every tend found the run waiting and could not push.
     stuck: Option<Instant>,
-    /// v1: how long that may last ([`STUCK`]).
-    give_up: Duration,
 }
 
+/// The names of this process's cgroups begin with one of these and its pid
+/// (what [`sweep`] recognises).
+const RUN: &str = "lupa-run-";
+const PROBE: &str = "lupa-probe-";
+
 impl Pressure {
+    /// The cgroup of this process's worker slot `slot`, with `limit` bytes.
+    pub fn for_worker(slot: usize, limit: u64) -> Result<Pressure, String> {
+        let name = format!("{RUN}{}-{slot}", std::process::id());
+        Pressure::create(&Hierarchy::system()?, &name, limit)
+    }
+
     /// Make the cgroup `NAME` in `h`'s memory hierarchy with `limit` bytes.
     pub fn create(h: &Hierarchy, name: &str, limit: u64) -> Result<Pressure, String> {
         let (parent, version) = h.parent()?;
@@ -230,14 +237,12 @@ this user)",
             dir,
             version,
             limit,
-            hard: limit.saturating_add(SLACK),
             stuck: None,
-            give_up: STUCK,
         };
         let set = match version {
             Version::V2 => p.write("memory.high", limit),
             Version::V1 => p
-                .write("memory.limit_in_bytes", p.hard)
+                .write("memory.limit_in_bytes", p.hard())
                 .and_then(|()| p.write("memory.oom_control", 1)),
         };
         if let Err(e) = set {
@@ -266,6 +271,11 @@ this user)",
     /// The limit, bytes.
     pub fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// v1: the hard limit, a slack above the limit.
+    fn hard(&self) -> u64 {
+        self.limit.saturating_add(SLACK)
     }
 
     /// The cgroup's directory.
@@ -311,7 +321,7 @@ this user)",
         // cannot; either way the hard limit goes back at once, and raising
         // it wakes a run that waits at it.
         let pushed = self.write("memory.limit_in_bytes", self.limit).is_ok();
-        let _ = self.write("memory.limit_in_bytes", self.hard);
+        let _ = self.write("memory.limit_in_bytes", self.hard());
         let waiting = self
             .read("memory.oom_control")
             .is_some_and(|s| field(&s, "under_oom") == Some(1));
@@ -320,7 +330,7 @@ this user)",
             return;
         }
         let since = *self.stuck.get_or_insert_with(Instant::now);
-        if since.elapsed() >= self.give_up {
+        if since.elapsed() >= STUCK {
             // Nothing more can be paged out: the run is more than the limit
             // and the swap hold. The kernel's OOM killer ends it.
             let _ = self.write("memory.oom_control", 0);
@@ -371,8 +381,8 @@ fn sweep(parent: &Path) {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let pid = name
-            .strip_prefix("lupa-run-")
-            .or_else(|| name.strip_prefix("lupa-probe-"))
+            .strip_prefix(RUN)
+            .or_else(|| name.strip_prefix(PROBE))
             .and_then(|rest| rest.split('-').next())
             .and_then(|p| p.parse::<u32>().ok());
         if let Some(pid) = pid
@@ -400,8 +410,11 @@ fn field(text: &str, name: &str) -> Option<u64> {
 /// cgroup, start `/bin/true` in it, and remove it; answers how the limit is
 /// kept.
 pub fn probe(limit: u64) -> Result<&'static str, String> {
-    let h = Hierarchy::system()?;
-    let p = Pressure::create(&h, &format!("lupa-probe-{}", std::process::id()), limit)?;
+    let p = Pressure::create(
+        &Hierarchy::system()?,
+        &format!("{PROBE}{}", std::process::id()),
+        limit,
+    )?;
     let status = p
         .command(Path::new("/bin/true"), &[])
         .stdout(std::process::Stdio::null())
@@ -466,7 +479,7 @@ mod tests {
         // cgroup takes every write, as a kernel that could reclaim does).
         oom("oom_kill_disable 1\nunder_oom 1\noom_kill 0\n");
         usage(70);
-        p.give_up = Duration::ZERO;
+        p.stuck = Instant::now().checked_sub(STUCK);
         for _ in 0..10 {
             p.tend();
         }
@@ -476,16 +489,15 @@ mod tests {
             "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n"
         );
         // A kernel that cannot page any more (the limit refused) while the run
-        // waits: the OOM killer comes back on once that has lasted `give_up`.
+        // waits: the OOM killer comes back on once that has lasted STUCK.
         std::fs::remove_file(dir.join("memory.limit_in_bytes")).expect("remove");
         std::fs::create_dir(dir.join("memory.limit_in_bytes")).expect("a file no write can open");
-        p.give_up = Duration::from_secs(3600);
         p.tend();
         assert!(
             read("memory.oom_control").contains("under_oom 1"),
             "not yet"
         );
-        p.give_up = Duration::ZERO;
+        p.stuck = Instant::now().checked_sub(STUCK);
         p.tend();
         assert_eq!(
             read("memory.oom_control"),

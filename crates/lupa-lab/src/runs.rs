@@ -10,7 +10,7 @@
 //! proposal, default, proposal...) is run interleaved.
 
 use crate::gc_config::GcConfig;
-use crate::pressure::{CANNOT_ENTER, Hierarchy, Pressure};
+use crate::pressure::{CANNOT_ENTER, Pressure};
 use crate::worker::{RunStats, WorkerArgs};
 use crate::{Capture, measure};
 use lupa_vm::{HeapConfig, JitFactory, VmError, VmOptions};
@@ -192,27 +192,18 @@ impl Runner {
             } => {
                 let count = jobs.len();
                 let slots = (*n).max(1).min(count);
-                let mut cgroups: Vec<Option<Pressure>> = Vec::with_capacity(slots);
-                for slot in 0..slots {
-                    match memory {
-                        None => cgroups.push(None),
-                        Some(bytes) => {
-                            let made = Hierarchy::system().and_then(|h| {
-                                let name = format!("lupa-run-{}-{slot}", std::process::id());
-                                Pressure::create(&h, &name, *bytes)
-                            });
-                            match made {
-                                Ok(p) => cgroups.push(Some(p)),
-                                Err(m) => {
-                                    return jobs
-                                        .iter()
-                                        .map(|_| Err(RunError::Unavailable(m.clone())))
-                                        .collect();
-                                }
-                            }
-                        }
+                let made: Result<Vec<Option<Pressure>>, String> = (0..slots)
+                    .map(|slot| memory.map(|b| Pressure::for_worker(slot, b)).transpose())
+                    .collect();
+                let cgroups = match made {
+                    Ok(c) => c,
+                    Err(m) => {
+                        return jobs
+                            .iter()
+                            .map(|_| Err(RunError::Unavailable(m.clone())))
+                            .collect();
                     }
-                }
+                };
                 let next = AtomicUsize::new(0);
                 let mut results: Vec<Option<Result<RunSample, RunError>>> =
                     (0..count).map(|_| None).collect();

@@ -3,7 +3,7 @@
 //! Timings vary from run to run, so only the structure of the table, the
 //! configuration columns and the workload's (deterministic) results are checked.
 
-use crate::common::{classes, lupa, lupa_in, scrub};
+use crate::common::{Run, classes, lupa, lupa_in, scrub};
 
 /// GcLoad's checksum for 2000 rows (also in GcLoad>>knownChecksumFor:).
 const CHECKSUM_2000: &str = "986692020";
@@ -34,6 +34,24 @@ fn cells(line: &str) -> Vec<String> {
         .filter(|c| !c.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// `lupa gc-bench` with one measured run of GcLoad ROWS under each of
+/// CONFIGS and no warm-up, then MORE options.
+fn one_run(rows: &str, configs: &str, more: &[&str]) -> Run {
+    let mut argv = vec![
+        "gc-bench",
+        "--size",
+        rows,
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--configs",
+        configs,
+    ];
+    argv.extend_from_slice(more);
+    lupa(&argv)
 }
 
 #[test]
@@ -84,19 +102,7 @@ fn gc_bench_prints_the_table_and_the_raw_runs() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = dir.path().join("runs.csv");
     let csv_arg = csv.display().to_string();
-    let r = lupa(&[
-        "gc-bench",
-        "--size",
-        "2000",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--configs",
-        "default,c1,1MB/1MB/2MB/33%",
-        "--csv",
-        &csv_arg,
-    ]);
+    let r = one_run("2000", "default,c1,1MB/1MB/2MB/33%", &["--csv", &csv_arg]);
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
 
     // Progress: one line per run on stderr.
@@ -266,22 +272,11 @@ fn has_swap() -> bool {
 fn gc_bench_runs_workers_under_a_memory_limit_or_says_why_it_cannot() {
     // One run of GcLoad ROWS under the defaults, each worker under LIMIT.
     let limited = |rows: &str, limit: &str| {
-        lupa(&[
-            "gc-bench",
-            "--workload",
-            "gcload",
-            "--size",
+        one_run(
             rows,
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--configs",
             "default",
-            "--memory-limit",
-            limit,
-            "-q",
-        ])
+            &["--workload", "gcload", "--memory-limit", limit, "-q"],
+        )
     };
     // A limit far above what GcLoad 2000 needs: nothing is paged, but every
     // run goes through a memory cgroup. Machines without root, a memory
@@ -405,20 +400,11 @@ fn gc_bench_reports_a_workload_that_fails() {
 fn gc_bench_reports_an_unwritable_csv_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = dir.path().join("no-such-dir").join("runs.csv");
-    let r = lupa(&[
-        "gc-bench",
-        "--size",
+    let r = one_run(
         "100",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--configs",
         "default",
-        "-q",
-        "--csv",
-        &csv.display().to_string(),
-    ]);
+        &["-q", "--csv", &csv.display().to_string()],
+    );
     assert_eq!(r.code, 74, "{}", r.stderr);
     assert!(
         r.stderr

@@ -250,12 +250,13 @@ impl Bench {
     }
 }
 
+/// A run's failure, the workload's named by its configuration and run.
 fn failure(e: RunError, config: &GcConfig, which: &str) -> LabError {
-    match e {
-        RunError::Vm(e) => LabError::Vm(e),
-        RunError::Spawn(m) => LabError::Io(m),
-        RunError::Unavailable(m) => LabError::Unavailable(m),
-        other => LabError::Workload(format!("configuration {} ({which}): {other}", config.name)),
+    match LabError::from(e) {
+        LabError::Workload(m) => {
+            LabError::Workload(format!("configuration {} ({which}): {m}", config.name))
+        }
+        other => other,
     }
 }
 

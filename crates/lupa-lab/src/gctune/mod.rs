@@ -51,17 +51,6 @@ use std::time::{Duration, Instant};
 /// The eden of the profiling run: deaths are seen within this many bytes.
 pub const PROFILE_EDEN: usize = MB;
 
-impl From<RunError> for LabError {
-    fn from(e: RunError) -> Self {
-        match e {
-            RunError::Vm(e) => LabError::Vm(e),
-            RunError::Spawn(m) => LabError::Io(m),
-            RunError::Unavailable(m) => LabError::Unavailable(m),
-            other => LabError::Workload(other.to_string()),
-        }
-    }
-}
-
 /// The profiling run.
 #[derive(Debug, Clone)]
 pub struct ProfileRun {
@@ -183,8 +172,7 @@ pub fn verify(
     for (i, r) in results.into_iter().enumerate() {
         match r {
             Ok(s) => samples[i % distinct.len()].push(s),
-            Err(RunError::Spawn(m)) => return Err(LabError::Io(m)),
-            Err(RunError::Unavailable(m)) => return Err(LabError::Unavailable(m)),
+            Err(e @ (RunError::Spawn(_) | RunError::Unavailable(_))) => return Err(e.into()),
             Err(e) => failures.push(format!(
                 "{} run {}: {e}",
                 jobs[i].config.name,
